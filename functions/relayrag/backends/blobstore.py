@@ -1,0 +1,79 @@
+"""Blob store: GCS in the cloud, a local folder embedded. Keys are '/'-separated, like GCS object names."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+from pathlib import Path
+from typing import Protocol, runtime_checkable
+
+
+@runtime_checkable
+class BlobStore(Protocol):
+    def put_bytes(self, key: str, data: bytes) -> None: ...
+    def get_bytes(self, key: str) -> bytes: ...
+    def exists(self, key: str) -> bool: ...
+    def list(self, prefix: str) -> list[str]: ...
+    def delete_prefix(self, prefix: str) -> int: ...
+    def local_path(self, key: str) -> Path | None: ...
+
+
+class LocalBlobStore:
+    """Objects as files under `root`. Writes are atomic (temp file + rename), like a GCS finalize."""
+
+    def __init__(self, root: Path):
+        self.root = Path(root)
+        self.root.mkdir(parents=True, exist_ok=True)
+
+    def _path(self, key: str) -> Path:
+        key = key.strip("/")
+        if not key or ".." in key.split("/"):
+            raise ValueError(f"invalid blob key {key!r}")
+        return self.root / key
+
+    def put_bytes(self, key: str, data: bytes) -> None:
+        path = self._path(key)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-")
+        try:
+            with os.fdopen(fd, "wb") as fh:
+                fh.write(data)
+            os.replace(tmp, path)
+        except BaseException:
+            Path(tmp).unlink(missing_ok=True)
+            raise
+
+    def get_bytes(self, key: str) -> bytes:
+        path = self._path(key)
+        if not path.is_file():
+            raise FileNotFoundError(f"blob not found: {key}")
+        return path.read_bytes()
+
+    def exists(self, key: str) -> bool:
+        return self._path(key).is_file()
+
+    def list(self, prefix: str) -> list[str]:
+        base = self.root / prefix.strip("/") if prefix.strip("/") else self.root
+        if not base.exists():
+            return []
+        return sorted(
+            str(p.relative_to(self.root)).replace(os.sep, "/")
+            for p in base.rglob("*")
+            if p.is_file() and not p.name.startswith(".tmp-")
+        )
+
+    def delete_prefix(self, prefix: str) -> int:
+        base = self._path(prefix)
+        if base.is_file():
+            base.unlink()
+            return 1
+        if not base.exists():
+            return 0
+        n = sum(1 for p in base.rglob("*") if p.is_file())
+        shutil.rmtree(base)
+        return n
+
+    def local_path(self, key: str) -> Path | None:
+        """A filesystem path for readers that need one (bm25s.load); None for remote stores."""
+        return self._path(key)

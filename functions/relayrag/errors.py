@@ -1,0 +1,21 @@
+"""Errors that carry a message meant for the user (what failed and why)."""
+
+
+class RelayragError(Exception):
+    """Base class: the message is shown to the user as is."""
+
+
+class IngestError(RelayragError):
+    """A file could not be ingested (empty, corrupt, encrypted, undecodable...)."""
+
+
+class ConfigError(RelayragError):
+    """Settings name a backend that is unknown or whose extra is not installed."""
+
+
+class StageError(RelayragError):
+    """A stage could not run on its input (unknown run_id, empty collection...)."""
+
+
+class WorkflowError(RelayragError):
+    """The workflow YAML uses a construct the embedded engine does not support, or failed."""

