@@ -1,0 +1,187 @@
+"""Docstore: runs, traces, bandit arms, collections and ingestion records.
+
+Firestore in the cloud; SQLite (WAL) embedded. The protocol is domain-shaped (not a generic KV API) so
+each backend can use its own atomic primitive: a SQLite `BEGIN IMMEDIATE` transaction here, a Firestore
+transaction / `Increment` there.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import threading
+import time
+from pathlib import Path
+from typing import Any, Protocol, runtime_checkable
+
+
+@runtime_checkable
+class DocStore(Protocol):
+    # collections: {name, current_version, updated_at, stats}
+    def get_collection(self, name: str) -> dict | None: ...
+    def list_collections(self) -> list[dict]: ...
+    def delete_collection(self, name: str) -> None: ...
+    # ingestion records, one per source file: {path, sha256, size, n_chunks, ...}
+    def get_file(self, collection: str, path: str) -> dict | None: ...
+    def list_files(self, collection: str) -> list[dict]: ...
+    def commit_ingest(self, collection: str, version: str, stats: dict, records: list[dict],
+                      deleted: list[str]) -> None:
+        """Atomically: upsert file records, delete records of `deleted` paths, flip current_version."""
+        ...
+    # runs and traces
+    def create_run(self, run_id: str, data: dict) -> None: ...
+    def get_run(self, run_id: str) -> dict | None: ...
+    def update_run(self, run_id: str, patch: dict) -> dict: ...
+    def append_trace(self, run_id: str, entry: dict) -> None: ...
+    def get_trace(self, run_id: str) -> list[dict]: ...
+    # Thompson-sampling arms: Beta(alpha, beta) per (collection, arm)
+    def get_arms(self, collection: str) -> dict[str, tuple[float, float]]: ...
+    def reward_arm(self, collection: str, arm: str, reward: float) -> tuple[float, float]: ...
+
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS collections (
+    name TEXT PRIMARY KEY, current_version TEXT, updated_at REAL, stats TEXT);
+CREATE TABLE IF NOT EXISTS files (
+    collection TEXT, path TEXT, record TEXT, PRIMARY KEY (collection, path));
+CREATE TABLE IF NOT EXISTS runs (
+    run_id TEXT PRIMARY KEY, created_at REAL, data TEXT);
+CREATE TABLE IF NOT EXISTS traces (
+    run_id TEXT, seq INTEGER, entry TEXT, PRIMARY KEY (run_id, seq));
+CREATE TABLE IF NOT EXISTS arms (
+    collection TEXT, arm TEXT, alpha REAL, beta REAL, pulls INTEGER, PRIMARY KEY (collection, arm));
+"""
+
+PRIOR = (1.0, 1.0)  # uniform Beta prior for a new arm
+
+
+class SQLiteDocStore:
+    """SQLite in WAL mode; one connection per thread; writes in `BEGIN IMMEDIATE` transactions."""
+
+    def __init__(self, path: Path):
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._local = threading.local()
+        self._cx().executescript(_SCHEMA)
+
+    def _cx(self) -> sqlite3.Connection:
+        cx = getattr(self._local, "cx", None)
+        if cx is None:
+            cx = sqlite3.connect(self.path, timeout=30, isolation_level=None, check_same_thread=False)
+            cx.execute("PRAGMA journal_mode=WAL")
+            cx.execute("PRAGMA synchronous=NORMAL")
+            cx.execute("PRAGMA busy_timeout=30000")
+            self._local.cx = cx
+        return cx
+
+    class _Tx:
+        def __init__(self, cx: sqlite3.Connection):
+            self.cx = cx
+
+        def __enter__(self) -> sqlite3.Connection:
+            self.cx.execute("BEGIN IMMEDIATE")
+            return self.cx
+
+        def __exit__(self, exc_type, exc, tb) -> None:
+            self.cx.execute("ROLLBACK" if exc_type else "COMMIT")
+
+    def _tx(self) -> "_Tx":
+        return self._Tx(self._cx())
+
+    # -- collections ---------------------------------------------------------------------------
+    def get_collection(self, name: str) -> dict | None:
+        row = self._cx().execute(
+            "SELECT name, current_version, updated_at, stats FROM collections WHERE name=?", (name,)
+        ).fetchone()
+        if row is None:
+            return None
+        return {"name": row[0], "current_version": row[1], "updated_at": row[2], "stats": json.loads(row[3] or "{}")}
+
+    def list_collections(self) -> list[dict]:
+        names = [r[0] for r in self._cx().execute("SELECT name FROM collections ORDER BY name")]
+        return [c for c in (self.get_collection(n) for n in names) if c]
+
+    def delete_collection(self, name: str) -> None:
+        with self._tx() as cx:
+            cx.execute("DELETE FROM collections WHERE name=?", (name,))
+            cx.execute("DELETE FROM files WHERE collection=?", (name,))
+            cx.execute("DELETE FROM arms WHERE collection=?", (name,))
+
+    # -- ingestion records ---------------------------------------------------------------------
+    def get_file(self, collection: str, path: str) -> dict | None:
+        row = self._cx().execute(
+            "SELECT record FROM files WHERE collection=? AND path=?", (collection, path)
+        ).fetchone()
+        return json.loads(row[0]) if row else None
+
+    def list_files(self, collection: str) -> list[dict]:
+        rows = self._cx().execute("SELECT record FROM files WHERE collection=? ORDER BY path", (collection,))
+        return [json.loads(r[0]) for r in rows]
+
+    def commit_ingest(self, collection: str, version: str, stats: dict, records: list[dict],
+                      deleted: list[str]) -> None:
+        """One transaction: file records upserted (keyed by record['path']), `deleted` removed, version flipped."""
+        with self._tx() as cx:
+            cx.executemany(
+                "INSERT INTO files(collection, path, record) VALUES (?,?,?) "
+                "ON CONFLICT(collection, path) DO UPDATE SET record=excluded.record",
+                [(collection, r["path"], json.dumps(r)) for r in records],
+            )
+            cx.executemany("DELETE FROM files WHERE collection=? AND path=?", [(collection, p) for p in deleted])
+            cx.execute(
+                "INSERT INTO collections(name, current_version, updated_at, stats) VALUES (?,?,?,?) "
+                "ON CONFLICT(name) DO UPDATE SET current_version=excluded.current_version, "
+                "updated_at=excluded.updated_at, stats=excluded.stats",
+                (collection, version, time.time(), json.dumps(stats)),
+            )
+
+    # -- runs ----------------------------------------------------------------------------------
+    def create_run(self, run_id: str, data: dict) -> None:
+        with self._tx() as cx:
+            cx.execute(
+                "INSERT INTO runs(run_id, created_at, data) VALUES (?,?,?) "
+                "ON CONFLICT(run_id) DO UPDATE SET data=excluded.data",
+                (run_id, time.time(), json.dumps(data)),
+            )
+            cx.execute("DELETE FROM traces WHERE run_id=?", (run_id,))
+
+    def get_run(self, run_id: str) -> dict | None:
+        row = self._cx().execute("SELECT data FROM runs WHERE run_id=?", (run_id,)).fetchone()
+        return json.loads(row[0]) if row else None
+
+    def update_run(self, run_id: str, patch: dict[str, Any]) -> dict:
+        """Shallow-merge `patch` into the run (read-modify-write inside one transaction)."""
+        with self._tx() as cx:
+            row = cx.execute("SELECT data FROM runs WHERE run_id=?", (run_id,)).fetchone()
+            if row is None:
+                raise KeyError(run_id)
+            data = json.loads(row[0])
+            data.update(patch)
+            cx.execute("UPDATE runs SET data=? WHERE run_id=?", (json.dumps(data), run_id))
+        return data
+
+    def append_trace(self, run_id: str, entry: dict) -> None:
+        with self._tx() as cx:
+            (seq,) = cx.execute("SELECT COALESCE(MAX(seq), -1) + 1 FROM traces WHERE run_id=?", (run_id,)).fetchone()
+            cx.execute("INSERT INTO traces(run_id, seq, entry) VALUES (?,?,?)", (run_id, seq, json.dumps(entry)))
+
+    def get_trace(self, run_id: str) -> list[dict]:
+        rows = self._cx().execute("SELECT entry FROM traces WHERE run_id=? ORDER BY seq", (run_id,))
+        return [json.loads(r[0]) for r in rows]
+
+    # -- bandit arms ---------------------------------------------------------------------------
+    def get_arms(self, collection: str) -> dict[str, tuple[float, float]]:
+        rows = self._cx().execute("SELECT arm, alpha, beta FROM arms WHERE collection=?", (collection,))
+        return {arm: (a, b) for arm, a, b in rows}
+
+    def reward_arm(self, collection: str, arm: str, reward: float) -> tuple[float, float]:
+        """Beta update alpha += r, beta += 1 - r, atomically; r in [0, 1]. Returns the new (alpha, beta)."""
+        r = min(1.0, max(0.0, float(reward)))
+        with self._tx() as cx:
+            cx.execute(
+                "INSERT INTO arms(collection, arm, alpha, beta, pulls) VALUES (?,?,?,?,1) "
+                "ON CONFLICT(collection, arm) DO UPDATE SET alpha=alpha+?, beta=beta+?, pulls=pulls+1",
+                (collection, arm, PRIOR[0] + r, PRIOR[1] + 1 - r, r, 1 - r),
+            )
+            a, b = cx.execute("SELECT alpha, beta FROM arms WHERE collection=? AND arm=?", (collection, arm)).fetchone()
+        return a, b

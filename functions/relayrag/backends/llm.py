@@ -1,0 +1,120 @@
+"""LLM backends: `none` (default: stages use their no-LLM methods), an OpenAI-compatible HTTP endpoint
+(vLLM, llama.cpp server, Ollama, OpenAI...), and Vertex AI Gemini through google-genai (extra `gcp`).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Protocol, runtime_checkable
+
+import httpx
+
+from relayrag.errors import ConfigError, RelayragError
+from relayrag.settings import LLMBackend, Settings
+
+
+class LLMError(RelayragError):
+    """The LLM endpoint failed or returned something unusable."""
+
+
+@runtime_checkable
+class LLM(Protocol):
+    name: str
+
+    def complete(
+        self,
+        messages: list[dict],
+        *,
+        temperature: float = 0.0,
+        max_tokens: int = 512,
+        json_schema: dict | None = None,
+    ) -> str:
+        """Chat completion. messages: [{"role": "system"|"user"|"assistant", "content": str}].
+        With `json_schema`, the reply is a JSON document valid for that schema (the backend's structured
+        output mode). Raises LLMError on transport or protocol failure."""
+        ...
+
+
+class OpenAICompatibleLLM:
+    """POST {base_url}/chat/completions (OpenAI Chat Completions API)."""
+
+    def __init__(self, base_url: str, model: str, api_key: str = "", timeout_s: float = 120.0,
+                 transport: httpx.BaseTransport | None = None):
+        self.name = f"openai:{model}"
+        self.model = model
+        headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
+        self._client = httpx.Client(base_url=base_url.rstrip("/"), headers=headers, timeout=timeout_s,
+                                    transport=transport)
+
+    def complete(self, messages, *, temperature=0.0, max_tokens=512, json_schema=None) -> str:
+        body: dict = {"model": self.model, "messages": messages, "temperature": temperature,
+                      "max_tokens": max_tokens}
+        if json_schema is not None:
+            body["response_format"] = {"type": "json_schema",
+                                       "json_schema": {"name": "reply", "schema": json_schema, "strict": True}}
+        try:
+            resp = self._client.post("/chat/completions", json=body)
+        except httpx.HTTPError as exc:
+            raise LLMError(f"LLM endpoint unreachable ({self._client.base_url}): {exc}") from exc
+        if resp.status_code != 200:
+            raise LLMError(f"LLM endpoint returned HTTP {resp.status_code}: {resp.text[:300]}")
+        try:
+            return resp.json()["choices"][0]["message"]["content"] or ""
+        except (KeyError, IndexError, ValueError) as exc:
+            raise LLMError(f"LLM endpoint returned an unexpected body: {resp.text[:300]}") from exc
+
+
+class VertexLLM:
+    """Gemini on Vertex AI via google-genai (`vertexai=True`); needs `pip install 'relayrag[gcp]'`."""
+
+    def __init__(self, project: str, location: str, model: str):
+        try:
+            from google import genai  # type: ignore
+        except ImportError as exc:
+            raise ConfigError("RELAYRAG_LLM=vertex needs google-genai: pip install 'relayrag[gcp]'") from exc
+        self.name = f"vertex:{model}"
+        self.model = model
+        self._genai = genai
+        self._client = genai.Client(vertexai=True, project=project or None, location=location)
+
+    def complete(self, messages, *, temperature=0.0, max_tokens=512, json_schema=None) -> str:
+        types = self._genai.types
+        system = "\n".join(m["content"] for m in messages if m["role"] == "system") or None
+        contents = [types.Content(role="model" if m["role"] == "assistant" else "user",
+                                  parts=[types.Part(text=m["content"])])
+                    for m in messages if m["role"] != "system"]
+        config = types.GenerateContentConfig(
+            system_instruction=system, temperature=temperature, max_output_tokens=max_tokens,
+            response_mime_type="application/json" if json_schema else None,
+            response_schema=json_schema if json_schema else None)
+        try:
+            resp = self._client.models.generate_content(model=self.model, contents=contents, config=config)
+        except Exception as exc:  # google-genai raises its own hierarchy; surface it as LLMError
+            raise LLMError(f"Vertex AI call failed: {exc}") from exc
+        return resp.text or ""
+
+
+def build_llm(settings: Settings) -> LLM | None:
+    """The configured LLM, or None for `RELAYRAG_LLM=none`."""
+    if settings.llm == LLMBackend.none:
+        return None
+    if settings.llm == LLMBackend.openai:
+        return OpenAICompatibleLLM(settings.llm_base_url, settings.llm_model, settings.llm_api_key,
+                                   settings.llm_timeout_s)
+    if settings.llm == LLMBackend.vertex:
+        return VertexLLM(settings.gcp_project, settings.gcp_location, settings.llm_model)
+    raise ConfigError(f"unknown LLM backend {settings.llm!r}")
+
+
+def complete_json(llm: LLM, messages: list[dict], schema: dict, **kw) -> dict:
+    """`complete` with a JSON schema, parsed; raises LLMError if the reply is not a JSON object."""
+    text = llm.complete(messages, json_schema=schema, **kw).strip()
+    if text.startswith("```"):
+        text = text.strip("`").removeprefix("json").strip()
+    try:
+        value = json.loads(text)
+    except ValueError as exc:
+        raise LLMError(f"LLM reply is not JSON: {text[:200]}") from exc
+    if not isinstance(value, dict):
+        raise LLMError(f"LLM reply is not a JSON object: {text[:200]}")
+    return value

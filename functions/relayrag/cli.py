@@ -1,0 +1,170 @@
+"""`relayrag` command line: ingest, delete, ask, collections, runs, eval. Embedded engine, no network.
+
+User output goes to stdout (JSON with --json); progress and logs go to stderr.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Optional
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+
+import typer  # noqa: E402
+from rich.console import Console  # noqa: E402
+
+app = typer.Typer(add_completion=False, no_args_is_help=True,
+                  help="relayrag: cited, grounding-checked answers over your documents (embedded engine).")
+eval_app = typer.Typer(no_args_is_help=True, help="Evaluate retrieval and the pipeline on a dataset.")
+app.add_typer(eval_app, name="eval")
+out = Console()
+err = Console(stderr=True)
+
+
+def _ctx():
+    from relayrag.context import default_context
+    return default_context()
+
+
+def _print_json(obj) -> None:
+    sys.stdout.write(json.dumps(obj, ensure_ascii=False) + "\n")
+    sys.stdout.flush()
+
+
+def _print_summary(s: dict) -> None:
+    f = s["files"]
+    out.print(f"[bold]{s['collection']}[/] version {s['version']}: {f['ingested']} ingested, {f['skipped']} "
+              f"unchanged, {f['deleted']} deleted, {f['failed']} failed; {s['chunks_embedded']} chunks embedded, "
+              f"{s['chunks_total']} in the index ({s['seconds']:.1f} s)")
+    for w in s.get("warnings", []):
+        err.print(f"[yellow]warning[/] {w['path']}: {w['warning']}")
+    for x in s["failed"]:
+        out.print(f"[red]failed[/] {x['path']}: {x['error']}")
+
+
+@app.command()
+def ingest(path: Path = typer.Argument(..., help="A file or a folder (walked recursively). PDF, Markdown, "
+                                       "text, HTML, or a BEIR corpus.jsonl."),
+           collection: str = typer.Option(..., "--collection", "-c", help="Collection name."),
+           as_json: bool = typer.Option(False, "--json", help="Print the summary as one JSON object."),
+           progress: bool = typer.Option(True, "--progress/--no-progress", help="Progress bar on stderr.")):
+    """Ingest PATH into a collection incrementally: unchanged files are skipped, files removed from PATH are
+    removed from the index. Exit code 1 if any file failed (the others are still ingested)."""
+    from relayrag.errors import RelayragError
+    from relayrag.ingest.pipeline import ingest as run_ingest
+    try:
+        summary = run_ingest(_ctx(), path, collection, progress=progress and not as_json).to_dict()
+    except RelayragError as exc:
+        err.print(f"[red]error:[/] {exc}")
+        raise typer.Exit(2)
+    _print_json(summary) if as_json else _print_summary(summary)
+    raise typer.Exit(1 if summary["failed"] else 0)
+
+
+@app.command()
+def delete(paths: list[str] = typer.Argument(..., help="Ingested file paths (or file names) to remove."),
+           collection: str = typer.Option(..., "--collection", "-c"),
+           as_json: bool = typer.Option(False, "--json")):
+    """Remove documents from a collection: chunks, BM25, vectors and ingestion records."""
+    from relayrag.ingest.pipeline import ingest as run_ingest
+    summary = run_ingest(_ctx(), ".", collection, remove_paths=paths).to_dict()
+    _print_json(summary) if as_json else _print_summary(summary)
+    raise typer.Exit(1 if summary["failed"] else 0)
+
+
+@app.command()
+def collections(as_json: bool = typer.Option(False, "--json")):
+    """List collections with their current index version and sizes."""
+    cols = _ctx().docstore.list_collections()
+    if as_json:
+        _print_json(cols)
+        return
+    for c in cols:
+        st = c.get("stats", {})
+        out.print(f"{c['name']}: version {c['current_version']}, {st.get('n_files', '?')} files, "
+                  f"{st.get('n_documents', '?')} documents, {st.get('n_chunks', '?')} chunks")
+
+
+@app.command()
+def ask(question: str = typer.Argument(..., help="The question."),
+        collection: str = typer.Option(..., "--collection", "-c"),
+        as_json: bool = typer.Option(False, "--json", help="Print the result as one JSON object."),
+        stream: bool = typer.Option(False, "--stream", help="Print NDJSON stage events as they finish, then the result."),
+        arm: Optional[str] = typer.Option(None, "--arm", help="Force a retrieval arm: dense | bm25 | hybrid.")):
+    """Answer QUESTION from a collection: workflows/rag.yaml run by the embedded engine, every stage called
+    through its HTTP entry point in-process. The answer cites document and page."""
+    from relayrag.engine.expr import WorkflowsRuntimeError
+    from relayrag.engine.local import ask as run_ask
+    from relayrag.errors import RelayragError
+
+    def on_event(e: dict) -> None:
+        if stream:
+            r = e.get("result") or {}
+            _print_json({"event": "stage", "name": e["step"], "ms": r.get("ms", e["ms"]), "method": r.get("method"),
+                         "route": r.get("route")})
+
+    try:
+        result = run_ask(question, collection, arm=arm, on_event=on_event)
+    except WorkflowsRuntimeError as exc:
+        body = exc.payload.get("body")
+        msg = body.get("error") if isinstance(body, dict) and body.get("error") else str(exc)
+        err.print(f"[red]error:[/] {msg}")
+        raise typer.Exit(2)
+    except RelayragError as exc:
+        err.print(f"[red]error:[/] {exc}")
+        raise typer.Exit(2)
+    if stream:
+        _print_json({"event": "result", **result})
+    elif as_json:
+        _print_json(result)
+    else:
+        out.print(f"[bold]Q:[/] {question}")
+        out.print(f"[bold]A:[/] {result['answer']}")
+        for c in result["citations"]:
+            out.print(f"  [{c['n']}] {c['doc']}, page {c['page']}: “{c['quote'][:200]}”")
+        flag = "grounded" if result["grounded"] else ("refused" if result["refused"] else "not grounded")
+        out.print(f"[dim]run {result['run_id']} · route {result['route']} · arm {result['arm']} · {flag} · "
+                  + ", ".join(f"{s['name']} {s['ms']:.0f} ms" for s in result["stages"]) + "[/]")
+
+
+@app.command()
+def run(run_id: str = typer.Argument(..., help="A run_id printed by `ask`.")):
+    """Print a run's record and per-stage trace as JSON."""
+    ctx = _ctx()
+    rec = ctx.docstore.get_run(run_id)
+    if rec is None:
+        err.print(f"[red]error:[/] unknown run_id {run_id!r}")
+        raise typer.Exit(2)
+    rec.pop("candidates", None)
+    _print_json({"run": rec, "trace": ctx.docstore.get_trace(run_id)})
+
+
+@eval_app.command("beir")
+def eval_beir(dataset: Path = typer.Argument(..., help="BEIR folder: corpus.jsonl, queries.jsonl, qrels/test.tsv."),
+              collection: str = typer.Option(..., "--collection", "-c"),
+              as_json: bool = typer.Option(False, "--json"),
+              limit: int = typer.Option(0, "--limit", help="Evaluate only the first N test queries (0 = all)."),
+              split: str = typer.Option("test", "--split", help="qrels file name under qrels/."),
+              pipeline: bool = typer.Option(True, "--pipeline/--no-pipeline", help="Also score the full pipeline.")):
+    """Ingest (if needed) and score a BEIR dataset: nDCG@10, Recall@100, MRR@10 for each arm, the bandit,
+    and the full pipeline's final ranking."""
+    from relayrag.evaluation import evaluate_beir
+    report = evaluate_beir(_ctx(), dataset, collection, limit=limit or None, split=split, pipeline=pipeline,
+                           progress=not as_json)
+    if as_json:
+        _print_json(report)
+        return
+    out.print(f"[bold]{report['dataset']}[/]: {report['queries']} queries")
+    rows = dict(report["arms"])
+    if report.get("pipeline"):
+        rows["pipeline"] = report["pipeline"]
+    for name, m in rows.items():
+        out.print(f"  {name:10s} nDCG@10 {m['ndcg@10']:.4f}  Recall@100 {m['recall@100']:.4f}  MRR@10 {m['mrr@10']:.4f}")
+    out.print(f"  timings: {report['timings']}")
+
+
+if __name__ == "__main__":
+    app()

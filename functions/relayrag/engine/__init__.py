@@ -1,0 +1,1 @@
+"""The embedded engine: runs workflows/*.yaml in-process (see interpreter.py)."""

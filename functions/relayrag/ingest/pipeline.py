@@ -1,0 +1,255 @@
+"""Incremental ingestion of a file or folder into a collection's next index snapshot.
+
+A file whose sha256 is unchanged keeps its chunks from the current snapshot; embeddings are reused by
+chunk content hash, so re-ingesting unchanged content embeds nothing. Files under PATH that are gone are
+removed from every store. The new snapshot is written under a fresh version, then file records and the
+version flip are committed in one docstore transaction: a crash before that leaves the old version serving.
+A per-collection file lock serialises concurrent ingests of one collection in one machine.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import hashlib
+import os
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from relayrag.context import StageContext
+from relayrag.errors import IngestError
+from relayrag.ingest import loaders
+from relayrag.ingest.chunking import Chunk, make_chunks
+from relayrag.ingest.snapshot import gc_versions, new_version, read_chunks, read_vectors, write_snapshot
+
+
+@dataclass
+class IngestSummary:
+    collection: str
+    version: str | None
+    ingested: int = 0
+    skipped: int = 0
+    deleted: int = 0
+    failed: list[dict] = field(default_factory=list)
+    warnings: list[dict] = field(default_factory=list)
+    chunks_embedded: int = 0
+    chunks_total: int = 0
+    seconds: float = 0.0
+
+    def to_dict(self) -> dict:
+        return {
+            "collection": self.collection,
+            "version": self.version,
+            "files": {"ingested": self.ingested, "skipped": self.skipped, "deleted": self.deleted,
+                      "failed": len(self.failed)},
+            "failed": self.failed,
+            "warnings": self.warnings,
+            "chunks_embedded": self.chunks_embedded,
+            "chunks_total": self.chunks_total,
+            "seconds": round(self.seconds, 3),
+        }
+
+
+def file_sha256(path: Path) -> str:
+    h = hashlib.sha256()
+    with path.open("rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+@contextlib.contextmanager
+def collection_lock(ctx: StageContext, collection: str) -> Iterator[None]:
+    lock_dir = ctx.settings.home / "locks"
+    lock_dir.mkdir(parents=True, exist_ok=True)
+    with open(lock_dir / f"{collection}.lock", "w") as fh:
+        fcntl.flock(fh, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(fh, fcntl.LOCK_UN)
+
+
+def discover(path: Path) -> list[Path]:
+    """Files to ingest under `path` (a file, or a folder walked recursively; hidden files skipped)."""
+    if path.is_file():
+        return [path]
+    out = []
+    for p in sorted(path.rglob("*")):
+        if not p.is_file() or any(part.startswith(".") for part in p.relative_to(path).parts):
+            continue
+        if p.suffix.lower() in loaders.SUPPORTED_SUFFIXES or loaders.is_beir_corpus(p):
+            out.append(p)
+    return out
+
+
+def load_chunks(path: Path, key: str, chunk_chars: int, overlap: int) -> tuple[list[Chunk], dict]:
+    """Load one file into chunks. Returns (chunks, record extras). Raises IngestError."""
+    if loaders.is_beir_corpus(path):
+        docs = list(loaders.iter_beir_corpus(path))
+        chunks: list[Chunk] = []
+        for d in docs:
+            doc_id = d.source.rsplit("#", 1)[-1]
+            chunks.extend(make_chunks(doc=doc_id, source=key, title=d.title,
+                                      pages=[(p.number, p.text) for p in d.pages],
+                                      max_chars=chunk_chars, overlap=overlap))
+        extras = {"kind": "beir", "documents": len(docs), "warnings": []}
+    else:
+        d = loaders.load_document(path)
+        chunks = make_chunks(doc=path.name, source=key, title=d.title,
+                             pages=[(p.number, p.text) for p in d.pages if p.text.strip()],
+                             max_chars=chunk_chars, overlap=overlap)
+        extras = {"kind": d.mime, "pages": len(d.pages),
+                  "ocr_pages": [p.number for p in d.pages if p.method == "ocr"], "warnings": d.warnings}
+    if not chunks:
+        raise IngestError("no extractable text (nothing to index)")
+    return chunks, extras
+
+
+def embed_text(chunk: dict) -> str:
+    """What the dense arm embeds for a chunk: title line + text."""
+    return f"{chunk['title']}\n{chunk['text']}" if chunk.get("title") else chunk["text"]
+
+
+def _progress(enabled: bool):
+    if not enabled:
+        return contextlib.nullcontext(None)
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+    return Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
+                    console=Console(stderr=True), transient=True)
+
+
+def ingest(ctx: StageContext, path: Path | str, collection: str, *, progress: bool = False,
+           remove_paths: list[str] | None = None) -> IngestSummary:
+    """Sync `path` into `collection` (or, with `remove_paths`, only delete those sources).
+
+    Returns the summary; never raises for a bad file (it is listed in `failed`). Raises IngestError only
+    if `path` itself does not exist."""
+    t0 = time.perf_counter()
+    s = ctx.settings
+    store, docs = ctx.blobstore, ctx.docstore
+    with collection_lock(ctx, collection):
+        meta = docs.get_collection(collection)
+        current = meta["current_version"] if meta else None
+        summary = IngestSummary(collection, current)
+        records = {r["path"]: r for r in docs.list_files(collection)}
+        old_chunks: list[dict] = read_chunks(store, collection, current) if current else []
+        old_vectors = read_vectors(store, collection, current) if current else np.zeros((0, 384), np.float16)
+        vec_by_hash = {c["content_hash"]: i for i, c in enumerate(old_chunks)}
+
+        new_chunks: dict[str, list[dict]] = {}   # file key -> chunks
+        new_records: list[dict] = []
+        deleted: list[str] = []
+
+        if remove_paths is not None:
+            for p in remove_paths:
+                key = p if "://" in p else _key(Path(p))
+                matches = [k for k in records if k == key or k.startswith(key.rstrip("/") + "/")
+                           or Path(k).name == p]
+                if not matches:
+                    summary.failed.append({"path": p, "error": f"not in collection {collection!r}"})
+                deleted.extend(m for m in matches if m not in deleted)
+        else:
+            root = Path(path)
+            if not root.exists():
+                raise IngestError(f"path does not exist: {root}")
+            root_key = _key(root)
+            files = discover(root)
+            if root.is_file() and not files:
+                files = [root]
+            seen = set()
+            with _progress(progress) as bar:
+                task = bar.add_task("loading", total=len(files)) if bar else None
+                for f in files:
+                    key = _key(f)
+                    seen.add(key)
+                    if bar:
+                        bar.update(task, description=f"loading {f.name}")
+                    try:
+                        if f.suffix.lower() not in loaders.SUPPORTED_SUFFIXES and not loaders.is_beir_corpus(f):
+                            raise IngestError(f"unsupported file type {f.suffix!r}; supported: "
+                                              f"{', '.join(sorted(loaders.SUPPORTED_SUFFIXES))}, BEIR corpus.jsonl")
+                        stat = f.stat()
+                        digest = file_sha256(f)
+                        prev = records.get(key)
+                        if prev and prev.get("sha256") == digest:
+                            summary.skipped += 1
+                            continue
+                        chunks, extras = load_chunks(f, key, s.chunk_chars, s.chunk_overlap)
+                    except IngestError as exc:
+                        summary.failed.append({"path": str(f), "error": str(exc)})
+                        continue
+                    except Exception as exc:  # a loader bug must not take the other files down
+                        summary.failed.append({"path": str(f), "error": f"{type(exc).__name__}: {exc}"})
+                        continue
+                    finally:
+                        if bar:
+                            bar.advance(task)
+                    new_chunks[key] = [c.to_dict() for c in chunks]
+                    for w in extras.pop("warnings", []):
+                        summary.warnings.append({"path": str(f), "warning": w})
+                    new_records.append({"path": key, "name": f.name, "sha256": digest, "size": stat.st_size,
+                                        "n_chunks": len(chunks), "ingested_at": time.time(), **extras})
+            # files that were under PATH before and are gone now
+            for k in records:
+                if k not in seen and (k == root_key or k.startswith(root_key.rstrip("/") + "/")):
+                    deleted.append(k)
+
+        summary.ingested = len(new_records)
+        summary.deleted = len(deleted)
+        if not new_records and not deleted:
+            summary.chunks_total = len(old_chunks)
+            summary.seconds = time.perf_counter() - t0
+            return summary
+
+        drop = set(deleted) | set(new_chunks)
+        chunks = [c for c in old_chunks if c["source"] not in drop]
+        for key in new_chunks:
+            chunks.extend(new_chunks[key])
+        # embeddings: reuse by content hash, embed the rest
+        dim = old_vectors.shape[1] if old_vectors.shape[0] else None
+        vectors: list[np.ndarray | None] = []
+        todo = []
+        for i, c in enumerate(chunks):
+            j = vec_by_hash.get(c["content_hash"])
+            vectors.append(old_vectors[j] if j is not None else None)
+            if j is None:
+                todo.append(i)
+        if todo:
+            emb = ctx.embedder
+            dim = emb.dim
+            with _progress(progress and len(todo) > 64) as bar:
+                task = bar.add_task("embedding chunks", total=len(todo)) if bar else None
+                step = 256
+                for b in range(0, len(todo), step):
+                    idx = todo[b:b + step]
+                    out = emb.embed([embed_text(chunks[i]) for i in idx], kind="document")
+                    for i, v in zip(idx, out):
+                        vectors[i] = v
+                    if bar:
+                        bar.advance(task, len(idx))
+        summary.chunks_embedded = len(todo)
+        matrix = np.stack(vectors).astype(np.float16) if vectors else np.zeros((0, dim or 384), np.float16)
+
+        version = new_version()
+        manifest = {"embedder": getattr(ctx.embedder, "model_id", "unknown") if todo or chunks else None,
+                    "created_at": time.time()}
+        write_snapshot(store, collection, version, chunks, matrix, manifest)
+        n_docs = len({(c["source"], c["doc"]) for c in chunks})
+        stats = {"n_chunks": len(chunks), "n_documents": n_docs,
+                 "n_files": len(set(records) - set(deleted) | {r["path"] for r in new_records})}
+        docs.commit_ingest(collection, version, stats, new_records, deleted)
+        gc_versions(store, collection, keep={version} | ({current} if current else set()))
+        summary.version = version
+        summary.chunks_total = len(chunks)
+        summary.seconds = time.perf_counter() - t0
+        return summary
+
+
+def _key(path: Path) -> str:
+    return str(Path(os.path.abspath(path)))

@@ -1,0 +1,105 @@
+"""Immutable index snapshots: one version prefix per collection write, flipped in one docstore write.
+
+Layout under the blob store (GCS bucket or local folder):
+    snapshots/<collection>/<version>/chunks.jsonl   one chunk per line (relayrag.ingest.chunking.Chunk)
+    snapshots/<collection>/<version>/dense.npy      float16 [n_chunks, dim], unit rows, same order
+    snapshots/<collection>/<version>/bm25/...       bm25s index files
+    snapshots/<collection>/<version>/manifest.json  written last: a version without it is incomplete
+Readers only ever open the version the docstore names as current, so a crash mid-write leaves the old
+version serving; `gc_versions` later removes versions that are neither current nor the one before.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import tempfile
+import time
+import uuid
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from relayrag.backends.blobstore import BlobStore
+from relayrag.retrieval.bm25 import BM25Index
+from relayrag.retrieval.dense import DenseIndex
+
+
+def new_version() -> str:
+    """Sortable, unique: v<unix ms>-<6 hex>."""
+    return f"v{int(time.time() * 1000):013d}-{uuid.uuid4().hex[:6]}"
+
+
+def prefix(collection: str, version: str | None = None) -> str:
+    return f"snapshots/{collection}/" + (f"{version}/" if version else "")
+
+
+@dataclass
+class IndexSnapshot:
+    collection: str
+    version: str
+    chunks: list[dict]
+    dense: DenseIndex
+    bm25: BM25Index
+    manifest: dict = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        self.row_of = {c["chunk_id"]: i for i, c in enumerate(self.chunks)}
+
+    def __len__(self) -> int:
+        return len(self.chunks)
+
+
+def write_snapshot(store: BlobStore, collection: str, version: str, chunks: list[dict], vectors: np.ndarray,
+                   manifest: dict) -> None:
+    """Write all files of one version; manifest.json last. vectors: float [n_chunks, dim] unit rows."""
+    if vectors.shape[0] != len(chunks):
+        raise ValueError(f"{vectors.shape[0]} vectors for {len(chunks)} chunks")
+    p = prefix(collection, version)
+    store.put_bytes(p + "chunks.jsonl",
+                    "".join(json.dumps(c, ensure_ascii=False) + "\n" for c in chunks).encode("utf-8"))
+    buf = io.BytesIO()
+    np.save(buf, np.asarray(vectors, dtype=np.float16), allow_pickle=False)
+    store.put_bytes(p + "dense.npy", buf.getvalue())
+    bm25 = BM25Index.build([c["title"] + "\n" + c["text"] if c.get("title") else c["text"] for c in chunks])
+    with tempfile.TemporaryDirectory() as tmp:
+        bm25.save(Path(tmp))
+        for f in sorted(Path(tmp).iterdir()):
+            store.put_bytes(p + "bm25/" + f.name, f.read_bytes())
+    store.put_bytes(p + "manifest.json", json.dumps({**manifest, "collection": collection, "version": version,
+                                                      "n_chunks": len(chunks)}).encode("utf-8"))
+
+
+def read_chunks(store: BlobStore, collection: str, version: str) -> list[dict]:
+    data = store.get_bytes(prefix(collection, version) + "chunks.jsonl").decode("utf-8")
+    return [json.loads(line) for line in data.splitlines() if line]
+
+
+def read_vectors(store: BlobStore, collection: str, version: str) -> np.ndarray:
+    return np.load(io.BytesIO(store.get_bytes(prefix(collection, version) + "dense.npy")), allow_pickle=False)
+
+
+def load_snapshot(store: BlobStore, collection: str, version: str) -> IndexSnapshot:
+    p = prefix(collection, version)
+    manifest = json.loads(store.get_bytes(p + "manifest.json"))
+    chunks = read_chunks(store, collection, version)
+    dense = DenseIndex(read_vectors(store, collection, version))
+    local = store.local_path(p + "bm25")
+    if local is not None and local.is_dir():
+        bm25 = BM25Index.load(local)
+    else:
+        with tempfile.TemporaryDirectory() as tmp:
+            for key in store.list(p + "bm25/"):
+                (Path(tmp) / key.rsplit("/", 1)[-1]).write_bytes(store.get_bytes(key))
+            bm25 = BM25Index.load(Path(tmp))
+    return IndexSnapshot(collection, version, chunks, dense, bm25, manifest)
+
+
+def gc_versions(store: BlobStore, collection: str, keep: set[str]) -> list[str]:
+    """Delete every version of `collection` not in `keep` (incomplete ones included). Returns those removed."""
+    versions = {key[len(prefix(collection)):].split("/", 1)[0] for key in store.list(prefix(collection))}
+    removed = sorted(v for v in versions if v and v not in keep)
+    for v in removed:
+        store.delete_prefix(prefix(collection, v))
+    return removed

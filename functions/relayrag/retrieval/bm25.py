@@ -1,0 +1,48 @@
+"""BM25 over chunks with bm25s (Lucene variant, k1=1.5, b=0.75), our tokenizer, save/load to a folder."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import bm25s
+import numpy as np
+
+from relayrag.retrieval.tokenize import tokenize
+
+
+class BM25Index:
+    """scores(query) -> float32 [n_chunks]; row i is chunk i of the snapshot."""
+
+    def __init__(self, model: bm25s.BM25 | None, n_docs: int):
+        self._model = model
+        self.n_docs = n_docs
+
+    @classmethod
+    def build(cls, texts: list[str]) -> "BM25Index":
+        tokens = [tokenize(t) for t in texts]
+        if not texts:
+            return cls(None, 0)
+        model = bm25s.BM25(method="lucene", k1=1.5, b=0.75)
+        model.index(tokens, show_progress=False)
+        return cls(model, len(texts))
+
+    def save(self, folder: Path) -> None:
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / "n_docs").write_text(str(self.n_docs))
+        if self._model is not None:
+            self._model.save(str(folder), show_progress=False)
+
+    @classmethod
+    def load(cls, folder: Path) -> "BM25Index":
+        n = int((folder / "n_docs").read_text())
+        if n == 0:
+            return cls(None, 0)
+        return cls(bm25s.BM25.load(str(folder), mmap=False, show_progress=False), n)
+
+    def scores(self, query: str) -> np.ndarray:
+        if self._model is None:
+            return np.zeros(0, dtype=np.float32)
+        toks = tokenize(query)
+        if not toks:
+            return np.zeros(self.n_docs, dtype=np.float32)
+        return np.asarray(self._model.get_scores(toks), dtype=np.float32)

@@ -1,0 +1,116 @@
+"""classify: route a question to rag, chitchat or sql, and open the run record.
+
+No-LLM method `few-shot-embedding`: cosine k-NN (k=3) of the question's MiniLM embedding against
+labelled example utterances, plus a lexical check — a question with no content words left after
+greeting/stopword removal is chitchat. Anything uncertain goes to rag (the safe default: it cites or
+refuses). `sql` is chosen only for collections with a warehouse attached; none exist in this release, so
+the sql route is never taken by the no-LLM method. LLM method `llm`: schema-constrained JSON label.
+"""
+
+from __future__ import annotations
+
+import enum
+import functools
+import time
+
+import numpy as np
+from pydantic import Field
+
+from relayrag.backends.llm import LLMError, complete_json
+from relayrag.context import StageContext
+from relayrag.retrieval.tokenize import tokenize
+from relayrag.stages.base import Stage, StageRequest, StageResponse
+
+
+class Route(str, enum.Enum):
+    rag = "rag"
+    chitchat = "chitchat"
+    sql = "sql"
+
+
+CHITCHAT_EXAMPLES = [
+    "hi", "hello", "hello there", "hey", "good morning", "good evening", "how are you?", "how's it going?",
+    "thanks", "thank you", "thanks a lot, that helped", "bye", "goodbye", "see you later", "who are you?",
+    "what can you do?", "what is your name?", "nice to meet you", "you're great", "ok cool", "lol",
+    "こんにちは", "こんばんは", "おはようございます", "ありがとう", "ありがとうございます", "さようなら",
+    "あなたは誰ですか", "よろしくお願いします", "元気ですか",
+]
+RAG_EXAMPLES = [
+    "What is the estimated cost of the proposed airworthiness directive?",
+    "Which states had the most firearm background checks?",
+    "How do self-locking nuts work?", "What does the document say about ethanol prices?",
+    "Summarize the main findings.", "What are the side effects of the drug?",
+    "When was the regulation published?", "Who is responsible for the inspection?",
+    "How many work hours does the modification take?", "Explain the procedure for engine shutdown.",
+    "Does vitamin D reduce the risk of fractures?", "What is the difference between the two methods?",
+    "東京の人口は何人ですか", "この文書の目的は何ですか", "費用はいくらですか",
+]
+
+
+class ClassifyRequest(StageRequest):
+    question: str = Field(..., min_length=1, max_length=4000)
+    collection: str = Field(..., min_length=1, max_length=200, pattern=r"^[A-Za-z0-9_.-]+$")
+
+
+class ClassifyResponse(StageResponse):
+    confidence: float = 0.0
+
+
+@functools.lru_cache(maxsize=4)
+def _prototypes(embedder) -> tuple[np.ndarray, list[str]]:
+    texts = CHITCHAT_EXAMPLES + RAG_EXAMPLES
+    labels = [Route.chitchat.value] * len(CHITCHAT_EXAMPLES) + [Route.rag.value] * len(RAG_EXAMPLES)
+    return embedder.embed(texts, kind="query"), labels
+
+
+_GREETING_TOKENS = set(tokenize(" ".join(CHITCHAT_EXAMPLES[:21])))
+
+
+def classify_no_llm(question: str, embedder) -> tuple[Route, float]:
+    content = [t for t in tokenize(question) if t not in _GREETING_TOKENS]
+    vecs, labels = _prototypes(embedder)
+    sims = vecs @ embedder.embed([question], kind="query")[0]
+    top = np.argsort(-sims)[:3]
+    votes = sum(1 for i in top if labels[i] == Route.chitchat.value)
+    if not content and len(question) < 80:
+        return Route.chitchat, 0.9
+    if votes >= 2 and sims[top[0]] >= 0.75 and len(content) <= 2:
+        return Route.chitchat, float(sims[top[0]])
+    return Route.rag, float(1.0 - votes / 3 * 0.5)
+
+
+SCHEMA = {"type": "object", "properties": {"route": {"type": "string", "enum": ["rag", "chitchat", "sql"]}},
+          "required": ["route"], "additionalProperties": False}
+
+
+def run(req: ClassifyRequest, ctx: StageContext) -> ClassifyResponse:
+    has_warehouse = False  # the sql stage ships a warehouse backend in a later release
+    ctx.docstore.create_run(req.run_id, {
+        "run_id": req.run_id, "question": req.question, "collection": req.collection,
+        "created_at": time.time(), "retry_count": 0, "regen_count": 0,
+    })
+    method, route, conf = "few-shot-embedding", None, 0.0
+    if ctx.llm is not None:
+        try:
+            allowed = "rag, chitchat" + (", sql" if has_warehouse else "")
+            out = complete_json(ctx.llm, [
+                {"role": "system", "content": "Classify the user's message for a document assistant. "
+                 f"Labels: {allowed}. rag = needs facts from the documents; chitchat = greeting, thanks, "
+                 "small talk or questions about the assistant; sql = needs numbers from database tables."},
+                {"role": "user", "content": req.question}], SCHEMA, max_tokens=20)
+            route = Route(out["route"])
+            if route == Route.sql and not has_warehouse:
+                route = Route.rag
+            method, conf = "llm", 1.0
+        except (LLMError, KeyError, ValueError):
+            route = None  # fall back to the no-LLM method; the trace says which ran
+    if route is None:
+        route, conf = classify_no_llm(req.question, ctx.embedder)
+        if ctx.llm is not None:
+            method = "few-shot-embedding (llm failed)"
+    ctx.docstore.update_run(req.run_id, {"route": route.value, "route_method": method})
+    return ClassifyResponse(run_id=req.run_id, route=route.value, method=method, confidence=round(conf, 3))
+
+
+STAGE = Stage("classify", ClassifyRequest, ClassifyResponse, run,
+              lambda r: {"route": r.route, "confidence": r.confidence})

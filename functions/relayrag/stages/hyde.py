@@ -1,0 +1,106 @@
+"""hyde: query rewriting — HyDE (Gao et al., 2022) and multi-query with an LLM; pseudo-relevance
+feedback without one.
+
+No-LLM method `prf`: RM3-style expansion (Lavrenko & Croft 2001; Abdul-Jaleel et al. 2004): take the top
+`fb_docs` BM25 chunks for the question, weight each term by Σ_docs (tf/len) · idf, keep the top `fb_terms`
+terms not already in the question; queries = [question, question + expansion terms]. On a corrective
+retry (retry_count > 0) feedback widens (more chunks and terms) and a keywords-only variant is added.
+LLM method `llm-hyde`: one hypothetical answer passage (used by the dense arm) and two rewrites.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+
+from pydantic import BaseModel
+
+from relayrag.backends.llm import LLMError, complete_json
+from relayrag.context import StageContext
+from relayrag.retrieval.fusion import top_k
+from relayrag.retrieval.tokenize import tokenize
+from relayrag.stages.base import Stage, StageRequest, StageResponse, load_run
+
+
+class Query(BaseModel):
+    text: str
+    kind: str   # "original" | "prf" | "keywords" | "rewrite" | "hyde"
+    weight: float = 1.0
+
+
+class HydeRequest(StageRequest):
+    pass
+
+
+class HydeResponse(StageResponse):
+    n_queries: int = 0
+    retry_count: int = 0
+
+
+def prf_terms(question: str, snapshot, fb_docs: int, fb_terms: int) -> list[str]:
+    """Expansion terms (surface tokens as the BM25 tokenizer yields them), best first."""
+    if len(snapshot) == 0:
+        return []
+    scores = snapshot.bm25.scores(question)
+    rows = [int(i) for i in top_k(scores, fb_docs) if scores[i] > 0]
+    if not rows:
+        return []
+    q = set(tokenize(question))
+    n = len(snapshot)
+    weight: Counter[str] = Counter()
+    doc_tokens = [tokenize(snapshot.chunks[r]["text"]) for r in rows]
+    df: Counter[str] = Counter()
+    for toks in doc_tokens:
+        df.update(set(toks))
+    for toks in doc_tokens:
+        tf = Counter(toks)
+        for t, c in tf.items():
+            if t in q or len(t) < 3 and not any(ord(ch) > 0x3000 for ch in t) or t.isdigit():
+                continue
+            # idf estimated from the feedback set and collection size (no global df table needed)
+            weight[t] += (c / len(toks)) * math.log(1 + n / (1 + df[t])) * (df[t] >= 2 or len(rows) < 3)
+    return [t for t, w in weight.most_common(fb_terms) if w > 0]
+
+
+REWRITE_SCHEMA = {
+    "type": "object",
+    "properties": {"hypothetical_passage": {"type": "string"},
+                   "rewrites": {"type": "array", "items": {"type": "string"}, "maxItems": 3}},
+    "required": ["hypothetical_passage", "rewrites"], "additionalProperties": False}
+
+
+def run(req: HydeRequest, ctx: StageContext) -> HydeResponse:
+    run_rec = load_run(ctx, req.run_id)
+    question, retry = run_rec["question"], int(run_rec.get("retry_count", 0))
+    snap = ctx.snapshot(run_rec["collection"])
+    queries = [Query(text=question, kind="original", weight=1.0)]
+    method = "prf"
+    if ctx.llm is not None:
+        try:
+            hint = (" The first search found nothing relevant: use different wording and synonyms."
+                    if retry else "")
+            out = complete_json(ctx.llm, [
+                {"role": "system", "content": "You help a search engine. Write a short passage (3-4 sentences) "
+                 "that would answer the question as a document would state it, and up to 3 alternative "
+                 "phrasings of the question, in the question's language." + hint},
+                {"role": "user", "content": question}], REWRITE_SCHEMA, max_tokens=400)
+            queries += [Query(text=t, kind="rewrite", weight=0.7) for t in out.get("rewrites", []) if t.strip()]
+            if out.get("hypothetical_passage", "").strip():
+                queries.append(Query(text=out["hypothetical_passage"], kind="hyde", weight=0.7))
+            method = "llm-hyde"
+        except LLMError:
+            method = "prf (llm failed)"
+    if method != "llm-hyde":
+        fb_docs, fb_terms = (10, 15) if retry else (5, 8)
+        terms = prf_terms(question, snap, fb_docs, fb_terms)
+        if terms:
+            queries.append(Query(text=question + " " + " ".join(terms), kind="prf", weight=0.5))
+        if retry:
+            kw = " ".join(dict.fromkeys(tokenize(question)))
+            if kw:
+                queries.append(Query(text=kw, kind="keywords", weight=0.5))
+    ctx.docstore.update_run(req.run_id, {"queries": [q.model_dump() for q in queries]})
+    return HydeResponse(run_id=req.run_id, method=method, n_queries=len(queries), retry_count=retry)
+
+
+STAGE = Stage("hyde", HydeRequest, HydeResponse, run, lambda r: {"n_queries": r.n_queries, "retry": r.retry_count})

@@ -1,0 +1,98 @@
+"""rerank: re-order the top candidates using sentence-level evidence (no cross-encoder ships on PyPI).
+
+No-LLM method `sentence-evidence`: for each of the top `rerank_k` candidates compute (a) the best
+sentence's MiniLM cosine to the question, (b) the chunk's cosine, (c) the question's BM25 score on the
+chunk and (d) its retrieval rank; fuse the four rankings with RRF (k=60; Cormack et al. 2009) — rank
+fusion needs no score calibration across signals. The best sentence is kept for grade and generate.
+LLM method `llm-pointwise`: a 0–3 relevance label per candidate (top 10), ties broken by evidence rank.
+Candidates beyond `rerank_k` keep their retrieval order after the reranked ones.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from relayrag.backends.llm import LLMError, complete_json
+from relayrag.context import StageContext
+from relayrag.retrieval.fusion import rrf_fuse
+from relayrag.retrieval.tokenize import tokenize
+from relayrag.stages.base import Stage, StageRequest, StageResponse, load_run
+from relayrag.stages.evidence import embed_sentences, lexical_coverage
+
+
+class RerankRequest(StageRequest):
+    pass
+
+
+class RerankResponse(StageResponse):
+    n_reranked: int = 0
+    top_chunk_id: str | None = None
+
+
+def sentence_evidence(question: str, chunks: list[dict], embedder, chunk_vecs: np.ndarray,
+                      bm25_scores: np.ndarray | None = None) -> list[dict]:
+    """Per chunk: {"best_sentence": [start, end], "sentence_cos", "chunk_cos", "lexical", "bm25"}.
+
+    chunk_vecs: float32 [n_chunks, dim], the snapshot's unit vectors of these chunks."""
+    qv = embedder.embed([question], kind="query")[0]
+    texts = [c["text"] for c in chunks]
+    spans, svecs = embed_sentences(embedder, texts)
+    qtok = tokenize(question)
+    out = []
+    for i, c in enumerate(chunks):
+        sims = svecs[i] @ qv if len(svecs[i]) else np.zeros(1)
+        j = int(np.argmax(sims))
+        out.append({"best_sentence": list(spans[i][j]) if spans[i] else [0, len(c["text"])],
+                    "sentence_cos": float(sims[j]), "chunk_cos": float(chunk_vecs[i] @ qv),
+                    "lexical": lexical_coverage(qtok, c["text"]),
+                    "bm25": float(bm25_scores[i]) if bm25_scores is not None else 0.0})
+    return out
+
+
+def evidence_order(ev: list[dict]) -> list[tuple[int, float]]:
+    """RRF of four rankings over the candidates (index 0..n-1 in retrieval order)."""
+    n = len(ev)
+    by = lambda key: sorted(range(n), key=lambda i: -ev[i][key])  # noqa: E731
+    return [(int(i), float(s)) for i, s in rrf_fuse([list(range(n)), by("sentence_cos"), by("chunk_cos"), by("bm25")])]
+
+
+LABEL_SCHEMA = {"type": "object", "properties": {"relevance": {"type": "integer", "minimum": 0, "maximum": 3}},
+                "required": ["relevance"], "additionalProperties": False}
+
+
+def run(req: RerankRequest, ctx: StageContext) -> RerankResponse:
+    run_rec = load_run(ctx, req.run_id)
+    snap = ctx.snapshot(run_rec["collection"])
+    cands = run_rec.get("candidates") or []
+    head, tail = cands[: ctx.settings.rerank_k], cands[ctx.settings.rerank_k:]
+    chunks = [snap.chunks[c["row"]] for c in head]
+    bm = snap.bm25.scores(run_rec["question"])
+    ev = sentence_evidence(run_rec["question"], chunks, ctx.embedder, snap.dense.rows([c["row"] for c in head]),
+                           np.array([bm[c["row"]] for c in head]) if len(bm) else None)
+    order = evidence_order(ev)
+    method = "sentence-evidence"
+    if ctx.llm is not None and head:
+        try:
+            labels = {}
+            for i, _ in order[:10]:
+                out = complete_json(ctx.llm, [
+                    {"role": "system", "content": "Rate how well the passage answers the question: 0 = unrelated, "
+                     "1 = related, 2 = partially answers, 3 = answers it."},
+                    {"role": "user", "content": f"Question: {run_rec['question']}\n\nPassage: {chunks[i]['text'][:2000]}"}],
+                    LABEL_SCHEMA, max_tokens=20)
+                labels[i] = int(out["relevance"])
+            pos = {i: p for p, (i, _) in enumerate(order)}
+            order = sorted(order, key=lambda t: (-labels.get(t[0], -1), pos[t[0]]))
+            for i, lab in labels.items():
+                ev[i]["llm_label"] = lab
+            method = "llm-pointwise"
+        except (LLMError, KeyError, ValueError):
+            method = "sentence-evidence (llm failed)"
+    reranked = [{**head[i], **ev[i], "rerank_score": s} for i, s in order] + tail
+    ctx.docstore.update_run(req.run_id, {"candidates": reranked, "reranked_k": len(head)})
+    return RerankResponse(run_id=req.run_id, method=method, n_reranked=len(head),
+                          top_chunk_id=reranked[0]["chunk_id"] if reranked else None)
+
+
+STAGE = Stage("rerank", RerankRequest, RerankResponse, run,
+              lambda r: {"n_reranked": r.n_reranked, "top_chunk_id": r.top_chunk_id})
