@@ -18,6 +18,7 @@ from pydantic import Field
 
 from relayrag.backends.llm import LLMError, complete_json
 from relayrag.context import StageContext
+from relayrag.errors import StageError
 from relayrag.retrieval.tokenize import tokenize
 from relayrag.stages.base import Stage, StageRequest, StageResponse
 
@@ -63,7 +64,7 @@ def _prototypes(embedder) -> tuple[np.ndarray, list[str]]:
     return embedder.embed(texts, kind="query"), labels
 
 
-_GREETING_TOKENS = set(tokenize(" ".join(CHITCHAT_EXAMPLES[:21])))
+_GREETING_TOKENS = set(tokenize(" ".join(CHITCHAT_EXAMPLES)))
 
 
 def classify_no_llm(question: str, embedder) -> tuple[Route, float]:
@@ -84,6 +85,10 @@ SCHEMA = {"type": "object", "properties": {"route": {"type": "string", "enum": [
 
 
 def run(req: ClassifyRequest, ctx: StageContext) -> ClassifyResponse:
+    if ctx.docstore.get_collection(req.collection) is None:
+        known = ", ".join(c["name"] for c in ctx.docstore.list_collections()) or "none"
+        raise StageError(f"unknown collection {req.collection!r}; run `relayrag ingest PATH --collection "
+                         f"{req.collection}` first (collections: {known})")
     has_warehouse = False  # the sql stage ships a warehouse backend in a later release
     ctx.docstore.create_run(req.run_id, {
         "run_id": req.run_id, "question": req.question, "collection": req.collection,
