@@ -6,9 +6,11 @@ import re
 import unicodedata
 
 _CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uff66-\uff9f\uac00-\ud7af]")
-# sentence end: . ! ? followed by space+capital/digit/quote, or CJK full stops, or a line break
-_SENT_END = re.compile(r"(?<=[.!?])\s+(?=[\"'(\[A-Z0-9])|(?<=[。！？])|\n+")
+# candidate sentence ends: . ! ? before space + capital/digit/quote; CJK full stops; line breaks (kept or
+# not by context in split_sentences: PDF text wraps lines mid-sentence)
+_SENT_END = re.compile(r"(?<=[.!?])[ \t]+(?=[\"'(\[A-Z0-9])|(?<=[。！？])|[ \t]*\n\s*")
 _ABBREV = re.compile(r"(?:\b(?:e\.g|i\.e|etc|vs|Fig|Figs|No|Nos|Dr|Mr|Mrs|Ms|St|al|approx|U\.S|Inc|Co|Corp|Ltd|Jr|Sr|Vol|pp|ca)\.)$")
+_LINE_END_PUNCT = tuple(".!?:;。！？")
 
 
 def normalize(text: str) -> str:
@@ -26,15 +28,25 @@ def has_cjk(text: str, min_share: float = 0.1) -> bool:
 
 
 def split_sentences(text: str) -> list[tuple[int, int]]:
-    """Sentence spans [(start, end)] in character offsets of `text`; table rows and lines count as sentences.
+    """Sentence spans [(start, end)] in character offsets of `text`; each table row is a sentence.
 
-    Rule-based (punctuation + capital, CJK full stops, line breaks) with a small abbreviation list; empty
-    spans are dropped. Offsets make quotes exact substrings of the chunk."""
+    Rule-based: . ! ? followed by a capital/digit/quote (minus a small abbreviation list), CJK full
+    stops, blank lines, and single line breaks only where the line ends with punctuation or either line
+    is a table row (" | "): PDF text wraps lines mid-sentence. Empty spans are dropped; offsets make quotes
+    exact substrings of the text."""
     spans: list[tuple[int, int]] = []
     start = 0
     for m in _SENT_END.finditer(text):
         end = m.start()
-        if m.group(0).strip() == "" and "\n" not in m.group(0) and _ABBREV.search(text[start:end]):
+        sep = m.group(0)
+        if "\n" in sep:
+            before = text[text.rfind("\n", 0, end) + 1:end].rstrip()
+            nxt_end = text.find("\n", m.end())
+            after = text[m.end():nxt_end if nxt_end >= 0 else len(text)]
+            blank = sep.count("\n") >= 2
+            if not (blank or " | " in before or " | " in after or before.endswith(_LINE_END_PUNCT)):
+                continue  # a wrapped line: the sentence goes on
+        elif _ABBREV.search(text[start:end]):
             continue  # "e.g. X" is not a sentence end
         spans.append((start, end))
         start = m.end()

@@ -62,7 +62,10 @@ def extractive(question: str, chunks: list[dict], embedder, max_sentences: int) 
             text = c["text"][s:e]
             if len(text) < 12:
                 continue
-            cands.append((0.6 * float(v @ qv) + 0.4 * lexical_coverage(qtok, text), i, (s, e), v))
+            score = 0.6 * float(v @ qv) + 0.4 * lexical_coverage(qtok, text)
+            if len(text) < 30:
+                score -= 0.15  # fragments ("Iowa Ethanol", headings) rarely answer anything
+            cands.append((score, i, (s, e), v))
     if not cands:
         return [], []
     cands.sort(key=lambda t: -t[0])
@@ -81,13 +84,31 @@ def extractive(question: str, chunks: list[dict], embedder, max_sentences: int) 
         chosen.append(best)
     sentences, citations, num_of = [], [], {}
     for score, i, (s, e), _ in chosen:
+        text = " ".join(chunks[i]["text"][s:e].split())
+        quote = with_table_header(chunks[i]["text"], s, text)
         if i not in num_of:
             num_of[i] = len(citations) + 1
-            citations.append(citation(chunks[i], num_of[i], chunks[i]["text"][s:e]))
-        elif chunks[i]["text"][s:e] not in citations[num_of[i] - 1]["quote"]:
-            citations[num_of[i] - 1]["quote"] += " … " + chunks[i]["text"][s:e]
-        sentences.append({"text": " ".join(chunks[i]["text"][s:e].split()), "cites": [num_of[i]]})
+            citations.append(citation(chunks[i], num_of[i], quote))
+        elif text not in citations[num_of[i] - 1]["quote"]:
+            citations[num_of[i] - 1]["quote"] += " … " + quote
+        sentences.append({"text": text, "cites": [num_of[i]]})
     return sentences, citations
+
+
+def with_table_header(chunk_text: str, start: int, row: str) -> str:
+    """A table row quoted with its table's first row (the header) when the chunk holds it: a bare row of
+    numbers means little without its column names."""
+    if " | " not in row:
+        return row
+    lines = chunk_text[:start].split("\n")
+    header = None
+    for line in reversed(lines[:-1] if lines and not lines[-1].strip() else lines):
+        if " | " not in line:
+            break
+        header = line
+    if header and " ".join(header.split()) != row:
+        return " ".join(header.split()) + " / " + row
+    return row
 
 
 def split_answer(answer: str) -> list[dict]:
