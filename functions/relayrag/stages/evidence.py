@@ -43,7 +43,7 @@ def relevance_probability(semantic: float, lexical: float) -> float:
     return 1.0 - (1.0 - p_sem) * (1.0 - p_lex)
 
 
-def embed_sentences(embedder, texts: list[str], max_sentences: int = 40
+def embed_sentences(embedder, texts: list[str], max_sentences: int = 24
                     ) -> tuple[list[list[tuple[int, int]]], list[np.ndarray]]:
     """Split each text into sentences and embed them in one batch.
     Returns (spans per text, float32 [n_sentences_i, dim] per text)."""

@@ -1,10 +1,12 @@
 """hyde: query rewriting — HyDE (Gao et al., 2022) and multi-query with an LLM; pseudo-relevance
 feedback without one.
 
-No-LLM method `prf`: RM3-style expansion (Lavrenko & Croft 2001; Abdul-Jaleel et al. 2004): take the top
-`fb_docs` BM25 chunks for the question, weight each term by Σ_docs (tf/len) · idf, keep the top `fb_terms`
-terms not already in the question; queries = [question, question + expansion terms]. On a corrective
-retry (retry_count > 0) feedback widens (more chunks and terms) and a keywords-only variant is added.
+No-LLM method: on the first pass the question goes through unchanged (`passthrough`): RM3 expansion
+measured on SciFact lowered nDCG@10 (hybrid 0.710 → 0.704–0.709, BM25 0.700 → 0.679–0.685) while raising
+Recall@100 (0.946 → 0.949, 0.911 → 0.922). So expansion is kept for the corrective retry, where recall is
+what is missing: `prf` = RM3-style expansion (Lavrenko & Croft 2001; Abdul-Jaleel et al. 2004) from the
+top 10 BM25 chunks (weight per term Σ_docs (tf/len) · idf, top 15 terms not in the question) plus a
+keywords-only variant.
 LLM method `llm-hyde`: one hypothetical answer passage (used by the dense arm) and two rewrites.
 """
 
@@ -90,15 +92,15 @@ def run(req: HydeRequest, ctx: StageContext) -> HydeResponse:
             method = "llm-hyde"
         except LLMError:
             method = "prf (llm failed)"
-    if method != "llm-hyde":
-        fb_docs, fb_terms = (10, 15) if retry else (5, 8)
-        terms = prf_terms(question, snap, fb_docs, fb_terms)
+    if method != "llm-hyde" and retry:
+        terms = prf_terms(question, snap, fb_docs=10, fb_terms=15)
         if terms:
             queries.append(Query(text=question + " " + " ".join(terms), kind="prf", weight=0.5))
-        if retry:
-            kw = " ".join(dict.fromkeys(tokenize(question)))
-            if kw:
-                queries.append(Query(text=kw, kind="keywords", weight=0.5))
+        kw = " ".join(dict.fromkeys(tokenize(question)))
+        if kw:
+            queries.append(Query(text=kw, kind="keywords", weight=0.5))
+    elif method == "prf":
+        method = "passthrough"
     ctx.docstore.update_run(req.run_id, {"queries": [q.model_dump() for q in queries]})
     return HydeResponse(run_id=req.run_id, method=method, n_queries=len(queries), retry_count=retry)
 

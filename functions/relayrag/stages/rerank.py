@@ -1,9 +1,11 @@
 """rerank: re-order the top candidates using sentence-level evidence (no cross-encoder ships on PyPI).
 
 No-LLM method `sentence-evidence`: for each of the top `rerank_k` candidates compute (a) the best
-sentence's MiniLM cosine to the question, (b) the chunk's cosine, (c) the question's BM25 score on the
-chunk and (d) its retrieval rank; fuse the four rankings with RRF (k=60; Cormack et al. 2009) — rank
-fusion needs no score calibration across signals. The best sentence is kept for grade and generate.
+sentence's MiniLM cosine to the question, (b) the chunk's cosine and (c) the question's BM25 score on the
+chunk; z-normalise each over the candidates and sum with equal weights (a convex combination of
+normalised scores, which beats rank fusion when the scores are informative: Bruch et al., TOIS 2023).
+Measured on SciFact (300 test queries, top-30 of the hybrid arm): nDCG@10 0.710 → 0.730; the same three
+signals fused by RRF gave 0.717. The best sentence is kept for grade and generate.
 LLM method `llm-pointwise`: a 0–3 relevance label per candidate (top 10), ties broken by evidence rank.
 Candidates beyond `rerank_k` keep their retrieval order after the reranked ones.
 """
@@ -14,7 +16,6 @@ import numpy as np
 
 from relayrag.backends.llm import LLMError, complete_json
 from relayrag.context import StageContext
-from relayrag.retrieval.fusion import rrf_fuse
 from relayrag.retrieval.tokenize import tokenize
 from relayrag.stages.base import Stage, StageRequest, StageResponse, load_run
 from relayrag.stages.evidence import embed_sentences, lexical_coverage
@@ -49,11 +50,19 @@ def sentence_evidence(question: str, chunks: list[dict], embedder, chunk_vecs: n
     return out
 
 
+EVIDENCE = ("sentence_cos", "chunk_cos", "bm25")
+
+
 def evidence_order(ev: list[dict]) -> list[tuple[int, float]]:
-    """RRF of four rankings over the candidates (index 0..n-1 in retrieval order)."""
-    n = len(ev)
-    by = lambda key: sorted(range(n), key=lambda i: -ev[i][key])  # noqa: E731
-    return [(int(i), float(s)) for i, s in rrf_fuse([list(range(n)), by("sentence_cos"), by("chunk_cos"), by("bm25")])]
+    """[(candidate index, score)] best first; score = Σ z-scores of EVIDENCE over the candidates."""
+    if not ev:
+        return []
+    total = np.zeros(len(ev))
+    for key in EVIDENCE:
+        v = np.array([e[key] for e in ev], dtype=np.float64)
+        total += (v - v.mean()) / (v.std() + 1e-9)
+    order = np.argsort(-total, kind="stable")
+    return [(int(i), round(float(total[i]), 4)) for i in order]
 
 
 LABEL_SCHEMA = {"type": "object", "properties": {"relevance": {"type": "integer", "minimum": 0, "maximum": 3}},
