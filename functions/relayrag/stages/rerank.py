@@ -1,6 +1,7 @@
 """rerank: re-order the top candidates using sentence-level evidence (no cross-encoder ships on PyPI).
 
-No-LLM method `sentence-evidence`: for each of the top `rerank_k` candidates compute (a) the best
+No-LLM method `sentence-evidence`: first every candidate is re-ordered by z(chunk cosine) + z(BM25), so
+both signals count whichever arm retrieved it; then for the top `rerank_k` compute (a) the best
 sentence's MiniLM cosine to the question, (b) the chunk's cosine and (c) the question's BM25 score on the
 chunk; z-normalise each over the candidates and sum with equal weights (a convex combination of
 normalised scores, which beats rank fusion when the scores are informative: Bruch et al., TOIS 2023).
@@ -31,11 +32,12 @@ class RerankResponse(StageResponse):
 
 
 def sentence_evidence(question: str, chunks: list[dict], embedder, chunk_vecs: np.ndarray,
-                      bm25_scores: np.ndarray | None = None) -> list[dict]:
+                      bm25_scores: np.ndarray | None = None, qv: np.ndarray | None = None) -> list[dict]:
     """Per chunk: {"best_sentence": [start, end], "sentence_cos", "chunk_cos", "lexical", "bm25"}.
 
     chunk_vecs: float32 [n_chunks, dim], the snapshot's unit vectors of these chunks."""
-    qv = embedder.embed([question], kind="query")[0]
+    if qv is None:
+        qv = embedder.embed([question], kind="query")[0]
     texts = [c["text"] for c in chunks]
     spans, svecs = embed_sentences(embedder, texts)
     qtok = tokenize(question)
@@ -53,16 +55,34 @@ def sentence_evidence(question: str, chunks: list[dict], embedder, chunk_vecs: n
 EVIDENCE = ("sentence_cos", "chunk_cos", "bm25")
 
 
+def zsum(columns: list[np.ndarray]) -> np.ndarray:
+    """Σ of z-scores: float64 [n]; each column float [n] is standardised over the n candidates."""
+    total = np.zeros(len(columns[0]) if columns else 0)
+    for v in columns:
+        v = np.asarray(v, dtype=np.float64)
+        total += (v - v.mean()) / (v.std() + 1e-9)
+    return total
+
+
 def evidence_order(ev: list[dict]) -> list[tuple[int, float]]:
     """[(candidate index, score)] best first; score = Σ z-scores of EVIDENCE over the candidates."""
     if not ev:
         return []
-    total = np.zeros(len(ev))
-    for key in EVIDENCE:
-        v = np.array([e[key] for e in ev], dtype=np.float64)
-        total += (v - v.mean()) / (v.std() + 1e-9)
+    total = zsum([np.array([e[key] for e in ev]) for key in EVIDENCE])
     order = np.argsort(-total, kind="stable")
     return [(int(i), round(float(total[i]), 4)) for i in order]
+
+
+def prefilter(cands: list[dict], snap, qv: np.ndarray, bm25: np.ndarray) -> list[dict]:
+    """All candidates re-ordered by z(chunk cosine) + z(BM25): whatever arm retrieved them, both signals
+    count before the expensive sentence evidence is computed for the head."""
+    if len(cands) < 2:
+        return cands
+    rows = [c["row"] for c in cands]
+    cos = snap.dense.rows(rows) @ qv
+    bm = bm25[rows] if len(bm25) else np.zeros(len(rows))
+    total = zsum([cos, bm])
+    return [cands[i] for i in np.argsort(-total, kind="stable")]
 
 
 LABEL_SCHEMA = {"type": "object", "properties": {"relevance": {"type": "integer", "minimum": 0, "maximum": 3}},
@@ -72,12 +92,13 @@ LABEL_SCHEMA = {"type": "object", "properties": {"relevance": {"type": "integer"
 def run(req: RerankRequest, ctx: StageContext) -> RerankResponse:
     run_rec = load_run(ctx, req.run_id)
     snap = ctx.snapshot(run_rec["collection"])
-    cands = run_rec.get("candidates") or []
+    bm = snap.bm25.scores(run_rec["question"])
+    qv = ctx.embedder.embed([run_rec["question"]], kind="query")[0]
+    cands = prefilter(run_rec.get("candidates") or [], snap, qv, bm)
     head, tail = cands[: ctx.settings.rerank_k], cands[ctx.settings.rerank_k:]
     chunks = [snap.chunks[c["row"]] for c in head]
-    bm = snap.bm25.scores(run_rec["question"])
     ev = sentence_evidence(run_rec["question"], chunks, ctx.embedder, snap.dense.rows([c["row"] for c in head]),
-                           np.array([bm[c["row"]] for c in head]) if len(bm) else None)
+                           np.array([bm[c["row"]] for c in head]) if len(bm) else None, qv=qv)
     order = evidence_order(ev)
     method = "sentence-evidence"
     if ctx.llm is not None and head:
