@@ -142,6 +142,27 @@ def run(run_id: str = typer.Argument(..., help="A run_id printed by `ask`.")):
     _print_json({"run": rec, "trace": ctx.docstore.get_trace(run_id)})
 
 
+@app.command()
+def mcp(http: bool = typer.Option(False, "--http", help="Serve streamable HTTP instead of stdio."),
+        host: str = typer.Option("127.0.0.1", "--host", help="HTTP bind address (loopback by default)."),
+        port: int = typer.Option(8765, "--port", help="HTTP port."),
+        path: str = typer.Option("/mcp", "--path", help="HTTP endpoint path."),
+        no_auth: bool = typer.Option(False, "--no-auth", help="Serve HTTP WITHOUT authentication (unsafe; local "
+                                     "throwaway tests only)."),
+        engine: Optional[str] = typer.Option(None, "--engine", help="embedded | cloud (default: RELAYRAG_ENGINE)."),
+        log_level: str = typer.Option("WARNING", "--log-level", help="Log level (logs go to stderr).")):
+    """Serve relayrag as an MCP server (tools: ask, search, ingest, delete_document, list_collections, get_run,
+    plus one per workflows/*.yaml that declares `# mcp-tool:`). stdio by default (stdout carries only
+    JSON-RPC); --http serves streamable HTTP with bearer tokens from RELAYRAG_MCP_TOKENS."""
+    from relayrag.errors import RelayragError
+    try:
+        from relayrag.mcp_server import serve
+        serve(http=http, host=host, port=port, path=path, no_auth=no_auth, engine=engine, log_level=log_level)
+    except RelayragError as exc:
+        err.print(f"[red]error:[/] {exc}")
+        raise typer.Exit(2)
+
+
 @eval_app.command("beir")
 def eval_beir(dataset: Path = typer.Argument(..., help="BEIR folder: corpus.jsonl, queries.jsonl, qrels/test.tsv."),
               collection: str = typer.Option(..., "--collection", "-c"),

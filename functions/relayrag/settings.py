@@ -58,6 +58,18 @@ class Settings(BaseSettings):
     ocr_lang: str = Field("eng", description="tesseract language(s) for OCR fallback.")
     ocr_dpi: int = Field(200, description="Rasterisation DPI for OCR.")
 
+    # workflow engine and the MCP gateway (`relayrag mcp`, relayrag.mcp_server)
+    engine: str = Field("embedded", description="Workflow engine: embedded (in-process) | cloud (Workflows "
+                                                "Executions API; not in this release).")
+    mcp_tokens: str = Field("", description="Comma-separated static bearer tokens accepted by `relayrag mcp --http`.")
+    mcp_jwt_public_key: str = Field("", description="PEM public key (or HS* shared secret) that verifies JWT bearer "
+                                                    "tokens on `relayrag mcp --http`; empty = no JWT.")
+    mcp_jwt_issuer: str = Field("", description="Required `iss` of JWT bearer tokens; empty = not checked.")
+    mcp_jwt_audience: str = Field("", description="Required `aud` of JWT bearer tokens; empty = not checked.")
+    mcp_jwt_algorithm: str = Field("RS256", description="JWT signing algorithm (RS256, ES256, HS256, ...).")
+    mcp_ingest_roots: str = Field("", description="Comma-separated folders the MCP `ingest` tool may read. Required "
+                                                  "for ingest over HTTP; over stdio, empty = any path.")
+
 
 @functools.lru_cache(maxsize=1)
 def load_settings() -> Settings:

@@ -201,3 +201,21 @@ def test_http_refuses_to_start_without_auth_unless_no_auth(home, monkeypatch):
     finally:
         err = stop(proc)
     assert "--no-auth" in err and "EVERY request" in err
+
+
+def test_stdio_guard_sends_stray_output_to_stderr():
+    code = """if True:
+        import os, subprocess, sys
+        from relayrag.mcp_server import stdout_reserved_for_protocol
+        with stdout_reserved_for_protocol():
+            print("python noise")
+            os.write(1, b"c-level noise\\n")
+            subprocess.run(["echo", "child noise"], check=True)
+            sys.stdout.buffer.write(b'{"jsonrpc": "2.0"}\\n')
+            sys.stdout.buffer.flush()
+        print("after")
+    """
+    p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert p.returncode == 0, p.stderr
+    assert p.stdout == '{"jsonrpc": "2.0"}\nafter\n'
+    assert all(x in p.stderr for x in ("python noise", "c-level noise", "child noise"))

@@ -192,7 +192,7 @@ def test_errors_come_back_as_tool_errors_and_the_server_keeps_serving(server, in
     assert "unknown run_id" in errs["run"]
     assert "does not exist" in errs["missing"]
     assert "absolute" in errs["relative"]
-    assert "gs" in errs["uri"] and "local path" in errs["uri"]
+    assert "gs://" in errs["uri"] and "local path" in errs["uri"]
     assert "never-ingested.pdf" in errs["no_match"] and "bees.txt" in errs["no_match"]
     assert "documents" in errs["no_docs"]
     assert "no_such_tool" in errs["unknown_tool"]
@@ -311,7 +311,8 @@ def test_a_dropped_workflow_becomes_a_tool_without_restart(server, wf_dir, tmp_p
                 "# mcp-param: tone", "# mcp-param: loud boolean optional — Shout.\n# mcp-param: tone"))
             changed = await names(c)
             # malformed declarations and built-in names are not offered, and do not break listing
-            (wf_dir / "broken.yaml").write_text("# mcp-tool: broken\n# mcp-param: x strnig required\nmain: {steps: []}\n")
+            (wf_dir / "broken.yaml").write_text(
+                "# mcp-tool: broken\n# mcp-param: x strnig required\nmain: {steps: []}\n")
             (wf_dir / "shadow.yaml").write_text("# mcp-tool: ask\nmain:\n  steps:\n    - r:\n        return: 1\n")
             (wf_dir / "plain.yaml").write_text("main:\n  steps:\n    - r:\n        return: 1\n")
             # a workflow cannot run Python: expressions are whitelisted by the interpreter
@@ -347,7 +348,8 @@ def test_parse_tool_spec_grammar():
         ("name", "string", True, None, None), ("times", "integer", False, 2, None),
         ("tone", "string", False, None, ("warm", "dry"))]
     assert parse_tool_spec("main: {}\n# Parameters: question\n", "x") is None
-    assert parse_tool_spec("# mcp-tool: t -- Desc\n# mcp-param: ids array optional -- Ids\n", "t").params[0].type == "array"
+    dashes = parse_tool_spec("# mcp-tool: t -- Desc\n# mcp-param: ids array optional -- Ids\n", "t")
+    assert dashes.description == "Desc" and dashes.params[0].type == "array" and dashes.params[0].description == "Ids"
     bad = {
         "# mcp-tool: 9bad\n": "invalid tool name",
         "# mcp-tool: a\n# mcp-tool: b\n": "second",
@@ -423,3 +425,16 @@ def test_tool_error_type_is_fastmcp_tool_error(server, ingested):
             await c.call_tool("get_run", {"run_id": "nope"})
     with pytest.raises(ToolError, match="unknown run_id"):
         run(go())
+
+
+def test_an_unexpected_exception_is_a_tool_error_not_a_crash(server, small_corpus, monkeypatch):
+    def broken(self, path, collection):
+        raise RuntimeError("disk on fire")
+    monkeypatch.setattr(type(server.gateway), "ingest", broken)
+
+    async def go():
+        async with Client(server) as c:
+            err = await call_error(c, "ingest", {"path": str(small_corpus), "collection": "docs"})
+            return err, (await c.call_tool("list_collections", {})).data
+    err, still = run(go())
+    assert err == "internal error (RuntimeError): disk on fire" and still["count"] == 0
