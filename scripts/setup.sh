@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs relayrag for local use: Debian's tesseract-ocr (OCR fallback for image-only PDF pages) when
-# it is missing and we may install it, then a virtual environment .venv with relayrag and its test tools.
+# it is missing and we may install it, then a virtual environment .venv with relayrag (and its test tools unless RELAYRAG_EXTRAS="").
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -21,5 +21,6 @@ if [ ! -x .venv/bin/python ]; then
   "$PY" -m venv .venv
 fi
 .venv/bin/python -m pip install -q --upgrade pip >/dev/null
-.venv/bin/python -m pip install -q -e '.[dev]'
+# extras: "dev" (tests, benchmarks, MCP) by default; scripts/demo.sh installs the runtime only
+.venv/bin/python -m pip install -q -e ".${RELAYRAG_EXTRAS-[dev]}"
 echo "setup: done (.venv)" >&2

@@ -37,7 +37,7 @@ def _print_json(obj) -> None:
 def _print_summary(s: dict) -> None:
     f = s["files"]
     out.print(f"[bold]{s['collection']}[/] version {s['version']}: {f['ingested']} ingested, {f['skipped']} "
-              f"unchanged, {f['deleted']} deleted, {f['failed']} failed; {s['chunks_embedded']} chunks embedded, "
+              f"skipped (unchanged), {f['deleted']} deleted, {f['failed']} failed; {s['chunks_embedded']} chunks embedded, "
               f"{s['chunks_total']} in the index ({s['seconds']:.1f} s)")
     for w in s.get("warnings", []):
         err.print(f"[yellow]warning[/] {w['path']}: {w['warning']}")
@@ -66,17 +66,22 @@ def ingest(path: Path = typer.Argument(..., help="A file or a folder (walked rec
 
 @app.command()
 def delete(paths: list[str] = typer.Argument(..., help="Ingested file paths (or file names) to remove."),
-           collection: str = typer.Option(..., "--collection", "-c"),
-           as_json: bool = typer.Option(False, "--json")):
+           collection: str = typer.Option(..., "--collection", "-c", help="Collection name."),
+           as_json: bool = typer.Option(False, "--json", help="Print the result as one JSON object.")):
     """Remove documents from a collection: chunks, BM25, vectors and ingestion records."""
+    from relayrag.errors import RelayragError
     from relayrag.ingest.pipeline import ingest as run_ingest
-    summary = run_ingest(_ctx(), ".", collection, remove_paths=paths).to_dict()
+    try:
+        summary = run_ingest(_ctx(), ".", collection, remove_paths=paths).to_dict()
+    except RelayragError as exc:
+        err.print(f"[red]error:[/] {exc}")
+        raise typer.Exit(2)
     _print_json(summary) if as_json else _print_summary(summary)
     raise typer.Exit(1 if summary["failed"] else 0)
 
 
 @app.command()
-def collections(as_json: bool = typer.Option(False, "--json")):
+def collections(as_json: bool = typer.Option(False, "--json", help="Print the result as one JSON object.")):
     """List collections with their current index version and sizes."""
     cols = _ctx().docstore.list_collections()
     if as_json:
@@ -90,7 +95,7 @@ def collections(as_json: bool = typer.Option(False, "--json")):
 
 @app.command()
 def ask(question: str = typer.Argument(..., help="The question."),
-        collection: str = typer.Option(..., "--collection", "-c"),
+        collection: str = typer.Option(..., "--collection", "-c", help="Collection name."),
         as_json: bool = typer.Option(False, "--json", help="Print the result as one JSON object."),
         stream: bool = typer.Option(False, "--stream", help="Print NDJSON stage events as they finish, then the result."),
         arm: Optional[str] = typer.Option(None, "--arm", help="Force a retrieval arm: dense | bm25 | hybrid.")):
@@ -99,6 +104,21 @@ def ask(question: str = typer.Argument(..., help="The question."),
     from relayrag.engine.expr import WorkflowsRuntimeError
     from relayrag.engine.local import ask as run_ask
     from relayrag.errors import RelayragError
+    from relayrag.naming import validate_collection
+    from relayrag.retrieval.bandit import Arm
+
+    try:
+        validate_collection(collection)
+        if arm:
+            Arm.from_str(arm)
+        if not question.strip():
+            raise RelayragError("the question is empty")
+    except (RelayragError, ValueError) as exc:
+        err.print(f"[red]error:[/] {exc}")
+        raise typer.Exit(2)
+    if stream and as_json:
+        err.print("[red]error:[/] --stream already prints JSON (NDJSON events, then the result); use one of them")
+        raise typer.Exit(2)
 
     def on_event(e: dict) -> None:
         if stream:
@@ -111,6 +131,8 @@ def ask(question: str = typer.Argument(..., help="The question."),
     except WorkflowsRuntimeError as exc:
         body = exc.payload.get("body")
         msg = body.get("error") if isinstance(body, dict) and body.get("error") else str(exc)
+        for d in (body.get("details") or []) if isinstance(body, dict) else []:
+            msg += f"; {d['field']}: {d['message']}"
         err.print(f"[red]error:[/] {msg}")
         raise typer.Exit(2)
     except RelayragError as exc:
@@ -165,16 +187,21 @@ def mcp(http: bool = typer.Option(False, "--http", help="Serve streamable HTTP i
 
 @eval_app.command("beir")
 def eval_beir(dataset: Path = typer.Argument(..., help="BEIR folder: corpus.jsonl, queries.jsonl, qrels/test.tsv."),
-              collection: str = typer.Option(..., "--collection", "-c"),
-              as_json: bool = typer.Option(False, "--json"),
+              collection: str = typer.Option(..., "--collection", "-c", help="Collection name."),
+              as_json: bool = typer.Option(False, "--json", help="Print the result as one JSON object."),
               limit: int = typer.Option(0, "--limit", help="Evaluate only the first N test queries (0 = all)."),
               split: str = typer.Option("test", "--split", help="qrels file name under qrels/."),
               pipeline: bool = typer.Option(True, "--pipeline/--no-pipeline", help="Also score the full pipeline.")):
     """Ingest (if needed) and score a BEIR dataset: nDCG@10, Recall@100, MRR@10 for each arm, the bandit,
     and the full pipeline's final ranking."""
+    from relayrag.errors import RelayragError
     from relayrag.evaluation import evaluate_beir
-    report = evaluate_beir(_ctx(), dataset, collection, limit=limit or None, split=split, pipeline=pipeline,
-                           progress=not as_json)
+    try:
+        report = evaluate_beir(_ctx(), dataset, collection, limit=limit or None, split=split, pipeline=pipeline,
+                               progress=not as_json)
+    except RelayragError as exc:
+        err.print(f"[red]error:[/] {exc}")
+        raise typer.Exit(2)
     if as_json:
         _print_json(report)
         return

@@ -37,6 +37,7 @@ from urllib.parse import unquote, urlparse
 
 from pydantic import Field
 
+from relayrag.naming import COLLECTION_PATTERN
 from relayrag.errors import ConfigError, RelayragError
 
 try:
@@ -70,7 +71,6 @@ BUILTIN_TOOLS = ("ask", "search", "ingest", "delete_document", "list_collections
 ENGINES = ("embedded", "cloud")
 RESERVED_ARGS = ("run_id", "urls")  # set by the gateway, never by a client (see DESIGN.md)
 
-COLLECTION_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"
 CollectionName = Annotated[str, Field(
     description="Collection name (letters, digits, '_', '-', '.'; up to 64 characters), as given to ingest.",
     pattern=COLLECTION_PATTERN)]

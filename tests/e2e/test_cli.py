@@ -84,3 +84,21 @@ def test_bad_files_fail_clearly_and_the_rest_ingest(tmp_path):
 def test_ask_unknown_collection_is_a_clear_error(tmp_path):
     p = rr(tmp_path / "h", "ask", "What?", "-c", "nothing", check=False)
     assert p.returncode == 2 and "relayrag ingest" in p.stderr and "Traceback" not in p.stderr
+
+
+@pytest.mark.parametrize("args,needle", [
+    (["ingest", "{docs}", "-c", "../../escape"], "invalid collection name"),
+    (["ingest", "{docs}", "-c", "a b/c"], "invalid collection name"),
+    (["ingest", "{docs}", "-c", ""], "invalid collection name"),
+    (["ask", "What?", "-c", "../x"], "invalid collection name"),
+    (["ask", "What?", "-c", "docs", "--arm", "sparse"], "valid: dense, bm25, hybrid"),
+    (["ask", "  ", "-c", "docs"], "question is empty"),
+    (["delete", "x.txt", "-c", "nope"], "unknown collection"),
+    (["eval", "beir", "{docs}", "-c", "e"], "not a BEIR dataset"),
+])
+def test_bad_arguments_are_clear_errors(tmp_path, small_corpus, args, needle):
+    args = [a.replace("{docs}", str(small_corpus)) for a in args]
+    p = rr(tmp_path / "h", *args, check=False)
+    assert p.returncode == 2, (p.stdout, p.stderr)
+    assert needle in " ".join(p.stderr.split()) and "Traceback" not in p.stderr
+    assert not (tmp_path / "escape.lock").exists() and not list(tmp_path.glob("**/escape*"))

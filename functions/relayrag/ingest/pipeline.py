@@ -24,6 +24,7 @@ from relayrag.context import StageContext
 from relayrag.errors import IngestError
 from relayrag.ingest import loaders
 from relayrag.ingest.chunking import Chunk, make_chunks
+from relayrag.naming import validate_collection
 from relayrag.ingest.snapshot import gc_versions, new_version, read_chunks, read_vectors, write_snapshot
 
 
@@ -64,6 +65,7 @@ def file_sha256(path: Path) -> str:
 
 @contextlib.contextmanager
 def collection_lock(ctx: StageContext, collection: str) -> Iterator[None]:
+    validate_collection(collection)
     lock_dir = ctx.settings.home / "locks"
     lock_dir.mkdir(parents=True, exist_ok=True)
     with open(lock_dir / f"{collection}.lock", "w") as fh:
@@ -128,8 +130,9 @@ def ingest(ctx: StageContext, path: Path | str, collection: str, *, progress: bo
            remove_paths: list[str] | None = None) -> IngestSummary:
     """Sync `path` into `collection` (or, with `remove_paths`, only delete those sources).
 
-    Returns the summary; never raises for a bad file (it is listed in `failed`). Raises IngestError only
-    if `path` itself does not exist."""
+    Returns the summary; never raises for a bad file (it is listed in `failed`). Raises RelayragError
+    for an invalid collection name, IngestError if `path` does not exist or (delete) the collection is
+    unknown."""
     t0 = time.perf_counter()
     s = ctx.settings
     store, docs = ctx.blobstore, ctx.docstore
@@ -147,6 +150,9 @@ def ingest(ctx: StageContext, path: Path | str, collection: str, *, progress: bo
         deleted: list[str] = []
 
         if remove_paths is not None:
+            if meta is None:
+                known = ", ".join(c["name"] for c in docs.list_collections()) or "none"
+                raise IngestError(f"unknown collection {collection!r} (collections: {known})")
             for p in remove_paths:
                 key = p if "://" in p else _key(Path(p))
                 matches = [k for k in records if k == key or k.startswith(key.rstrip("/") + "/")

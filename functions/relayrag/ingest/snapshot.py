@@ -22,6 +22,7 @@ from pathlib import Path
 import numpy as np
 
 from relayrag.backends.blobstore import BlobStore
+from relayrag.naming import validate_collection
 from relayrag.retrieval.bm25 import BM25Index
 from relayrag.retrieval.dense import DenseIndex
 
@@ -32,6 +33,7 @@ def new_version() -> str:
 
 
 def prefix(collection: str, version: str | None = None) -> str:
+    validate_collection(collection)
     return f"snapshots/{collection}/" + (f"{version}/" if version else "")
 
 

@@ -19,6 +19,7 @@ from pydantic import Field
 from relayrag.backends.llm import LLMError, complete_json
 from relayrag.context import StageContext
 from relayrag.errors import StageError
+from relayrag.naming import COLLECTION_PATTERN
 from relayrag.retrieval.tokenize import tokenize
 from relayrag.stages.base import Stage, StageRequest, StageResponse
 
@@ -50,7 +51,7 @@ RAG_EXAMPLES = [
 
 class ClassifyRequest(StageRequest):
     question: str = Field(..., min_length=1, max_length=4000)
-    collection: str = Field(..., min_length=1, max_length=200, pattern=r"^[A-Za-z0-9_.-]+$")
+    collection: str = Field(..., min_length=1, max_length=64, pattern=COLLECTION_PATTERN)
 
 
 class ClassifyResponse(StageResponse):
