@@ -26,7 +26,6 @@ import logging
 import os
 import re
 import sys
-import time
 import traceback
 import uuid
 from dataclasses import dataclass, field
@@ -540,9 +539,10 @@ class Gateway:
         from relayrag.ingest.pipeline import discover
         return len(discover(root)) if root.is_dir() else 1
 
-    def ingest(self, path: Path, collection: str) -> dict:
+    def ingest(self, path: Path, collection: str,
+               on_progress: Callable[[float, float | None, str], None] | None = None) -> dict:
         from relayrag.ingest.pipeline import ingest as run_ingest
-        return bounded_summary(run_ingest(self.ctx(), path, collection).to_dict())
+        return bounded_summary(run_ingest(self.ctx(), path, collection, on_progress=on_progress).to_dict())
 
     def delete(self, collection: str, documents: list[str]) -> dict:
         from relayrag.ingest.pipeline import ingest as run_ingest
@@ -739,32 +739,14 @@ def build_server(*, engine: str | None = None, http: bool = False, auth: TokenVe
         total, and the new index version. Sends progress notifications while it runs."""
         root = gw.resolve_ingest_path(path)
         n_files = await in_thread(gw.count_files, root)
-        total = float(max(n_files, 1))
+        total = float(n_files + 1)  # the pipeline counts files + 1 (embedding and snapshot)
         if ctx is not None:
             await ctx.report_progress(0, total, f"ingesting {n_files} file(s) from {root}")
-        done = anyio.Event()
-
-        async def heartbeat() -> None:
-            t0 = time.monotonic()
-            while not done.is_set():
-                with anyio.move_on_after(1.0):
-                    await done.wait()
-                if done.is_set() or ctx is None:
-                    return
-                elapsed = time.monotonic() - t0
-                # ingest() reports no per-file progress: an estimate that grows and never reaches the total
-                await ctx.report_progress(total * elapsed / (elapsed + 10.0), total,
-                                          f"ingesting {n_files} file(s)… {elapsed:.0f} s")
-
         failure: ToolError | None = None
-        async with anyio.create_task_group() as tg:
-            tg.start_soon(heartbeat)
-            try:
-                summary = await in_thread(gw.ingest, root, collection)
-            except ToolError as exc:  # raised outside the task group, so it is not wrapped in a group
-                failure = exc
-            finally:
-                done.set()
+        try:
+            summary = await in_thread(gw.ingest, root, collection, progress_from_thread(ctx))
+        except ToolError as exc:
+            failure = exc
         if failure is not None:
             raise failure
         if ctx is not None:

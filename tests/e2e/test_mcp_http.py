@@ -126,7 +126,7 @@ def test_http_with_a_token_ingests_with_progress_and_asks(gateway, small_corpus)
     tools, summary, answer = asyncio.run(go())
     assert {"ask", "search", "ingest", "delete_document", "list_collections", "get_run", "rag"} <= tools
     assert summary["files"]["ingested"] == 4 and not summary["failed"]
-    assert progress and progress[-1][0] == progress[-1][1] == 4
+    assert progress and progress[-1][0] == progress[-1][1] == 5  # 4 files + embedding/snapshot
     assert answer["grounded"] and "60,000" in answer["answer"] and answer["citations"][0]["doc"] == "bees.txt"
 
 

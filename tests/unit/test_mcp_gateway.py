@@ -126,7 +126,8 @@ def test_every_tool_end_to_end(server, home, small_corpus):
     s = out["ingest"]
     assert s["files"] == {"ingested": 4, "skipped": 0, "deleted": 0, "failed": 0} and s["version"]
     p = out["ingest_progress"]
-    assert p[0][0] == 0 and p[-1][0] == p[-1][1] == 4 and "4 ingested" in p[-1][2]
+    assert p[0][0] == 0 and p[-1][0] == p[-1][1] == 5 and "4 ingested" in p[-1][2]
+    assert [m for _, _, m in p if m.startswith("loaded ")] and all(a <= b for (a, _, _), (b, _, _) in zip(p, p[1:]))
     assert [x[0] for x in p] == sorted(x[0] for x in p)  # progress never goes back
 
     (col,) = out["collections"]["collections"]
@@ -428,7 +429,7 @@ def test_tool_error_type_is_fastmcp_tool_error(server, ingested):
 
 
 def test_an_unexpected_exception_is_a_tool_error_not_a_crash(server, small_corpus, monkeypatch):
-    def broken(self, path, collection):
+    def broken(self, path, collection, on_progress=None):
         raise RuntimeError("disk on fire")
     monkeypatch.setattr(type(server.gateway), "ingest", broken)
 

@@ -14,7 +14,7 @@ import fcntl
 import hashlib
 import os
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -127,10 +127,12 @@ def _progress(enabled: bool):
 
 
 def ingest(ctx: StageContext, path: Path | str, collection: str, *, progress: bool = False,
-           remove_paths: list[str] | None = None) -> IngestSummary:
+           remove_paths: list[str] | None = None,
+           on_progress: Callable[[float, float, str], None] | None = None) -> IngestSummary:
     """Sync `path` into `collection` (or, with `remove_paths`, only delete those sources).
 
-    Returns the summary; never raises for a bad file (it is listed in `failed`). Raises RelayragError
+    on_progress(done, total, message): called after each file and each embedding batch; total = files + 1
+    (the last unit is embedding + writing the snapshot). Returns the summary; never raises for a bad file (it is listed in `failed`). Raises RelayragError
     for an invalid collection name, IngestError if `path` does not exist or (delete) the collection is
     unknown."""
     t0 = time.perf_counter()
@@ -168,6 +170,7 @@ def ingest(ctx: StageContext, path: Path | str, collection: str, *, progress: bo
             files = discover(root)
             if root.is_file() and not files:
                 files = [root]
+            total_units = float(len(files) + 1)
             seen = set()
             with _progress(progress) as bar:
                 task = bar.add_task("loading", total=len(files)) if bar else None
@@ -196,6 +199,8 @@ def ingest(ctx: StageContext, path: Path | str, collection: str, *, progress: bo
                     finally:
                         if bar:
                             bar.advance(task)
+                        if on_progress:
+                            on_progress(float(len(seen)), total_units, f"loaded {f.name}")
                     new_chunks[key] = [c.to_dict() for c in chunks]
                     for w in extras.pop("warnings", []):
                         summary.warnings.append({"path": str(f), "warning": w})
@@ -239,6 +244,10 @@ def ingest(ctx: StageContext, path: Path | str, collection: str, *, progress: bo
                         vectors[i] = v
                     if bar:
                         bar.advance(task, len(idx))
+                    if on_progress and remove_paths is None:
+                        done = min(len(todo), b + step)
+                        on_progress(total_units - 1 + done / len(todo) * 0.9, total_units,
+                                    f"embedded {done}/{len(todo)} chunks")
         summary.chunks_embedded = len(todo)
         matrix = np.stack(vectors).astype(np.float16) if vectors else np.zeros((0, dim or 384), np.float16)
 
