@@ -5,6 +5,7 @@ User output goes to stdout (JSON with --json); progress and logs go to stderr.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import sys
@@ -27,6 +28,17 @@ err = Console(stderr=True)
 def _ctx():
     from relayrag.context import default_context
     return default_context()
+
+
+@contextlib.contextmanager
+def _user_errors():
+    """A RelayragError becomes `error: <message>` on stderr and exit code 2 (no traceback)."""
+    from relayrag.errors import RelayragError
+    try:
+        yield
+    except RelayragError as exc:
+        err.print(f"[red]error:[/] {exc}")
+        raise typer.Exit(2)
 
 
 def _print_json(obj) -> None:
@@ -53,13 +65,9 @@ def ingest(path: Path = typer.Argument(..., help="A file or a folder (walked rec
            progress: bool = typer.Option(True, "--progress/--no-progress", help="Progress bar on stderr.")):
     """Ingest PATH into a collection incrementally: unchanged files are skipped, files removed from PATH are
     removed from the index. Exit code 1 if any file failed (the others are still ingested)."""
-    from relayrag.errors import RelayragError
     from relayrag.ingest.pipeline import ingest as run_ingest
-    try:
+    with _user_errors():
         summary = run_ingest(_ctx(), path, collection, progress=progress and not as_json).to_dict()
-    except RelayragError as exc:
-        err.print(f"[red]error:[/] {exc}")
-        raise typer.Exit(2)
     _print_json(summary) if as_json else _print_summary(summary)
     raise typer.Exit(1 if summary["failed"] else 0)
 
@@ -69,13 +77,9 @@ def delete(paths: list[str] = typer.Argument(..., help="Ingested file paths (or 
            collection: str = typer.Option(..., "--collection", "-c", help="Collection name."),
            as_json: bool = typer.Option(False, "--json", help="Print the result as one JSON object.")):
     """Remove documents from a collection: chunks, BM25, vectors and ingestion records."""
-    from relayrag.errors import RelayragError
     from relayrag.ingest.pipeline import ingest as run_ingest
-    try:
+    with _user_errors():
         summary = run_ingest(_ctx(), ".", collection, remove_paths=paths).to_dict()
-    except RelayragError as exc:
-        err.print(f"[red]error:[/] {exc}")
-        raise typer.Exit(2)
     _print_json(summary) if as_json else _print_summary(summary)
     raise typer.Exit(1 if summary["failed"] else 0)
 
@@ -194,14 +198,10 @@ def eval_beir(dataset: Path = typer.Argument(..., help="BEIR folder: corpus.json
               pipeline: bool = typer.Option(True, "--pipeline/--no-pipeline", help="Also score the full pipeline.")):
     """Ingest (if needed) and score a BEIR dataset: nDCG@10, Recall@100, MRR@10 for each arm, the bandit,
     and the full pipeline's final ranking."""
-    from relayrag.errors import RelayragError
     from relayrag.evaluation import evaluate_beir
-    try:
+    with _user_errors():
         report = evaluate_beir(_ctx(), dataset, collection, limit=limit or None, split=split, pipeline=pipeline,
                                progress=not as_json)
-    except RelayragError as exc:
-        err.print(f"[red]error:[/] {exc}")
-        raise typer.Exit(2)
     if as_json:
         _print_json(report)
         return

@@ -30,41 +30,19 @@ def _json(status: int, body: dict):
     return json.dumps(body, ensure_ascii=False), status, {"Content-Type": "application/json"}
 
 
-@functions_framework.http
-def classify(request):
-    return _handle("classify", request)
+def _entry(stage_name: str):
+    """The functions-framework HTTP function for one stage (named after it, as Cloud Functions expects)."""
+    def handler(request):
+        return _handle(stage_name, request)
+    handler.__name__ = handler.__qualname__ = stage_name
+    return functions_framework.http(handler)
 
 
-@functions_framework.http
-def hyde(request):
-    return _handle("hyde", request)
-
-
-@functions_framework.http
-def retrieve(request):
-    return _handle("retrieve", request)
-
-
-@functions_framework.http
-def rerank(request):
-    return _handle("rerank", request)
-
-
-@functions_framework.http
-def grade(request):
-    return _handle("grade", request)
-
-
-@functions_framework.http
-def generate(request):
-    return _handle("generate", request)
-
-
-@functions_framework.http
-def hallucination_check(request):
-    return _handle("hallucination_check", request)
-
-
-@functions_framework.http
-def sql(request):
-    return _handle("sql", request)
+classify = _entry("classify")
+hyde = _entry("hyde")
+retrieve = _entry("retrieve")
+rerank = _entry("rerank")
+grade = _entry("grade")
+generate = _entry("generate")
+hallucination_check = _entry("hallucination_check")
+sql = _entry("sql")

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import enum
 import functools
 import os
 from pathlib import Path
@@ -10,19 +9,17 @@ from pathlib import Path
 from pydantic import Field
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from relayrag.enums import ChoiceEnum
 
-class LLMBackend(str, enum.Enum):
+
+class LLMBackend(ChoiceEnum):
     none = "none"
     openai = "openai"
     vertex = "vertex"
 
     @classmethod
-    def from_str(cls, value: str) -> "LLMBackend":
-        try:
-            return cls(value)
-        except ValueError:
-            valid = ", ".join(m.value for m in cls)
-            raise ValueError(f"unknown LLM backend {value!r}; valid: {valid}") from None
+    def _label(cls) -> str:
+        return "LLM backend"
 
 
 def default_home() -> Path:

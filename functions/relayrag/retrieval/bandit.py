@@ -7,23 +7,19 @@ r ∈ [0, 1] (alpha += r, beta += 1 - r), so arms that surface relevant chunks g
 
 from __future__ import annotations
 
-import enum
-
 import numpy as np
 
+from relayrag.enums import ChoiceEnum
 
-class Arm(str, enum.Enum):
+
+class Arm(ChoiceEnum):
     dense = "dense"
     bm25 = "bm25"
     hybrid = "hybrid"
 
     @classmethod
-    def from_str(cls, value: str) -> "Arm":
-        try:
-            return cls(value)
-        except ValueError:
-            valid = ", ".join(m.value for m in cls)
-            raise ValueError(f"unknown retrieval arm {value!r}; valid: {valid}") from None
+    def _label(cls) -> str:
+        return "retrieval arm"
 
 
 class ThompsonBandit:
