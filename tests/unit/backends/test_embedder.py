@@ -106,3 +106,14 @@ def test_nan_guard_removal_is_exact(emb):
     assert strip_softmax_nan_guards(stripped)[1] == 0  # idempotent
     plain = OnnxMiniLMEmbedder(threads=1, strip_nan_guards=False)
     np.testing.assert_allclose(plain.embed(TEXTS), emb.embed(TEXTS), atol=1e-6)
+
+
+def test_batches_respect_count_and_token_budget():
+    e = OnnxMiniLMEmbedder(batch_size=4, max_batch_tokens=100)  # no model needed
+    lengths = np.array([60, 50, 30, 20, 10, 10, 10, 5, 5, 5, 5, 5])
+    order = np.argsort(-lengths, kind="stable")
+    batches = [lengths[b].tolist() for b in e._batches(order, lengths)]
+    assert batches == [[60], [50, 30], [20, 10, 10, 10], [5, 5, 5, 5], [5]]
+    assert sum(len(b) for b in batches) == len(lengths)
+    e.max_batch_tokens = 0
+    assert [len(b) for b in e._batches(order, lengths)] == [4, 4, 4]
