@@ -21,6 +21,8 @@ app = typer.Typer(add_completion=False, no_args_is_help=True,
                   help="relayrag: cited, grounding-checked answers over your documents (embedded engine).")
 eval_app = typer.Typer(no_args_is_help=True, help="Evaluate retrieval and the pipeline on a dataset.")
 app.add_typer(eval_app, name="eval")
+warehouse_app = typer.Typer(no_args_is_help=True, help="Tables for Text-to-SQL: the collection's embedded DuckDB warehouse.")
+app.add_typer(warehouse_app, name="warehouse")
 out = Console()
 err = Console(stderr=True)
 
@@ -187,6 +189,38 @@ def mcp(http: bool = typer.Option(False, "--http", help="Serve streamable HTTP i
     except RelayragError as exc:
         err.print(f"[red]error:[/] {exc}")
         raise typer.Exit(2)
+
+
+@warehouse_app.command("load")
+def warehouse_load(paths: list[Path] = typer.Argument(..., help="CSV, Parquet or SQLite files, or folders of them."),
+                   collection: str = typer.Option(..., "--collection", "-c", help="Collection name."),
+                   replace: bool = typer.Option(False, "--replace", help="Rebuild the warehouse from these files only."),
+                   as_json: bool = typer.Option(False, "--json", help="Print the result as one JSON object.")):
+    """Load tables into RELAYRAG_HOME/warehouses/<collection>.duckdb (one table per CSV/Parquet file, named
+    after it; every table of a SQLite file). `ask` then routes table questions of the collection to sql."""
+    from relayrag.sql.warehouse import load_warehouse
+    with _user_errors():
+        rec = load_warehouse(_ctx().settings.home, collection, list(paths), replace=replace)
+    if as_json:
+        _print_json(rec)
+        return
+    out.print(f"[bold]{collection}[/]: loaded {', '.join(rec['written'])} into {rec['path']} "
+              f"({len(rec['tables'])} tables, {rec['seconds']:.1f} s)")
+
+
+@warehouse_app.command("schema")
+def warehouse_schema(collection: str = typer.Option(..., "--collection", "-c", help="Collection name.")):
+    """Print the schema JSON the sql stage gives the LLM (tables, columns, types, keys, sample values)."""
+    from relayrag.errors import RelayragError
+    from relayrag.naming import validate_collection
+    from relayrag.sql.warehouse import open_warehouse
+    with _user_errors():
+        validate_collection(collection)
+        wh = open_warehouse(_ctx().settings.home, collection)
+        if wh is None:
+            raise RelayragError(f"collection {collection!r} has no warehouse; run `relayrag warehouse load PATH "
+                                f"--collection {collection}`")
+        _print_json(wh.schema())
 
 
 @eval_app.command("beir")

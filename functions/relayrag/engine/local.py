@@ -94,4 +94,8 @@ def build_result(ctx: StageContext, run_id: str) -> dict:
         "retry_count": run.get("retry_count", 0),
         "regen_count": run.get("regen_count", 0),
         "stages": [{"name": t["name"], "ms": t["ms"], "method": t["method"]} for t in trace],
+        # sql route: the query that answered, its rows (capped) and how many it returned
+        "sql": run.get("sql"),
+        "rows": run.get("rows", []),
+        "row_count": run.get("row_count", 0),
     }

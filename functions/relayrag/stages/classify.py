@@ -3,8 +3,9 @@
 No-LLM method `few-shot-embedding`: cosine k-NN (k=3) of the question's MiniLM embedding against
 labelled example utterances, plus a lexical check — a question with no content words left after
 greeting/stopword removal is chitchat. Anything uncertain goes to rag (the safe default: it cites or
-refuses). `sql` is chosen only for collections with a warehouse attached; none exist in this release, so
-the sql route is never taken by the no-LLM method. LLM method `llm`: schema-constrained JSON label.
+refuses). `sql` is chosen only for collections with a warehouse (`relayrag warehouse load`): by the no-LLM
+method when the collection has no documents, or when the question names one of the warehouse's tables.
+LLM method `llm`: schema-constrained JSON label.
 """
 
 from __future__ import annotations
@@ -85,12 +86,23 @@ SCHEMA = {"type": "object", "properties": {"route": {"type": "string", "enum": [
           "required": ["route"], "additionalProperties": False}
 
 
+def mentions_table(question: str, tables: list[str]) -> bool:
+    """Does the question name a warehouse table (stemmed: "customers" matches Customer)?"""
+    q = set(tokenize(question))
+    return any(set(tokenize(t)) <= q for t in tables if tokenize(t))
+
+
 def run(req: ClassifyRequest, ctx: StageContext) -> ClassifyResponse:
-    if ctx.docstore.get_collection(req.collection) is None:
+    from relayrag.sql.warehouse import warehouse_record
+    warehouse = warehouse_record(ctx.settings.home, req.collection)
+    has_warehouse = warehouse is not None  # `relayrag warehouse load` wrote one for this collection
+    meta = ctx.docstore.get_collection(req.collection)
+    if meta is None and not has_warehouse:
         known = ", ".join(c["name"] for c in ctx.docstore.list_collections()) or "none"
         raise StageError(f"unknown collection {req.collection!r}; run `relayrag ingest PATH --collection "
                          f"{req.collection}` first (collections: {known})")
-    has_warehouse = False  # the sql stage ships a warehouse backend in a later release
+    has_documents = bool(meta and meta.get("current_version"))
+    tables = list(warehouse.get("tables") or []) if warehouse else []
     ctx.docstore.create_run(req.run_id, {
         "run_id": req.run_id, "question": req.question, "collection": req.collection,
         "created_at": time.time(), "retry_count": 0, "regen_count": 0,
@@ -99,10 +111,12 @@ def run(req: ClassifyRequest, ctx: StageContext) -> ClassifyResponse:
     if ctx.llm is not None:
         try:
             allowed = "rag, chitchat" + (", sql" if has_warehouse else "")
+            tables_note = (f" The database has the tables: {', '.join(tables[:50])}." if has_warehouse else "")
             out = complete_json(ctx.llm, [
                 {"role": "system", "content": "Classify the user's message for a document assistant. "
                  f"Labels: {allowed}. rag = needs facts from the documents; chitchat = greeting, thanks, "
-                 "small talk or questions about the assistant; sql = needs numbers from database tables."},
+                 "small talk or questions about the assistant; sql = needs numbers from database tables."
+                 + tables_note},
                 {"role": "user", "content": req.question}], SCHEMA, max_tokens=20)
             route = Route(out["route"])
             if route == Route.sql and not has_warehouse:
@@ -112,8 +126,14 @@ def run(req: ClassifyRequest, ctx: StageContext) -> ClassifyResponse:
             route = None  # fall back to the no-LLM method; the trace says which ran
     if route is None:
         route, conf = classify_no_llm(req.question, ctx.embedder)
+        # a warehouse-only collection answers from its tables; with documents too, a question naming a
+        # table goes to sql
+        if route == Route.rag and has_warehouse and (not has_documents or mentions_table(req.question, tables)):
+            route, conf = Route.sql, (0.9 if not has_documents else 0.6)
         if ctx.llm is not None:
             method = "few-shot-embedding (llm failed)"
+    if route == Route.rag and has_warehouse and not has_documents:
+        route = Route.sql  # nothing to retrieve from: the tables are the collection's only source
     ctx.docstore.update_run(req.run_id, {"route": route.value, "route_method": method})
     return ClassifyResponse(run_id=req.run_id, route=route.value, method=method, confidence=round(conf, 3))
 

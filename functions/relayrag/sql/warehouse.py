@@ -1,0 +1,546 @@
+"""Warehouses behind one protocol: embedded DuckDB (default) and BigQuery (extra `gcp`).
+
+Every query goes through `relayrag.sql.guard.guard_sql` inside `query()` (the caller may guard too):
+a refusal or a database error comes back as a `QueryResult` with `error`, never as an exception.
+
+DuckDB: the collection's database file is opened read-only with `enable_external_access=false`
+(no files, no network, no extension loading) and the configuration locked; BigQuery-dialect SQL is
+transpiled with `sqlglot.transpile(read="bigquery", write="duckdb")`; DuckDB's own parser must also
+see exactly one SELECT; a timer thread interrupts a query that runs past the timeout.
+
+BigQuery: a dry run estimates the bytes first; above the budget the query is refused; otherwise it runs
+with `maximum_bytes_billed` = the budget and a job timeout. Meant for a read-only service account.
+`google.cloud.bigquery` is imported lazily, so a test double of the client needs nothing installed.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import decimal
+import json
+import re
+import sqlite3
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol, runtime_checkable
+
+from relayrag.errors import ConfigError, RelayragError
+from relayrag.sql.guard import guard_sql
+
+SAMPLE_MAX_DISTINCT = 25  # text columns with at most this many distinct values get sample values
+SAMPLE_VALUES = 8
+
+
+class WarehouseError(RelayragError):
+    """The warehouse could not be opened or loaded."""
+
+
+@dataclass
+class QueryResult:
+    ok: bool
+    sql: str = ""                 # the SQL as generated (guarded, BigQuery dialect)
+    executed_sql: str = ""        # what the engine ran (DuckDB dialect for DuckDB)
+    columns: list[str] = field(default_factory=list)
+    rows: list[list[Any]] = field(default_factory=list)
+    row_count: int = 0
+    truncated: bool = False
+    tables: list[str] = field(default_factory=list)
+    error: str | None = None
+    refused: bool = False         # the guard (or the cost budget) refused; nothing ran
+    refusal_code: str | None = None  # GuardResult.code, or "budget"
+    bytes_estimated: int | None = None
+    ms: float = 0.0
+
+    def to_dict(self) -> dict:
+        return {k: getattr(self, k) for k in self.__dataclass_fields__}
+
+
+@runtime_checkable
+class Warehouse(Protocol):
+    dialect: str  # the dialect `query` accepts (generation targets it)
+
+    def tables(self) -> set[str]: ...
+
+    def schema(self) -> dict: ...
+
+    def query(self, sql: str) -> QueryResult: ...
+
+
+def json_value(v: Any) -> Any:
+    """A JSON-safe value: Decimal -> float, datetimes -> 'YYYY-MM-DD HH:MM:SS', bytes -> hex."""
+    if isinstance(v, decimal.Decimal):
+        return int(v) if v == v.to_integral_value() and abs(v) < 2**53 else float(v)
+    if isinstance(v, _dt.datetime):
+        return v.strftime("%Y-%m-%d %H:%M:%S")
+    if isinstance(v, (_dt.date, _dt.time)):
+        return v.isoformat()
+    if isinstance(v, (bytes, bytearray, memoryview)):
+        return bytes(v).hex()
+    if isinstance(v, (list, tuple)):
+        return [json_value(x) for x in v]
+    if isinstance(v, dict):
+        return {str(k): json_value(x) for k, x in v.items()}
+    return v
+
+
+# ----------------------------------------------------------------------------------------------- DuckDB
+
+class DuckDBWarehouse:
+    dialect = "bigquery"
+
+    def __init__(self, path: str | Path, *, timeout_s: float = 10.0, max_rows: int = 1000):
+        import duckdb
+        self.path = Path(path)
+        if not self.path.is_file():
+            raise WarehouseError(f"no warehouse database at {self.path}")
+        self.timeout_s = timeout_s
+        self.max_rows = max_rows
+        self._duckdb = duckdb
+        self._lock = threading.Lock()
+        try:
+            self._con = duckdb.connect(str(self.path), read_only=True, config={
+                "enable_external_access": False, "autoinstall_known_extensions": False,
+                "autoload_known_extensions": False, "lock_configuration": True})
+        except Exception as exc:
+            raise WarehouseError(f"could not open {self.path} read-only: {exc}") from exc
+        self._tables: set[str] | None = None
+        self._schema: dict | None = None
+
+    def close(self) -> None:
+        self._con.close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def _fetch(self, sql: str, params: list | None = None) -> list[tuple]:
+        with self._lock:
+            return self._con.execute(sql, params or []).fetchall()
+
+    def tables(self) -> set[str]:
+        if self._tables is None:
+            self._tables = {r[0] for r in self._fetch(
+                "SELECT table_name FROM duckdb_tables() WHERE schema_name = 'main' AND NOT temporary")}
+        return set(self._tables)
+
+    def schema(self) -> dict:
+        """Tables, columns, types, primary/foreign keys, row counts, sample values of low-cardinality text."""
+        if self._schema is not None:
+            return self._schema
+        cols: dict[str, list[dict]] = {}
+        for table, column, dtype in self._fetch(
+                "SELECT table_name, column_name, data_type FROM duckdb_columns() WHERE schema_name = 'main' "
+                "ORDER BY table_name, column_index"):
+            cols.setdefault(table, []).append({"name": column, "type": dtype})
+        pks: dict[str, list[str]] = {}
+        fks: dict[str, list[dict]] = {}
+        for table, ctype, names, ref_table, ref_cols in self._fetch(
+                "SELECT table_name, constraint_type, constraint_column_names, referenced_table, "
+                "referenced_column_names FROM duckdb_constraints() WHERE schema_name = 'main' "
+                "AND constraint_type IN ('PRIMARY KEY', 'FOREIGN KEY')"):
+            if ctype == "PRIMARY KEY":
+                pks[table] = list(names)
+            else:
+                fks.setdefault(table, []).append({"columns": list(names), "ref_table": ref_table,
+                                                  "ref_columns": list(ref_cols or [])})
+        out = []
+        for table in sorted(cols):
+            q = _quote(table)
+            n_rows = self._fetch(f"SELECT COUNT(*) FROM {q}")[0][0]
+            samples: dict[str, list] = {}
+            for c in cols[table]:
+                if c["type"].upper().startswith("VARCHAR") and n_rows:
+                    qc = _quote(c["name"])
+                    distinct = self._fetch(f"SELECT COUNT(DISTINCT {qc}) FROM {q}")[0][0]
+                    if 0 < distinct <= SAMPLE_MAX_DISTINCT:
+                        samples[c["name"]] = [str(r[0])[:40] for r in self._fetch(
+                            f"SELECT {qc} FROM {q} WHERE {qc} IS NOT NULL GROUP BY {qc} "
+                            f"ORDER BY COUNT(*) DESC, {qc} LIMIT {SAMPLE_VALUES}")]
+            entry: dict = {"name": table, "rows": n_rows, "columns": {c["name"]: c["type"] for c in cols[table]}}
+            if table in pks:
+                entry["primary_key"] = pks[table]
+            if table in fks:
+                entry["foreign_keys"] = [f"{', '.join(f['columns'])} -> {f['ref_table']}({', '.join(f['ref_columns'])})"
+                                         for f in fks[table]]
+            if samples:
+                entry["samples"] = samples
+            out.append(entry)
+        self._schema = {"dialect": self.dialect, "tables": out}
+        return self._schema
+
+    def query(self, sql: str) -> QueryResult:
+        t0 = time.perf_counter()
+        g = guard_sql(sql, allowed_tables=self.tables(), dialect=self.dialect, max_rows=self.max_rows)
+        if not g.ok:
+            return QueryResult(ok=False, sql=sql, error=f"refused: {g.reason}", refused=True, refusal_code=g.code)
+        try:
+            executed = self._duckdb_sql(g.sql)
+        except Exception as exc:
+            return QueryResult(ok=False, sql=g.sql, tables=g.tables, refused=True, refusal_code="dialect",
+                               error=f"refused: could not transpile to DuckDB: {exc}"[:500])
+        res = QueryResult(ok=False, sql=g.sql, executed_sql=executed, tables=g.tables)
+        timer = threading.Timer(self.timeout_s, self._con.interrupt)
+        try:
+            with self._lock:
+                timer.start()
+                try:
+                    cur = self._con.execute(executed)
+                    columns = [d[0] for d in cur.description or []]
+                    rows = cur.fetchmany(self.max_rows + 1)
+                finally:
+                    timer.cancel()
+        except Exception as exc:
+            timed_out = "interrupt" in str(exc).lower()
+            res.error = (f"query timed out after {self.timeout_s:g} s" if timed_out
+                         else f"{type(exc).__name__}: {exc}")[:1000]
+            res.ms = round((time.perf_counter() - t0) * 1000, 2)
+            return res
+        res.ok = True
+        res.columns = columns
+        res.truncated = len(rows) > self.max_rows
+        res.rows = [[json_value(v) for v in r] for r in rows[:self.max_rows]]
+        res.row_count = len(res.rows)
+        res.ms = round((time.perf_counter() - t0) * 1000, 2)
+        return res
+
+    def _duckdb_sql(self, guarded_sql: str) -> str:
+        import sqlglot
+        out = sqlglot.transpile(guarded_sql, read=self.dialect, write="duckdb")
+        if len(out) != 1:
+            raise ValueError(f"expected one statement, got {len(out)}")
+        # DuckDB's own parser must agree: one statement, a SELECT (defence in depth beyond sqlglot)
+        stmts = self._duckdb.extract_statements(out[0])
+        if len(stmts) != 1 or stmts[0].type != self._duckdb.StatementType.SELECT:
+            kinds = ", ".join(str(s.type).rsplit(".", 1)[-1] for s in stmts)
+            raise ValueError(f"DuckDB sees {len(stmts)} statement(s): {kinds}")
+        return out[0]
+
+
+def _quote(name: str) -> str:
+    return '"' + name.replace('"', '""') + '"'
+
+
+# ----------------------------------------------------------------------------------------------- loading
+
+_SQLITE_TYPES = [  # (regex on the declared type, DuckDB type); first match wins; see SQLite type affinity
+    (r"^(big)?int(eger)?$|^(small|tiny|medium)int$|^int\d$", "BIGINT"),
+    (r"^(numeric|decimal)\s*\(\s*(\d+)\s*,\s*(\d+)\s*\)$", None),  # DECIMAL(p,s), filled below
+    (r"^datetime$|^timestamp$", "TIMESTAMP"),
+    (r"^date$", "DATE"),
+    (r"^bool(ean)?$", "BOOLEAN"),
+    (r"int", "BIGINT"),
+    (r"char|clob|text", "VARCHAR"),
+    (r"blob|^$", "BLOB"),
+    (r"real|floa|doub", "DOUBLE"),
+]
+
+
+def _duck_type(declared: str) -> str:
+    d = (declared or "").strip().lower()
+    for pattern, target in _SQLITE_TYPES:
+        m = re.search(pattern, d)
+        if m:
+            if target is None:
+                p, s = int(m.group(2)), int(m.group(3))
+                return f"DECIMAL({min(max(p, 1), 38)},{min(s, 38)})"
+            return target
+    return "DOUBLE"  # NUMERIC affinity
+
+
+def _sqlite_to_duckdb(src: Path, con) -> list[str]:
+    """Copy every user table of a SQLite file (opened read-only) into DuckDB with types, keys and rows.
+    (DuckDB's sqlite extension would be simpler but is a download, unavailable offline.)"""
+    sq = sqlite3.connect(f"file:{src}?mode=ro", uri=True)
+    try:
+        names = [r[0] for r in sq.execute(
+            "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name")]
+        info = {t: sq.execute(f"PRAGMA table_info({_quote(t)})").fetchall() for t in names}
+        fk_rows = {t: sq.execute(f"PRAGMA foreign_key_list({_quote(t)})").fetchall() for t in names}
+        existing = {r[0] for r in con.execute("SELECT table_name FROM duckdb_tables()").fetchall()}
+        clash = sorted(existing & set(names))
+        if clash:
+            raise WarehouseError(f"tables already in the warehouse: {', '.join(clash)} (use --replace)")
+        # referenced tables first (self references are fine in one CREATE)
+        order: list[str] = []
+
+        def visit(t: str, seen: tuple = ()) -> None:
+            if t in order or t in seen or t not in info:
+                return
+            for fk in fk_rows[t]:
+                visit(fk[2], seen + (t,))
+            order.append(t)
+        for t in names:
+            visit(t)
+        for t in order:
+            cols = info[t]
+            pk = [c[1] for c in sorted(cols, key=lambda c: c[5]) if c[5]]
+            parts = [f"{_quote(c[1])} {_duck_type(c[2])}" + (" NOT NULL" if c[3] else "") for c in cols]
+            if pk:
+                parts.append(f"PRIMARY KEY ({', '.join(_quote(c) for c in pk)})")
+            groups: dict[int, list] = {}
+            for fk in fk_rows[t]:  # (id, seq, table, from, to, ...)
+                groups.setdefault(fk[0], []).append(fk)
+            fk_parts = []
+            for fk in groups.values():
+                fk = sorted(fk, key=lambda r: r[1])
+                ref = fk[0][2]
+                to = [r[4] for r in fk]
+                # self references (Employee.ReportsTo) are left out: DuckDB checks them per statement,
+                # so a columnar batch holding both rows would fail
+                if ref in info and ref != t and all(to):
+                    fk_parts.append(f"FOREIGN KEY ({', '.join(_quote(r[3]) for r in fk)}) REFERENCES "
+                                    f"{_quote(ref)} ({', '.join(_quote(c) for c in to)})")
+            try:
+                con.execute(f"CREATE TABLE {_quote(t)} ({', '.join(parts + fk_parts)})")
+            except Exception:  # a key DuckDB cannot enforce: keep the table, drop the constraint
+                con.execute(f"CREATE TABLE {_quote(t)} ({', '.join(parts)})")
+            # columnar batches: one INSERT … SELECT UNNEST(?) per batch (executemany is ~100x slower)
+            types = [_duck_type(c[2]) for c in cols]
+            select = ", ".join(f"CAST(UNNEST(?) AS {ty})" for ty in types)
+            cur = sq.execute(f"SELECT * FROM {_quote(t)}")
+            while True:
+                batch = cur.fetchmany(20000)
+                if not batch:
+                    break
+                columns = [[_loadable(v) for v in col] for col in zip(*batch)]
+                con.execute(f"INSERT INTO {_quote(t)} SELECT {select}", columns)
+        return order
+    finally:
+        sq.close()
+
+
+def _loadable(v: Any) -> Any:
+    """SQLite values as one type per column list: numbers and text go in as text and DuckDB casts them
+    to the column type (a list mixing int, float and str would not bind)."""
+    if v is None or isinstance(v, (bytes, str)):
+        return v
+    return repr(v) if isinstance(v, float) else str(v)
+
+
+def _table_name(path: Path) -> str:
+    name = re.sub(r"[^0-9A-Za-z_]", "_", path.name.split(".")[0]) or "t"
+    return name if not name[0].isdigit() else f"t_{name}"
+
+
+def load_into_duckdb(sources: list[Path], db_path: Path, *, replace: bool = False) -> list[str]:
+    """Load CSV / Parquet files (one table each, named after the file) or SQLite databases (all their
+    tables) into the DuckDB file `db_path` (created if missing). Returns the tables written."""
+    import duckdb
+    db_path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = db_path.with_name(db_path.name + ".loading")
+    tmp.unlink(missing_ok=True)
+    if db_path.exists() and not replace:
+        tmp.write_bytes(db_path.read_bytes())
+    written: list[str] = []
+    con = duckdb.connect(str(tmp))
+    try:
+        for src in sources:
+            suffix = src.suffix.lower()
+            if suffix in (".sqlite", ".sqlite3", ".db") or _is_sqlite(src):
+                written += _sqlite_to_duckdb(src, con)
+            elif suffix in (".csv", ".tsv", ".parquet", ".pq"):
+                t = _table_name(src)
+                reader = "read_parquet" if suffix in (".parquet", ".pq") else "read_csv_auto"
+                con.execute(f"CREATE OR REPLACE TABLE {_quote(t)} AS SELECT * FROM {reader}(?)", [str(src)])
+                written.append(t)
+            else:
+                raise WarehouseError(f"{src}: not a CSV, Parquet or SQLite file")
+        con.execute("CHECKPOINT")
+    except WarehouseError:
+        con.close()
+        tmp.unlink(missing_ok=True)
+        raise
+    except Exception as exc:
+        con.close()
+        tmp.unlink(missing_ok=True)
+        raise WarehouseError(f"loading failed: {type(exc).__name__}: {exc}") from exc
+    con.close()
+    tmp.replace(db_path)  # readers see the old file or the new one, never a half-loaded one
+    return written
+
+
+def _is_sqlite(path: Path) -> bool:
+    try:
+        with open(path, "rb") as fh:
+            return fh.read(16) == b"SQLite format 3\x00"
+    except OSError:
+        return False
+
+
+# ----------------------------------------------------------------------------------------------- registry
+
+def warehouse_dir(home: Path) -> Path:
+    return Path(home) / "warehouses"
+
+
+def warehouse_record(home: Path, collection: str) -> dict | None:
+    """The record `relayrag warehouse load` writes next to the database (None: no warehouse)."""
+    p = warehouse_dir(home) / f"{collection}.json"
+    if not p.is_file():
+        return None
+    try:
+        rec = json.loads(p.read_text(encoding="utf-8"))
+    except ValueError:
+        return None
+    return rec if isinstance(rec, dict) else None
+
+
+def load_warehouse(home: Path, collection: str, paths: list[Path], *, replace: bool = False) -> dict:
+    """Load files into RELAYRAG_HOME/warehouses/<collection>.duckdb and record it (JSON next to it)."""
+    from relayrag.naming import validate_collection
+    validate_collection(collection)
+    sources: list[Path] = []
+    for p in paths:
+        p = Path(p)
+        if p.is_dir():
+            sources += sorted(x for x in p.iterdir() if x.is_file() and (
+                x.suffix.lower() in (".csv", ".tsv", ".parquet", ".pq", ".sqlite", ".sqlite3", ".db")))
+        elif p.is_file():
+            sources.append(p)
+        else:
+            raise WarehouseError(f"{p}: no such file or folder")
+    if not sources:
+        raise WarehouseError("nothing to load: give CSV, Parquet or SQLite files")
+    d = warehouse_dir(home)
+    db = d / f"{collection}.duckdb"
+    t0 = time.time()
+    written = load_into_duckdb(sources, db, replace=replace)
+    _forget(db)  # DuckDB caches one instance per path: close ours so the new file is what opens next
+    with DuckDBWarehouse(db) as wh:
+        tables = sorted(wh.tables())
+    old = warehouse_record(home, collection) or {}
+    rec = {"collection": collection, "engine": "duckdb", "path": str(db), "tables": tables,
+           "sources": sorted(set(([] if replace else old.get("sources", [])) + [str(s.resolve()) for s in sources])),
+           "loaded_at": time.time()}
+    tmp = d / f"{collection}.json.tmp"
+    tmp.write_text(json.dumps(rec, indent=2), encoding="utf-8")
+    tmp.replace(d / f"{collection}.json")
+    return {**rec, "written": written, "seconds": round(time.time() - t0, 2)}
+
+
+_open: dict[tuple[str, float], DuckDBWarehouse] = {}
+_open_lock = threading.Lock()
+
+
+def _forget(path: Path) -> None:
+    with _open_lock:
+        for k in [k for k in _open if k[0] == str(path)]:
+            _open.pop(k).close()
+
+
+def open_warehouse(home: Path, collection: str, *, timeout_s: float = 10.0, max_rows: int = 1000) -> Warehouse | None:
+    """The collection's warehouse (cached per file version), or None when it has none."""
+    rec = warehouse_record(home, collection)
+    if rec is None:
+        return None
+    if rec.get("engine", "duckdb") != "duckdb":
+        raise ConfigError(f"warehouse engine {rec.get('engine')!r} is not supported by the embedded engine")
+    path = Path(rec["path"])
+    if not path.is_file():
+        return None
+    key = (str(path), path.stat().st_mtime)
+    with _open_lock:
+        wh = _open.get(key)
+        if wh is None:
+            for k in [k for k in _open if k[0] == key[0]]:
+                _open.pop(k).close()
+            wh = _open[key] = DuckDBWarehouse(path, timeout_s=timeout_s, max_rows=max_rows)
+        wh.timeout_s, wh.max_rows = timeout_s, max_rows
+    return wh
+
+
+# ----------------------------------------------------------------------------------------------- BigQuery
+
+class BigQueryWarehouse:
+    """BigQuery through google-cloud-bigquery (extra `gcp`); `client` may be a test double."""
+
+    dialect = "bigquery"
+
+    def __init__(self, project: str, dataset: str, *, max_bytes_billed: int = 1_000_000_000,
+                 timeout_s: float = 30.0, max_rows: int = 1000, client: Any = None, bigquery_module: Any = None):
+        self.project, self.dataset = project, dataset
+        self.max_bytes_billed = int(max_bytes_billed)
+        self.timeout_s = timeout_s
+        self.max_rows = max_rows
+        self._bq = bigquery_module
+        self._client = client
+        self._tables: set[str] | None = None
+
+    @property
+    def bq(self):
+        if self._bq is None:
+            try:
+                from google.cloud import bigquery  # type: ignore
+            except ImportError as exc:
+                raise ConfigError("the BigQuery warehouse needs google-cloud-bigquery: "
+                                  "pip install 'relayrag[gcp]'") from exc
+            self._bq = bigquery
+        return self._bq
+
+    @property
+    def client(self):
+        if self._client is None:
+            self._client = self.bq.Client(project=self.project or None)
+        return self._client
+
+    def _dataset_id(self) -> str:
+        return f"{self.project}.{self.dataset}" if self.project else self.dataset
+
+    def tables(self) -> set[str]:
+        if self._tables is None:
+            names = {t.table_id for t in self.client.list_tables(self._dataset_id())}
+            self._tables = names | {f"{self.dataset}.{n}" for n in names} | (
+                {f"{self.project}.{self.dataset}.{n}" for n in names} if self.project else set())
+        return set(self._tables)
+
+    def schema(self) -> dict:
+        out = []
+        for name in sorted(t for t in self.tables() if "." not in t):
+            table = self.client.get_table(f"{self._dataset_id()}.{name}")
+            out.append({"name": name, "rows": getattr(table, "num_rows", None),
+                        "columns": [{"name": f.name, "type": f.field_type} for f in table.schema]})
+        return {"dialect": self.dialect, "dataset": self.dataset, "tables": out}
+
+    def _config(self, **kw):
+        return self.bq.QueryJobConfig(default_dataset=self._dataset_id(), **kw)
+
+    def query(self, sql: str) -> QueryResult:
+        t0 = time.perf_counter()
+        g = guard_sql(sql, allowed_tables=self.tables(), dialect=self.dialect, max_rows=self.max_rows)
+        if not g.ok:
+            return QueryResult(ok=False, sql=sql, error=f"refused: {g.reason}", refused=True, refusal_code=g.code)
+        res = QueryResult(ok=False, sql=g.sql, executed_sql=g.sql, tables=g.tables)
+        try:
+            dry = self.client.query(g.sql, job_config=self._config(dry_run=True, use_query_cache=False))
+            est = int(dry.total_bytes_processed or 0)
+        except Exception as exc:
+            res.error = f"dry run failed: {type(exc).__name__}: {exc}"[:1000]
+            return res
+        res.bytes_estimated = est
+        if est > self.max_bytes_billed:
+            res.refused, res.refusal_code = True, "budget"
+            res.error = (f"refused: the query would process {est:,} bytes, over the budget of "
+                         f"{self.max_bytes_billed:,} bytes")
+            return res
+        try:
+            job = self.client.query(g.sql, job_config=self._config(
+                maximum_bytes_billed=self.max_bytes_billed, job_timeout_ms=int(self.timeout_s * 1000)),
+                timeout=self.timeout_s)
+            rows_iter = job.result(timeout=self.timeout_s, max_results=self.max_rows + 1)
+            rows = [list(r.values()) if hasattr(r, "values") else list(r) for r in rows_iter]
+            columns = [f.name for f in (getattr(rows_iter, "schema", None) or [])]
+        except Exception as exc:
+            res.error = f"{type(exc).__name__}: {exc}"[:1000]
+            res.ms = round((time.perf_counter() - t0) * 1000, 2)
+            return res
+        res.ok = True
+        res.columns = columns
+        res.truncated = len(rows) > self.max_rows
+        res.rows = [[json_value(v) for v in r] for r in rows[:self.max_rows]]
+        res.row_count = len(res.rows)
+        res.ms = round((time.perf_counter() - t0) * 1000, 2)
+        return res

@@ -1,0 +1,98 @@
+"""BigQuery warehouse against a test double of the client (google-cloud-bigquery need not be installed):
+dry run before run, refusal over budget, maximum_bytes_billed and a job timeout set, the guard first."""
+
+from types import SimpleNamespace
+
+import pytest
+
+from relayrag.sql.warehouse import BigQueryWarehouse, Warehouse
+
+
+class FakeQueryJobConfig:
+    def __init__(self, **kw):
+        self.__dict__.update(kw)
+
+
+FAKE_BQ = SimpleNamespace(QueryJobConfig=FakeQueryJobConfig)
+
+
+class FakeRow(tuple):
+    def values(self):
+        return tuple(self)
+
+
+class FakeRowIterator(list):
+    schema = [SimpleNamespace(name="n")]
+
+
+class FakeClient:
+    def __init__(self, bytes_processed=1_000):
+        self.bytes_processed = bytes_processed
+        self.calls = []
+
+    def list_tables(self, dataset):
+        self.calls.append(("list_tables", dataset))
+        return [SimpleNamespace(table_id="Customer"), SimpleNamespace(table_id="Invoice")]
+
+    def query(self, sql, job_config=None, timeout=None):
+        self.calls.append(("query", sql, job_config, timeout))
+        if getattr(job_config, "dry_run", False):
+            return SimpleNamespace(total_bytes_processed=self.bytes_processed)
+        client = self
+
+        class Job:
+            def result(self, timeout=None, max_results=None):
+                client.calls.append(("result", timeout, max_results))
+                return FakeRowIterator([FakeRow((5,))])
+        return Job()
+
+
+def make(client, **kw):
+    return BigQueryWarehouse("proj", "chinook", client=client, bigquery_module=FAKE_BQ, **kw)
+
+
+def test_dry_run_then_run_with_maximum_bytes_billed():
+    client = FakeClient(bytes_processed=2_000)
+    wh = make(client, max_bytes_billed=10_000, timeout_s=12)
+    assert isinstance(wh, Warehouse)
+    r = wh.query("SELECT COUNT(*) AS n FROM Customer WHERE Country = 'Brazil'")
+    assert r.ok and r.rows == [[5]] and r.columns == ["n"] and r.bytes_estimated == 2_000
+    queries = [c for c in client.calls if c[0] == "query"]
+    assert len(queries) == 2
+    dry, real = queries[0][2], queries[1][2]
+    assert dry.dry_run is True and dry.use_query_cache is False and dry.default_dataset == "proj.chinook"
+    assert not getattr(real, "dry_run", False)
+    assert real.maximum_bytes_billed == 10_000 and real.job_timeout_ms == 12_000 and queries[1][3] == 12
+    assert queries[0][1] == queries[1][1] and queries[1][1].endswith("LIMIT 1000")  # the guarded SQL ran
+    assert ("result", 12, 1001) in client.calls
+
+
+def test_over_budget_is_refused_after_the_dry_run_only():
+    client = FakeClient(bytes_processed=5_000_000)
+    r = make(client, max_bytes_billed=1_000_000).query("SELECT * FROM Invoice")
+    assert not r.ok and r.refused and r.refusal_code == "budget" and "5,000,000 bytes" in r.error
+    queries = [c for c in client.calls if c[0] == "query"]
+    assert len(queries) == 1 and queries[0][2].dry_run is True
+
+
+@pytest.mark.parametrize("sql", ["DROP TABLE Customer", "SELECT 1; DELETE FROM Invoice",
+                                 "SELECT * FROM EXTERNAL_QUERY('conn', 'SELECT 1')", "SELECT * FROM other.secret"])
+def test_guard_refuses_before_any_call(sql):
+    client = FakeClient()
+    r = make(client).query(sql)
+    assert not r.ok and r.refused
+    assert not [c for c in client.calls if c[0] == "query"]
+
+
+def test_qualified_dataset_names_are_allowed():
+    client = FakeClient()
+    assert make(client).query("SELECT COUNT(*) AS n FROM chinook.Customer").ok
+    assert make(client).query("SELECT COUNT(*) AS n FROM proj.chinook.Customer").ok
+
+
+def test_client_errors_are_results():
+    class Failing(FakeClient):
+        def query(self, sql, job_config=None, timeout=None):
+            raise RuntimeError("403 Access Denied")
+    r = make(Failing()).query("SELECT * FROM Customer")
+    assert not r.ok and "403" in r.error

@@ -1,0 +1,149 @@
+"""DuckDB warehouse: loading SQLite / CSV / Parquet, schema JSON, guarded read-only queries, timeout, and the
+database file unchanged after every attack."""
+
+import hashlib
+import json
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from relayrag.sql.warehouse import (DuckDBWarehouse, WarehouseError, load_warehouse, open_warehouse,
+                                    warehouse_record)
+
+REPO = Path(__file__).resolve().parents[3]
+CHINOOK = REPO / "examples" / "chinook" / "chinook.sqlite"
+FIXTURES = REPO / "tests" / "fixtures" / "text2sql"
+
+
+def sha256(p: Path) -> str:
+    return hashlib.sha256(p.read_bytes()).hexdigest()
+
+
+@pytest.fixture(scope="module")
+def chinook_home(tmp_path_factory):
+    home = tmp_path_factory.mktemp("wh")
+    load_warehouse(home, "chinook", [CHINOOK])
+    return home
+
+
+@pytest.fixture
+def wh(chinook_home):
+    return open_warehouse(chinook_home, "chinook")
+
+
+def test_bundled_chinook_is_the_documented_file():
+    assert sha256(CHINOOK) == "7651ba378ac2fcd0dfc3c66fb101f7a7eed3ba39a612ec642b96e20702061f15"
+    assert (CHINOOK.parent / "LICENSE-chinook.md").read_text().count("MIT") + 1  # licence text next to it
+    assert "Permission is hereby granted" in (CHINOOK.parent / "LICENSE-chinook.md").read_text()
+
+
+def test_sqlite_load_copies_every_table_with_types_and_keys(chinook_home, wh):
+    rec = warehouse_record(chinook_home, "chinook")
+    assert rec["engine"] == "duckdb" and len(rec["tables"]) == 11
+    src = sqlite3.connect(f"file:{CHINOOK}?mode=ro", uri=True)
+    for t in rec["tables"]:
+        assert wh.query(f"SELECT COUNT(*) AS n FROM {t}").rows[0][0] == src.execute(f"SELECT COUNT(*) FROM {t}").fetchone()[0]
+    schema = wh.schema()
+    by = {t["name"]: t for t in schema["tables"]}
+    assert by["Invoice"]["columns"]["InvoiceDate"] == "TIMESTAMP"
+    assert by["Invoice"]["columns"]["Total"] == "DECIMAL(10,2)"
+    assert by["Customer"]["primary_key"] == ["CustomerId"]
+    assert "SupportRepId -> Employee(EmployeeId)" in by["Customer"]["foreign_keys"]
+    assert "Brazil" in by["Customer"]["samples"]["Country"]
+    assert "Blues" in by["Genre"]["samples"]["Name"] and len(by["Genre"]["samples"]["Name"]) == 8
+    assert "samples" not in by["Track"] or "Name" not in by["Track"]["samples"]  # high cardinality: no samples
+    assert len(json.dumps(schema, separators=(",", ":"))) < 20_000  # compact enough for a prompt
+
+
+def test_query_transpiles_bigquery_and_returns_json_values(wh):
+    r = wh.query("SELECT COUNT(*) AS n FROM Customer WHERE Country = 'Brazil'")
+    assert r.ok and r.rows == [[5]] and r.columns == ["n"] and r.tables == ["Customer"]
+    r = wh.query("SELECT EXTRACT(YEAR FROM InvoiceDate) AS y, ROUND(SUM(Total), 2) AS revenue FROM Invoice "
+                 "GROUP BY y ORDER BY y")
+    assert r.ok and r.rows[0][0] == 2021 and isinstance(r.rows[0][1], (int, float))
+    r = wh.query("SELECT InvoiceDate FROM Invoice ORDER BY InvoiceId LIMIT 1")
+    assert r.rows == [["2021-01-01 00:00:00"]]
+    r = wh.query("SELECT SAFE_DIVIDE(COUNT(*), 2) AS half FROM Customer")  # BigQuery-only function
+    assert r.ok, r.error
+
+
+def test_rows_are_capped(chinook_home):
+    small = open_warehouse(chinook_home, "chinook", max_rows=7)
+    r = small.query("SELECT * FROM Track")
+    assert r.ok and r.row_count == 7 and len(r.rows) == 7 and "LIMIT 7" in r.sql
+
+
+def test_errors_and_refusals_are_results(wh):
+    r = wh.query("SELECT NoSuchColumn FROM Album")
+    assert not r.ok and not r.refused and "NoSuchColumn" in r.error
+    r = wh.query("DROP TABLE Album")
+    assert not r.ok and r.refused and r.refusal_code == "not_select"
+
+
+def test_timeout_interrupts_a_long_query(chinook_home):
+    slow = open_warehouse(chinook_home, "chinook", timeout_s=0.3)
+    r = slow.query("SELECT COUNT(*) AS n FROM Track a, Track b, Track c WHERE a.Name < b.Name")
+    assert not r.ok and "timed out" in r.error
+    assert slow.query("SELECT COUNT(*) AS n FROM Album").rows == [[347]]  # the connection still works
+    slow.timeout_s = 10
+
+
+def test_connection_is_read_only_without_external_access(chinook_home, wh):
+    import duckdb
+    con = wh._con  # below the guard: the engine itself must refuse
+    with pytest.raises(duckdb.Error):
+        con.execute("CREATE TABLE x (a INT)")
+    with pytest.raises(duckdb.Error):
+        con.execute("SELECT * FROM read_csv('/etc/passwd')")
+    with pytest.raises(duckdb.Error):
+        con.execute("SET enable_external_access = true")
+
+
+def test_attacks_leave_the_database_unchanged(chinook_home, wh):
+    db = chinook_home / "warehouses" / "chinook.duckdb"
+    before, files = sha256(db), sorted(p.name for p in db.parent.iterdir())
+    attacks = [json.loads(line)["input"] for line in (FIXTURES / "adversarial_dev.jsonl").read_text().splitlines()
+               if json.loads(line)["kind"] == "sql"]
+    attacks += ["VACUUM INTO '/tmp/relayrag_evil.db'", "COPY Album TO '/tmp/relayrag_evil.csv'",
+                "ATTACH '/tmp/relayrag_evil.duckdb' AS e", "SELECT * FROM read_csv('/etc/passwd')",
+                "WITH d AS (DELETE FROM Invoice RETURNING *) SELECT * FROM d", "CHECKPOINT", "INSTALL httpfs"]
+    for sql in attacks:
+        r = wh.query(sql)
+        assert not r.ok and r.refused, sql
+    assert sha256(db) == before and sorted(p.name for p in db.parent.iterdir()) == files
+    assert not Path("/tmp/relayrag_evil.db").exists() and not Path("/tmp/relayrag_evil.csv").exists()
+
+
+def test_csv_and_parquet_load_and_replace(tmp_path):
+    import duckdb
+    csv = tmp_path / "sales-2024.csv"
+    csv.write_text("region,amount\nnorth,10\nsouth,32\nnorth,5\n")
+    pq = tmp_path / "targets.parquet"
+    duckdb.sql(f"COPY (SELECT 'north' AS region, 12 AS target) TO '{pq}' (FORMAT parquet)")
+    rec = load_warehouse(tmp_path / "home", "shop", [csv, pq])
+    assert rec["tables"] == ["sales_2024", "targets"]
+    wh = open_warehouse(tmp_path / "home", "shop")
+    r = wh.query("SELECT region, SUM(amount) AS total FROM sales_2024 GROUP BY region ORDER BY total DESC")
+    assert r.rows == [["south", 32], ["north", 15]]
+    # loading again adds to the warehouse; --replace rebuilds it; the open warehouse is refreshed
+    csv2 = tmp_path / "extra.csv"
+    csv2.write_text("a\n1\n")
+    assert load_warehouse(tmp_path / "home", "shop", [csv2])["tables"] == ["extra", "sales_2024", "targets"]
+    assert load_warehouse(tmp_path / "home", "shop", [csv2], replace=True)["tables"] == ["extra"]
+    assert open_warehouse(tmp_path / "home", "shop").tables() == {"extra"}
+
+
+def test_load_errors_are_clear(tmp_path):
+    (tmp_path / "notes.txt").write_text("hello")
+    with pytest.raises(WarehouseError, match="not a CSV, Parquet or SQLite"):
+        load_warehouse(tmp_path / "home", "x", [tmp_path / "notes.txt"])
+    with pytest.raises(WarehouseError, match="no such file"):
+        load_warehouse(tmp_path / "home", "x", [tmp_path / "missing.csv"])
+    load_warehouse(tmp_path / "home", "x", [CHINOOK])
+    with pytest.raises(WarehouseError, match="already in the warehouse"):
+        load_warehouse(tmp_path / "home", "x", [CHINOOK])
+    assert open_warehouse(tmp_path / "home", "x").query("SELECT COUNT(*) AS n FROM Genre").rows == [[25]]
+    assert open_warehouse(tmp_path / "home", "nothing") is None
+    with pytest.raises(WarehouseError):
+        DuckDBWarehouse(tmp_path / "missing.duckdb")
