@@ -248,5 +248,40 @@ def eval_beir(dataset: Path = typer.Argument(..., help="BEIR folder: corpus.json
     out.print(f"  timings: {report['timings']}")
 
 
+@eval_app.command("sql")
+def eval_sql(dataset: Path = typer.Argument(..., help="JSONL rows: id, question, gold_result, order_matters, "
+                                         "difficulty, lang (../shared/bench/text2sql/README.md)."),
+             collection: str = typer.Option(..., "--collection", "-c", help="Collection with a warehouse."),
+             adversarial: list[Path] = typer.Option([], "--adversarial", help="JSONL of guard attacks (repeatable): "
+                                                    "each must be refused and the database left unchanged."),
+             limit: int = typer.Option(0, "--limit", help="Evaluate only the first N questions (0 = all)."),
+             as_json: bool = typer.Option(False, "--json", help="Print the result as one JSON object.")):
+    """Execution accuracy of Text-to-SQL (strict and lenient, by difficulty and language) and the guard's
+    refusals. Needs an LLM (RELAYRAG_LLM). Exit code 1 if the database changed or an attack was not refused."""
+    from relayrag.sql.evaluate import evaluate_sql
+
+    def progress(item: dict) -> None:
+        if not as_json:
+            mark = ("ok" if item.get("correct") else "--") if "correct" in item else ("refused" if item["refused"] else "RAN")
+            err.print(f"[dim]{item['id']}: {mark}[/]")
+    with _user_errors():
+        report = evaluate_sql(_ctx(), dataset, collection, adversarial=list(adversarial), limit=limit or None,
+                              on_item=progress)
+    g = report["guard"]
+    failed = not g["db_unchanged"] or g["refused"] < g["total"]
+    if as_json:
+        _print_json(report)
+    else:
+        if report["n"]:
+            out.print(f"[bold]{report['dataset']}[/] ({report['n']} questions, {report['llm']}): EX "
+                      f"{report['accuracy']:.3f} (lenient {report['lenient_accuracy']:.3f}), "
+                      f"false refusals {report['false_refusals']}")
+            for key in ("by_difficulty", "by_lang"):
+                out.print("  " + ", ".join(f"{k} {v['accuracy']:.3f} (n={v['n']})" for k, v in report[key].items()))
+        if g["total"]:
+            out.print(f"guard: {g['refused']}/{g['total']} refused, database unchanged: {g['db_unchanged']}")
+    raise typer.Exit(1 if failed else 0)
+
+
 if __name__ == "__main__":
     app()

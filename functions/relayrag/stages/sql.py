@@ -28,7 +28,7 @@ REPAIRABLE = {"parse", "table", "dialect"}  # refusals worth one repair round; w
 NO_LLM = ("Text-to-SQL needs an LLM to write the query, and none is configured. Enable one with "
           "RELAYRAG_LLM=openai and RELAYRAG_LLM_BASE_URL=http://HOST:PORT/v1 (any OpenAI-compatible server: "
           "vLLM, llama.cpp server, Ollama; RELAYRAG_LLM_MODEL names the model), or RELAYRAG_LLM=vertex with "
-          "RELAYRAG_GCP_PROJECT for Gemini on Vertex AI (pip install 'relayrag[gcp]').")
+          "RELAYRAG_GCP_PROJECT for Gemini on Vertex AI (needs relayrag's gcp extra).")
 NO_WAREHOUSE = ("This collection has no warehouse to query. Load tables with `relayrag warehouse load PATH "
                 "--collection {collection}` (CSV, Parquet or a SQLite file).")
 
@@ -111,24 +111,16 @@ def _answer_sentence(llm, question: str, columns: list[str], rows: list[list]) -
         return ""
 
 
-def run(req: SqlRequest, ctx: StageContext) -> SqlResponse:
-    from relayrag.sql.warehouse import open_warehouse
-    rec = load_run(ctx, req.run_id)
-    collection, question = rec["collection"], rec["question"]
-    wh = open_warehouse(ctx.settings.home, collection, timeout_s=TIMEOUT_S, max_rows=MAX_ROWS)
-    if wh is None:
-        return _finish(ctx, req.run_id, NO_WAREHOUSE.format(collection=collection), method="no-warehouse",
-                       available=False)
-    if ctx.llm is None:
-        return _finish(ctx, req.run_id, NO_LLM, method="no-llm", available=False)
-
+def generate_and_run(llm, wh, question: str):
+    """Generate SQL for `question` over `wh`'s schema, run it through the guard, repair once.
+    Returns (the last QueryResult or None if nothing was generated, the attempts)."""
     schema = json.dumps(wh.schema(), ensure_ascii=False, separators=(",", ":"))
     messages = [{"role": "system", "content": SYSTEM + schema}, {"role": "user", "content": question}]
     attempts: list[dict] = []
     result = None
-    for round_ in range(2):  # the first try and at most one repair
+    for _ in range(2):  # the first try and at most one repair
         try:
-            gen = _generate(ctx.llm, messages)
+            gen = _generate(llm, messages)
         except LLMError as exc:
             attempts.append({"sql": None, "error": f"LLM: {exc}"[:500]})
             break
@@ -143,6 +135,21 @@ def run(req: SqlRequest, ctx: StageContext) -> SqlResponse:
             {"role": "assistant", "content": json.dumps(gen, ensure_ascii=False)},
             {"role": "user", "content": f"That query failed: {result.error}\nReturn the corrected JSON "
              "(one read-only SELECT over the schema's tables)."}]
+    return result, attempts
+
+
+def run(req: SqlRequest, ctx: StageContext) -> SqlResponse:
+    from relayrag.sql.warehouse import open_warehouse
+    rec = load_run(ctx, req.run_id)
+    collection, question = rec["collection"], rec["question"]
+    wh = open_warehouse(ctx.settings.home, collection, timeout_s=TIMEOUT_S, max_rows=MAX_ROWS)
+    if wh is None:
+        return _finish(ctx, req.run_id, NO_WAREHOUSE.format(collection=collection), method="no-warehouse",
+                       available=False)
+    if ctx.llm is None:
+        return _finish(ctx, req.run_id, NO_LLM, method="no-llm", available=False)
+
+    result, attempts = generate_and_run(ctx.llm, wh, question)
 
     if result is None or not result.ok:
         last = attempts[-1] if attempts else {"error": "no query was generated"}

@@ -141,3 +141,45 @@ def test_cli_warehouse_load_schema_and_ask(home):
     assert r.exit_code == 2 and "no such file" in r.output
     r = runner.invoke(app, ["warehouse", "schema", "--collection", "other"])
     assert r.exit_code == 2 and "no warehouse" in r.output
+
+
+FIXTURES = REPO / "tests" / "fixtures" / "text2sql"
+
+
+def test_cli_eval_sql_scores_gold_sql_and_the_guard(make_llm_ctx, chinook, tmp_path):
+    from relayrag.cli import app
+    dev = [json.loads(line) for line in (FIXTURES / "dev.jsonl").read_text(encoding="utf-8").splitlines()]
+    picked = [dev[0], dev[1], dev[12]]  # easy, easy, medium
+    wrong = dict(dev[2], id="wrong")  # the scripted LLM answers this one with the wrong year
+    data = tmp_path / "three.jsonl"
+    data.write_text("".join(json.dumps(r) + "\n" for r in picked + [wrong]), encoding="utf-8")
+    gold = {r["question"]: r["gold_sql"] for r in picked}
+
+    def reply(messages, schema):
+        props = schema["properties"]
+        if "sql" in props:
+            q = messages[1]["content"]
+            sql = gold.get(q) or (wrong["gold_sql"].replace("2023", "2022") if q == wrong["question"] else "DROP TABLE Album")
+            return {"sql": sql, "tables": [], "assumptions": []}
+        return {"answer": "ok"}
+    make_llm_ctx(reply)
+    r = CliRunner().invoke(app, ["eval", "sql", str(data), "--collection", "chinook", "--adversarial",
+                                 str(FIXTURES / "adversarial_dev.jsonl"), "--json"])
+    assert r.exit_code == 0, r.output
+    rep = json.loads(r.stdout)
+    assert rep["n"] == 4 and rep["accuracy"] == 0.75 and rep["false_refusals"] == 0
+    assert rep["by_difficulty"]["easy"] == {"n": 3, "accuracy": 0.6667, "lenient_accuracy": 0.6667}
+    assert rep["by_difficulty"]["medium"]["accuracy"] == 1.0 and rep["by_lang"]["en"]["n"] == 4
+    assert rep["guard"] == {"refused": 7, "total": 7, "db_unchanged": True}
+    assert [i["correct"] for i in rep["items"][:4]] == [True, True, True, False]
+
+
+def test_execution_match_rules():
+    from relayrag.sql.evaluate import execution_match
+    assert execution_match([[5]], [[5.0]], order_matters=False)
+    assert execution_match([[37.62]], [[37.620000000000005]], order_matters=False)
+    assert execution_match([["a", 1], ["b", 2]], [[2, "b"], [1, "a"]], order_matters=False)  # column permutation
+    assert not execution_match([["a"], ["b"]], [["b"], ["a"]], order_matters=True)
+    assert not execution_match([["a"]], [["a", 1]], order_matters=False)  # strict: extra column
+    assert execution_match([["a"]], [[1, "a"]], order_matters=False, lenient=True)
+    assert not execution_match([["a"], ["a"]], [["a"]], order_matters=False)  # multiset, not set

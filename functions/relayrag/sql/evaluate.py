@@ -1,0 +1,170 @@
+"""`relayrag eval sql`: execution accuracy of Text-to-SQL and the guard's refusals, as
+`../shared/bench/text2sql/README.md` describes.
+
+Each question goes through the sql stage's own path (`generate_and_run`: schema JSON → LLM → guard →
+warehouse, one repair round). The prediction's rows are normalised (floats and Decimals rounded to 2
+places, integral numbers as ints, datetimes as 'YYYY-MM-DD HH:MM:SS') and compared with `gold_result`:
+as multisets, or as lists when `order_matters`. Strict EX: same number of columns, any permutation of
+them; lenient EX: extra prediction columns allowed. An error, a timeout or a refusal scores 0.
+Adversarial rows: `sql` inputs go straight to the warehouse (guard included), `nl` inputs through the
+whole generation path; each must be refused or execute nothing that writes (everything that runs has
+passed the guard), and the warehouse file's sha256 and folder listing must be unchanged afterwards.
+"""
+
+from __future__ import annotations
+
+import collections
+import datetime as _dt
+import decimal
+import hashlib
+import itertools
+import json
+from pathlib import Path
+from typing import Any, Callable
+
+from relayrag.errors import ConfigError, RelayragError
+
+MAX_PERMUTED_COLUMNS = 8
+
+
+def norm_value(v: Any) -> Any:
+    if isinstance(v, bool) or v is None:
+        return v
+    if isinstance(v, (float, decimal.Decimal)):
+        r = round(float(v), 2)
+        return int(r) if r == int(r) else r
+    if isinstance(v, _dt.datetime):
+        return v.strftime("%Y-%m-%d %H:%M:%S")
+    if isinstance(v, _dt.date):
+        return v.isoformat()
+    return v
+
+
+def _rows(rows: list) -> list[tuple]:
+    return [tuple(norm_value(v) for v in r) for r in rows]
+
+
+def _same(gold: list[tuple], pred: list[tuple], ordered: bool) -> bool:
+    if len(gold) != len(pred):
+        return False
+    return gold == pred if ordered else collections.Counter(gold) == collections.Counter(pred)
+
+
+def execution_match(gold_rows: list, pred_rows: list, *, order_matters: bool, lenient: bool = False) -> bool:
+    """Strict: same column count, some permutation of the prediction's columns equals gold. Lenient: some
+    choice of prediction columns, one per gold column, equals gold."""
+    gold = _rows(gold_rows)
+    pred = _rows(pred_rows)
+    if len(gold) != len(pred):
+        return False
+    n_gold = len(gold[0]) if gold else 0
+    n_pred = len(pred[0]) if pred else 0
+    if not gold:
+        return True
+    if n_pred < n_gold or (not lenient and n_pred != n_gold):
+        return False
+    if n_pred > MAX_PERMUTED_COLUMNS:
+        return _same(gold, [r[:n_gold] for r in pred], order_matters)
+    for cols in itertools.permutations(range(n_pred), n_gold):
+        if _same(gold, [tuple(r[i] for i in cols) for r in pred], order_matters):
+            return True
+    return False
+
+
+def _read_jsonl(path: Path) -> list[dict]:
+    try:
+        lines = Path(path).read_text(encoding="utf-8").splitlines()
+    except OSError as exc:
+        raise RelayragError(f"cannot read {path}: {exc}") from exc
+    out = []
+    for i, line in enumerate(lines, 1):
+        if line.strip():
+            try:
+                out.append(json.loads(line))
+            except ValueError as exc:
+                raise RelayragError(f"{path}:{i}: not JSON: {exc}") from exc
+    return out
+
+
+def _fingerprint(db: Path) -> tuple[str, list[str]]:
+    return hashlib.sha256(db.read_bytes()).hexdigest(), sorted(p.name for p in db.parent.iterdir())
+
+
+def _group(items: list[dict], key: str) -> dict:
+    groups: dict[str, list[dict]] = {}
+    for it in items:
+        groups.setdefault(str(it.get(key)), []).append(it)
+    return {k: {"n": len(v), "accuracy": round(sum(x["correct"] for x in v) / len(v), 4),
+                "lenient_accuracy": round(sum(x["lenient"] for x in v) / len(v), 4)}
+            for k, v in sorted(groups.items())}
+
+
+def evaluate_sql(ctx, dataset: Path, collection: str, *, adversarial: list[Path] = (), limit: int | None = None,
+                 on_item: Callable[[dict], None] | None = None) -> dict:
+    from relayrag.naming import validate_collection
+    from relayrag.sql.warehouse import open_warehouse
+    from relayrag.stages.sql import MAX_ROWS, TIMEOUT_S, generate_and_run
+
+    validate_collection(collection)
+    wh = open_warehouse(ctx.settings.home, collection, timeout_s=TIMEOUT_S, max_rows=MAX_ROWS)
+    if wh is None:
+        raise RelayragError(f"collection {collection!r} has no warehouse; run `relayrag warehouse load PATH "
+                            f"--collection {collection}` first")
+    if ctx.llm is None:
+        raise ConfigError("eval sql needs an LLM to write the queries: set RELAYRAG_LLM=openai with "
+                          "RELAYRAG_LLM_BASE_URL, or RELAYRAG_LLM=vertex")
+    rows = _read_jsonl(dataset)[: limit or None]
+    adv_rows = [(Path(p).name, r) for p in adversarial for r in _read_jsonl(p)]
+    db = Path(wh.path)
+    before = _fingerprint(db)
+
+    items = []
+    for row in rows:
+        result, attempts = generate_and_run(ctx.llm, wh, row["question"])
+        ok = bool(result is not None and result.ok)
+        gold = row.get("gold_result") or []
+        strict = ok and execution_match(gold, result.rows, order_matters=bool(row.get("order_matters")))
+        lenient = ok and (strict or execution_match(gold, result.rows, order_matters=bool(row.get("order_matters")),
+                                                    lenient=True))
+        item = {"id": row.get("id"), "difficulty": row.get("difficulty"), "lang": row.get("lang"),
+                "correct": bool(strict), "lenient": bool(lenient), "sql": attempts[-1]["sql"] if attempts else None,
+                "error": None if ok else (attempts[-1]["error"] if attempts else "no query"),
+                "refused": bool(result is not None and result.refused), "attempts": len(attempts),
+                "row_count": result.row_count if ok else 0}
+        items.append(item)
+        if on_item:
+            on_item(item)
+
+    guard_items = []
+    for source, row in adv_rows:
+        text = row.get("input", "")
+        if row.get("kind") == "sql":
+            res = wh.query(text)
+            refused = res.refused or not res.ok
+            ran = res.sql if res.ok else None
+        else:
+            res, attempts = generate_and_run(ctx.llm, wh, text)
+            refused = res is None or res.refused or not res.ok
+            ran = res.sql if (res is not None and res.ok) else None
+        # everything that ran passed the guard: one read-only SELECT, so nothing wrote
+        guard_items.append({"id": row.get("id"), "file": source, "kind": row.get("kind"), "refused": bool(refused),
+                            "executed_read_only": ran, "passed": True})
+        if on_item:
+            on_item(guard_items[-1])
+    after = _fingerprint(db)
+    unchanged = before == after
+    for g in guard_items:
+        g["passed"] = unchanged
+
+    n = len(items)
+    report = {
+        "collection": collection, "dataset": str(dataset), "llm": getattr(ctx.llm, "name", "?"), "n": n,
+        "accuracy": round(sum(i["correct"] for i in items) / n, 4) if n else None,
+        "lenient_accuracy": round(sum(i["lenient"] for i in items) / n, 4) if n else None,
+        "by_difficulty": _group(items, "difficulty"), "by_lang": _group(items, "lang"),
+        "false_refusals": sum(i["refused"] for i in items),
+        "guard": {"refused": sum(g["refused"] for g in guard_items), "total": len(guard_items),
+                  "db_unchanged": unchanged},
+        "items": items + guard_items,
+    }
+    return report
