@@ -4,9 +4,9 @@ Every query goes through `relayrag.sql.guard.guard_sql` inside `query()` (the ca
 a refusal or a database error comes back as a `QueryResult` with `error`, never as an exception.
 
 DuckDB: the collection's database file is opened read-only with `enable_external_access=false`
-(no files, no network, no extension loading) and the configuration locked; BigQuery-dialect SQL is
-transpiled with `sqlglot.transpile(read="bigquery", write="duckdb")`; DuckDB's own parser must also
-see exactly one SELECT; a timer thread interrupts a query that runs past the timeout.
+(no files, no network, no extension loading), a memory limit, no spill files, the configuration
+locked; BigQuery-dialect SQL is transpiled with `sqlglot.transpile(read="bigquery", write="duckdb")`;
+DuckDB's own parser must also see exactly one SELECT; a timer thread interrupts a query past the timeout.
 
 BigQuery: a dry run estimates the bytes first; above the budget the query is refused; otherwise it runs
 with `maximum_bytes_billed` = the budget and a job timeout. Meant for a read-only service account.
@@ -31,6 +31,7 @@ from relayrag.sql.guard import guard_sql
 
 SAMPLE_MAX_DISTINCT = 25  # text columns with at most this many distinct values get sample values
 SAMPLE_VALUES = 8
+MEMORY_LIMIT = "2GB"  # per warehouse connection
 
 
 class WarehouseError(RelayragError):
@@ -102,7 +103,9 @@ class DuckDBWarehouse:
         try:
             self._con = duckdb.connect(str(self.path), read_only=True, config={
                 "enable_external_access": False, "autoinstall_known_extensions": False,
-                "autoload_known_extensions": False, "lock_configuration": True})
+                "autoload_known_extensions": False,
+                # bounded memory and no spill files next to the database (the folder stays as loaded)
+                "memory_limit": MEMORY_LIMIT, "temp_directory": "", "lock_configuration": True})
         except Exception as exc:
             raise WarehouseError(f"could not open {self.path} read-only: {exc}") from exc
         self._tables: set[str] | None = None
