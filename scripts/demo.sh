@@ -7,10 +7,10 @@ export RELAYRAG_HOME=${RELAYRAG_HOME:-$PWD/.relayrag}
 RR=.venv/bin/relayrag
 $RR ingest examples/pdfs --collection examples
 for q in \
-  "What is the estimated cost of the required actions per airplane?" \
-  "How many handgun background checks were there in Texas?" \
-  "What are self-locking nuts used for?" \
-  "What does the pilot do if the stabilizer trim runs away?"; do
+  "What is the labor cost of the stabilizer wiring change?" \
+  "How many airplanes of U.S. registry does the proposed AD affect?" \
+  "What should the pilot do if the autopilot is engaged when airspeed is unreliable?" \
+  "How do self-locking nuts stay tight?"; do
   echo
   $RR ask "$q" --collection examples
 done

@@ -36,7 +36,7 @@ def examples_ctx(tmp_path_factory):
 
 def test_all_pdfs_ingest(examples_ctx):
     _, s = examples_ctx
-    assert not s.failed and s.ingested == 6  # five PDFs and their README
+    assert not s.failed and s.ingested == 5
 
 
 def test_cost_table_answer_cites_federal_register_page(examples_ctx):

@@ -23,6 +23,26 @@ def lexical_coverage(query_tokens: list[str], text: str) -> float:
     return len(q & set(tokenize(text))) / len(q)
 
 
+def weighted_coverage(query_weights: dict[str, float], text: str) -> float:
+    """IDF-weighted share of the query's tokens present in `text`, in [0, 1]. query_weights: token → idf.
+    A rare term ("Texas" in a table of states) counts for more than the words every row shares."""
+    total = sum(query_weights.values())
+    if total <= 0:
+        return 0.0
+    present = set(tokenize(text))
+    return sum(w for t, w in query_weights.items() if t in present) / total
+
+
+def query_idf(query_tokens: list[str], bm25_index) -> dict[str, float]:
+    """BM25-style idf per distinct query token over the snapshot's chunks: ln(1 + (N - df + 0.5)/(df + 0.5))."""
+    n = max(1, bm25_index.n_docs)
+    out = {}
+    for t in dict.fromkeys(query_tokens):
+        df = int(np.count_nonzero(bm25_index.scores(t))) if bm25_index.n_docs else 0
+        out[t] = math.log(1 + (n - df + 0.5) / (df + 0.5))
+    return out
+
+
 def sentence_spans(text: str, max_sentences: int = 40) -> list[tuple[int, int]]:
     spans = split_sentences(text)
     return spans[:max_sentences] if spans else [(0, len(text))]

@@ -17,7 +17,7 @@ from relayrag.backends.llm import LLMError
 from relayrag.context import StageContext
 from relayrag.retrieval.tokenize import tokenize
 from relayrag.stages.base import Stage, StageRequest, StageResponse, load_run
-from relayrag.stages.evidence import embed_sentences, lexical_coverage
+from relayrag.stages.evidence import embed_sentences, query_idf, weighted_coverage
 from relayrag.text import has_cjk
 
 MARKER = re.compile(r"\s*\[(\d+)\]")
@@ -51,18 +51,20 @@ def citation(chunk: dict, n: int, quote: str) -> dict:
             "source": chunk["source"], "quote": quote}
 
 
-def extractive(question: str, chunks: list[dict], embedder, max_sentences: int) -> tuple[list[dict], list[dict]]:
+def extractive(question: str, chunks: list[dict], embedder, max_sentences: int, bm25_index=None
+               ) -> tuple[list[dict], list[dict]]:
     """Returns (answer sentences [{text, cites: [n]}], citations)."""
     spans, svecs = embed_sentences(embedder, [c["text"] for c in chunks])
     qv = embedder.embed([question], kind="query")[0]
     qtok = tokenize(question)
+    weights = query_idf(qtok, bm25_index) if bm25_index is not None else {t: 1.0 for t in qtok}
     cands = []  # (score, chunk index, span, vector)
     for i, c in enumerate(chunks):
         for (s, e), v in zip(spans[i], svecs[i]):
             text = c["text"][s:e]
             if len(text) < 12:
                 continue
-            score = 0.6 * float(v @ qv) + 0.4 * lexical_coverage(qtok, text)
+            score = 0.6 * float(v @ qv) + 0.4 * weighted_coverage(weights, text)
             if len(text) < 30:
                 score -= 0.15  # fragments ("Iowa Ethanol", headings) rarely answer anything
             cands.append((score, i, (s, e), v))
@@ -175,7 +177,7 @@ def run(req: GenerateRequest, ctx: StageContext) -> GenerateResponse:
         except LLMError:
             method = "extractive (llm failed)"
     if method != "llm":
-        sentences, citations = extractive(question, chunks, ctx.embedder, 1 if regen else 3)
+        sentences, citations = extractive(question, chunks, ctx.embedder, 1 if regen else 3, snap.bm25)
     answer = " ".join(f"{s['text']}" + "".join(f" [{n}]" for n in s["cites"]) for s in sentences)
     ctx.docstore.update_run(req.run_id, {"answer": answer, "citations": citations, "answer_sentences": sentences,
                                          "found": True, "generate_method": method,

@@ -1,7 +1,7 @@
 """Tests for relayrag.ingest.loaders: bad input, text formats, BEIR corpora, PDF layout/tables/OCR.
 
 Small PDFs are written byte by byte here (`_Pdf`); the real-world PDFs are the repo copies under
-examples/pdfs/ (public-domain U.S. government documents, see examples/pdfs/README.md). OCR tests skip
+examples/pdfs/ (public-domain U.S. government documents, see examples/pdfs.README.md). OCR tests skip
 when the tesseract binary is missing.
 """
 
