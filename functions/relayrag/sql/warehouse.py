@@ -88,6 +88,17 @@ def json_value(v: Any) -> Any:
 
 # ----------------------------------------------------------------------------------------------- DuckDB
 
+def _filled(res, columns: list[str], rows: list, max_rows: int, t0: float):
+    """A successful result: rows capped at max_rows (truncated says whether more came), JSON-safe values."""
+    res.ok = True
+    res.columns = columns
+    res.truncated = len(rows) > max_rows
+    res.rows = [[json_value(v) for v in r] for r in rows[:max_rows]]
+    res.row_count = len(res.rows)
+    res.ms = round((time.perf_counter() - t0) * 1000, 2)
+    return res
+
+
 class DuckDBWarehouse:
     dialect = "bigquery"
 
@@ -202,13 +213,7 @@ class DuckDBWarehouse:
                          else f"{type(exc).__name__}: {exc}")[:1000]
             res.ms = round((time.perf_counter() - t0) * 1000, 2)
             return res
-        res.ok = True
-        res.columns = columns
-        res.truncated = len(rows) > self.max_rows
-        res.rows = [[json_value(v) for v in r] for r in rows[:self.max_rows]]
-        res.row_count = len(res.rows)
-        res.ms = round((time.perf_counter() - t0) * 1000, 2)
-        return res
+        return _filled(res, columns, rows, self.max_rows, t0)
 
     def _duckdb_sql(self, guarded_sql: str) -> str:
         import sqlglot
@@ -540,10 +545,4 @@ class BigQueryWarehouse:
             res.error = f"{type(exc).__name__}: {exc}"[:1000]
             res.ms = round((time.perf_counter() - t0) * 1000, 2)
             return res
-        res.ok = True
-        res.columns = columns
-        res.truncated = len(rows) > self.max_rows
-        res.rows = [[json_value(v) for v in r] for r in rows[:self.max_rows]]
-        res.row_count = len(res.rows)
-        res.ms = round((time.perf_counter() - t0) * 1000, 2)
-        return res
+        return _filled(res, columns, rows, self.max_rows, t0)
