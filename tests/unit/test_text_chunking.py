@@ -44,3 +44,17 @@ def test_chunk_ids_stable_and_content_addressed():
     assert a[0].text == pages[0][1][a[0].start:a[0].end]
     c = make_chunks(doc="d.pdf", source="/x/d.pdf", title="T", pages=[(1, "Alpha beta gamma! Delta.")])
     assert c[0].chunk_id != a[0].chunk_id
+
+
+def test_chunks_continuing_a_table_carry_its_header():
+    from relayrag.ingest.chunking import table_header
+    rows = "\n".join(f"State{i} | {i} | {i * 10}" for i in range(60))
+    page = "Intro text.\nState | Permit | Handgun\n" + rows
+    chunks = make_chunks(doc="t.pdf", source="/t.pdf", title="", pages=[(1, page)], max_chars=300, overlap=0)
+    assert chunks[0].context == ""  # the header is inside the first chunk
+    assert all(c.context == "State | Permit | Handgun" for c in chunks[1:])
+    assert table_header("a | b\nc | d", 6) == "a | b" and table_header("text\nc | d", 5) == ""
+    from relayrag.stages.generate import with_table_header
+    c = chunks[2]
+    row = c.text.split("\n")[1]
+    assert with_table_header(c.text, c.text.index(row), row, c.context) == f"State | Permit | Handgun / {row}"

@@ -23,7 +23,8 @@ class Chunk:
     start: int         # char offset in the page text (inclusive)
     end: int           # char offset in the page text (exclusive)
     text: str
-    content_hash: str  # sha256 of text (embedding cache key)
+    content_hash: str  # sha256 of context + text (embedding cache key)
+    context: str = ""  # the table's header row when the chunk starts inside a table (not part of `text`)
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -68,6 +69,23 @@ def chunk_page(text: str, max_chars: int = 1200, overlap: int = 200) -> list[tup
     return chunks
 
 
+def table_header(page_text: str, start: int) -> str:
+    """The header (first row) of the table that `page_text[start:]` continues, or "" if the chunk does not
+    start inside a table. Rows are lines containing " | " (how loaders render tables)."""
+    line_start = page_text.rfind("\n", 0, start) + 1
+    first = page_text[line_start:page_text.find("\n", start) if "\n" in page_text[start:] else len(page_text)]
+    if " | " not in first or line_start == 0:
+        return ""
+    header, pos = "", line_start
+    while pos > 0:
+        prev_start = page_text.rfind("\n", 0, pos - 1) + 1
+        line = page_text[prev_start:pos - 1]
+        if " | " not in line:
+            break
+        header, pos = line, prev_start
+    return " ".join(header.split())
+
+
 def make_chunks(*, doc: str, source: str, title: str, pages: list[tuple[int, str]],
                 max_chars: int = 1200, overlap: int = 200) -> list[Chunk]:
     """pages: [(page_number, page_text)] → chunks in reading order with stable IDs."""
@@ -76,7 +94,9 @@ def make_chunks(*, doc: str, source: str, title: str, pages: list[tuple[int, str
     for number, text in pages:
         for ordinal, (s, e) in enumerate(chunk_page(text, max_chars, overlap)):
             body = text[s:e]
-            h = content_hash(body)
+            context = table_header(text, s)
+            h = content_hash(context + "\n" + body if context else body)
             out.append(Chunk(chunk_id=f"{src_hash}:{number}:{ordinal}:{h[:10]}", doc=doc, source=source,
-                             title=title, page=number, start=s, end=e, text=body, content_hash=h))
+                             title=title, page=number, start=s, end=e, text=body, content_hash=h,
+                             context=context))
     return out

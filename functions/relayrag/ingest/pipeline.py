@@ -25,7 +25,7 @@ from relayrag.errors import IngestError
 from relayrag.ingest import loaders
 from relayrag.ingest.chunking import Chunk, make_chunks
 from relayrag.naming import validate_collection
-from relayrag.ingest.snapshot import gc_versions, new_version, read_chunks, read_vectors, write_snapshot
+from relayrag.ingest.snapshot import gc_versions, index_text, new_version, read_chunks, read_vectors, write_snapshot
 
 
 @dataclass
@@ -112,9 +112,7 @@ def load_chunks(path: Path, key: str, chunk_chars: int, overlap: int) -> tuple[l
     return chunks, extras
 
 
-def embed_text(chunk: dict) -> str:
-    """What the dense arm embeds for a chunk: title line + text."""
-    return f"{chunk['title']}\n{chunk['text']}" if chunk.get("title") else chunk["text"]
+embed_text = index_text  # the dense arm embeds what BM25 indexes
 
 
 def _progress(enabled: bool):

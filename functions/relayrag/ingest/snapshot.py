@@ -27,6 +27,11 @@ from relayrag.retrieval.bm25 import BM25Index
 from relayrag.retrieval.dense import DenseIndex
 
 
+def index_text(chunk: dict) -> str:
+    """What BM25 and the dense arm index for a chunk: title line, table header if continued, text."""
+    return "\n".join(p for p in (chunk.get("title"), chunk.get("context"), chunk["text"]) if p)
+
+
 def new_version() -> str:
     """Sortable, unique: v<unix ms>-<6 hex>."""
     return f"v{int(time.time() * 1000):013d}-{uuid.uuid4().hex[:6]}"
@@ -64,7 +69,7 @@ def write_snapshot(store: BlobStore, collection: str, version: str, chunks: list
     buf = io.BytesIO()
     np.save(buf, np.asarray(vectors, dtype=np.float16), allow_pickle=False)
     store.put_bytes(p + "dense.npy", buf.getvalue())
-    bm25 = BM25Index.build([c["title"] + "\n" + c["text"] if c.get("title") else c["text"] for c in chunks])
+    bm25 = BM25Index.build([index_text(c) for c in chunks])
     with tempfile.TemporaryDirectory() as tmp:
         bm25.save(Path(tmp))
         for f in sorted(Path(tmp).iterdir()):

@@ -87,7 +87,7 @@ def extractive(question: str, chunks: list[dict], embedder, max_sentences: int, 
     sentences, citations, num_of = [], [], {}
     for score, i, (s, e), _ in chosen:
         text = " ".join(chunks[i]["text"][s:e].split())
-        quote = with_table_header(chunks[i]["text"], s, text)
+        quote = with_table_header(chunks[i]["text"], s, text, chunks[i].get("context", ""))
         if i not in num_of:
             num_of[i] = len(citations) + 1
             citations.append(citation(chunks[i], num_of[i], quote))
@@ -97,17 +97,21 @@ def extractive(question: str, chunks: list[dict], embedder, max_sentences: int, 
     return sentences, citations
 
 
-def with_table_header(chunk_text: str, start: int, row: str) -> str:
-    """A table row quoted with its table's first row (the header) when the chunk holds it: a bare row of
-    numbers means little without its column names."""
+def with_table_header(chunk_text: str, start: int, row: str, context: str = "") -> str:
+    """A table row quoted with its table's first row (the header): from the chunk if it holds it, else the
+    chunk's `context` (the header of a table continued from an earlier chunk). A bare row of numbers means
+    little without its column names."""
     if " | " not in row:
         return row
     lines = chunk_text[:start].split("\n")
+    above = lines[:-1] if lines and not lines[-1].strip() else lines
     header = None
-    for line in reversed(lines[:-1] if lines and not lines[-1].strip() else lines):
-        if " | " not in line:
+    for k in range(len(above) - 1, -1, -1):
+        if " | " not in above[k]:
             break
-        header = line
+        header = above[k]
+    else:  # the table runs up to the chunk's first line: it started in an earlier chunk
+        header = context or header
     if header and " ".join(header.split()) != row:
         return " ".join(header.split()) + " / " + row
     return row

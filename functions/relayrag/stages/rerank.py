@@ -48,7 +48,7 @@ def sentence_evidence(question: str, chunks: list[dict], embedder, chunk_vecs: n
         j = int(np.argmax(sims))
         out.append({"best_sentence": list(spans[i][j]) if spans[i] else [0, len(c["text"])],
                     "sentence_cos": float(sims[j]), "chunk_cos": float(chunk_vecs[i] @ qv),
-                    "lexical": lexical_coverage(qtok, c["text"]),
+                    "lexical": lexical_coverage(qtok, (c.get("context", "") + "\n" + c["text"]).strip()),
                     "bm25": float(bm25_scores[i]) if bm25_scores is not None else 0.0})
     return out
 
