@@ -24,7 +24,7 @@ MARKER = re.compile(r"\s*\[(\d+)\]")
 
 
 class GenerateRequest(StageRequest):
-    pass
+    """Only the run_id: the stage reads its inputs from the run record."""
 
 
 class GenerateResponse(StageResponse):

@@ -17,7 +17,7 @@ from relayrag.stages.evidence import relevance_probability
 
 
 class GradeRequest(StageRequest):
-    pass
+    """Only the run_id: the stage reads its inputs from the run record."""
 
 
 class GradeResponse(StageResponse):

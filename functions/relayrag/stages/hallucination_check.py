@@ -22,7 +22,7 @@ SUPPORT_LEXICAL = 0.80
 
 
 class CheckRequest(StageRequest):
-    pass
+    """Only the run_id: the stage reads its inputs from the run record."""
 
 
 class CheckResponse(StageResponse):

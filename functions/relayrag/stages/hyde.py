@@ -31,7 +31,7 @@ class Query(BaseModel):
 
 
 class HydeRequest(StageRequest):
-    pass
+    """Only the run_id: the stage reads its inputs from the run record."""
 
 
 class HydeResponse(StageResponse):

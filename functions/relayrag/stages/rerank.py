@@ -24,7 +24,7 @@ from relayrag.text import has_cjk
 
 
 class RerankRequest(StageRequest):
-    pass
+    """Only the run_id: the stage reads its inputs from the run record."""
 
 
 class RerankResponse(StageResponse):

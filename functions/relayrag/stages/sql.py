@@ -59,7 +59,7 @@ Schema (JSON):
 
 
 class SqlRequest(StageRequest):
-    pass
+    """Only the run_id: the stage reads its inputs from the run record."""
 
 
 class SqlResponse(StageResponse):
