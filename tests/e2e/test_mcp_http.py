@@ -16,7 +16,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-pytest.importorskip("fastmcp")
+import fastmcp  # noqa: E402,F401  (in the dev extra: a missing install fails, it does not skip)
 
 from fastmcp import Client  # noqa: E402
 

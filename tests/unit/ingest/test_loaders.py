@@ -171,30 +171,27 @@ def test_html_saved_as_pdf_says_so(tmp_path):
         load_document(p)
 
 
-def test_encrypted_pdf(tmp_path):
+def _encrypted_pdf(path, user_password: str):
+    """A one-page English PDF encrypted with `user_password` (and an owner password)."""
     import pypdf
 
     writer = pypdf.PdfWriter()
     writer.append(pypdf.PdfReader(io.BytesIO(_Pdf().page(text_ops(ENGLISH, 72, 700)).bytes())))
-    writer.encrypt(user_password="secret", owner_password="owner-secret")
-    p = tmp_path / "locked.pdf"
-    with p.open("wb") as fh:
+    writer.encrypt(user_password=user_password, owner_password="owner-secret")
+    with path.open("wb") as fh:
         writer.write(fh)
+    return path
+
+
+def test_encrypted_pdf(tmp_path):
+    p = _encrypted_pdf(tmp_path / "locked.pdf", "secret")
     with pytest.raises(IngestError, match=r"PDF is encrypted \(password protected\); decrypt it first"):
         load_document(p)
 
 
 def test_owner_password_only_pdf_opens(tmp_path):
     """Encrypted with an empty user password (restrictions only): readable, so it loads."""
-    import pypdf
-
-    writer = pypdf.PdfWriter()
-    writer.append(pypdf.PdfReader(io.BytesIO(_Pdf().page(text_ops(ENGLISH, 72, 700)).bytes())))
-    writer.encrypt(user_password="", owner_password="owner-secret")
-    p = tmp_path / "restricted.pdf"
-    with p.open("wb") as fh:
-        writer.write(fh)
-    doc = load_document(p)
+    doc = load_document(_encrypted_pdf(tmp_path / "restricted.pdf", ""))
     assert "annual budget" in doc.pages[0].text
 
 
