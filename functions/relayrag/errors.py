@@ -19,3 +19,7 @@ class StageError(RelayragError):
 
 class WorkflowError(RelayragError):
     """The workflow YAML uses a construct the embedded engine does not support, or failed."""
+
+
+class ConflictError(RelayragError):
+    """An optimistic-concurrency check failed: another writer committed first (retry from a fresh read)."""

@@ -14,6 +14,8 @@ import time
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
+from relayrag.errors import ConflictError
+
 
 @runtime_checkable
 class DocStore(Protocol):
@@ -25,9 +27,15 @@ class DocStore(Protocol):
     def get_file(self, collection: str, path: str) -> dict | None: ...
     def list_files(self, collection: str) -> list[dict]: ...
     def commit_ingest(self, collection: str, version: str, stats: dict, records: list[dict],
-                      deleted: list[str]) -> None:
-        """Atomically: upsert file records, delete records of `deleted` paths, flip current_version."""
+                      deleted: list[str], *, expected_version: str | None) -> None:
+        """Atomically: upsert file records, delete records of `deleted` paths, clear dead letters of both,
+        flip current_version — only if current_version is still `expected_version` (None = the collection
+        does not exist yet); raises ConflictError otherwise and changes nothing."""
         ...
+    # dead letters: sources that could not be ingested, {path, error, ...}; cleared by a later commit
+    def record_dead_letter(self, collection: str, path: str, entry: dict) -> None: ...
+    def get_dead_letter(self, collection: str, path: str) -> dict | None: ...
+    def list_dead_letters(self, collection: str) -> list[dict]: ...
     # runs and traces
     def create_run(self, run_id: str, data: dict) -> None: ...
     def get_run(self, run_id: str) -> dict | None: ...
@@ -48,6 +56,8 @@ CREATE TABLE IF NOT EXISTS runs (
     run_id TEXT PRIMARY KEY, created_at REAL, data TEXT);
 CREATE TABLE IF NOT EXISTS traces (
     run_id TEXT, seq INTEGER, entry TEXT, PRIMARY KEY (run_id, seq));
+CREATE TABLE IF NOT EXISTS dead_letters (
+    collection TEXT, path TEXT, entry TEXT, PRIMARY KEY (collection, path));
 CREATE TABLE IF NOT EXISTS arms (
     collection TEXT, arm TEXT, alpha REAL, beta REAL, pulls INTEGER, PRIMARY KEY (collection, arm));
 """
@@ -105,6 +115,7 @@ class SQLiteDocStore:
         with self._tx() as cx:
             cx.execute("DELETE FROM collections WHERE name=?", (name,))
             cx.execute("DELETE FROM files WHERE collection=?", (name,))
+            cx.execute("DELETE FROM dead_letters WHERE collection=?", (name,))
             cx.execute("DELETE FROM arms WHERE collection=?", (name,))
 
     # -- ingestion records ---------------------------------------------------------------------
@@ -119,21 +130,47 @@ class SQLiteDocStore:
         return [json.loads(r[0]) for r in rows]
 
     def commit_ingest(self, collection: str, version: str, stats: dict, records: list[dict],
-                      deleted: list[str]) -> None:
-        """One transaction: file records upserted (keyed by record['path']), `deleted` removed, version flipped."""
+                      deleted: list[str], *, expected_version: str | None) -> None:
+        """One transaction: compare current_version with `expected_version` (ConflictError if another
+        writer flipped it), file records upserted (keyed by record['path']), `deleted` removed, dead
+        letters of those paths cleared, version flipped."""
         with self._tx() as cx:
+            row = cx.execute("SELECT current_version FROM collections WHERE name=?", (collection,)).fetchone()
+            current = row[0] if row else None
+            if current != expected_version:
+                raise ConflictError(f"collection {collection!r} moved from version {expected_version!r} to "
+                                    f"{current!r} during this ingest")
             cx.executemany(
                 "INSERT INTO files(collection, path, record) VALUES (?,?,?) "
                 "ON CONFLICT(collection, path) DO UPDATE SET record=excluded.record",
                 [(collection, r["path"], json.dumps(r)) for r in records],
             )
             cx.executemany("DELETE FROM files WHERE collection=? AND path=?", [(collection, p) for p in deleted])
+            cx.executemany("DELETE FROM dead_letters WHERE collection=? AND path=?",
+                           [(collection, p) for p in [*deleted, *(r["path"] for r in records)]])
             cx.execute(
                 "INSERT INTO collections(name, current_version, updated_at, stats) VALUES (?,?,?,?) "
                 "ON CONFLICT(name) DO UPDATE SET current_version=excluded.current_version, "
                 "updated_at=excluded.updated_at, stats=excluded.stats",
                 (collection, version, time.time(), json.dumps(stats)),
             )
+
+    # -- dead letters --------------------------------------------------------------------------
+    def record_dead_letter(self, collection: str, path: str, entry: dict) -> None:
+        """Upsert the dead letter of one source (the latest failure wins)."""
+        with self._tx() as cx:
+            cx.execute("INSERT INTO dead_letters(collection, path, entry) VALUES (?,?,?) "
+                       "ON CONFLICT(collection, path) DO UPDATE SET entry=excluded.entry",
+                       (collection, path, json.dumps({**entry, "path": path})))
+
+    def get_dead_letter(self, collection: str, path: str) -> dict | None:
+        row = self._cx().execute("SELECT entry FROM dead_letters WHERE collection=? AND path=?",
+                                 (collection, path)).fetchone()
+        return json.loads(row[0]) if row else None
+
+    def list_dead_letters(self, collection: str) -> list[dict]:
+        rows = self._cx().execute("SELECT entry FROM dead_letters WHERE collection=? ORDER BY path", (collection,))
+        return [json.loads(r[0]) for r in rows]
 
     # -- runs ----------------------------------------------------------------------------------
     def create_run(self, run_id: str, data: dict) -> None:

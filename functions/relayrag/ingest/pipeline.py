@@ -4,7 +4,8 @@ A file whose sha256 is unchanged keeps its chunks from the current snapshot; emb
 chunk content hash, so re-ingesting unchanged content embeds nothing. Files under PATH that are gone are
 removed from every store. The new snapshot is written under a fresh version, then file records and the
 version flip are committed in one docstore transaction: a crash before that leaves the old version serving.
-A per-collection file lock serialises concurrent ingests of one collection in one machine.
+A per-collection file lock serialises concurrent ingests of one collection in one machine; across machines
+the version flip is a compare-and-set and the loser retries (see `ingest`).
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ import contextlib
 import fcntl
 import hashlib
 import os
+import random
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -21,11 +23,15 @@ from pathlib import Path
 import numpy as np
 
 from relayrag.context import StageContext
-from relayrag.errors import IngestError
+from relayrag.backends.blobstore import LocalBlobStore
+from relayrag.errors import ConflictError, IngestError
 from relayrag.ingest import loaders
 from relayrag.ingest.chunking import Chunk, make_chunks
 from relayrag.naming import validate_collection
-from relayrag.ingest.snapshot import gc_versions, index_text, new_version, read_chunks, read_vectors, write_snapshot
+from relayrag.ingest.snapshot import (gc_versions, index_text, new_version, prefix, read_chunks, read_vectors,
+                                      write_snapshot)
+
+GC_MIN_AGE_S = 900.0  # remote stores: versions younger than this may be another instance's write in flight
 
 
 @dataclass
@@ -124,15 +130,38 @@ def _progress(enabled: bool):
                     console=Console(stderr=True), transient=True)
 
 
+COMMIT_ATTEMPTS = 8  # compare-and-set rounds before giving up under heavy concurrent writes
+
+
 def ingest(ctx: StageContext, path: Path | str, collection: str, *, progress: bool = False,
            remove_paths: list[str] | None = None,
            on_progress: Callable[[float, float, str], None] | None = None) -> IngestSummary:
     """Sync `path` into `collection` (or, with `remove_paths`, only delete those sources).
 
     on_progress(done, total, message): called after each file and each embedding batch; total = files + 1
-    (the last unit is embedding + writing the snapshot). Returns the summary; never raises for a bad file (it is listed in `failed`). Raises RelayragError
-    for an invalid collection name, IngestError if `path` does not exist or (delete) the collection is
-    unknown."""
+    (the last unit is embedding + writing the snapshot). Returns the summary; never raises for a bad file
+    (it is listed in `failed`). Raises RelayragError for an invalid collection name, IngestError if `path`
+    does not exist or (delete) the collection is unknown, ConflictError if other writers kept winning the
+    version compare-and-set for COMMIT_ATTEMPTS rounds.
+
+    Concurrency: writers on one machine serialise on a file lock; writers that share no lock (Cloud
+    Functions instances) each build a snapshot from the version they read and commit with compare-and-set
+    on that version; a loser starts over from the winner's version (its unchanged files and embeddings are
+    reused, so a retry costs little), so no update is lost."""
+    for attempt in range(COMMIT_ATTEMPTS):
+        try:
+            return _ingest_once(ctx, path, collection, progress=progress, remove_paths=remove_paths,
+                                on_progress=on_progress)
+        except ConflictError:
+            if attempt == COMMIT_ATTEMPTS - 1:
+                raise
+            time.sleep(random.uniform(0.05, 0.2) * (attempt + 1))
+    raise AssertionError("unreachable")
+
+
+def _ingest_once(ctx: StageContext, path: Path | str, collection: str, *, progress: bool,
+                 remove_paths: list[str] | None,
+                 on_progress: Callable[[float, float, str], None] | None) -> IngestSummary:
     t0 = time.perf_counter()
     s = ctx.settings
     store, docs = ctx.blobstore, ctx.docstore
@@ -256,8 +285,15 @@ def ingest(ctx: StageContext, path: Path | str, collection: str, *, progress: bo
         n_docs = len({(c["source"], c["doc"]) for c in chunks})
         stats = {"n_chunks": len(chunks), "n_documents": n_docs,
                  "n_files": len(set(records) - set(deleted) | {r["path"] for r in new_records})}
-        docs.commit_ingest(collection, version, stats, new_records, deleted)
-        gc_versions(store, collection, keep={version} | ({current} if current else set()))
+        try:
+            docs.commit_ingest(collection, version, stats, new_records, deleted, expected_version=current)
+        except ConflictError:
+            store.delete_prefix(prefix(collection, version))  # never became current: nobody reads it
+            raise
+        # Without a shared lock (a remote blob store), a younger version may be another writer's in flight.
+        shared_lock = isinstance(store, LocalBlobStore)
+        gc_versions(store, collection, keep={version} | ({current} if current else set()),
+                    min_age_s=0.0 if shared_lock else GC_MIN_AGE_S)
         summary.version = version
         summary.chunks_total = len(chunks)
         summary.seconds = time.perf_counter() - t0

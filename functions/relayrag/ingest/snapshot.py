@@ -7,6 +7,8 @@ Layout under the blob store (GCS bucket or local folder):
     snapshots/<collection>/<version>/manifest.json  written last: a version without it is incomplete
 Readers only ever open the version the docstore names as current, so a crash mid-write leaves the old
 version serving; `gc_versions` later removes versions that are neither current nor the one before.
+Concurrent writers without a shared lock commit with compare-and-set on the current version
+(`DocStore.commit_ingest(expected_version=...)`); the loser retries from the new current version.
 """
 
 from __future__ import annotations
@@ -103,10 +105,24 @@ def load_snapshot(store: BlobStore, collection: str, version: str) -> IndexSnaps
     return IndexSnapshot(collection, version, chunks, dense, bm25, manifest)
 
 
-def gc_versions(store: BlobStore, collection: str, keep: set[str]) -> list[str]:
-    """Delete every version of `collection` not in `keep` (incomplete ones included). Returns those removed."""
+def version_time(version: str) -> float | None:
+    """Unix seconds encoded in a version name (v<ms>-<hex>), None if the name is not one of ours."""
+    try:
+        return int(version[1:].split("-", 1)[0]) / 1000.0 if version.startswith("v") else None
+    except ValueError:
+        return None
+
+
+def gc_versions(store: BlobStore, collection: str, keep: set[str], min_age_s: float = 0.0) -> list[str]:
+    """Delete every version of `collection` not in `keep` (incomplete ones included) that is at least
+    `min_age_s` seconds old by its name. Returns those removed.
+
+    min_age_s > 0 is for writers that share no lock (Cloud Functions instances): a younger version may be
+    another writer's snapshot still being written, which its compare-and-set commit may yet make current."""
     versions = {key[len(prefix(collection)):].split("/", 1)[0] for key in store.list(prefix(collection))}
-    removed = sorted(v for v in versions if v and v not in keep)
+    cutoff = time.time() - min_age_s
+    removed = sorted(v for v in versions
+                     if v and v not in keep and (min_age_s <= 0 or (version_time(v) or 0.0) <= cutoff))
     for v in removed:
         store.delete_prefix(prefix(collection, v))
     return removed

@@ -19,9 +19,9 @@ def test_runs_and_traces(tmp_path):
 
 def test_commit_ingest_is_one_write(tmp_path):
     ds = SQLiteDocStore(tmp_path / "d.sqlite3")
-    ds.commit_ingest("c", "v1", {"n_chunks": 2}, [{"path": "/a", "sha256": "x"}], [])
+    ds.commit_ingest("c", "v1", {"n_chunks": 2}, [{"path": "/a", "sha256": "x"}], [], expected_version=None)
     assert ds.get_collection("c")["current_version"] == "v1"
-    ds.commit_ingest("c", "v2", {}, [], ["/a"])
+    ds.commit_ingest("c", "v2", {}, [], ["/a"], expected_version="v1")
     assert ds.get_file("c", "/a") is None and ds.get_collection("c")["current_version"] == "v2"
     assert [c["name"] for c in ds.list_collections()] == ["c"]
 
