@@ -1,9 +1,10 @@
 """`relayrag eval sql`: execution accuracy of Text-to-SQL and the guard's refusals, as
 `../shared/bench/text2sql/README.md` describes.
 
-Each question goes through the sql stage's own path (`generate_and_run`: schema JSON → LLM → guard →
-warehouse, one repair round). The prediction's rows are normalised (floats and Decimals rounded to 2
-places, integral numbers as ints, datetimes as 'YYYY-MM-DD HH:MM:SS') and compared with `gold_result`:
+Each question goes through the sql stage's own path (`generate_and_run`: the collection's generation
+context from relayrag.sql.context — schema JSON, matched glossary and filters, similar examples, the
+enhanced question — → LLM → guard → warehouse, one repair round). The prediction's rows are normalised
+(floats and Decimals rounded to 2 places, integral numbers as ints, datetimes as 'YYYY-MM-DD HH:MM:SS') and compared with `gold_result`:
 as multisets, or as lists when `order_matters`. Strict EX: same number of columns, any permutation of
 them; lenient EX: extra prediction columns allowed. An error, a timeout or a refusal scores 0.
 Adversarial rows: `sql` inputs go straight to the warehouse (guard included), `nl` inputs through the
@@ -103,6 +104,7 @@ def evaluate_sql(ctx, dataset: Path, collection: str, *, adversarial: list[Path]
                  on_item: Callable[[dict], None] | None = None) -> dict:
     from relayrag.naming import validate_collection
     from relayrag.sql.warehouse import open_warehouse
+    from relayrag.sql.context import context_for
     from relayrag.stages.sql import MAX_ROWS, TIMEOUT_S, generate_and_run
 
     validate_collection(collection)
@@ -120,7 +122,8 @@ def evaluate_sql(ctx, dataset: Path, collection: str, *, adversarial: list[Path]
 
     items = []
     for row in rows:
-        result, attempts = generate_and_run(ctx.llm, wh, row["question"])
+        context = context_for(ctx, collection, wh, row["question"])
+        result, attempts = generate_and_run(ctx.llm, wh, row["question"], context)
         ok = bool(result is not None and result.ok)
         gold = row.get("gold_result") or []
         strict = ok and execution_match(gold, result.rows, order_matters=bool(row.get("order_matters")))
@@ -130,6 +133,7 @@ def evaluate_sql(ctx, dataset: Path, collection: str, *, adversarial: list[Path]
                 "correct": bool(strict), "lenient": bool(lenient), "sql": attempts[-1]["sql"] if attempts else None,
                 "error": None if ok else (attempts[-1]["error"] if attempts else "no query"),
                 "refused": bool(result is not None and result.refused), "attempts": len(attempts),
+                "enhanced_question": context.enhanced_question if context.enhanced_question != row["question"] else None,
                 "row_count": result.row_count if ok else 0}
         items.append(item)
         if on_item:
@@ -143,7 +147,7 @@ def evaluate_sql(ctx, dataset: Path, collection: str, *, adversarial: list[Path]
             refused = res.refused or not res.ok
             ran = res.sql if res.ok else None
         else:
-            res, attempts = generate_and_run(ctx.llm, wh, text)
+            res, attempts = generate_and_run(ctx.llm, wh, text, context_for(ctx, collection, wh, text))
             refused = res is None or res.refused or not res.ok
             ran = res.sql if (res is not None and res.ok) else None
         # everything that ran passed the guard: one read-only SELECT, so nothing wrote

@@ -397,10 +397,19 @@ def warehouse_record(home: Path, collection: str) -> dict | None:
     return rec if isinstance(rec, dict) else None
 
 
-def load_warehouse(home: Path, collection: str, paths: list[Path], *, replace: bool = False) -> dict:
-    """Load files into RELAYRAG_HOME/warehouses/<collection>.duckdb and record it (JSON next to it)."""
+def load_warehouse(home: Path, collection: str, paths: list[Path], *, replace: bool = False,
+                   config: Path | None = None) -> dict:
+    """Load files into RELAYRAG_HOME/warehouses/<collection>.duckdb and record it (JSON next to it).
+
+    config: a `relayrag.sql.yaml` (relayrag.sql.config) to store with the warehouse. Its structure is
+    checked before anything is loaded; its SQL against the loaded tables, after. If that fails, the tables
+    stay loaded, the config is not stored, and the ConfigError says so. Without `config`, a config stored
+    earlier is re-checked against the new tables: the result has `config` (a summary) or `config_error`."""
     from relayrag.naming import validate_collection
+    from relayrag.sql import config as sqlconfig
     validate_collection(collection)
+    if config is not None:
+        sqlconfig.parse_config(config)  # fail on a malformed file before touching the warehouse
     sources: list[Path] = []
     for p in paths:
         p = Path(p)
@@ -427,7 +436,22 @@ def load_warehouse(home: Path, collection: str, paths: list[Path], *, replace: b
     tmp = d / f"{collection}.json.tmp"
     tmp.write_text(json.dumps(rec, indent=2), encoding="utf-8")
     tmp.replace(d / f"{collection}.json")
-    return {**rec, "written": written, "seconds": round(time.time() - t0, 2)}
+    out = {**rec, "written": written, "seconds": round(time.time() - t0, 2)}
+    wh = open_warehouse(home, collection, apply_config=False)
+    if config is not None:
+        try:
+            out["config"] = sqlconfig.store_config(home, collection, config, wh=wh)
+        except ConfigError as exc:
+            raise ConfigError(f"{exc}\n(the tables were loaded; the SQL config was not stored: fix it and run "
+                              f"`relayrag warehouse config FILE --collection {collection}`)") from None
+    elif sqlconfig.stored_config_path(home, collection).is_file():
+        stored = sqlconfig.stored_config_path(home, collection)
+        try:
+            out["config"] = sqlconfig.summarize(sqlconfig.check_config(sqlconfig.parse_config(stored), wh,
+                                                                       str(stored)), stored)
+        except ConfigError as exc:
+            out["config_error"] = str(exc)
+    return out
 
 
 _open: dict[tuple[str, float], DuckDBWarehouse] = {}
@@ -440,8 +464,70 @@ def _forget(path: Path) -> None:
             _open.pop(k).close()
 
 
-def open_warehouse(home: Path, collection: str, *, timeout_s: float = 10.0, max_rows: int = 1000) -> Warehouse | None:
-    """The collection's warehouse (cached per file version), or None when it has none."""
+def open_warehouse(home: Path, collection: str, *, timeout_s: float = 10.0, max_rows: int = 1000,
+                   apply_config: bool = True) -> Warehouse | None:
+    """The collection's warehouse (cached per file version), or None when it has none. With
+    `apply_config` (default) and a stored SQL config that has a `tables` allow-list, the warehouse is
+    wrapped so that only those tables are visible and queryable. Raises ConfigError if the stored
+    config no longer validates."""
+    wh = _open_duckdb(home, collection, timeout_s=timeout_s, max_rows=max_rows)
+    if wh is None or not apply_config:
+        return wh
+    from relayrag.sql.config import load_config
+    cfg = load_config(home, collection)
+    if cfg is not None and cfg.tables is not None:
+        return AllowListWarehouse(wh, cfg.allowed_tables(wh.tables()))
+    return wh
+
+
+def list_warehouses(home: Path) -> list[dict]:
+    """Every collection that has a warehouse: [{collection, engine, path, tables, loaded_at, config}],
+    `config` being the stored SQL config's path or None. Sorted by collection name."""
+    d = warehouse_dir(home)
+    out = []
+    for p in sorted(d.glob("*.json")) if d.is_dir() else []:
+        rec = warehouse_record(home, p.stem)
+        if rec is None or rec.get("collection") != p.stem:
+            continue
+        cfg = d / f"{p.stem}.sql.yaml"
+        out.append({"collection": p.stem, "engine": rec.get("engine", "duckdb"), "path": rec.get("path"),
+                    "tables": list(rec.get("tables") or []), "loaded_at": rec.get("loaded_at"),
+                    "config": str(cfg) if cfg.is_file() else None})
+    return out
+
+
+class AllowListWarehouse:
+    """A warehouse restricted to some of its tables (the SQL config's `tables`): `tables()` and `schema()`
+    show only those, and `query` refuses any other table before the inner warehouse sees the SQL."""
+
+    def __init__(self, inner: Warehouse, allowed: set[str]):
+        self.inner = inner
+        self.allowed = frozenset(allowed)
+
+    @property
+    def dialect(self) -> str:
+        return self.inner.dialect
+
+    def __getattr__(self, name: str):  # path, max_rows, timeout_s ... of the inner warehouse
+        return getattr(self.inner, name)
+
+    def tables(self) -> set[str]:
+        return set(self.inner.tables()) & set(self.allowed)
+
+    def schema(self) -> dict:
+        full = self.inner.schema()
+        keep = {t.lower() for t in self.tables()}
+        return {**full, "tables": [t for t in full.get("tables", []) if t["name"].lower() in keep]}
+
+    def query(self, sql: str) -> QueryResult:
+        g = guard_sql(sql, allowed_tables=self.tables(), dialect=self.dialect,
+                      max_rows=getattr(self.inner, "max_rows", 1000))
+        if not g.ok:
+            return QueryResult(ok=False, sql=sql, error=f"refused: {g.reason}", refused=True, refusal_code=g.code)
+        return self.inner.query(g.sql)
+
+
+def _open_duckdb(home: Path, collection: str, *, timeout_s: float, max_rows: int) -> DuckDBWarehouse | None:
     rec = warehouse_record(home, collection)
     if rec is None:
         return None

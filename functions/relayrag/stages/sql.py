@@ -111,11 +111,13 @@ def _answer_sentence(llm, question: str, columns: list[str], rows: list[list]) -
         return ""
 
 
-def generate_and_run(llm, wh, question: str):
+def generate_and_run(llm, wh, question: str, context=None):
     """Generate SQL for `question` over `wh`'s schema, run it through the guard, repair once.
-    Returns (the last QueryResult or None if nothing was generated, the attempts)."""
-    schema = json.dumps(wh.schema(), ensure_ascii=False, separators=(",", ":"))
-    messages = [{"role": "system", "content": SYSTEM + schema}, {"role": "user", "content": question}]
+    context: a relayrag.sql.context.SqlContext (schema, matched glossary / filters, notes, examples and
+    the enhanced question); None builds the schema-only one. Returns (the last QueryResult or None if
+    nothing was generated, the attempts)."""
+    from relayrag.sql.context import build_context
+    messages = (context or build_context(question, wh)).messages(SYSTEM)
     attempts: list[dict] = []
     result = None
     for _ in range(2):  # the first try and at most one repair
@@ -149,7 +151,10 @@ def run(req: SqlRequest, ctx: StageContext) -> SqlResponse:
     if ctx.llm is None:
         return _finish(ctx, req.run_id, NO_LLM, method="no-llm", available=False)
 
-    result, attempts = generate_and_run(ctx.llm, wh, question)
+    from relayrag.sql.context import context_for
+    context = context_for(ctx, collection, wh, question)
+    ctx.docstore.update_run(req.run_id, {"sql_context": context.summary()})
+    result, attempts = generate_and_run(ctx.llm, wh, question, context)
 
     if result is None or not result.ok:
         last = attempts[-1] if attempts else {"error": "no query was generated"}

@@ -1,0 +1,386 @@
+"""Per-collection Text-to-SQL configuration: `relayrag.sql.yaml`.
+
+A YAML file a data owner writes next to the data and loads with the warehouse
+(`relayrag warehouse load PATH --collection NAME --config relayrag.sql.yaml`, or later
+`relayrag warehouse config FILE --collection NAME`). Introspection still supplies the schema; the file adds
+what a schema cannot say:
+
+```yaml
+version: 1                       # optional; the only version so far
+notes: |                         # optional free text given to the LLM with every question
+  Dates are TIMESTAMPs; money is DECIMAL(10,2).
+tables: [Customer, Invoice]      # optional allow-list: the guard refuses every other table
+glossary:                        # business term -> meaning and/or SQL expression
+  revenue:
+    meaning: money received from sales (invoice totals)
+    sql: SUM(Invoice.Total)
+    synonyms: [sales, turnover, 売上]
+filters:                         # named filter sets: name -> SQL predicate
+  business_customers:
+    description: customers with a company on file
+    sql: Customer.Company IS NOT NULL
+    synonyms: [business customers, 法人顧客]
+examples:                        # question -> SQL pairs, picked by similarity as few-shot examples
+  - question: How many invoices were billed to Germany?
+    sql: SELECT COUNT(*) AS invoices FROM Invoice WHERE BillingCountry = 'Germany'
+```
+
+Validation happens in two steps, each error naming the file, the key and why (a `ConfigError`):
+`parse_config` checks the structure (pydantic; unknown keys are errors, so a typo never goes unnoticed);
+`check_config` checks it against the loaded warehouse: allow-listed tables exist; glossary and filter SQL
+parses, passes the guard as a fragment and names only existing tables and columns (qualify columns with
+their table); every example passes the guard (an example the guard refuses is a config error) and, on the
+embedded warehouse, runs without error. A term or synonym may belong to only one glossary entry and one
+filter set. Matching (relayrag.sql.context) is on Snowball-stemmed words for Latin script (so "sales"
+matches "sale") and by substring for Japanese/CJK terms.
+
+The accepted file is stored verbatim as RELAYRAG_HOME/warehouses/<collection>.sql.yaml.
+"""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+from relayrag.errors import ConfigError
+
+CONFIG_FILE_NAME = "relayrag.sql.yaml"  # the documented name; any name works with --config
+MAX_CONFIG_BYTES = 1_000_000
+
+_Text = Field(min_length=1, max_length=2000)
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid", str_strip_whitespace=True)
+
+
+def _clean_synonyms(values: list[str]) -> list[str]:
+    out: list[str] = []
+    for v in values:
+        if v not in out:
+            out.append(v)
+    return out
+
+
+class GlossaryEntry(_Model):
+    """A business term: what it means and/or the SQL expression that computes it."""
+
+    meaning: str = Field("", max_length=2000, description="What the term means, in words.")
+    sql: str | None = Field(None, min_length=1, max_length=2000,
+                            description="The SQL expression for the term (BigQuery dialect), e.g. SUM(Invoice.Total).")
+    synonyms: list[str] = Field(default_factory=list, max_length=50,
+                                description="Other words for the term, any language (e.g. sales, 売上).")
+
+    @field_validator("synonyms")
+    @classmethod
+    def _synonyms(cls, v: list[str]) -> list[str]:
+        if any(not s.strip() for s in v):
+            raise ValueError("a synonym is empty")
+        return _clean_synonyms([s.strip() for s in v])
+
+    @model_validator(mode="after")
+    def _something(self) -> "GlossaryEntry":
+        if not self.meaning and not self.sql:
+            raise ValueError("give a `meaning`, an `sql` expression, or both")
+        return self
+
+
+class FilterSet(_Model):
+    """A named filter: an SQL predicate (BigQuery dialect) and what it selects."""
+
+    description: str = Field(..., min_length=1, max_length=2000)
+    sql: str = Field(..., min_length=1, max_length=2000, description="An SQL predicate, e.g. Customer.Company IS NOT NULL.")
+    synonyms: list[str] = Field(default_factory=list, max_length=50)
+
+    @field_validator("synonyms")
+    @classmethod
+    def _synonyms(cls, v: list[str]) -> list[str]:
+        if any(not s.strip() for s in v):
+            raise ValueError("a synonym is empty")
+        return _clean_synonyms([s.strip() for s in v])
+
+
+class Example(_Model):
+    """A question and the SQL that answers it (a few-shot example)."""
+
+    question: str = Field(..., min_length=1, max_length=2000)
+    sql: str = Field(..., min_length=1, max_length=20_000)
+
+
+class SqlConfig(_Model):
+    """The whole file. Term keys are the names shown to the LLM and matched in questions."""
+
+    version: int = Field(1, ge=1, le=1)
+    notes: str = Field("", max_length=20_000)
+    tables: list[str] | None = Field(None, min_length=1, max_length=10_000)
+    glossary: dict[str, GlossaryEntry] = Field(default_factory=dict)
+    filters: dict[str, FilterSet] = Field(default_factory=dict)
+    examples: list[Example] = Field(default_factory=list, max_length=1000)
+
+    @field_validator("glossary", "filters")
+    @classmethod
+    def _names(cls, v: dict) -> dict:
+        for name in v:
+            if not isinstance(name, str) or not name.strip():
+                raise ValueError("a term name is empty")
+        return v
+
+    @model_validator(mode="after")
+    def _unique_terms(self) -> "SqlConfig":
+        for section in ("glossary", "filters"):
+            owner: dict[str, str] = {}
+            for name, entry in getattr(self, section).items():
+                for term in [name, *entry.synonyms]:
+                    key = term_key(term)
+                    if not key:
+                        raise ValueError(f"{section}.{name}: the term {term!r} has no words to match "
+                                         "(only stopwords or punctuation)")
+                    if key in owner and owner[key] != name:
+                        raise ValueError(f"{section}: {term!r} belongs to both {owner[key]!r} and {name!r}; "
+                                         "a term may name only one entry")
+                    owner[key] = name
+        return self
+
+    def allowed_tables(self, warehouse_tables: set[str]) -> set[str]:
+        if self.tables is None:
+            return set(warehouse_tables)
+        wanted = {t.lower() for t in self.tables}
+        return {t for t in warehouse_tables if t.lower() in wanted}
+
+
+def term_key(term: str) -> str:
+    """How a term is compared with another: its stemmed tokens (CJK: normalised text)."""
+    from relayrag.retrieval.tokenize import tokenize
+    from relayrag.text import has_cjk, normalize
+    if has_cjk(term, min_share=0.01):
+        return normalize(term).lower().strip()
+    return " ".join(tokenize(term))
+
+
+# ----------------------------------------------------------------------------------------------- parsing
+
+def _loc(loc: tuple) -> str:
+    out = ""
+    for part in loc:
+        if isinstance(part, int):
+            out += f"[{part}]"
+        else:
+            out += ("." if out else "") + str(part)
+    return out or "(top level)"
+
+
+def _explain(err: dict) -> str:
+    if err["type"] == "extra_forbidden":
+        return "unknown key (check the spelling; see relayrag.sql.config for the format)"
+    if err["type"] == "missing":
+        return "required key is missing"
+    msg = err["msg"]
+    return msg.removeprefix("Value error, ")
+
+
+def config_from_data(data: Any, source: str) -> SqlConfig:
+    """Validate already-parsed YAML data. Raises ConfigError naming `source`, each bad key and why."""
+    if data is None:
+        raise ConfigError(f"{source}: the file is empty; expected a mapping with glossary, filters, examples, "
+                          "tables or notes")
+    if not isinstance(data, dict):
+        raise ConfigError(f"{source}: expected a mapping at the top level, got {type(data).__name__}")
+    try:
+        return SqlConfig.model_validate(data)
+    except ValidationError as exc:
+        lines = [f"{_loc(tuple(e['loc']))}: {_explain(e)}" for e in exc.errors()[:20]]
+        more = f"\n  … and {exc.error_count() - 20} more" if exc.error_count() > 20 else ""
+        raise ConfigError(f"{source}: invalid SQL config:\n  " + "\n  ".join(lines) + more) from None
+
+
+def parse_config(path: str | Path) -> SqlConfig:
+    """Read and validate the structure of a config file. Raises ConfigError (file, key, why)."""
+    path = Path(path)
+    try:
+        raw = path.read_bytes()
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot read the SQL config: {exc.strerror or exc}") from None
+    if len(raw) > MAX_CONFIG_BYTES:
+        raise ConfigError(f"{path}: the SQL config is {len(raw):,} bytes; the limit is {MAX_CONFIG_BYTES:,}")
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""
+        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+        raise ConfigError(f"{path}: not valid YAML{where}: {problem}") from None
+    return config_from_data(data, str(path))
+
+
+# ----------------------------------------------------------------------------------------------- checking
+
+def _columns_by_table(schema: dict) -> dict[str, set[str]]:
+    out: dict[str, set[str]] = {}
+    for t in schema.get("tables", []):
+        cols = t.get("columns") or {}
+        names = cols.keys() if isinstance(cols, dict) else [c["name"] for c in cols]
+        out[t["name"].lower()] = {c.lower() for c in names}
+    return out
+
+
+def _check_fragment(sql: str, *, kind: str, allowed: set[str], columns: dict[str, set[str]]) -> str | None:
+    """Why an expression / predicate fragment is unusable, or None. The fragment must parse on its own,
+    pass the guard inside a SELECT, and name only allowed tables and their existing columns."""
+    import sqlglot
+    from sqlglot import exp
+
+    from relayrag.sql.guard import guard_sql
+    wrapped = f"SELECT 1 AS v WHERE {sql}" if kind == "predicate" else f"SELECT {sql} AS v"
+    g = guard_sql(wrapped, allowed_tables=allowed, dialect="bigquery")
+    if not g.ok:
+        return f"refused by the SQL guard: {g.reason}"
+    try:
+        tree = sqlglot.parse_one(wrapped, read="bigquery")
+    except Exception as exc:  # the guard parsed it already; keep the config check total anyway
+        return f"does not parse: {exc}"
+    has_subquery = any(isinstance(n, exp.Subquery) or (isinstance(n, exp.Select) and n is not tree)
+                       for n in tree.walk())
+    allowed_low = {t.lower() for t in allowed}
+    for col in tree.find_all(exp.Column):
+        table = col.table
+        name = col.name.lower()
+        if table:
+            low = table.lower()
+            if low not in allowed_low:
+                if has_subquery:  # may be an alias defined inside the fragment
+                    continue
+                return (f"column {col.sql()!r} names table {table!r}, which is not in the warehouse's "
+                        f"allowed tables ({', '.join(sorted(allowed)) or 'none'})")
+            if name not in columns.get(low, set()):
+                return f"table {table!r} has no column {col.name!r}"
+        elif not has_subquery and not any(name in columns.get(t, set()) for t in allowed_low):
+            return f"no allowed table has a column {col.name!r} (qualify columns as Table.Column)"
+    return None
+
+
+def check_config(cfg: SqlConfig, wh, source: str, *, run_examples: bool | None = None) -> SqlConfig:
+    """Check `cfg` against the warehouse `wh` (relayrag.sql.warehouse.Warehouse); returns it with the
+    allow-listed table names spelled as in the warehouse. Raises ConfigError naming the key and why.
+    run_examples: execute each example (default: only on the embedded DuckDB warehouse, where it is free)."""
+    from relayrag.sql.guard import guard_sql
+    from relayrag.sql.warehouse import DuckDBWarehouse
+
+    all_tables = set(wh.tables())
+    problems: list[str] = []
+    if cfg.tables is not None:
+        by_low = {t.lower(): t for t in all_tables}
+        fixed = []
+        for i, t in enumerate(cfg.tables):
+            real = by_low.get(t.lower())
+            if real is None:
+                problems.append(f"tables[{i}]: no table {t!r} in the warehouse (tables: "
+                                f"{', '.join(sorted(all_tables)) or 'none'})")
+            elif real not in fixed:
+                fixed.append(real)
+        cfg = cfg.model_copy(update={"tables": fixed})
+    allowed = cfg.allowed_tables(all_tables)
+    columns = _columns_by_table(wh.schema())
+    for name, entry in cfg.glossary.items():
+        if entry.sql:
+            why = _check_fragment(entry.sql, kind="expression", allowed=allowed, columns=columns)
+            if why:
+                problems.append(f"glossary.{name}.sql: {why}")
+    for name, f in cfg.filters.items():
+        why = _check_fragment(f.sql, kind="predicate", allowed=allowed, columns=columns)
+        if why:
+            problems.append(f"filters.{name}.sql: {why}")
+    if run_examples is None:
+        run_examples = isinstance(wh, DuckDBWarehouse) or isinstance(getattr(wh, "inner", None), DuckDBWarehouse)
+    for i, ex in enumerate(cfg.examples):
+        g = guard_sql(ex.sql, allowed_tables=allowed, dialect="bigquery")
+        if not g.ok:
+            problems.append(f"examples[{i}].sql: refused by the SQL guard: {g.reason}")
+            continue
+        if run_examples:
+            res = wh.query(ex.sql)
+            if not res.ok:
+                problems.append(f"examples[{i}].sql: the warehouse could not run it: {res.error}")
+    if problems:
+        shown = problems[:20] + ([f"… and {len(problems) - 20} more"] if len(problems) > 20 else [])
+        raise ConfigError(f"{source}: invalid SQL config:\n  " + "\n  ".join(shown))
+    return cfg
+
+
+# ----------------------------------------------------------------------------------------------- storage
+
+def stored_config_path(home: Path, collection: str) -> Path:
+    from relayrag.sql.warehouse import warehouse_dir
+    return warehouse_dir(home) / f"{collection}.sql.yaml"
+
+
+_cache: dict[str, tuple[tuple[int, int], SqlConfig]] = {}
+_cache_lock = threading.Lock()
+
+
+def load_config(home: Path, collection: str) -> SqlConfig | None:
+    """The collection's stored SQL config (cached by file mtime and size), or None when it has none.
+    Raises ConfigError if the stored file no longer validates (e.g. edited by hand)."""
+    p = stored_config_path(home, collection)
+    try:
+        st = p.stat()
+    except OSError:
+        return None
+    key = (st.st_mtime_ns, st.st_size)
+    with _cache_lock:
+        hit = _cache.get(str(p))
+        if hit and hit[0] == key:
+            return hit[1]
+    cfg = parse_config(p)
+    with _cache_lock:
+        _cache[str(p)] = (key, cfg)
+    return cfg
+
+
+def store_config(home: Path, collection: str, source: str | Path, wh=None) -> dict:
+    """Validate `source` (structure, then against the collection's warehouse) and store it verbatim.
+    Returns {"config", "source", "glossary", "filters", "examples", "tables"} counts. Raises ConfigError."""
+    from relayrag.naming import validate_collection
+    from relayrag.sql.warehouse import WarehouseError, open_warehouse
+    validate_collection(collection)
+    source = Path(source)
+    cfg = parse_config(source)
+    if wh is None:
+        wh = open_warehouse(home, collection, apply_config=False)
+    if wh is None:
+        raise WarehouseError(f"collection {collection!r} has no warehouse; run `relayrag warehouse load PATH "
+                             f"--collection {collection}` first")
+    cfg = check_config(cfg, wh, str(source))
+    dest = stored_config_path(home, collection)
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    tmp = dest.with_name(dest.name + ".tmp")
+    tmp.write_bytes(source.read_bytes())
+    tmp.replace(dest)
+    return summarize(cfg, dest, source)
+
+
+def remove_config(home: Path, collection: str) -> bool:
+    """Delete the stored config; True if there was one."""
+    p = stored_config_path(home, collection)
+    if p.is_file():
+        p.unlink()
+        return True
+    return False
+
+
+def summarize(cfg: SqlConfig, stored: Path | None = None, source: Path | None = None) -> dict:
+    out = {"glossary": len(cfg.glossary), "filters": len(cfg.filters), "examples": len(cfg.examples),
+           "tables": list(cfg.tables) if cfg.tables is not None else None, "notes": bool(cfg.notes)}
+    if stored is not None:
+        out["config"] = str(stored)
+    if source is not None:
+        out["source"] = str(Path(source).resolve())
+    return out
+

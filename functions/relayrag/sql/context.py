@@ -1,0 +1,276 @@
+"""What the LLM sees when it writes SQL: the context for generation and the enhanced question.
+
+`build_context(question, wh, config, embedder)` assembles, for one question:
+- the warehouse schema as compact JSON (`Warehouse.schema()`: tables, columns, types, keys, row counts,
+  sample values of low-cardinality text columns; only the allow-listed tables when the config has some);
+- the glossary entries and named filter sets the question touches (relayrag.sql.config): a term or
+  synonym matches as a run of Snowball-stemmed words, stopwords skipped ("total sales" matches the
+  synonym "sales"), or, when it contains Japanese/CJK characters, as a substring of the NFKC-normalised
+  question;
+- the config's notes;
+- the k question→SQL examples most similar to the question: reciprocal-rank fusion (relayrag.retrieval.
+  fusion, k=60) of the cosine ranking by the project's embedder and the BM25 ranking (relayrag.retrieval
+  .bm25, the same tokenizer as retrieval: stems for Latin script, character bigrams for CJK), so
+  Japanese questions find Japanese examples even though MiniLM reads Japanese poorly;
+- the enhanced question: each matched term annotated in place with its mapping, e.g. "What was our
+  revenue in 2023?" → "What was our revenue (= SUM(Invoice.Total)) in 2023?"; overlapping matches keep
+  the longest; each entry is annotated once.
+
+`SqlContext.messages(instructions)` is the prompt (system: instructions + schema JSON + glossary,
+filters, notes, examples; user: the enhanced question) and `SqlContext.summary()` what the run record
+keeps (`sql_context`). Without a config the prompt is the instructions, the schema and the question.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import threading
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from relayrag.retrieval.tokenize import _RUN, tokenize
+from relayrag.sql.config import Example, FilterSet, GlossaryEntry, SqlConfig
+from relayrag.text import has_cjk, normalize
+
+EXAMPLES_K = 3
+RRF_K = 60
+
+_KANA = re.compile(r"[\u3040-\u30ff\uff66-\uff9f]")
+_HANGUL = re.compile(r"[\uac00-\ud7af]")
+_HAN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
+
+
+def question_language(text: str) -> str | None:
+    """'Japanese' (any kana), 'Korean' (hangul), 'Chinese' (han without kana) for CJK text, else None
+    (Latin-script languages are left to the LLM's own reading of the question)."""
+    if not has_cjk(text):
+        return None
+    if _KANA.search(text):
+        return "Japanese"
+    if _HANGUL.search(text):
+        return "Korean"
+    if _HAN.search(text):
+        return "Chinese"
+    return None
+
+
+# ----------------------------------------------------------------------------------------------- matching
+
+@dataclass
+class TermMatch:
+    kind: str            # "glossary" | "filter"
+    name: str            # the entry's key in the config
+    matched: str         # the question's text that matched (as written, normalised)
+    start: int           # span in the normalised question
+    end: int
+    entry: GlossaryEntry | FilterSet
+
+    def annotation(self) -> str:
+        if self.kind == "filter":
+            return f"(filter {self.name}: {self.entry.sql})"
+        e = self.entry
+        return f"(= {e.sql})" if e.sql else f"(= {e.meaning})"
+
+    def describe(self) -> str:
+        e = self.entry
+        said = f" [the question says {self.matched!r}]" if self.matched.lower() != self.name.lower() else ""
+        if self.kind == "filter":
+            return f"- {self.name}{said}: {e.description}. SQL predicate: {e.sql}"
+        parts = [p for p in (e.meaning, f"SQL: {e.sql}" if e.sql else "") if p]
+        return f"- {self.name}{said}: {'; '.join(parts)}"
+
+
+def _word_spans(text: str) -> list[tuple[str, int, int]]:
+    """(stemmed token, start, end) for each Latin-script word of `text` that the tokenizer keeps."""
+    out = []
+    for m in _RUN.finditer(text):
+        if m.group("word") is None:
+            continue
+        toks = tokenize(m.group(0))
+        if toks:
+            out.append((toks[0], m.start(), m.end()))
+    return out
+
+
+def _find_all(term: str, q: str, words: list[tuple[str, int, int]]) -> list[tuple[int, int]]:
+    """Every span of `term` in the normalised question `q`."""
+    if has_cjk(term, min_share=0.01):
+        t = normalize(term).strip()
+        low = q.lower()
+        hay, needle = (low, t.lower()) if len(low) == len(q) else (q, t)  # mixed terms: case-insensitive
+        spans, i = [], hay.find(needle)
+        while needle and i >= 0:
+            spans.append((i, i + len(t)))
+            i = hay.find(needle, i + 1)
+        return spans
+    toks = tokenize(term)
+    n = len(toks)
+    stems = [w[0] for w in words]
+    return [(words[i][1], words[i + n - 1][2]) for i in range(len(stems) - n + 1) if n and stems[i:i + n] == toks]
+
+
+def match_terms(question: str, config: SqlConfig | None) -> list[TermMatch]:
+    """Glossary entries and filter sets the question touches, in question order. An occurrence inside a
+    longer occurrence of another entry does not count ("sales" in "sales support agent" is not revenue);
+    each entry keeps its longest, then first, remaining occurrence."""
+    if config is None:
+        return []
+    q = normalize(question)
+    words = _word_spans(q)
+    found: list[TermMatch] = []
+    for kind, section in (("glossary", config.glossary), ("filter", config.filters)):
+        for name, entry in section.items():
+            for term in [name.replace("_", " "), *entry.synonyms]:
+                for a, b in _find_all(term, q, words):
+                    found.append(TermMatch(kind, name, q[a:b], a, b, entry))
+    kept = [m for m in found if not any(
+        (o.kind, o.name) != (m.kind, m.name) and o.start <= m.start and m.end <= o.end
+        and o.end - o.start > m.end - m.start for o in found)]
+    best: dict[tuple[str, str], TermMatch] = {}
+    for m in kept:
+        b = best.get((m.kind, m.name))
+        if b is None or (m.end - m.start, -m.start) > (b.end - b.start, -b.start):
+            best[(m.kind, m.name)] = m
+    return sorted(best.values(), key=lambda m: (m.start, -(m.end - m.start)))
+
+
+def enhance_question(question: str, matches: list[TermMatch]) -> str:
+    """The question with each matched term followed by its mapping; longest non-overlapping spans win.
+    Unchanged (not even normalised) when nothing matched."""
+    if not matches:
+        return question
+    q = normalize(question)
+    chosen: list[TermMatch] = []
+    for m in sorted(matches, key=lambda m: (-(m.end - m.start), m.start)):
+        if all(m.end <= c.start or m.start >= c.end for c in chosen):
+            chosen.append(m)
+    out, pos = [], 0
+    for m in sorted(chosen, key=lambda m: m.start):
+        out.append(q[pos:m.end])
+        out.append(" " + m.annotation())
+        pos = m.end
+    out.append(q[pos:])
+    return "".join(out)
+
+
+# ----------------------------------------------------------------------------------------------- examples
+
+_vec_cache: dict[tuple, np.ndarray] = {}
+_bm25_cache: dict[tuple, Any] = {}
+_cache_lock = threading.Lock()
+_CACHE_MAX = 16
+
+
+def _cached(cache: dict, key: tuple, make):
+    with _cache_lock:
+        hit = cache.get(key)
+    if hit is not None:
+        return hit
+    value = make()
+    with _cache_lock:
+        if len(cache) >= _CACHE_MAX:
+            cache.pop(next(iter(cache)))
+        cache[key] = value
+    return value
+
+
+def pick_examples(question: str, examples: list[Example], embedder=None, k: int = EXAMPLES_K) -> list[dict]:
+    """The k examples most similar to `question`, best first: [{question, sql, cosine, bm25, score}].
+
+    score = RRF over the cosine ranking (when `embedder` is given; vectors are unit length, so the dot
+    product is the cosine) and the BM25 ranking of the examples with a positive BM25 score. Without an
+    embedder, examples with no word in common come last in file order."""
+    from relayrag.retrieval.bm25 import BM25Index
+    from relayrag.retrieval.fusion import rrf_fuse
+    if not examples or k <= 0:
+        return []
+    texts = tuple(e.question for e in examples)
+    bm25 = _cached(_bm25_cache, texts, lambda: BM25Index.build(list(texts))).scores(question)
+    lexical = [int(i) for i in np.argsort(-bm25, kind="stable") if bm25[i] > 0]
+    rankings, cos = [lexical], None
+    if embedder is not None:
+        vecs = _cached(_vec_cache, (id(embedder), texts), lambda: embedder.embed(list(texts), kind="document"))
+        cos = vecs @ embedder.embed([question], kind="query")[0]
+        rankings.insert(0, [int(i) for i in np.argsort(-cos, kind="stable")])
+    fused = rrf_fuse(rankings, k=RRF_K)
+    order = [int(i) for i, _ in fused] + [i for i in range(len(examples)) if i not in {j for j, _ in fused}]
+    scores = dict(fused)
+    out = []
+    for i in order[:k]:
+        out.append({"question": examples[i].question, "sql": examples[i].sql,
+                    "cosine": round(float(cos[i]), 4) if cos is not None else None,
+                    "bm25": round(float(bm25[i]), 4), "score": round(float(scores.get(i, 0.0)), 6)})
+    return out
+
+
+# ----------------------------------------------------------------------------------------------- context
+
+@dataclass
+class SqlContext:
+    question: str
+    enhanced_question: str
+    schema: dict
+    glossary: list[TermMatch] = field(default_factory=list)
+    filters: list[TermMatch] = field(default_factory=list)
+    examples: list[dict] = field(default_factory=list)
+    notes: str = ""
+    has_config: bool = False
+
+    def sections(self) -> str:
+        """The glossary, filter, notes and example sections of the system prompt ('' without a config)."""
+        parts = []
+        if self.glossary:
+            parts.append("Business glossary (terms in the question and what they mean; use the SQL given):\n"
+                         + "\n".join(m.describe() for m in self.glossary))
+        if self.filters:
+            parts.append("Named filters the question refers to (add the predicate to the WHERE clause):\n"
+                         + "\n".join(m.describe() for m in self.filters))
+        if self.notes:
+            parts.append("Notes about the data:\n" + self.notes.strip())
+        if self.examples:
+            parts.append("Examples of questions and the SQL that answers them:\n" + "\n".join(
+                f"Q: {e['question']}\nSQL: {' '.join(e['sql'].split())}" for e in self.examples))
+        return "\n\n".join(parts)
+
+    def system_prompt(self, instructions: str) -> str:
+        """`instructions` (which end by introducing the schema), the schema JSON, then the sections."""
+        schema = json.dumps(self.schema, ensure_ascii=False, separators=(",", ":"))
+        extra = self.sections()
+        return instructions + schema + ("\n\n" + extra if extra else "")
+
+    def messages(self, instructions: str) -> list[dict]:
+        return [{"role": "system", "content": self.system_prompt(instructions)},
+                {"role": "user", "content": self.enhanced_question}]
+
+    def summary(self) -> dict:
+        """What the run record keeps as `sql_context` (small: names and scores, not the schema)."""
+        return {"config": self.has_config, "enhanced_question": self.enhanced_question,
+                "rewritten": self.enhanced_question != self.question,
+                "glossary": [{"term": m.name, "matched": m.matched} for m in self.glossary],
+                "filters": [{"name": m.name, "matched": m.matched} for m in self.filters],
+                "examples": [{"question": e["question"], "score": e["score"], "cosine": e["cosine"],
+                              "bm25": e["bm25"]} for e in self.examples]}
+
+
+def build_context(question: str, wh, config: SqlConfig | None = None, embedder=None,
+                  k: int = EXAMPLES_K) -> SqlContext:
+    """The generation context for `question` over the warehouse `wh` (see the module docstring).
+    `embedder` (relayrag.backends.embedder.Embedder) is used only to rank the config's examples."""
+    matches = match_terms(question, config)
+    return SqlContext(
+        question=question, enhanced_question=enhance_question(question, matches), schema=wh.schema(),
+        glossary=[m for m in matches if m.kind == "glossary"], filters=[m for m in matches if m.kind == "filter"],
+        examples=pick_examples(question, config.examples, embedder, k) if config else [],
+        notes=config.notes if config else "", has_config=config is not None)
+
+
+def context_for(ctx, collection: str, wh, question: str, k: int = EXAMPLES_K) -> SqlContext:
+    """build_context with the collection's stored config (relayrag.sql.config.load_config) and the
+    context's embedder (loaded only when the config has examples to rank)."""
+    from relayrag.sql.config import load_config
+    config = load_config(ctx.settings.home, collection)
+    embedder = ctx.embedder if config is not None and config.examples else None
+    return build_context(question, wh, config, embedder, k)
