@@ -56,6 +56,8 @@ class Settings(BaseSettings):
     dead_letter_topic: str = Field("", description="Pub/Sub topic (projects/P/topics/T) that receives ingestion "
                                                    "events whose object cannot be ingested; empty = recorded in "
                                                    "the docstore only.")
+    bigquery_dataset: str = Field("", description="BigQuery dataset (PROJECT.DATASET) the sql stage may query in the "
+                                                  "cloud; set by infra/ on the sql function.")
     workflow: str = Field("", description="Cloud Workflows resource for RELAYRAG_ENGINE=cloud: "
                                           "projects/P/locations/L/workflows/NAME.")
     llm_model_path: str = Field("", description="GGUF file for RELAYRAG_LLM=llamacpp; empty = the Qwen2.5-Coder-"
