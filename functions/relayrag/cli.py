@@ -90,15 +90,34 @@ def delete(paths: list[str] = typer.Argument(..., help="Ingested file paths (or 
 
 @app.command()
 def collections(as_json: bool = typer.Option(False, "--json", help="Print the result as one JSON object.")):
-    """List collections with their current index version and sizes."""
-    cols = _ctx().docstore.list_collections()
+    """List collections: documents (current index version and sizes) and warehouses (tables, SQL config).
+    A collection with only a warehouse is listed too."""
+    from relayrag.sql.warehouse import list_warehouses
+    ctx = _ctx()
+    cols = [dict(c, warehouse=None) for c in ctx.docstore.list_collections()]
+    by_name = {c["name"]: c for c in cols}
+    for w in list_warehouses(ctx.settings.home):
+        info = {"tables": w["tables"], "engine": w["engine"], "config": w["config"]}
+        if w["collection"] in by_name:
+            by_name[w["collection"]]["warehouse"] = info
+        else:
+            cols.append({"name": w["collection"], "current_version": None, "stats": {}, "warehouse": info})
+    cols.sort(key=lambda c: c["name"])
     if as_json:
         _print_json(cols)
         return
     for c in cols:
-        st = c.get("stats", {})
-        out.print(f"{c['name']}: version {c['current_version']}, {st.get('n_files', '?')} files, "
-                  f"{st.get('n_documents', '?')} documents, {st.get('n_chunks', '?')} chunks")
+        st = c.get("stats") or {}
+        parts = []
+        if c.get("current_version"):
+            parts.append(f"version {c['current_version']}, {st.get('n_files', '?')} files, "
+                         f"{st.get('n_documents', '?')} documents, {st.get('n_chunks', '?')} chunks")
+        else:
+            parts.append("no documents")
+        w = c.get("warehouse")
+        if w:
+            parts.append(f"warehouse of {len(w['tables'])} tables" + (", SQL config" if w["config"] else ""))
+        out.print(f"{c['name']}: {'; '.join(parts)}")
 
 
 @app.command()
@@ -197,17 +216,68 @@ def mcp(http: bool = typer.Option(False, "--http", help="Serve streamable HTTP i
 def warehouse_load(paths: list[Path] = typer.Argument(..., help="CSV, Parquet or SQLite files, or folders of them."),
                    collection: str = typer.Option(..., "--collection", "-c", help="Collection name."),
                    replace: bool = typer.Option(False, "--replace", help="Rebuild the warehouse from these files only."),
+                   config: Optional[Path] = typer.Option(None, "--config", help="A relayrag.sql.yaml to store with "
+                                                         "the warehouse: glossary, filter sets, examples, table "
+                                                         "allow-list, notes (format: relayrag.sql.config)."),
                    as_json: bool = typer.Option(False, "--json", help="Print the result as one JSON object.")):
     """Load tables into RELAYRAG_HOME/warehouses/<collection>.duckdb (one table per CSV/Parquet file, named
     after it; every table of a SQLite file). `ask` then routes table questions of the collection to sql."""
     from relayrag.sql.warehouse import load_warehouse
     with _user_errors():
-        rec = load_warehouse(_ctx().settings.home, collection, list(paths), replace=replace)
+        rec = load_warehouse(_ctx().settings.home, collection, list(paths), replace=replace, config=config)
     if as_json:
         _print_json(rec)
         return
     out.print(f"[bold]{collection}[/]: loaded {', '.join(rec['written'])} into {rec['path']} "
               f"({len(rec['tables'])} tables, {rec['seconds']:.1f} s)")
+    if rec.get("config"):
+        _print_sql_config(rec["config"])
+    if rec.get("config_error"):
+        err.print(f"[yellow]warning:[/] the stored SQL config no longer fits the tables and is still used as is:\n"
+                  f"{rec['config_error']}")
+
+
+def _print_sql_config(c: dict) -> None:
+    tables = "all tables" if c.get("tables") is None else f"tables {', '.join(c['tables'])}"
+    out.print(f"SQL config {c.get('config', '')}: {c['glossary']} glossary terms, {c['filters']} filter sets, "
+              f"{c['examples']} examples, {tables}")
+
+
+@warehouse_app.command("config")
+def warehouse_config(file: Optional[Path] = typer.Argument(None, help="A relayrag.sql.yaml to validate and store "
+                                                           "(replaces the stored one). Omit it to print the "
+                                                           "stored file."),
+                     collection: str = typer.Option(..., "--collection", "-c", help="Collection name."),
+                     remove: bool = typer.Option(False, "--remove", help="Delete the stored SQL config."),
+                     as_json: bool = typer.Option(False, "--json", help="Print the result as one JSON object.")):
+    """Replace, show or remove a collection's SQL config (glossary, filter sets, question→SQL examples,
+    table allow-list, notes). A new file is checked against the warehouse first: its SQL must pass the
+    guard and (embedded warehouse) run; nothing is stored when it does not."""
+    from relayrag.errors import RelayragError
+    from relayrag.naming import validate_collection
+    from relayrag.sql import config as sqlconfig
+    home = _ctx().settings.home
+    with _user_errors():
+        validate_collection(collection)
+        if remove and file is not None:
+            raise RelayragError("give either FILE (to store it) or --remove, not both")
+        if remove:
+            removed = sqlconfig.remove_config(home, collection)
+            _print_json({"collection": collection, "removed": removed}) if as_json else out.print(
+                f"{collection}: SQL config {'removed' if removed else 'was not set'}")
+            return
+        if file is None:
+            stored = sqlconfig.stored_config_path(home, collection)
+            if not stored.is_file():
+                raise RelayragError(f"collection {collection!r} has no SQL config; store one with `relayrag "
+                                    f"warehouse config FILE --collection {collection}`")
+            if as_json:
+                _print_json(sqlconfig.parse_config(stored).model_dump(mode="json"))
+            else:
+                sys.stdout.write(stored.read_text(encoding="utf-8"))
+            return
+        summary = sqlconfig.store_config(home, collection, file)
+    _print_json({"collection": collection, **summary}) if as_json else _print_sql_config(summary)
 
 
 @warehouse_app.command("schema")

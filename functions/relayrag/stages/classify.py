@@ -4,7 +4,8 @@ No-LLM method `few-shot-embedding`: cosine k-NN (k=3) of the question's MiniLM e
 labelled example utterances, plus a lexical check — a question with no content words left after
 greeting/stopword removal is chitchat. Anything uncertain goes to rag (the safe default: it cites or
 refuses). `sql` is chosen only for collections with a warehouse (`relayrag warehouse load`): by the no-LLM
-method when the collection has no documents, or when the question names one of the warehouse's tables.
+method when the collection has no documents, or when the question names one of the warehouse's tables or
+touches a term of its SQL config (glossary / filter sets, any language: "売上" → revenue).
 LLM method `llm`: schema-constrained JSON label.
 """
 
@@ -92,6 +93,24 @@ def mentions_table(question: str, tables: list[str]) -> bool:
     return any(set(tokenize(t)) <= q for t in tables if tokenize(t))
 
 
+def sql_terms(ctx: StageContext, collection: str, question: str) -> tuple[list[str], bool]:
+    """The collection's SQL-config terms (glossary and filter names with synonyms, for the LLM prompt) and
+    whether the question touches one (relayrag.sql.context.match_terms: stemmed words, CJK substrings).
+    ([], False) without a config or when the stored config is unreadable."""
+    from relayrag.errors import ConfigError
+    from relayrag.sql.config import load_config
+    from relayrag.sql.context import match_terms
+    try:
+        cfg = load_config(ctx.settings.home, collection)
+    except ConfigError:
+        return [], False
+    if cfg is None:
+        return [], False
+    terms = [t for section in (cfg.glossary, cfg.filters) for name, e in section.items()
+             for t in [name.replace("_", " "), *e.synonyms]]
+    return terms, bool(match_terms(question, cfg))
+
+
 def run(req: ClassifyRequest, ctx: StageContext) -> ClassifyResponse:
     from relayrag.sql.warehouse import warehouse_record
     warehouse = warehouse_record(ctx.settings.home, req.collection)
@@ -103,6 +122,7 @@ def run(req: ClassifyRequest, ctx: StageContext) -> ClassifyResponse:
                          f"{req.collection}` first (collections: {known})")
     has_documents = bool(meta and meta.get("current_version"))
     tables = list(warehouse.get("tables") or []) if warehouse else []
+    terms, touches_terms = sql_terms(ctx, req.collection, req.question) if warehouse else ([], False)
     ctx.docstore.create_run(req.run_id, {
         "run_id": req.run_id, "question": req.question, "collection": req.collection,
         "created_at": time.time(), "retry_count": 0, "regen_count": 0,
@@ -112,6 +132,8 @@ def run(req: ClassifyRequest, ctx: StageContext) -> ClassifyResponse:
         try:
             allowed = "rag, chitchat" + (", sql" if has_warehouse else "")
             tables_note = (f" The database has the tables: {', '.join(tables[:50])}." if has_warehouse else "")
+            if terms:
+                tables_note += f" Business terms answered from the database: {', '.join(terms[:80])}."
             out = complete_json(ctx.llm, [
                 {"role": "system", "content": "Classify the user's message for a document assistant. "
                  f"Labels: {allowed}. rag = needs facts from the documents; chitchat = greeting, thanks, "
@@ -128,7 +150,8 @@ def run(req: ClassifyRequest, ctx: StageContext) -> ClassifyResponse:
         route, conf = classify_no_llm(req.question, ctx.embedder)
         # a warehouse-only collection answers from its tables; with documents too, a question naming a
         # table goes to sql
-        if route == Route.rag and has_warehouse and (not has_documents or mentions_table(req.question, tables)):
+        if route == Route.rag and has_warehouse and (not has_documents or mentions_table(req.question, tables)
+                                                     or touches_terms):
             route, conf = Route.sql, (0.9 if not has_documents else 0.6)
         if ctx.llm is not None:
             method = "few-shot-embedding (llm failed)"

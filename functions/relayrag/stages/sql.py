@@ -99,10 +99,13 @@ def _render_rows(columns: list[str], rows: list[list], limit: int = ANSWER_ROWS)
 
 
 def _answer_sentence(llm, question: str, columns: list[str], rows: list[list]) -> str:
+    from relayrag.sql.context import question_language
+    lang = question_language(question)  # named outright for CJK: small models drift into English
     try:
         out = complete_json(llm, [
             {"role": "system", "content": "Answer the user's question in one or two sentences, in the language "
-             "of the question, using only the query result given. Do not invent numbers."},
+             "of the question, using only the query result given. Do not invent numbers."
+             + (f" The question is in {lang}: write the answer in {lang}." if lang else "")},
             {"role": "user", "content": f"Question: {question}\nQuery result (columns, then rows): "
              + json.dumps({"columns": columns, "rows": rows[:ANSWER_ROWS]}, ensure_ascii=False, default=str)}],
             ANSWER_SCHEMA, temperature=0.0, max_tokens=300)
