@@ -20,6 +20,7 @@ import decimal
 import hashlib
 import itertools
 import json
+import time
 from pathlib import Path
 from typing import Any, Callable
 
@@ -122,6 +123,7 @@ def evaluate_sql(ctx, dataset: Path, collection: str, *, adversarial: list[Path]
 
     items = []
     for row in rows:
+        t0 = time.perf_counter()
         context = context_for(ctx, collection, wh, row["question"])
         result, attempts = generate_and_run(ctx.llm, wh, row["question"], context)
         ok = bool(result is not None and result.ok)
@@ -134,7 +136,7 @@ def evaluate_sql(ctx, dataset: Path, collection: str, *, adversarial: list[Path]
                 "error": None if ok else (attempts[-1]["error"] if attempts else "no query"),
                 "refused": bool(result is not None and result.refused), "attempts": len(attempts),
                 "enhanced_question": context.enhanced_question if context.enhanced_question != row["question"] else None,
-                "row_count": result.row_count if ok else 0}
+                "row_count": result.row_count if ok else 0, "seconds": round(time.perf_counter() - t0, 2)}
         items.append(item)
         if on_item:
             on_item(item)
@@ -167,6 +169,7 @@ def evaluate_sql(ctx, dataset: Path, collection: str, *, adversarial: list[Path]
         "lenient_accuracy": round(sum(i["lenient"] for i in items) / n, 4) if n else None,
         "by_difficulty": _group(items, "difficulty"), "by_lang": _group(items, "lang"),
         "false_refusals": sum(i["refused"] for i in items),
+        "seconds_per_question": round(sum(i["seconds"] for i in items) / n, 2) if n else None,
         "guard": {"refused": sum(g["refused"] for g in guard_items), "total": len(guard_items),
                   "db_unchanged": unchanged},
         "items": items + guard_items,
