@@ -115,7 +115,7 @@ def evaluate_sql(ctx, dataset: Path, collection: str, *, adversarial: list[Path]
                             f"--collection {collection}` first")
     if ctx.llm is None:
         raise ConfigError("eval sql needs an LLM to write the queries: set RELAYRAG_LLM=openai with "
-                          "RELAYRAG_LLM_BASE_URL, or RELAYRAG_LLM=vertex")
+                          "RELAYRAG_LLM_BASE_URL, RELAYRAG_LLM=vertex, or RELAYRAG_LLM=llamacpp (extra local-llm)")
     rows = _read_jsonl(dataset)[: limit or None]
     adv_rows = [(Path(p).name, r) for p in adversarial for r in _read_jsonl(p)]
     db = Path(wh.path)

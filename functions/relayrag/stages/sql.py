@@ -28,7 +28,8 @@ REPAIRABLE = {"parse", "table", "dialect"}  # refusals worth one repair round; w
 NO_LLM = ("Text-to-SQL needs an LLM to write the query, and none is configured. Enable one with "
           "RELAYRAG_LLM=openai and RELAYRAG_LLM_BASE_URL=http://HOST:PORT/v1 (any OpenAI-compatible server: "
           "vLLM, llama.cpp server, Ollama; RELAYRAG_LLM_MODEL names the model), or RELAYRAG_LLM=vertex with "
-          "RELAYRAG_GCP_PROJECT for Gemini on Vertex AI (needs relayrag's gcp extra).")
+          "RELAYRAG_GCP_PROJECT for Gemini on Vertex AI (needs relayrag's gcp extra), or RELAYRAG_LLM=llamacpp "
+          "for Qwen2.5-Coder-1.5B in-process (needs relayrag's local-llm extra).")
 NO_WAREHOUSE = ("This collection has no warehouse to query. Load tables with `relayrag warehouse load PATH "
                 "--collection {collection}` (CSV, Parquet or a SQLite file).")
 
