@@ -1,4 +1,5 @@
-"""Cloud Functions entry points: one HTTP function per stage.
+"""Cloud Functions entry points: one HTTP function per stage, and `ingest_object` (CloudEvent, Eventarc
+trigger on the documents bucket) for GCS-triggered ingestion.
 
 Deploy one stage with `--entry-point <stage>`; serve locally with
 `functions-framework --source functions/main.py --target <stage>` (or `cd functions && functions-framework
@@ -17,9 +18,11 @@ from relayrag.entrypoints import (  # noqa: E402,F401
     grade,
     hallucination_check,
     hyde,
+    ingest_object,
     rerank,
     retrieve,
     sql,
 )
 
 ENTRY_POINTS = ["classify", "hyde", "retrieve", "rerank", "grade", "generate", "hallucination_check", "sql"]
+EVENT_ENTRY_POINTS = ["ingest_object"]  # CloudEvent functions (Eventarc: documents bucket finalized / deleted)

@@ -3,6 +3,9 @@ and the embedded engine (which calls these very functions in-process through a J
 
 Each adapter is generic: JSON body -> stage request -> stage -> JSON response (errors as JSON, never a
 stack trace). The functions are registered with functions-framework's `http` decorator.
+
+`ingest_object` is the CloudEvent function for Cloud Storage `object.v1.finalized` / `.deleted` events
+(Eventarc): see relayrag.ingest.events for how each case is answered (it raises only to be retried).
 """
 
 from __future__ import annotations
@@ -46,3 +49,14 @@ grade = _entry("grade")
 generate = _entry("generate")
 hallucination_check = _entry("hallucination_check")
 sql = _entry("sql")
+
+
+@functions_framework.cloud_event
+def ingest_object(cloud_event) -> None:
+    """Ingest or remove the one object a Cloud Storage CloudEvent names (relayrag.ingest.events).
+
+    Returns normally (HTTP 200: Eventarc does not retry) for every outcome a retry cannot change, including
+    poison objects, which are dead-lettered; raises (HTTP 500: Eventarc retries) for transient failures.
+    Logs one structured JSON line per event on stdout."""
+    from relayrag.ingest.events import handle_event, log_outcome
+    log_outcome(handle_event(cloud_event))

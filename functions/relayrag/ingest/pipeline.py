@@ -6,6 +6,10 @@ removed from every store. The new snapshot is written under a fresh version, the
 version flip are committed in one docstore transaction: a crash before that leaves the old version serving.
 A per-collection file lock serialises concurrent ingests of one collection in one machine; across machines
 the version flip is a compare-and-set and the loser retries (see `ingest`).
+
+`ingest_source` / `remove_source` change exactly one source under a key of the caller's choosing (the
+GCS-triggered path: key `gs://bucket/object`, record fields such as the object's generation), with a
+guard on the current record that is evaluated inside every compare-and-set attempt.
 """
 
 from __future__ import annotations
@@ -46,6 +50,7 @@ class IngestSummary:
     chunks_embedded: int = 0
     chunks_total: int = 0
     seconds: float = 0.0
+    not_applied: list[str] = field(default_factory=list)  # source keys whose `only_if` guard said no
 
     def to_dict(self) -> dict:
         return {
@@ -58,6 +63,7 @@ class IngestSummary:
             "chunks_embedded": self.chunks_embedded,
             "chunks_total": self.chunks_total,
             "seconds": round(self.seconds, 3),
+            **({"not_applied": self.not_applied} if self.not_applied else {}),
         }
 
 
@@ -148,10 +154,59 @@ def ingest(ctx: StageContext, path: Path | str, collection: str, *, progress: bo
     Functions instances) each build a snapshot from the version they read and commit with compare-and-set
     on that version; a loser starts over from the winner's version (its unchanged files and embeddings are
     reused, so a retry costs little), so no update is lost."""
+    return _with_commit_retries(lambda: _ingest_once(ctx, path, collection, progress=progress,
+                                                      remove_paths=remove_paths, on_progress=on_progress))
+
+
+@dataclass(frozen=True)
+class Source:
+    """One local file to ingest under a key of the caller's choosing (e.g. `gs://bucket/object` for a GCS
+    object fetched to a temp file), with extra fields stored in its ingestion record (e.g. `generation`).
+    The file's name becomes the document name; its suffix selects the loader."""
+    path: Path
+    key: str
+    fields: dict = field(default_factory=dict)
+
+
+RecordGuard = Callable[[dict | None], bool]
+"""only_if(record) -> apply? Called with the source's current ingestion record (None if it has none) in
+every compare-and-set attempt, so the decision and the commit see the same version of the collection."""
+
+
+def ingest_source(ctx: StageContext, source: Source, collection: str, *,
+                  only_if: RecordGuard | None = None) -> IngestSummary:
+    """Ingest exactly one source into `collection`, leaving every other source as it is.
+
+    Content unchanged (same sha256 as the record under `source.key`): nothing is re-chunked or embedded;
+    if `source.fields` differ from the record's, only the record is updated (same version, compare-and-set).
+    `only_if` False: nothing happens and the key is listed in `summary.not_applied`. A file that cannot be
+    loaded is listed in `summary.failed` (the caller decides what a poison file means); raises like `ingest`
+    (RelayragError for a bad collection name, ConflictError after COMMIT_ATTEMPTS lost compare-and-set
+    rounds, backend errors as they come)."""
+    return _with_commit_retries(lambda: _ingest_once(ctx, None, collection, progress=False, remove_paths=None,
+                                                      on_progress=None, sources=[source], only_if=only_if))
+
+
+def remove_source(ctx: StageContext, collection: str, key: str, *,
+                  only_if: RecordGuard | None = None) -> IngestSummary:
+    """Remove the source stored under exactly `key` (its chunks, vectors and record) from `collection`.
+
+    A key with no record, an unknown collection, or `only_if` False change nothing (`summary.deleted` 0;
+    the key is listed in `summary.not_applied`). Raises like `ingest_source`."""
+    def once() -> IngestSummary:
+        meta = ctx.docstore.get_collection(collection)
+        if meta is None:
+            validate_collection(collection)
+            return IngestSummary(collection, None, not_applied=[key])
+        return _ingest_once(ctx, None, collection, progress=False, remove_paths=[key], on_progress=None,
+                            only_if=only_if, exact_keys=True)
+    return _with_commit_retries(once)
+
+
+def _with_commit_retries(attempt_once: Callable[[], IngestSummary]) -> IngestSummary:
     for attempt in range(COMMIT_ATTEMPTS):
         try:
-            return _ingest_once(ctx, path, collection, progress=progress, remove_paths=remove_paths,
-                                on_progress=on_progress)
+            return attempt_once()
         except ConflictError:
             if attempt == COMMIT_ATTEMPTS - 1:
                 raise
@@ -159,9 +214,11 @@ def ingest(ctx: StageContext, path: Path | str, collection: str, *, progress: bo
     raise AssertionError("unreachable")
 
 
-def _ingest_once(ctx: StageContext, path: Path | str, collection: str, *, progress: bool,
+def _ingest_once(ctx: StageContext, path: Path | str | None, collection: str, *, progress: bool,
                  remove_paths: list[str] | None,
-                 on_progress: Callable[[float, float, str], None] | None) -> IngestSummary:
+                 on_progress: Callable[[float, float, str], None] | None,
+                 sources: list[Source] | None = None, only_if: RecordGuard | None = None,
+                 exact_keys: bool = False) -> IngestSummary:
     t0 = time.perf_counter()
     s = ctx.settings
     store, docs = ctx.blobstore, ctx.docstore
@@ -176,6 +233,7 @@ def _ingest_once(ctx: StageContext, path: Path | str, collection: str, *, progre
 
         new_chunks: dict[str, list[dict]] = {}   # file key -> chunks
         new_records: list[dict] = []
+        record_updates: list[dict] = []          # unchanged content, changed record fields (sources only)
         deleted: list[str] = []
 
         if remove_paths is not None:
@@ -183,6 +241,12 @@ def _ingest_once(ctx: StageContext, path: Path | str, collection: str, *, progre
                 known = ", ".join(c["name"] for c in docs.list_collections()) or "none"
                 raise IngestError(f"unknown collection {collection!r} (collections: {known})")
             for p in remove_paths:
+                if exact_keys:
+                    if p not in records or (only_if is not None and not only_if(records[p])):
+                        summary.not_applied.append(p)
+                    else:
+                        deleted.append(p)
+                    continue
                 key = p if "://" in p else _key(Path(p))
                 matches = [k for k in records if k == key or k.startswith(key.rstrip("/") + "/")
                            or Path(k).name == p]
@@ -190,20 +254,27 @@ def _ingest_once(ctx: StageContext, path: Path | str, collection: str, *, progre
                     summary.failed.append({"path": p, "error": f"not in collection {collection!r}"})
                 deleted.extend(m for m in matches if m not in deleted)
         else:
-            root = Path(path)
-            if not root.exists():
-                raise IngestError(f"path does not exist: {root}")
-            root_key = _key(root)
-            files = discover(root)
-            if root.is_file() and not files:
-                files = [root]
-            total_units = float(len(files) + 1)
+            if sources is not None:
+                root_key = None
+                items = [(Path(src.path), src.key, dict(src.fields)) for src in sources]
+            else:
+                root = Path(path)
+                if not root.exists():
+                    raise IngestError(f"path does not exist: {root}")
+                root_key = _key(root)
+                files = discover(root)
+                if root.is_file() and not files:
+                    files = [root]
+                items = [(f, _key(f), {}) for f in files]
+            total_units = float(len(items) + 1)
             seen = set()
             with _progress(progress) as bar:
-                task = bar.add_task("loading", total=len(files)) if bar else None
-                for f in files:
-                    key = _key(f)
+                task = bar.add_task("loading", total=len(items)) if bar else None
+                for f, key, fields in items:
                     seen.add(key)
+                    if only_if is not None and not only_if(records.get(key)):
+                        summary.not_applied.append(key)
+                        continue
                     if bar:
                         bar.update(task, description=f"loading {f.name}")
                     try:
@@ -215,13 +286,16 @@ def _ingest_once(ctx: StageContext, path: Path | str, collection: str, *, progre
                         prev = records.get(key)
                         if prev and prev.get("sha256") == digest:
                             summary.skipped += 1
+                            if any(prev.get(k) != v for k, v in fields.items()):
+                                record_updates.append({**prev, **fields})
                             continue
                         chunks, extras = load_chunks(f, key, s.chunk_chars, s.chunk_overlap)
                     except IngestError as exc:
-                        summary.failed.append({"path": str(f), "error": str(exc)})
+                        summary.failed.append({"path": key if sources else str(f), "error": str(exc)})
                         continue
                     except Exception as exc:  # a loader bug must not take the other files down
-                        summary.failed.append({"path": str(f), "error": f"{type(exc).__name__}: {exc}"})
+                        summary.failed.append({"path": key if sources else str(f),
+                                               "error": f"{type(exc).__name__}: {exc}"})
                         continue
                     finally:
                         if bar:
@@ -230,17 +304,22 @@ def _ingest_once(ctx: StageContext, path: Path | str, collection: str, *, progre
                             on_progress(float(len(seen)), total_units, f"loaded {f.name}")
                     new_chunks[key] = [c.to_dict() for c in chunks]
                     for w in extras.pop("warnings", []):
-                        summary.warnings.append({"path": str(f), "warning": w})
+                        summary.warnings.append({"path": key if sources else str(f), "warning": w})
                     new_records.append({"path": key, "name": f.name, "sha256": digest, "size": stat.st_size,
-                                        "n_chunks": len(chunks), "ingested_at": time.time(), **extras})
-            # files that were under PATH before and are gone now
+                                        "n_chunks": len(chunks), "ingested_at": time.time(), **extras,
+                                        **fields})
+            # files that were under PATH before and are gone now (a list of sources deletes nothing)
             for k in records:
-                if k not in seen and (k == root_key or k.startswith(root_key.rstrip("/") + "/")):
+                if root_key is not None and k not in seen and (
+                        k == root_key or k.startswith(root_key.rstrip("/") + "/")):
                     deleted.append(k)
 
         summary.ingested = len(new_records)
         summary.deleted = len(deleted)
         if not new_records and not deleted:
+            if record_updates:  # same chunks, same version: only the records change (still compare-and-set)
+                docs.commit_ingest(collection, current, meta["stats"] if meta else {}, record_updates, [],
+                                   expected_version=current)
             summary.chunks_total = len(old_chunks)
             summary.seconds = time.perf_counter() - t0
             return summary
@@ -286,7 +365,8 @@ def _ingest_once(ctx: StageContext, path: Path | str, collection: str, *, progre
         stats = {"n_chunks": len(chunks), "n_documents": n_docs,
                  "n_files": len(set(records) - set(deleted) | {r["path"] for r in new_records})}
         try:
-            docs.commit_ingest(collection, version, stats, new_records, deleted, expected_version=current)
+            docs.commit_ingest(collection, version, stats, new_records + record_updates, deleted,
+                               expected_version=current)
         except ConflictError:
             store.delete_prefix(prefix(collection, version))  # never became current: nobody reads it
             raise
