@@ -367,3 +367,43 @@ def test_bundle_ships_the_package_and_its_assets_without_caches(full):
     assert not [p for p in paths if "__pycache__" in p or p.endswith(".pyc")]
     names = {r.inputs["name"] for r in full.of_type("gcp:storage/bucketObject:BucketObject")}
     assert len(names) == len(full.of_type("gcp:storage/bucketObject:BucketObject"))  # per-stage content hash
+
+
+# ------------------------------------------------------------------------------------- the program itself
+def test_pulumi_main_reads_the_stack_config(monkeypatch):
+    """infra/__main__.py, as `pulumi up` runs it, with a one-stage stack config."""
+    import runpy
+
+    import pulumi
+
+    from tests.infra.harness import Recorded, RecordingMocks
+
+    rec = Recorded()
+    pulumi.runtime.set_mocks(RecordingMocks(rec), project="relayrag", stack="one-stage", preview=False)
+    pulumi.runtime.set_all_config({"gcp:project": PROJECT, "gcp:region": "europe-west1",
+                                   "relayrag:stages": '["retrieve"]', "relayrag:llm": "none",
+                                   "relayrag:memory": '{"retrieve": "4Gi"}'})
+    def program():
+        runpy.run_path(str(REPO_ROOT / "infra" / "__main__.py"))  # returns the module's globals: not an output
+
+    try:
+        pulumi.runtime.test(program)()
+    finally:
+        pulumi.runtime.set_all_config({})
+    fns = rec.of_type(FN)
+    assert [(f.inputs["name"], f.inputs["location"], f.inputs["serviceConfig"]["availableMemory"]) for f in fns] \
+        == [("relayrag-retrieve", "europe-west1", "4Gi")]
+    assert fns[0].inputs["serviceConfig"]["environmentVariables"]["RELAYRAG_LLM"] == "none"
+
+
+def test_config_from_pulumi_refuses_a_stage_string():
+    from relayrag_infra.catalog import config_from_pulumi
+
+    class Cfg(dict):
+        def get_object(self, key):
+            return self.get(key)
+
+    with pytest.raises(ValueError, match="relayrag:stages must be a list"):
+        config_from_pulumi(Cfg(stages="classify"), Cfg(project=PROJECT, region="us-central1"))
+    cfg = config_from_pulumi(Cfg(stages=["sql"], timeouts={"sql": "90"}), Cfg(project=PROJECT, region="us-east1"))
+    assert (cfg.stages, cfg.region, cfg.spec("sql").timeout_s) == (("sql",), "us-east1", 90)
