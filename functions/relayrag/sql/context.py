@@ -76,7 +76,8 @@ class TermMatch:
 
     def describe(self) -> str:
         e = self.entry
-        said = f" [the question says {self.matched!r}]" if self.matched.lower() != self.name.lower() else ""
+        same = self.matched.lower() == self.name.replace("_", " ").lower()
+        said = "" if same else f" [the question says {self.matched!r}]"
         if self.kind == "filter":
             return f"- {self.name}{said}: {e.description}. SQL predicate: {e.sql}"
         parts = [p for p in (e.meaning, f"SQL: {e.sql}" if e.sql else "") if p]
