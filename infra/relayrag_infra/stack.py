@@ -309,5 +309,11 @@ def _export(dep: Deployment) -> None:
     if dep.workflow is not None:
         # the value for RELAYRAG_WORKFLOW (relayrag ask --engine cloud): projects/P/locations/L/workflows/NAME
         pulumi.export("workflow", dep.workflow.id)
+        # what `relayrag ask --engine cloud` needs: the workflow, and the stores the run record lives in
+        pulumi.export("cli_env", {
+            "RELAYRAG_ENGINE": "cloud", "RELAYRAG_WORKFLOW": dep.workflow.id, "RELAYRAG_GCP_PROJECT": cfg.project,
+            "RELAYRAG_GCP_LOCATION": cfg.region, "RELAYRAG_DOCSTORE": "firestore",
+            "RELAYRAG_FIRESTORE_DATABASE": cfg.firestore_database, "RELAYRAG_FIRESTORE_PREFIX": cfg.firestore_prefix,
+            "RELAYRAG_BLOBSTORE": "gcs", "RELAYRAG_GCS_BUCKET": dep.snapshots_bucket.name})
     else:
         pulumi.export("workflow_skipped", dep.workflow_skipped)
