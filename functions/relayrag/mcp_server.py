@@ -65,8 +65,10 @@ MAX_FAILED = 50            # per-file errors listed by ingest / delete
 MAX_COLLECTIONS = 200
 MAX_STAGES = 60            # trace entries returned by get_run
 MAX_JSON_CHARS = 20_000    # a workflow's return value, a stage's outputs
+MAX_SQL_ROWS = 50          # rows returned by sql_query (the run record keeps up to 100)
+CELL_CHARS = 300           # a text cell of an sql_query row
 
-BUILTIN_TOOLS = ("ask", "search", "ingest", "delete_document", "list_collections", "get_run")
+BUILTIN_TOOLS = ("ask", "search", "ingest", "delete_document", "list_collections", "get_run", "sql_query")
 ENGINES = ("embedded", "cloud")
 RESERVED_ARGS = ("run_id", "urls")  # set by the gateway, never by a client (see DESIGN.md)
 
@@ -78,6 +80,8 @@ ArmName = Literal["dense", "bm25", "hybrid"]
 INSTRUCTIONS = """relayrag answers questions from ingested documents with citations (document and page) and a
 grounding check. Typical use: list_collections → ask (or search for raw ranked chunks) → get_run for the
 trace of a run. ingest adds a file or folder to a collection; delete_document removes documents.
+Collections with a warehouse (tables) also answer sql_query: one guarded read-only SELECT, its rows and
+a sentence; ask routes table questions there too.
 Workflow tools (from the server's workflows folder) may also be listed."""
 
 
@@ -176,15 +180,27 @@ def result_view(result: dict) -> dict:
 
 
 def known_collections(ctx) -> list[str]:
-    return [c["name"] for c in ctx.docstore.list_collections()]
+    from relayrag.sql.warehouse import list_warehouses
+    names = {c["name"] for c in ctx.docstore.list_collections()}
+    return sorted(names | {w["collection"] for w in list_warehouses(ctx.settings.home)})
 
 
-def require_collection(ctx, name: str) -> dict:
+def require_collection(ctx, name: str, *, allow_warehouse: bool = False) -> dict:
+    """The collection's metadata; with `allow_warehouse`, a collection that only has a warehouse passes
+    too (returns {}). Raises ToolError naming the known collections."""
+    from relayrag.sql.warehouse import warehouse_record
     meta = ctx.docstore.get_collection(name)
     if meta is None or not meta.get("current_version"):
+        if allow_warehouse and warehouse_record(ctx.settings.home, name) is not None:
+            return meta or {}
         known = ", ".join(known_collections(ctx)[:20]) or "none yet"
-        raise ToolError(f"unknown collection {name!r} (collections: {known}); ingest documents into it first")
+        raise ToolError(f"unknown collection {name!r} (collections: {known}); ingest documents into it first"
+                        + (" or load tables with `relayrag warehouse load`" if allow_warehouse else ""))
     return meta
+
+
+def sql_cell(v: Any) -> Any:
+    return clip(v, CELL_CHARS) if isinstance(v, str) else v
 
 
 # -- workflow tools: declarations in comment lines ---------------------------------------------------
@@ -480,8 +496,54 @@ class Gateway:
     def ask(self, question: str, collection: str, arm: str | None, on_event: Callable[[dict], None]) -> dict:
         from relayrag.engine.local import ask as run_ask
         ctx = self.ctx()
-        require_collection(ctx, collection)
+        require_collection(ctx, collection, allow_warehouse=True)
         return result_view(run_ask(question, collection, arm=arm, on_event=on_event, ctx=ctx))
+
+    # sql_query --------------------------------------------------------------------------------------
+    def sql_query(self, question: str, collection: str) -> dict:
+        """The sql stage on its own (no classify): a run record with route sql, the stage through the generic
+        adapter (relayrag.stages.base.execute, trace included), and its outcome as a structured result."""
+        import time
+
+        from relayrag.sql.warehouse import list_warehouses, warehouse_record
+        from relayrag.stages import STAGES
+        from relayrag.stages.base import execute
+        ctx = self.ctx()
+        if warehouse_record(ctx.settings.home, collection) is None:
+            have = ", ".join(w["collection"] for w in list_warehouses(ctx.settings.home)[:20]) or "none yet"
+            raise ToolError(f"collection {collection!r} has no warehouse (collections with one: {have}); load "
+                            f"tables with `relayrag warehouse load PATH --collection {collection}`")
+        run_id = uuid.uuid4().hex
+        ctx.docstore.create_run(run_id, {"run_id": run_id, "question": question, "collection": collection,
+                                         "created_at": time.time(), "retry_count": 0, "regen_count": 0,
+                                         "route": "sql", "route_method": "mcp:sql_query"})
+        status, body = execute(STAGES["sql"], {"run_id": run_id}, ctx)
+        if status != 200:
+            raise ToolError(f"sql: {body.get('error')}")
+        rec = ctx.docstore.get_run(run_id) or {}
+        out: dict[str, Any] = {"run_id": run_id, "collection": collection, "question": question,
+                               "answer": clip(rec.get("answer", ""), ANSWER_CHARS)}
+        attempts = rec.get("sql_attempts") or []
+        sctx = rec.get("sql_context") or {}
+        if sctx.get("rewritten"):
+            out["enhanced_question"] = sctx.get("enhanced_question")
+        if not body.get("available"):
+            return {**out, "status": "unavailable", "message": rec.get("answer", ""),
+                    "reason": "no-llm" if body.get("method") == "no-llm" else body.get("method")}
+        if not body.get("ok"):
+            last = attempts[-1] if attempts else {}
+            error = str(last.get("error") or "no query was generated")
+            key = "refused" if body.get("refused") else "error"
+            return {**out, "status": key, key: {"reason": clip(error.removeprefix("refused: "), 1000),
+                                                "sql": last.get("sql"), "attempts": len(attempts)}}
+        rows = rec.get("rows") or []
+        shown = [[sql_cell(v) for v in r] for r in rows[:MAX_SQL_ROWS]]
+        out.update({"status": "ok", "sql": rec.get("sql"), "tables": rec.get("sql_tables") or [],
+                    "columns": rec.get("columns") or [], "rows": shown, "row_count": rec.get("row_count", 0),
+                    "attempts": len(attempts)})
+        if rec.get("row_count", 0) > len(shown):
+            out["rows_omitted"] = rec["row_count"] - len(shown)
+        return out
 
     # search -----------------------------------------------------------------------------------------
     def search(self, query: str, collection: str, k: int, arm: str, doc: str | None, page: int | None) -> dict:
@@ -558,12 +620,20 @@ class Gateway:
 
     # collections / runs -----------------------------------------------------------------------------
     def list_collections(self) -> dict:
-        cols = self.ctx().docstore.list_collections()
+        from relayrag.sql.warehouse import list_warehouses
+        ctx = self.ctx()
+        cols = [dict(c) for c in ctx.docstore.list_collections()]
+        warehouses = {w["collection"]: w for w in list_warehouses(ctx.settings.home)}
+        names = {c["name"] for c in cols}
+        cols += [{"name": n} for n in warehouses if n not in names]  # warehouse only: no documents
+        cols.sort(key=lambda c: c["name"])
         out = []
         for c in cols[:MAX_COLLECTIONS]:
             st = c.get("stats") or {}
+            w = warehouses.get(c["name"])
             out.append({"name": c["name"], "version": c.get("current_version"), "updated_at": iso(c.get("updated_at")),
-                        "files": st.get("n_files"), "documents": st.get("n_documents"), "chunks": st.get("n_chunks")})
+                        "files": st.get("n_files"), "documents": st.get("n_documents"), "chunks": st.get("n_chunks"),
+                        "warehouse": {"tables": len(w["tables"]), "sql_config": bool(w["config"])} if w else None})
         res: dict[str, Any] = {"collections": out, "count": len(cols)}
         if len(cols) > MAX_COLLECTIONS:
             res["omitted"] = len(cols) - MAX_COLLECTIONS
@@ -583,7 +653,7 @@ class Gateway:
         if len(trace) > MAX_STAGES:
             out["stages_omitted"] = len(trace) - MAX_STAGES
         out["total_ms"] = round(sum(float(t.get("ms") or 0) for t in trace), 2)
-        for key in ("arm_draws", "snapshot_version", "queries"):
+        for key in ("arm_draws", "snapshot_version", "queries", "sql_context"):
             if key in rec:
                 out[key] = cap_json(rec[key], 4000)
         return out
@@ -769,8 +839,26 @@ def build_server(*, engine: str | None = None, http: bool = False, auth: TokenVe
 
     @mcp.tool(annotations={"readOnlyHint": True, "openWorldHint": False})
     async def list_collections() -> dict:
-        """The collections with their current index version, last update, and file / document / chunk counts."""
+        """The collections with their current index version, last update, and file / document / chunk counts;
+        `warehouse` gives a collection's table count and whether it has an SQL config (null: no tables).
+        Collections with only a warehouse are listed with a null version."""
         return await in_thread(gw.list_collections)
+
+    @mcp.tool(annotations={"readOnlyHint": True, "openWorldHint": False})
+    async def sql_query(
+        question: Annotated[str, Field(description="A question about the collection's tables, in any language "
+                                                   "(e.g. 'How many customers are in Brazil?').",
+                                       min_length=1, max_length=4000)],
+        collection: CollectionName,
+    ) -> dict:
+        """Answer a question from a collection's warehouse with ONE read-only SELECT written by the configured
+        LLM (temperature 0, schema JSON + the collection's glossary, filter sets and similar examples) and
+        checked by the SQL guard before it runs. `status` says what happened: `ok` gives `sql`, `tables`,
+        `columns`, `rows` (at most 50; `rows_omitted` counts the rest), `row_count` and a one-
+        or two-sentence `answer` in the question's language; `refused` gives the guard's reason (nothing
+        ran); `error` the database error after one repair round; `unavailable` says how to configure an LLM.
+        Also returns the run_id (see get_run) and, when glossary terms were mapped, `enhanced_question`."""
+        return await in_thread(gw.sql_query, question, collection)
 
     @mcp.tool(annotations={"readOnlyHint": True, "openWorldHint": False})
     async def get_run(
