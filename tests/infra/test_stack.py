@@ -218,6 +218,7 @@ def test_vertex_only_for_stages_that_use_it_when_only_the_embedder_is_vertex():
 
 def test_ingest_is_triggered_by_the_documents_bucket(full):
     documents = full.one("gcp:storage/bucket:Bucket", "documents").inputs["name"]
+    assert "ingest_object" in _main_entry_points(), "functions/main.py does not expose ingest_object"
     fns = _functions_by_entry(full)["ingest_object"]
     events = {f.inputs["eventTrigger"]["eventType"] for f in fns}
     assert events == {"google.cloud.storage.object.v1.finalized", "google.cloud.storage.object.v1.deleted"}
