@@ -101,3 +101,25 @@ def test_bad_arguments_are_clear_errors(tmp_path, small_corpus, args, needle):
     assert p.returncode == 2, (p.stdout, p.stderr)
     assert needle in " ".join(p.stderr.split()) and "Traceback" not in p.stderr
     assert not (tmp_path / "escape.lock").exists() and not list(tmp_path.glob("**/escape*"))
+
+
+def test_warehouse_with_sql_config_as_a_user_runs_it(tmp_path):
+    """The bundled Chinook example: load with its relayrag.sql.yaml, list it, show and replace the config;
+    `ask` routes to sql and, with no LLM configured, says how to enable one."""
+    home = tmp_path / "h"
+    chinook = Path(__file__).resolve().parents[2] / "examples" / "chinook"
+    rec = json.loads(rr(home, "warehouse", "load", str(chinook / "chinook.sqlite"), "-c", "chinook", "--config",
+                        str(chinook / "relayrag.sql.yaml"), "--json").stdout)
+    assert rec["config"]["examples"] >= 8 and rec["config"]["glossary"] >= 10
+    (col,) = json.loads(rr(home, "collections", "--json").stdout)
+    assert col["name"] == "chinook" and col["current_version"] is None and col["warehouse"]["config"]
+    shown = json.loads(rr(home, "warehouse", "config", "-c", "chinook", "--json").stdout)
+    assert shown["glossary"]["revenue"]["sql"] == "SUM(Invoice.Total)"
+    res = json.loads(rr(home, "ask", "ドイツの顧客は何人？", "-c", "chinook", "--json").stdout)
+    assert res["route"] == "sql" and "RELAYRAG_LLM" in res["answer"] and res["sql"] is None
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("examples:\n  - question: wipe\n    sql: DELETE FROM Invoice\n", encoding="utf-8")
+    p = rr(home, "warehouse", "config", str(bad), "-c", "chinook", check=False)
+    assert p.returncode == 2 and "Traceback" not in p.stderr
+    assert f"{bad}: invalid SQL config: examples[0].sql: refused by the SQL guard" in " ".join(p.stderr.split())
+    assert json.loads(rr(home, "warehouse", "config", "-c", "chinook", "--json").stdout)["examples"]  # old one kept
