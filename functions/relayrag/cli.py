@@ -125,9 +125,13 @@ def ask(question: str = typer.Argument(..., help="The question."),
         collection: str = typer.Option(..., "--collection", "-c", help="Collection name."),
         as_json: bool = typer.Option(False, "--json", help="Print the result as one JSON object."),
         stream: bool = typer.Option(False, "--stream", help="Print NDJSON stage events as they finish, then the result."),
-        arm: Optional[str] = typer.Option(None, "--arm", help="Force a retrieval arm: dense | bm25 | hybrid.")):
+        arm: Optional[str] = typer.Option(None, "--arm", help="Force a retrieval arm: dense | bm25 | hybrid."),
+        engine: Optional[str] = typer.Option(None, "--engine", help="embedded | cloud (Cloud Workflows execution of "
+                                             "RELAYRAG_WORKFLOW); default: RELAYRAG_ENGINE, else embedded."),
+        timeout: float = typer.Option(900.0, "--timeout", help="Cloud engine: seconds to wait for the execution.")):
     """Answer QUESTION from a collection: workflows/rag.yaml run by the embedded engine, every stage called
-    through its HTTP entry point in-process. The answer cites document and page."""
+    through its HTTP entry point in-process; or, with --engine cloud, one execution of the deployed workflow
+    through the Workflows Executions API (progress on stderr). The answer cites document and page."""
     from relayrag.engine.expr import WorkflowsRuntimeError
     from relayrag.engine.local import ask as run_ask
     from relayrag.errors import RelayragError
@@ -146,15 +150,37 @@ def ask(question: str = typer.Argument(..., help="The question."),
     if stream and as_json:
         err.print("[red]error:[/] --stream already prints JSON (NDJSON events, then the result); use one of them")
         raise typer.Exit(2)
+    from relayrag.settings import load_settings
+    engine = (engine or load_settings().engine or "embedded").strip().lower()
+    if engine not in ("embedded", "cloud"):
+        err.print(f"[red]error:[/] unknown engine {engine!r}; valid: embedded, cloud")
+        raise typer.Exit(2)
 
     def on_event(e: dict) -> None:
+        r = e.get("result") or {}
         if stream:
-            r = e.get("result") or {}
             _print_json({"event": "stage", "name": e["step"], "ms": r.get("ms", e["ms"]), "method": r.get("method"),
                          "route": r.get("route")})
+        elif engine == "cloud":
+            err.print(f"[dim]  {e['step']} done ({float(r.get('ms') or e.get('ms') or 0):.0f} ms)[/]")
+
+    def on_state(state: str, elapsed: float) -> None:
+        err.print(f"[dim]execution {state.lower()} ({elapsed:.1f} s)[/]")
 
     try:
-        result = run_ask(question, collection, arm=arm, on_event=on_event)
+        if engine == "cloud":
+            from relayrag.engine.cloud import ask as cloud_ask, describe_error
+            try:
+                result = cloud_ask(question, collection, arm=arm, on_event=on_event, on_state=on_state,
+                                   timeout_s=timeout)
+            except Exception as exc:
+                msg = describe_error(exc)
+                if msg is None:
+                    raise
+                err.print(f"[red]error:[/] {msg}")
+                raise typer.Exit(2)
+        else:
+            result = run_ask(question, collection, arm=arm, on_event=on_event)
     except WorkflowsRuntimeError as exc:
         body = exc.payload.get("body")
         msg = body.get("error") if isinstance(body, dict) and body.get("error") else str(exc)

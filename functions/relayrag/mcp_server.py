@@ -487,15 +487,20 @@ class Gateway:
         from relayrag.context import default_context
         return default_context()
 
-    def require_embedded(self) -> None:
-        if self.engine == "cloud":
-            raise ToolError("engine 'cloud' (Cloud Workflows Executions API) is not available in this release "
-                            "(issue 3); run the gateway with RELAYRAG_ENGINE=embedded (the default)")
+    def require_embedded(self, workflow: str) -> None:
+        """Workflow tools other than `rag` exist only in the embedded engine's workflows folder; the cloud
+        engine runs the one deployed workflow, RELAYRAG_WORKFLOW (workflows/rag.yaml)."""
+        if self.engine == "cloud" and workflow != "rag":
+            raise ToolError(f"workflow tool {workflow!r} runs only on the embedded engine: the cloud engine runs "
+                            "the deployed RELAYRAG_WORKFLOW (workflows/rag.yaml, the tools `ask` and `rag`); "
+                            "run the gateway with RELAYRAG_ENGINE=embedded for the others")
 
     # ask --------------------------------------------------------------------------------------------
     def ask(self, question: str, collection: str, arm: str | None, on_event: Callable[[dict], None]) -> dict:
         from relayrag.engine.local import ask as run_ask
         ctx = self.ctx()
+        if self.engine == "cloud":
+            from relayrag.engine.cloud import ask as run_ask  # noqa: F811 - same signature, Cloud Workflows
         require_collection(ctx, collection, allow_warehouse=True)
         return result_view(run_ask(question, collection, arm=arm, on_event=on_event, ctx=ctx))
 
@@ -660,15 +665,20 @@ class Gateway:
 
     # workflow tools ---------------------------------------------------------------------------------
     async def run_workflow_tool(self, spec: WorkflowToolSpec, arguments: dict, ctx: Context | None) -> dict:
-        self.require_embedded()
+        self.require_embedded(spec.workflow)
         args = spec.bind(arguments)
         report = progress_from_thread(ctx)
 
         def run() -> dict:
             from relayrag.engine.local import build_result, local_urls, run_workflow
             run_id = uuid.uuid4().hex
-            value = run_workflow(spec.workflow, {**args, "run_id": run_id, "urls": local_urls()},
-                                 on_event=stage_progress(report))
+            if self.engine == "cloud":  # rag.yaml as deployed: stage URLs come from the deployment
+                from relayrag.engine.cloud import TraceFollower, run_execution
+                value = run_execution(self.ctx().settings.workflow, {**args, "run_id": run_id},
+                                      poll=TraceFollower(self.ctx(), run_id, stage_progress(report)))
+            else:
+                value = run_workflow(spec.workflow, {**args, "run_id": run_id, "urls": local_urls()},
+                                     on_event=stage_progress(report))
             out: dict[str, Any] = {"workflow": f"{spec.workflow}.yaml", "run_id": run_id, "result": cap_json(value)}
             if self.ctx().docstore.get_run(run_id) is not None:
                 out["run"] = result_view(build_result(self.ctx(), run_id))
@@ -771,7 +781,6 @@ def build_server(*, engine: str | None = None, http: bool = False, auth: TokenVe
         retrieve, rerank, grade, generate, hallucination check. Returns the answer, citations (document,
         page, a short quote), `grounded` (every sentence supported by its cited chunk), `refused`, the
         retrieval arm, per-stage timings and the run_id (see get_run)."""
-        gw.require_embedded()
         report = progress_from_thread(ctx)
         return await in_thread(gw.ask, question, collection, arm, stage_progress(report))
 

@@ -77,8 +77,9 @@ class Settings(BaseSettings):
     ocr_dpi: int = Field(200, description="Rasterisation DPI for OCR.")
 
     # workflow engine and the MCP gateway (`relayrag mcp`, relayrag.mcp_server)
-    engine: str = Field("embedded", description="Workflow engine: embedded (in-process) | cloud (Workflows "
-                                                "Executions API; not in this release).")
+    engine: str = Field("embedded", description="Workflow engine: embedded (in-process) | cloud (an execution "
+                                                "of RELAYRAG_WORKFLOW through the Workflows Executions API; extra "
+                                                "`gcp`; answers are read from the deployment's docstore).")
     mcp_tokens: str = Field("", description="Comma-separated static bearer tokens accepted by `relayrag mcp --http`.")
     mcp_jwt_public_key: str = Field("", description="PEM public key (or HS* shared secret) that verifies JWT bearer "
                                                     "tokens on `relayrag mcp --http`; empty = no JWT.")

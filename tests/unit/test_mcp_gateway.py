@@ -260,17 +260,24 @@ def test_ingest_over_http_is_limited_to_configured_roots(home, wf_dir, small_cor
     assert not r.is_error and r.data["files"]["ingested"] == 4
 
 
-def test_cloud_engine_is_a_clear_error(home, wf_dir, ingested):
+def test_cloud_engine_without_a_workflow_is_a_clear_error(home, wf_dir, ingested):
+    """The cloud engine's ask/rag run on Cloud Workflows (tests/unit/engine/test_cloud.py runs them against
+    a Workflows double); unconfigured, they say what to set, and other workflow tools say they are
+    embedded-only."""
+    (wf_dir / "echo.yaml").write_text("# mcp-tool: echo — Echo.\nmain:\n  steps:\n    - done:\n"
+                                      "        return: 1\n", encoding="utf-8")
     srv = build_server(engine="cloud")
 
     async def go():
         async with Client(srv) as c:
             return (await call_error(c, "ask", {"question": "How many bees?", "collection": "docs"}),
                     await call_error(c, "rag", {"question": "How many bees?", "collection": "docs"}),
+                    await call_error(c, "echo", {}),
                     (await c.call_tool("search", {"query": "bees", "collection": "docs"})).data)
-    ask_err, rag_err, search = run(go())
+    ask_err, rag_err, echo_err, search = run(go())
     for e in (ask_err, rag_err):
-        assert "cloud" in e and "not available" in e and "embedded" in e
+        assert "RELAYRAG_WORKFLOW is not set" in e
+    assert "'echo' runs only on the embedded engine" in echo_err
     assert search["results"]  # retrieval does not need the workflow engine
 
 

@@ -68,10 +68,19 @@ def ask(question: str, collection: str, *, run_id: str | None = None, arm: str |
         urls: dict[str, str] | None = None, transport=local_transport) -> dict:
     """Run workflows/rag.yaml for one question and return the assembled result (see `build_result`)."""
     run_id = run_id or uuid.uuid4().hex
-    args = {"question": question, "collection": collection, "run_id": run_id, "arm": arm or "",
-            "urls": urls or local_urls()}
+    args = rag_args(question, collection, run_id=run_id, arm=arm, urls=urls or local_urls())
     run_workflow("rag", args, on_event=on_event, transport=transport)
     return build_result(ctx or default_context(), run_id)
+
+
+def rag_args(question: str, collection: str, *, run_id: str, arm: str | None = None,
+             urls: dict[str, str] | None = None) -> dict:
+    """The `args` map of workflows/rag.yaml, one builder for both engines. Without `urls` the workflow
+    uses its deployment's RELAYRAG_STAGE_URLS (the cloud engine)."""
+    args: dict[str, Any] = {"question": question, "collection": collection, "run_id": run_id, "arm": arm or ""}
+    if urls is not None:
+        args["urls"] = urls
+    return args
 
 
 def build_result(ctx: StageContext, run_id: str) -> dict:
