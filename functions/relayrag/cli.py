@@ -227,7 +227,7 @@ def mcp(http: bool = typer.Option(False, "--http", help="Serve streamable HTTP i
         engine: Optional[str] = typer.Option(None, "--engine", help="embedded | cloud (default: RELAYRAG_ENGINE)."),
         log_level: str = typer.Option("WARNING", "--log-level", help="Log level (logs go to stderr).")):
     """Serve relayrag as an MCP server (tools: ask, search, ingest, delete_document, list_collections, get_run,
-    plus one per workflows/*.yaml that declares `# mcp-tool:`). stdio by default (stdout carries only
+    sql_query, plus one per workflows/*.yaml that declares `# mcp-tool:`). stdio by default (stdout carries only
     JSON-RPC); --http serves streamable HTTP with bearer tokens from RELAYRAG_MCP_TOKENS."""
     from relayrag.errors import RelayragError
     try:
