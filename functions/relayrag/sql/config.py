@@ -51,8 +51,6 @@ from relayrag.errors import ConfigError
 CONFIG_FILE_NAME = "relayrag.sql.yaml"  # the documented name; any name works with --config
 MAX_CONFIG_BYTES = 1_000_000
 
-_Text = Field(min_length=1, max_length=2000)
-
 
 class _Model(BaseModel):
     model_config = ConfigDict(extra="forbid", str_strip_whitespace=True)
@@ -93,7 +91,8 @@ class FilterSet(_Model):
     """A named filter: an SQL predicate (BigQuery dialect) and what it selects."""
 
     description: str = Field(..., min_length=1, max_length=2000)
-    sql: str = Field(..., min_length=1, max_length=2000, description="An SQL predicate, e.g. Customer.Company IS NOT NULL.")
+    sql: str = Field(..., min_length=1, max_length=2000,
+                     description="An SQL predicate, e.g. Customer.Company IS NOT NULL.")
     synonyms: list[str] = Field(default_factory=list, max_length=50)
 
     @field_validator("synonyms")
