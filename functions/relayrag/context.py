@@ -17,15 +17,64 @@ from relayrag.settings import Settings, load_settings
 
 
 def build_blobstore(settings: Settings) -> BlobStore:
+    """RELAYRAG_BLOBSTORE: local (folder under RELAYRAG_HOME) | gcs (RELAYRAG_GCS_BUCKET; extra `gcp`)."""
     if settings.blobstore == "local":
         return LocalBlobStore(settings.home / "blobs")
-    raise ConfigError(f"unknown blob store {settings.blobstore!r}; valid: local")
+    if settings.blobstore == "gcs":
+        if not settings.gcs_bucket:
+            raise ConfigError("RELAYRAG_BLOBSTORE=gcs needs RELAYRAG_GCS_BUCKET (the bucket that holds index "
+                              "snapshots, without gs://)")
+        from relayrag.backends.gcs import GCSBlobStore, storage_client  # ConfigError without the extra
+        return GCSBlobStore(settings.gcs_bucket, client=storage_client(settings.gcp_project))
+    raise ConfigError(f"unknown blob store {settings.blobstore!r}; valid: local, gcs")
 
 
 def build_docstore(settings: Settings) -> DocStore:
+    """RELAYRAG_DOCSTORE: sqlite (file under RELAYRAG_HOME) | firestore (RELAYRAG_FIRESTORE_DATABASE,
+    RELAYRAG_FIRESTORE_PREFIX, RELAYRAG_GCP_PROJECT; extra `gcp`)."""
     if settings.docstore == "sqlite":
         return SQLiteDocStore(settings.home / "relayrag.sqlite3")
-    raise ConfigError(f"unknown docstore {settings.docstore!r}; valid: sqlite")
+    if settings.docstore == "firestore":
+        if not settings.firestore_prefix or "/" in settings.firestore_prefix:
+            raise ConfigError(f"RELAYRAG_FIRESTORE_PREFIX must be non-empty without '/'; "
+                              f"got {settings.firestore_prefix!r}")
+        from relayrag.backends.firestore import FirestoreDocStore, firestore_client  # ConfigError without the extra
+        return FirestoreDocStore(firestore_client(settings.gcp_project, settings.firestore_database),
+                                 settings.firestore_prefix)
+    raise ConfigError(f"unknown docstore {settings.docstore!r}; valid: sqlite, firestore")
+
+
+_vertex_embedders: dict[tuple, object] = {}
+_vertex_lock = threading.Lock()
+
+
+def build_embedder(settings: Settings):
+    """RELAYRAG_EMBEDDER: minilm-int8 (ONNX, embedded) | vertex (Vertex AI, extra `gcp`); one per process."""
+    if settings.embedder == "vertex":
+        key = (settings.vertex_embedding_model, settings.gcp_project, settings.gcp_location)
+        with _vertex_lock:
+            if key not in _vertex_embedders:
+                from relayrag.backends.vertex_embedder import build_vertex_embedder  # ConfigError without the extra
+                _vertex_embedders[key] = build_vertex_embedder(settings)
+            return _vertex_embedders[key]
+    from relayrag.backends.embedder import EMBEDDER_NAMES, get_embedder
+    if settings.embedder not in EMBEDDER_NAMES:
+        raise ConfigError(f"unknown embedder {settings.embedder!r}; valid: {', '.join(EMBEDDER_NAMES)}, vertex")
+    return get_embedder(settings.embedder, threads=settings.embed_threads)
+
+
+def check_snapshot_embedder(snapshot: IndexSnapshot, embedder) -> None:
+    """StageError unless `embedder` is the one that built the snapshot's vectors (manifest "embedder"):
+    query vectors from another model (or size) are not comparable with them."""
+    built_with = snapshot.manifest.get("embedder")
+    if not built_with:  # an empty collection, or a snapshot from before manifests named their embedder
+        return
+    ours = getattr(embedder, "model_id", "unknown")  # the pipeline records "unknown" for such embedders
+    if ours != built_with:
+        raise StageError(f"collection {snapshot.collection!r} (version {snapshot.version}) was indexed with "
+                         f"embedder {built_with!r}, but this process embeds with {ours!r}; set RELAYRAG_EMBEDDER "
+                         f"(and RELAYRAG_VERTEX_EMBEDDING_MODEL) to the indexing embedder, or re-ingest the "
+                         f"collection into a new one with this embedder")
 
 
 class StageContext:
@@ -43,8 +92,7 @@ class StageContext:
     @property
     def embedder(self):
         if self._embedder is None:
-            from relayrag.backends.embedder import get_embedder
-            self._embedder = get_embedder(self.settings.embedder, threads=self.settings.embed_threads)
+            self._embedder = build_embedder(self.settings)
         return self._embedder
 
     @property
@@ -55,7 +103,8 @@ class StageContext:
         return self._llm
 
     def snapshot(self, collection: str) -> IndexSnapshot:
-        """The collection's current index snapshot (cached per version). Raises StageError if none exists."""
+        """The collection's current index snapshot (cached per version). Raises StageError if none exists or
+        if it was built by another embedder than this context's (its vectors would not be comparable)."""
         meta = self.docstore.get_collection(collection)
         if meta is None or not meta.get("current_version"):
             known = ", ".join(c["name"] for c in self.docstore.list_collections()) or "none"
@@ -66,6 +115,7 @@ class StageContext:
             snap = self._snapshots.get(collection)
             if snap is None or snap.version != version:
                 snap = load_snapshot(self.blobstore, collection, version)
+                check_snapshot_embedder(snap, self.embedder)
                 self._snapshots[collection] = snap
         return snap
 
