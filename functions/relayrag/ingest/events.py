@@ -93,33 +93,25 @@ def set_publisher(publisher: Publisher | None) -> None:
 
 
 def gcs_fetcher(bucket: str, name: str, generation: int, dest: Path) -> None:
-    """Download one generation of a Cloud Storage object (honours STORAGE_EMULATOR_HOST)."""
-    try:
-        from google.api_core import exceptions as gexc
-        from google.cloud import storage
-    except ImportError as exc:  # pragma: no cover - depends on the install
-        from relayrag.errors import ConfigError
-        raise ConfigError("GCS-triggered ingestion needs google-cloud-storage: pip install 'relayrag[gcp]'") from exc
-    client = _storage_client()
-    blob = client.bucket(bucket).blob(name, generation=generation)
-    try:
-        blob.download_to_filename(str(dest))
-    except gexc.NotFound as exc:
-        Path(dest).unlink(missing_ok=True)
-        raise ObjectGone(f"gs://{bucket}/{name}#{generation} does not exist") from exc
+    """Download exactly that generation of a Cloud Storage object to `dest` (relayrag.backends.gcs;
+    honours STORAGE_EMULATOR_HOST). Raises ObjectGone when GCS answers 404 for it, ConfigError without the
+    `gcp` extra."""
+    import os
 
-
-_storage = None
-
-
-def _storage_client():
+    from relayrag.backends.gcs import download_object, storage_client
+    from relayrag.settings import load_settings
     global _storage
     with _lock:
         if _storage is None:
-            from google.cloud import storage
-            from relayrag.settings import load_settings
-            _storage = storage.Client(project=load_settings().gcp_project or None)
-        return _storage
+            _storage = storage_client(load_settings().gcp_project or None)
+    try:
+        got = download_object(bucket, name, generation=generation, dest_dir=Path(dest).parent, client=_storage)
+    except FileNotFoundError as exc:
+        raise ObjectGone(str(exc)) from exc
+    os.replace(got, dest)  # the object's own base name: it becomes the document name
+
+
+_storage = None
 
 
 def _current_fetcher() -> Fetcher:

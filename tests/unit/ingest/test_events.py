@@ -383,3 +383,31 @@ def test_out_of_order_delete_then_finalize_of_the_same_generation(bucket, ectx):
     assert handle_event(dele)["outcome"] == "absent"
     assert handle_event(fin)["outcome"] == "stale"
     assert ectx.docstore.get_collection("kb") is None
+
+
+def test_gcs_fetcher_downloads_under_the_objects_own_name_and_maps_404(tmp_path, monkeypatch):
+    """The default fetcher (relayrag.backends.gcs through the real storage client) on gcp-storage-emulator."""
+    from gcp_storage_emulator.server import create_server
+    from google.cloud import storage
+
+    from tests.e2e.emulated_cloud import free_port
+    port = free_port()
+    server = create_server("127.0.0.1", port, in_memory=True)
+    server.start()
+    try:
+        monkeypatch.setenv("STORAGE_EMULATOR_HOST", f"http://127.0.0.1:{port}")
+        monkeypatch.setattr(events, "_storage", None)
+        client = storage.Client(project="p")
+        client.create_bucket(BUCKET)
+        blob = client.bucket(BUCKET).blob("kb/energy/solar.md")
+        blob.upload_from_string(SOLAR)
+        blob.reload()
+        dest = tmp_path / "dl" / "solar.md"
+        dest.parent.mkdir()
+        events.gcs_fetcher(BUCKET, "kb/energy/solar.md", blob.generation, dest)
+        assert dest.read_bytes() == SOLAR and [p.name for p in dest.parent.iterdir()] == ["solar.md"]
+        with pytest.raises(ObjectGone):
+            events.gcs_fetcher(BUCKET, "kb/energy/missing.md", 1, tmp_path / "dl" / "missing.md")
+    finally:
+        server.stop()
+        monkeypatch.setattr(events, "_storage", None)
