@@ -3,6 +3,7 @@ resource it declares, with its inputs resolved, so tests assert on what `pulumi 
 
 from __future__ import annotations
 
+import asyncio
 from dataclasses import dataclass, field
 
 import pytest
@@ -86,6 +87,9 @@ def deploy(cfg: StackConfig) -> Recorded:
     from relayrag_infra import stack
 
     rec = Recorded()
+    # Pulumi's mocks run on the thread's current event loop; an earlier test (anyio/fastmcp) may have
+    # closed it or left none set, so each mocked deployment gets a fresh one.
+    asyncio.set_event_loop(asyncio.new_event_loop())
     pulumi.runtime.set_mocks(RecordingMocks(rec), project="relayrag", stack="test", preview=False)
 
     @pulumi.runtime.test
