@@ -58,6 +58,12 @@ class Settings(BaseSettings):
                                                    "the docstore only.")
     bigquery_dataset: str = Field("", description="BigQuery dataset (PROJECT.DATASET) the sql stage may query in the "
                                                   "cloud; set by infra/ on the sql function.")
+    bigquery_collections: str = Field("", description="Comma-separated collections whose warehouse is "
+                                                      "RELAYRAG_BIGQUERY_DATASET ('*' = every collection); others "
+                                                      "use their embedded DuckDB warehouse, if any.")
+    bigquery_max_bytes_billed: int = Field(1_000_000_000, description="Per-query BigQuery budget, bytes: a dry "
+                                                                     "run above it is refused; also the job's "
+                                                                     "maximum_bytes_billed.")
     workflow: str = Field("", description="Cloud Workflows resource for RELAYRAG_ENGINE=cloud: "
                                           "projects/P/locations/L/workflows/NAME.")
     llm_model_path: str = Field("", description="GGUF file for RELAYRAG_LLM=llamacpp; empty = the Qwen2.5-Coder-"

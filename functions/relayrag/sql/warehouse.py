@@ -385,8 +385,27 @@ def warehouse_dir(home: Path) -> Path:
     return Path(home) / "warehouses"
 
 
+def _bigquery_record(collection: str) -> dict | None:
+    """The record of a collection whose warehouse is the BigQuery dataset named by settings
+    (RELAYRAG_BIGQUERY_DATASET + RELAYRAG_BIGQUERY_COLLECTIONS), else None."""
+    from relayrag.settings import load_settings
+    s = load_settings()
+    names = {n.strip() for n in s.bigquery_collections.split(",") if n.strip()}
+    if not s.bigquery_dataset or not (collection in names or "*" in names):
+        return None
+    project, _, dataset = s.bigquery_dataset.rpartition(".")
+    return {"collection": collection, "engine": "bigquery", "project": project or s.gcp_project,
+            "dataset": dataset, "path": f"bigquery:{s.bigquery_dataset}", "tables": None,
+            "max_bytes_billed": s.bigquery_max_bytes_billed}
+
+
 def warehouse_record(home: Path, collection: str) -> dict | None:
-    """The record `relayrag warehouse load` writes next to the database (None: no warehouse)."""
+    """The collection's warehouse record (None: no warehouse): a BigQuery dataset when settings map the
+    collection to one (`tables` is then None: listed by the warehouse itself), else the record
+    `relayrag warehouse load` writes next to the DuckDB database."""
+    bq = _bigquery_record(collection)
+    if bq is not None:
+        return bq
     p = warehouse_dir(home) / f"{collection}.json"
     if not p.is_file():
         return None
@@ -470,7 +489,11 @@ def open_warehouse(home: Path, collection: str, *, timeout_s: float = 10.0, max_
     `apply_config` (default) and a stored SQL config that has a `tables` allow-list, the warehouse is
     wrapped so that only those tables are visible and queryable. Raises ConfigError if the stored
     config no longer validates."""
-    wh = _open_duckdb(home, collection, timeout_s=timeout_s, max_rows=max_rows)
+    bq = _bigquery_record(collection)
+    if bq is not None:
+        wh = _open_bigquery(bq, timeout_s=timeout_s, max_rows=max_rows)
+    else:
+        wh = _open_duckdb(home, collection, timeout_s=timeout_s, max_rows=max_rows)
     if wh is None or not apply_config:
         return wh
     from relayrag.sql.config import load_config
@@ -525,6 +548,21 @@ class AllowListWarehouse:
         if not g.ok:
             return QueryResult(ok=False, sql=sql, error=f"refused: {g.reason}", refused=True, refusal_code=g.code)
         return self.inner.query(g.sql)
+
+
+_open_bq: dict[tuple, "BigQueryWarehouse"] = {}
+
+
+def _open_bigquery(rec: dict, *, timeout_s: float, max_rows: int) -> "BigQueryWarehouse":
+    """One BigQueryWarehouse per (project, dataset, budget) per process (its table list is cached)."""
+    key = (rec["project"], rec["dataset"], int(rec["max_bytes_billed"]))
+    with _open_lock:
+        wh = _open_bq.get(key)
+        if wh is None:
+            wh = _open_bq[key] = BigQueryWarehouse(rec["project"], rec["dataset"],
+                                                   max_bytes_billed=rec["max_bytes_billed"])
+        wh.timeout_s, wh.max_rows = timeout_s, max_rows
+    return wh
 
 
 def _open_duckdb(home: Path, collection: str, *, timeout_s: float, max_rows: int) -> DuckDBWarehouse | None:

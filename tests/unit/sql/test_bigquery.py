@@ -34,6 +34,13 @@ class FakeClient:
         self.calls.append(("list_tables", dataset))
         return [SimpleNamespace(table_id="Customer"), SimpleNamespace(table_id="Invoice")]
 
+    def get_table(self, table_id):
+        self.calls.append(("get_table", table_id))
+        cols = {"Customer": ["CustomerId", "Country"], "Invoice": ["InvoiceId", "CustomerId", "Total"]}
+        name = table_id.rsplit(".", 1)[-1]
+        return SimpleNamespace(num_rows=59, schema=[SimpleNamespace(name=c, field_type="STRING")
+                                                    for c in cols[name]])
+
     def query(self, sql, job_config=None, timeout=None):
         self.calls.append(("query", sql, job_config, timeout))
         if getattr(job_config, "dry_run", False):
@@ -96,3 +103,37 @@ def test_client_errors_are_results():
             raise RuntimeError("403 Access Denied")
     r = make(Failing()).query("SELECT * FROM Customer")
     assert not r.ok and "403" in r.error
+
+
+def test_settings_route_a_collection_to_bigquery_through_the_whole_sql_route(make_llm_ctx, monkeypatch):
+    """RELAYRAG_BIGQUERY_DATASET + RELAYRAG_BIGQUERY_COLLECTIONS make a collection's warehouse the BigQuery
+    dataset (how the cloud sql function runs): classify routes to sql, the sql stage dry-runs then runs
+    with the configured budget as maximum_bytes_billed, and the answer shows the SQL."""
+    from relayrag.engine.local import ask
+    from relayrag.settings import load_settings
+    from relayrag.sql import warehouse as wmod
+
+    monkeypatch.setenv("RELAYRAG_BIGQUERY_DATASET", "proj.chinook")
+    monkeypatch.setenv("RELAYRAG_BIGQUERY_COLLECTIONS", "sales")
+    monkeypatch.setenv("RELAYRAG_BIGQUERY_MAX_BYTES_BILLED", "50000")
+    load_settings.cache_clear()
+    client = FakeClient(bytes_processed=4_000)
+    wh = BigQueryWarehouse("proj", "chinook", max_bytes_billed=50_000, client=client, bigquery_module=FAKE_BQ)
+    monkeypatch.setattr(wmod, "_open_bq", {("proj", "chinook", 50_000): wh})
+    sql = "SELECT COUNT(*) AS n FROM Customer WHERE Country = 'Brazil'"
+
+    def reply(messages, schema):
+        props = (schema or {}).get("properties", {})
+        if "route" in props:
+            return {"route": "sql"}
+        if "sql" in props:
+            return {"sql": sql, "tables": ["Customer"], "assumptions": []}
+        return {"answer": "There are 5 customers in Brazil."}
+
+    ctx, _ = make_llm_ctx(reply)
+    assert wmod.warehouse_record(ctx.settings.home, "other") is None  # only the listed collections
+    res = ask("How many customers are in Brazil?", "sales", ctx=ctx)
+    assert res["route"] == "sql" and res["rows"] == [[5]] and sql in res["sql"]
+    dry, run = [c[2] for c in client.calls if c[0] == "query"]
+    assert dry.dry_run is True and run.maximum_bytes_billed == 50_000
+    assert "Customer" in res["answer"]
