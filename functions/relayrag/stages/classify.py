@@ -122,10 +122,6 @@ def run(req: ClassifyRequest, ctx: StageContext) -> ClassifyResponse:
                          f"{req.collection}` first (collections: {known})")
     has_documents = bool(meta and meta.get("current_version"))
     tables = list(warehouse.get("tables") or []) if warehouse else []
-    if warehouse is not None and warehouse.get("tables") is None:  # BigQuery: the dataset lists its tables
-        from relayrag.sql.warehouse import open_warehouse
-        wh = open_warehouse(ctx.settings.home, req.collection)
-        tables = sorted(t for t in wh.tables() if "." not in t) if wh is not None else []
     terms, touches_terms = sql_terms(ctx, req.collection, req.question) if warehouse else ([], False)
     ctx.docstore.create_run(req.run_id, {
         "run_id": req.run_id, "question": req.question, "collection": req.collection,
