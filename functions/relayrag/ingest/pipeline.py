@@ -17,6 +17,7 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import hashlib
+import json
 import os
 import random
 import time
@@ -328,7 +329,12 @@ def _ingest_once(ctx: StageContext, path: Path | str | None, collection: str, *,
         chunks = [c for c in old_chunks if c["source"] not in drop]
         for key in new_chunks:
             chunks.extend(new_chunks[key])
-        # embeddings: reuse by content hash, embed the rest
+        # embeddings: reuse by content hash, embed the rest — only vectors of this very embedder: after
+        # RELAYRAG_EMBEDDER changed, old vectors are another model's (maybe another size) and all re-embed
+        if current and old_chunks and _snapshot_embedder(store, collection, current) != \
+                getattr(ctx.embedder, "model_id", "unknown"):
+            vec_by_hash = {}
+            old_vectors = np.zeros((0, ctx.embedder.dim), np.float16)
         dim = old_vectors.shape[1] if old_vectors.shape[0] else None
         vectors: list[np.ndarray | None] = []
         todo = []
@@ -378,6 +384,14 @@ def _ingest_once(ctx: StageContext, path: Path | str | None, collection: str, *,
         summary.chunks_total = len(chunks)
         summary.seconds = time.perf_counter() - t0
         return summary
+
+
+def _snapshot_embedder(store, collection: str, version: str) -> str | None:
+    """The `embedder` a snapshot's manifest names (None if it names none)."""
+    try:
+        return json.loads(store.get_bytes(prefix(collection, version) + "manifest.json")).get("embedder")
+    except FileNotFoundError:
+        return None
 
 
 def _key(path: Path) -> str:

@@ -148,3 +148,28 @@ def test_conflict_retries_are_bounded(tmp_path, embedder, monkeypatch):
     with pytest.raises(ConflictError):
         pipeline.ingest(c, f, "c")
     assert LocalBlobStore(tmp_path / "blobs").list("snapshots/c/") == []  # nothing half-written stays
+
+
+def test_reingest_after_an_embedder_change_re_embeds_everything(tmp_path, embedder):
+    """Vectors are reused by content hash only when the snapshot was built by the same embedder."""
+    import numpy as np
+
+    class Other:  # another model with another size: its vectors must never mix with MiniLM's
+        model_id, dim = "other-model/8", 8
+
+        def embed(self, texts, kind="document"):
+            return np.ones((len(texts), 8), np.float32) / np.sqrt(8)
+
+    c = _writer_ctx(tmp_path, 0, tmp_path / "blobs", tmp_path / "d.sqlite3")
+    c._embedder = embedder
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / "a.txt").write_text("alpha text about rivers", encoding="utf-8")
+    pipeline.ingest(c, src, "c")
+    (src / "b.txt").write_text("beta text about mountains", encoding="utf-8")
+    c._embedder = Other()
+    summary = pipeline.ingest(c, src, "c")
+    assert summary.chunks_embedded == summary.chunks_total == 2
+    from relayrag.ingest.snapshot import read_vectors
+    ver = c.docstore.get_collection("c")["current_version"]
+    assert read_vectors(c.blobstore, "c", ver).shape == (2, 8)
