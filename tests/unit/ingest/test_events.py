@@ -411,3 +411,75 @@ def test_gcs_fetcher_downloads_under_the_objects_own_name_and_maps_404(tmp_path,
     finally:
         server.stop()
         monkeypatch.setattr(events, "_storage", None)
+
+
+# -- the real PublisherClient against the gcloud SDK's Pub/Sub emulator -----------------------------------
+
+@pytest.fixture(scope="module")
+def pubsub_emulator_host():
+    """host:port of a Pub/Sub emulator started once for this module (~2 s); skipped with the reason where
+    the gcloud SDK, java or its pubsub-emulator component is missing."""
+    from tests.emulators import pubsub_emulator, pubsub_emulator_missing
+    why = pubsub_emulator_missing()
+    if why:
+        pytest.skip(f"Pub/Sub emulator unavailable: {why}")
+    pytest.importorskip("google.cloud.pubsub_v1", reason="google-cloud-pubsub is not installed (dev/gcp extra)")
+    with pubsub_emulator() as emu:
+        yield emu["host"]
+
+
+@pytest.fixture
+def real_pubsub(pubsub_emulator_host, monkeypatch, ectx):
+    """The entry point's default publisher (a PublisherClient built on first use) on the emulator, and a fresh
+    topic (not created yet: the emulator keeps topics for its lifetime) set as `ectx`'s dead-letter topic.
+    Yields (topic, subscription) paths; the test creates them with tests.emulators.pubsub_topic_with_subscription."""
+    import uuid
+    monkeypatch.setenv("PUBSUB_EMULATOR_HOST", pubsub_emulator_host)
+    events.set_publisher(None)
+    suffix = uuid.uuid4().hex[:10]
+    topic = f"projects/relayrag-test/topics/dead-letters-{suffix}"
+    ectx.settings.dead_letter_topic = topic
+    yield topic, f"projects/relayrag-test/subscriptions/dead-letters-{suffix}"
+    events.set_publisher(None)  # the client cached by the entry point points at this emulator
+
+
+def test_dead_letter_reaches_pubsub_once_through_the_real_publisher(client, bucket, ectx, real_pubsub):
+    from tests.emulators import pubsub_topic_with_subscription, pull_messages
+    events.set_publisher(None)  # `client` installed the recording double: use the real client instead
+    topic, subscription = real_pubsub
+    pubsub_topic_with_subscription(topic, subscription)
+    ev = bucket.upload("kb/broken.pdf", b"%PDF-1.7\n1 0 obj << /Type /Catalog", "application/pdf")
+    assert post(client, ev).status_code == 200
+    key = f"gs://{BUCKET}/kb/broken.pdf"
+    got = pull_messages(subscription)
+    assert len(got) == 1, got
+    body = json.loads(got[0]["data"])
+    assert got[0]["attributes"] == {"collection": "kb", "source": key, "kind": "unreadable"}
+    assert body["path"] == key and body["generation"] == ev.data["generation"] and "corrupt" in body["error"]
+    assert body["event"]["data"]["name"] == "kb/broken.pdf" and body["event"]["id"] == ev["id"]
+    dl = ectx.docstore.get_dead_letter("kb", key)
+    assert dl["published"] is True and dl["topic"] == topic
+    assert post(client, ev).status_code == 200  # redelivery: already published
+    assert pull_messages(subscription, timeout_s=2) == []
+
+
+def test_publish_to_a_missing_topic_is_retried_until_the_topic_exists(bucket, ectx, real_pubsub):
+    """NOT_FOUND from Pub/Sub propagates (Eventarc retries the event); once the topic exists the redelivery
+    publishes the recorded dead letter exactly once."""
+    from google.api_core.exceptions import NotFound
+
+    from tests.emulators import pubsub_topic_with_subscription, pull_messages
+    topic, subscription = real_pubsub
+    ev = bucket.upload("kb/bad.pdf", b"not a pdf at all")
+    with pytest.raises(NotFound):
+        handle_event(ev)
+    key = f"gs://{BUCKET}/kb/bad.pdf"
+    assert ectx.docstore.get_dead_letter("kb", key)["published"] is False
+    pubsub_topic_with_subscription(topic, subscription)
+    assert handle_event(ev)["outcome"] == "dead_letter_duplicate"
+    got = pull_messages(subscription)
+    assert [(m["attributes"]["source"], json.loads(m["data"])["generation"]) for m in got] == \
+        [(key, ev.data["generation"])]
+    assert handle_event(ev)["outcome"] == "dead_letter_duplicate"
+    assert pull_messages(subscription, timeout_s=2) == []
+    assert ectx.docstore.get_dead_letter("kb", key)["published"] is True
