@@ -3,6 +3,10 @@
 
 - Firestore: the real emulator from the gcloud SDK (`gcloud emulators firestore start`, Java 17), its own
   process group so the Java child dies with it.
+- Pub/Sub: the real emulator from the gcloud SDK (`gcloud beta emulators pubsub start`, ~2 s, started
+  alongside Firestore), with the dead-letter topic and a pull subscription made by the real client; the
+  `ingest_object` server publishes there (RELAYRAG_DEAD_LETTER_TOPIC, PUBSUB_EMULATOR_HOST). Without the
+  pubsub-emulator component the rest still runs and `pubsub_missing` says why.
 - Cloud Storage: `gcp-storage-emulator` in a thread of the test process; buckets made with the real client.
   It emits no notifications, so tests send the CloudEvents GCS would send.
 - Functions: one `functions-framework` process per stage target and one for `ingest_object`, with
@@ -40,6 +44,8 @@ STAGES = ["classify", "hyde", "retrieve", "rerank", "grade", "generate", "halluc
 PROJECT = "relayrag-emulated"
 DOCS_BUCKET = "relayrag-documents"
 INDEX_BUCKET = "relayrag-index"
+DEAD_LETTER_TOPIC = f"projects/{PROJECT}/topics/relayrag-ingest-dead-letters"
+DEAD_LETTER_SUBSCRIPTION = f"projects/{PROJECT}/subscriptions/relayrag-ingest-dead-letters-test"
 
 
 class Unavailable(Exception):
@@ -103,6 +109,7 @@ class EmulatedCloud:
     executions_target: str = ""                        # host:port of the Executions API shim
     procs: list = field(default_factory=list)
     storage_server: object = None
+    pubsub_missing: str | None = None                  # why there is no Pub/Sub emulator (None: it runs)
 
     @property
     def workflow(self) -> str:
@@ -184,6 +191,17 @@ def emulated_cloud(workdir: Path) -> Iterator[EmulatedCloud]:
         fs_port = free_port()
         fs, fs_log = cloud._spawn("firestore", ["gcloud", "emulators", "firestore", "start",
                                                 f"--host-port=127.0.0.1:{fs_port}"], dict(os.environ))
+        # Pub/Sub (real emulator, starting meanwhile)
+        from tests.emulators import pubsub_emulator_missing
+        cloud.pubsub_missing = pubsub_emulator_missing()
+        try:
+            import google.cloud.pubsub_v1  # noqa: F401
+        except ImportError:
+            cloud.pubsub_missing = cloud.pubsub_missing or "google-cloud-pubsub is not installed: pip install -e '.[dev]'"
+        ps_port = free_port()
+        if cloud.pubsub_missing is None:
+            ps, ps_log = cloud._spawn("pubsub", ["gcloud", "beta", "emulators", "pubsub", "start",
+                                                 f"--host-port=127.0.0.1:{ps_port}", "--quiet"], dict(os.environ))
         # Cloud Storage (gcp-storage-emulator, in a thread here)
         from gcp_storage_emulator.server import create_server
         gcs_port = free_port()
@@ -204,6 +222,8 @@ def emulated_cloud(workdir: Path) -> Iterator[EmulatedCloud]:
             "STORAGE_EMULATOR_HOST": f"http://127.0.0.1:{gcs_port}", "FIRESTORE_EMULATOR_HOST": f"127.0.0.1:{fs_port}",
             "GOOGLE_CLOUD_PROJECT": PROJECT, "HF_HUB_OFFLINE": "1", "PYTHONUNBUFFERED": "1",
         }
+        if cloud.pubsub_missing is None:
+            cloud.env.update(PUBSUB_EMULATOR_HOST=f"127.0.0.1:{ps_port}", RELAYRAG_DEAD_LETTER_TOPIC=DEAD_LETTER_TOPIC)
         ff = str(Path(sys.executable).parent / "functions-framework")
         ports = {}
         for target in [*STAGES, "ingest_object"]:
@@ -227,6 +247,12 @@ def emulated_cloud(workdir: Path) -> Iterator[EmulatedCloud]:
 
         wait_for(lambda: httpx.get(f"http://127.0.0.1:{fs_port}/", timeout=1).status_code == 200,
                  "Firestore emulator", 60, fs, fs_log)
+        if cloud.pubsub_missing is None:
+            wait_for(lambda: httpx.get(f"http://127.0.0.1:{ps_port}/", timeout=1).status_code == 200,
+                     "Pub/Sub emulator", 60, ps, ps_log)
+            from tests.emulators import pubsub_topic_with_subscription
+            os.environ["PUBSUB_EMULATOR_HOST"] = f"127.0.0.1:{ps_port}"
+            pubsub_topic_with_subscription(DEAD_LETTER_TOPIC, DEAD_LETTER_SUBSCRIPTION)
         for name, proc in cloud.procs:
             if name.startswith("ff-"):
                 port = ports[name[3:]]
@@ -236,7 +262,7 @@ def emulated_cloud(workdir: Path) -> Iterator[EmulatedCloud]:
         yield cloud
     finally:
         cloud.stop()
-        for k in ("STORAGE_EMULATOR_HOST", "FIRESTORE_EMULATOR_HOST"):
+        for k in ("STORAGE_EMULATOR_HOST", "FIRESTORE_EMULATOR_HOST", "PUBSUB_EMULATOR_HOST"):
             os.environ.pop(k, None)
 
 

@@ -5,12 +5,14 @@ would emit reaches `ingest_object` over HTTP (functions-framework) → the index
 emulators → `relayrag.engine.cloud.ask` starts an execution through the real ExecutionsClient (gRPC) →
 workflows-emulator runs workflows/rag.yaml, calling every stage over HTTP → the answer cites the PDF and
 equals the embedded engine's (local folder + SQLite, in-process) for the same question → deleting the
-object and sending the deleted event removes it. The machinery is in tests/e2e/emulated_cloud.py; the
+object and sending the deleted event removes it; a corrupt PDF is dead-lettered in Firestore and published
+once to the Pub/Sub emulator's dead-letter topic, a redelivery publishes nothing. The machinery is in tests/e2e/emulated_cloud.py; the
 test skips, saying why, where gcloud, Java or the emulator packages are missing.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 
@@ -26,7 +28,9 @@ from relayrag.ingest.pipeline import ingest
 from relayrag.ingest.snapshot import read_chunks
 from relayrag.settings import Settings
 from tests.conftest import EXAMPLES
-from tests.e2e.emulated_cloud import DOCS_BUCKET, Unavailable, emulated_cloud, post_event, storage_event
+from tests.e2e.emulated_cloud import (DEAD_LETTER_SUBSCRIPTION, DEAD_LETTER_TOPIC, DOCS_BUCKET, Unavailable,
+                                      emulated_cloud, post_event, storage_event)
+from tests.emulators import pull_messages
 
 PDF = "amt_handbook_sample.pdf"
 QUESTION = "What are the two general types of self-locking nuts?"
@@ -120,10 +124,29 @@ def test_a_corrupt_upload_is_dead_lettered_and_answered_200(ecloud):
     blob = ecloud.storage().bucket(DOCS_BUCKET).blob("kb/broken.pdf")
     blob.upload_from_string(b"%PDF-1.7\n1 0 obj << /Type /Catalog", content_type="application/pdf")
     blob.reload()
-    r = post_event(ecloud.ingest_url, storage_event(FINALIZED, blob))
-    assert r.status_code == 200  # no Eventarc retry for a poison object
-    dl = ctx.docstore.get_dead_letter("kb", f"gs://{DOCS_BUCKET}/kb/broken.pdf")
+    finalize = storage_event(FINALIZED, blob)
+    r = post_event(ecloud.ingest_url, finalize)
+    assert r.status_code == 200, ecloud.log_tail("ff-ingest_object")  # no Eventarc retry for a poison object
+    key = f"gs://{DOCS_BUCKET}/kb/broken.pdf"
+    dl = ctx.docstore.get_dead_letter("kb", key)
     assert dl is not None and "corrupt" in dl["error"] and dl["generation"] == str(blob.generation)
+    if ecloud.pubsub_missing:
+        if os.environ.get("RELAYRAG_REQUIRE_EMULATED_CLOUD"):
+            pytest.fail(f"Pub/Sub emulator unavailable: {ecloud.pubsub_missing}")
+        pytest.skip(f"dead letter recorded; its Pub/Sub half needs the emulator: {ecloud.pubsub_missing}")
+
+    # ... and published once to the dead-letter topic, by ingest_object's own PublisherClient
+    assert dl["published"] is True and dl["topic"] == DEAD_LETTER_TOPIC
+    got = pull_messages(DEAD_LETTER_SUBSCRIPTION, timeout_s=10)
+    assert len(got) == 1, got
+    body = json.loads(got[0]["data"])
+    assert got[0]["attributes"] == {"collection": "kb", "source": key, "kind": "unreadable"}
+    assert body["path"] == key and body["generation"] == str(blob.generation) and "corrupt" in body["error"]
+    assert body["event"]["id"] == finalize["id"] and body["event"]["data"]["bucket"] == DOCS_BUCKET
+
+    # Eventarc redelivers the same event: answered 200 again, nothing more published
+    assert post_event(ecloud.ingest_url, finalize).status_code == 200
+    assert pull_messages(DEAD_LETTER_SUBSCRIPTION, timeout_s=3) == []
 
 
 def test_a_failing_stage_fails_the_execution_with_its_message(ecloud):
