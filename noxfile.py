@@ -58,7 +58,7 @@ def local_llm(session):
 @nox.session
 def cloud_emulated(session):
     """Issue 3: upload → ingest_object → ask → delete through the emulated cloud (tests/e2e/test_cloud_emulated.py):
-    functions-framework per stage, gcp-storage-emulator, the gcloud SDK's Firestore emulator (Java 17), and
+    functions-framework per stage, gcp-storage-emulator, gcloud's Firestore and Pub/Sub emulators (Java 17), and
     workflows-emulator in its own venv (.nox/workflows-emulator-1.10.0, made on first use; it pins
     fastapi<0.112, which conflicts with fastmcp). Here a missing component fails the session instead of
     skipping the test."""

@@ -197,7 +197,8 @@ def emulated_cloud(workdir: Path) -> Iterator[EmulatedCloud]:
         try:
             import google.cloud.pubsub_v1  # noqa: F401
         except ImportError:
-            cloud.pubsub_missing = cloud.pubsub_missing or "google-cloud-pubsub is not installed: pip install -e '.[dev]'"
+            cloud.pubsub_missing = (cloud.pubsub_missing
+                                    or "google-cloud-pubsub is not installed: pip install -e '.[dev]'")
         ps_port = free_port()
         if cloud.pubsub_missing is None:
             ps, ps_log = cloud._spawn("pubsub", ["gcloud", "beta", "emulators", "pubsub", "start",

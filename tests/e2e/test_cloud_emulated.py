@@ -6,8 +6,9 @@ emulators → `relayrag.engine.cloud.ask` starts an execution through the real E
 workflows-emulator runs workflows/rag.yaml, calling every stage over HTTP → the answer cites the PDF and
 equals the embedded engine's (local folder + SQLite, in-process) for the same question → deleting the
 object and sending the deleted event removes it; a corrupt PDF is dead-lettered in Firestore and published
-once to the Pub/Sub emulator's dead-letter topic, a redelivery publishes nothing. The machinery is in tests/e2e/emulated_cloud.py; the
-test skips, saying why, where gcloud, Java or the emulator packages are missing.
+once to the Pub/Sub emulator's dead-letter topic, a redelivery publishes nothing. The machinery is in
+tests/e2e/emulated_cloud.py; the test skips, saying why, where gcloud, Java or the emulator packages are
+missing.
 """
 
 from __future__ import annotations
