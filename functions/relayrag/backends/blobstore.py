@@ -55,13 +55,12 @@ class LocalBlobStore:
 
     def list(self, prefix: str) -> list[str]:
         base = self.root / prefix.strip("/") if prefix.strip("/") else self.root
-        if not base.exists():
-            return []
-        return sorted(
-            str(p.relative_to(self.root)).replace(os.sep, "/")
-            for p in base.rglob("*")
-            if p.is_file() and not p.name.startswith(".tmp-")
-        )
+        out = []
+        # os.walk skips folders that vanish mid-walk (another writer's delete_prefix), as a GCS list would
+        for dirpath, _dirs, files in os.walk(base):
+            rel = Path(dirpath).relative_to(self.root)
+            out.extend(str(rel / f).replace(os.sep, "/") for f in files if not f.startswith(".tmp-"))
+        return sorted(out)
 
     def delete_prefix(self, prefix: str) -> int:
         base = self._path(prefix)
@@ -70,8 +69,8 @@ class LocalBlobStore:
             return 1
         if not base.exists():
             return 0
-        n = sum(1 for p in base.rglob("*") if p.is_file())
-        shutil.rmtree(base)
+        n = sum(len(files) for _d, _s, files in os.walk(base))
+        shutil.rmtree(base, ignore_errors=True)  # a concurrent delete of the same prefix is not an error
         return n
 
     def local_path(self, key: str) -> Path | None:

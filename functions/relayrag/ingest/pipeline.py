@@ -18,6 +18,7 @@ import contextlib
 import fcntl
 import hashlib
 import json
+import logging
 import os
 import random
 import time
@@ -36,6 +37,7 @@ from relayrag.naming import validate_collection
 from relayrag.ingest.snapshot import (gc_versions, index_text, new_version, prefix, read_chunks, read_vectors,
                                       write_snapshot)
 
+log = logging.getLogger(__name__)
 GC_MIN_AGE_S = 900.0  # remote stores: versions younger than this may be another instance's write in flight
 
 
@@ -374,16 +376,25 @@ def _ingest_once(ctx: StageContext, path: Path | str | None, collection: str, *,
             docs.commit_ingest(collection, version, stats, new_records + record_updates, deleted,
                                expected_version=current)
         except ConflictError:
-            store.delete_prefix(prefix(collection, version))  # never became current: nobody reads it
+            _best_effort(store.delete_prefix, prefix(collection, version))  # never current: nobody reads it
             raise
         # Without a shared lock (a remote blob store), a younger version may be another writer's in flight.
+        # The commit succeeded: cleaning up is best effort (a later ingest's GC retries it), never an error.
         shared_lock = isinstance(store, LocalBlobStore)
-        gc_versions(store, collection, keep={version} | ({current} if current else set()),
-                    min_age_s=0.0 if shared_lock else GC_MIN_AGE_S)
+        _best_effort(gc_versions, store, collection, keep={version} | ({current} if current else set()),
+                     min_age_s=0.0 if shared_lock else GC_MIN_AGE_S)
         summary.version = version
         summary.chunks_total = len(chunks)
         summary.seconds = time.perf_counter() - t0
         return summary
+
+
+def _best_effort(fn, *args, **kw) -> None:
+    """Run a clean-up step; log and swallow its failure (e.g. another writer deleted the same files)."""
+    try:
+        fn(*args, **kw)
+    except Exception as exc:  # noqa: BLE001 - clean-up must not turn a committed ingest into an error
+        log.warning("snapshot clean-up %s failed: %s: %s", getattr(fn, "__name__", fn), type(exc).__name__, exc)
 
 
 def _snapshot_embedder(store, collection: str, version: str) -> str | None:
