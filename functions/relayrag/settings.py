@@ -30,7 +30,7 @@ def default_home() -> Path:
 
 
 class Settings(BaseSettings):
-    model_config = SettingsConfigDict(env_prefix="RELAYRAG_", extra="ignore")
+    model_config = SettingsConfigDict(env_prefix="RELAYRAG_", extra="ignore", env_ignore_empty=True)
 
     home: Path = Field(default_factory=default_home, description="Root of all embedded state (blobs, SQLite docstore).")
     blobstore: str = Field("local", description="Blob store backend: local | gcs (extra `gcp`).")
@@ -58,6 +58,8 @@ class Settings(BaseSettings):
                                                    "the docstore only.")
     bigquery_dataset: str = Field("", description="BigQuery dataset (PROJECT.DATASET) the sql stage may query in the "
                                                   "cloud; set by infra/ on the sql function.")
+    sql_schema_format: str = Field("json", description="How the sql stage shows the schema to the LLM: json "
+                                                       "(compact JSON) | ddl (CREATE TABLE statements).")
     bigquery_collections: str = Field("", description="Comma-separated collections whose warehouse is "
                                                       "RELAYRAG_BIGQUERY_DATASET ('*' = every collection); others "
                                                       "use their embedded DuckDB warehouse, if any.")
@@ -98,5 +100,28 @@ class Settings(BaseSettings):
 
 @functools.lru_cache(maxsize=1)
 def load_settings() -> Settings:
-    """The process-wide settings (cached; call `load_settings.cache_clear()` in tests)."""
-    return Settings()
+    """The process-wide settings (cached; call `load_settings.cache_clear()` in tests). Raises ConfigError
+    with one line per bad variable (its RELAYRAG_ name, the value, what is valid) instead of pydantic's
+    ValidationError."""
+    from pydantic import ValidationError
+    try:
+        return Settings()
+    except ValidationError as exc:
+        from relayrag.errors import ConfigError
+        raise ConfigError(describe_settings_error(exc)) from None
+
+
+def describe_settings_error(exc) -> str:
+    """A pydantic ValidationError of Settings as one line: `RELAYRAG_LLM='bogus': invalid LLM backend; valid:
+    none, openai, vertex, llamacpp` (several bad variables are joined with '; ')."""
+    parts = []
+    for e in exc.errors():
+        name = str(e["loc"][0]) if e.get("loc") else "?"
+        field = Settings.model_fields.get(name)
+        ann = getattr(field, "annotation", None)
+        shown = f"RELAYRAG_{name.upper()}={e.get('input')!r}"
+        if isinstance(ann, type) and issubclass(ann, ChoiceEnum):
+            parts.append(f"{shown}: invalid {ann._label()}; valid: {', '.join(m.value for m in ann)}")
+        else:
+            parts.append(f"{shown}: {e.get('msg', 'invalid value')}")
+    return "invalid settings: " + "; ".join(parts)

@@ -236,14 +236,18 @@ class SqlContext:
                 f"Q: {e['question']}\nSQL: {' '.join(e['sql'].split())}" for e in self.examples))
         return "\n\n".join(parts)
 
-    def system_prompt(self, instructions: str) -> str:
-        """`instructions` (which end by introducing the schema), the schema JSON, then the sections."""
-        schema = json.dumps(self.schema, ensure_ascii=False, separators=(",", ":"))
+    def system_prompt(self, instructions: str, schema_format: str = "json") -> str:
+        """`instructions` (which end by introducing the schema), the schema (compact JSON, or SQL DDL with
+        `schema_format="ddl"`), then the sections."""
+        if schema_format == "ddl":
+            schema = schema_ddl(self.schema)
+        else:
+            schema = json.dumps(self.schema, ensure_ascii=False, separators=(",", ":"))
         extra = self.sections()
         return instructions + schema + ("\n\n" + extra if extra else "")
 
-    def messages(self, instructions: str) -> list[dict]:
-        return [{"role": "system", "content": self.system_prompt(instructions)},
+    def messages(self, instructions: str, schema_format: str = "json") -> list[dict]:
+        return [{"role": "system", "content": self.system_prompt(instructions, schema_format)},
                 {"role": "user", "content": self.enhanced_question}]
 
     def summary(self) -> dict:
@@ -254,6 +258,43 @@ class SqlContext:
                 "filters": [{"name": m.name, "matched": m.matched} for m in self.filters],
                 "examples": [{"question": e["question"], "score": e["score"], "cosine": e["cosine"],
                               "bm25": e["bm25"]} for e in self.examples]}
+
+
+def schema_ddl(schema: dict) -> str:
+    """`Warehouse.schema()` as CREATE TABLE statements (the form code models saw most in training): one
+    column per line with its type, PRIMARY KEY / REFERENCES from the keys, and the row count and sample
+    values as SQL comments. Same facts as the JSON, about half the tokens."""
+    out = []
+    for t in schema.get("tables", []):
+        cols = t.get("columns") or {}
+        if isinstance(cols, list):  # [{"name", "type"}] (BigQuery) or {"name": type} (DuckDB)
+            cols = {c["name"]: c.get("type", "") for c in cols}
+        pk = set(t.get("primary_key") or [])
+        refs = {}
+        for fk in t.get("foreign_keys") or []:
+            col, _, target = fk.partition(" -> ")
+            refs[col.strip()] = target.strip()
+        samples = t.get("samples") or {}
+        lines = []
+        for name, typ in cols.items():
+            line = f"  {name} {typ}".rstrip()
+            if len(pk) == 1 and name in pk:
+                line += " PRIMARY KEY"
+            if name in refs:
+                line += f" REFERENCES {refs[name]}"
+            lines.append((line, samples.get(name)))
+        if len(pk) > 1:
+            lines.append((f"  PRIMARY KEY ({', '.join(sorted(pk))})", None))
+        body = []
+        for i, (line, sample) in enumerate(lines):
+            sep = "," if i < len(lines) - 1 else ""
+            shown = [json.dumps(v if not isinstance(v, str) or len(v) <= 40 else v[:40] + "…", ensure_ascii=False)
+                     for v in (sample or [])[:4]]
+            note = f" -- e.g. {', '.join(shown)}" if sample else ""
+            body.append(line + sep + note)
+        rows = f" -- {t['rows']} rows" if t.get("rows") is not None else ""
+        out.append(f"CREATE TABLE {t['name']} ({rows}\n" + "\n".join(body) + "\n);")
+    return "\n".join(out)
 
 
 def build_context(question: str, wh, config: SqlConfig | None = None, embedder=None,

@@ -136,8 +136,12 @@ def generate_and_run(llm, wh, question: str, context=None):
     context: a relayrag.sql.context.SqlContext (schema, matched glossary / filters, notes, examples and
     the enhanced question); None builds the schema-only one. Returns (the last QueryResult or None if
     nothing was generated, the attempts)."""
+    from relayrag.settings import load_settings
     from relayrag.sql.context import build_context
-    messages = (context or build_context(question, wh)).messages(SYSTEM)
+    fmt = load_settings().sql_schema_format
+    instructions = SYSTEM if fmt != "ddl" else SYSTEM.replace(
+        "Schema (JSON):", "Schema (SQL DDL; comments give row counts and sample values):")
+    messages = (context or build_context(question, wh)).messages(instructions, fmt)
     attempts: list[dict] = []
     result = None
     for _ in range(2):  # the first try and at most one repair

@@ -198,3 +198,36 @@ def test_load_config_cache_follows_the_file(chinook, home, tmp_path):
     from relayrag.sql.config import store_config
     store_config(home, "chinook", p)
     assert load_config(home, "chinook").notes == "changed"
+
+
+def test_schema_as_ddl_carries_the_same_facts_as_the_json(chinook, home):
+    """RELAYRAG_SQL_SCHEMA_FORMAT=ddl: every table and column with its type, the keys as PRIMARY KEY /
+    REFERENCES, row counts and sample values as comments; and it parses as one CREATE TABLE per table."""
+    import sqlglot
+
+    from relayrag.sql.context import schema_ddl
+    schema = open_warehouse(home, "chinook").schema()
+    ddl = schema_ddl(schema)
+    for t in schema["tables"]:
+        assert f"CREATE TABLE {t['name']} ( -- {t['rows']} rows" in ddl
+        for col, typ in t["columns"].items():
+            assert f"  {col} {typ}" in ddl
+    assert "  ArtistId BIGINT REFERENCES Artist(ArtistId)" in ddl and "  AlbumId BIGINT PRIMARY KEY," in ddl
+    assert '-- e.g. "USA", "Canada", "Brazil", "France"' in ddl
+    assert len(ddl) < len(json.dumps(schema, separators=(",", ":")))
+    parsed = sqlglot.parse(ddl, read="duckdb")
+    assert [p.this.this.name for p in parsed] == [t["name"] for t in schema["tables"]]
+    assert all(isinstance(p, sqlglot.exp.Create) for p in parsed)
+
+
+def test_the_sql_stage_shows_ddl_when_configured(make_llm_ctx, chinook, monkeypatch):
+    from relayrag.settings import load_settings
+    monkeypatch.setenv("RELAYRAG_SQL_SCHEMA_FORMAT", "ddl")
+    load_settings.cache_clear()
+    ctx, llm = make_llm_ctx(sql_reply("SELECT COUNT(*) AS n FROM Customer WHERE Customer.Country = 'Brazil'"))
+    res = ask("How many customers are in Brazil?", "chinook", ctx=ctx)
+    assert res["route"] == "sql" and res["rows"] == [[5]]
+    gen = next(c for c in llm.calls if c["json_schema"] and "sql" in c["json_schema"]["properties"])
+    system = gen["messages"][0]["content"]
+    assert "Schema (SQL DDL; comments give row counts and sample values):\nCREATE TABLE Album (" in system
+    assert '"name":"Customer"' not in system
