@@ -102,7 +102,9 @@ def build_result(ctx: StageContext, run_id: str) -> dict:
         "reward": run.get("reward"),
         "retry_count": run.get("retry_count", 0),
         "regen_count": run.get("regen_count", 0),
-        "stages": [{"name": t["name"], "ms": t["ms"], "method": t["method"]} for t in trace],
+        # llm_error: why a stage's LLM call failed and it fell back to its no-LLM method (only then)
+        "stages": [{"name": t["name"], "ms": t["ms"], "method": t["method"],
+                    **({"llm_error": t["llm_error"]} if t.get("llm_error") else {})} for t in trace],
         # sql route: the query that answered, its rows (capped) and how many it returned
         "sql": run.get("sql"),
         "rows": run.get("rows", []),

@@ -26,6 +26,15 @@ class StageResponse(BaseModel):
     route: str | None = Field(None, description="What the workflow switches on next, if anything.")
     method: str = Field(..., description="Which method ran (e.g. 'llm', 'extractive', 'thompson').")
     ms: float = Field(0.0, description="Wall time of the stage, milliseconds.")
+    llm_error: str | None = Field(None, description="Why the LLM call failed when the stage fell back to its "
+                                                    "no-LLM method (`method` then ends in '(llm failed)').")
+
+
+def llm_failure(exc: Exception) -> str:
+    """The reason an LLM call failed, for `StageResponse.llm_error` (one line, at most 500 characters): an
+    LLMError's message as is (it names the endpoint), a malformed reply's KeyError/ValueError by type."""
+    msg = str(exc) if isinstance(exc, RelayragError) else f"unusable LLM reply ({type(exc).__name__}: {exc})"
+    return " ".join(msg.split())[:500]
 
 
 @dataclass(frozen=True)
@@ -68,8 +77,10 @@ def execute(stage: Stage, payload: Any, ctx: StageContext) -> tuple[int, dict]:
     resp.ms = round((time.perf_counter() - t0) * 1000, 2)
     entry = {"name": stage.name, "ms": resp.ms, "method": resp.method, "route": resp.route,
              "outputs": stage.summarize(resp) if stage.summarize else {}}
+    if resp.llm_error:
+        entry["llm_error"] = resp.llm_error
     try:
         ctx.docstore.append_trace(req.run_id, entry)
     except Exception as exc:
         return 500, {"error": f"could not record the trace: {exc}", "stage": stage.name}
-    return 200, resp.model_dump()
+    return 200, resp.model_dump(exclude={"llm_error"} if resp.llm_error is None else set())

@@ -23,7 +23,7 @@ from relayrag.context import StageContext
 from relayrag.errors import StageError
 from relayrag.naming import COLLECTION_PATTERN
 from relayrag.retrieval.tokenize import tokenize
-from relayrag.stages.base import Stage, StageRequest, StageResponse
+from relayrag.stages.base import Stage, StageRequest, StageResponse, llm_failure
 
 
 class Route(str, enum.Enum):
@@ -127,7 +127,7 @@ def run(req: ClassifyRequest, ctx: StageContext) -> ClassifyResponse:
         "run_id": req.run_id, "question": req.question, "collection": req.collection,
         "created_at": time.time(), "retry_count": 0, "regen_count": 0,
     })
-    method, route, conf = "few-shot-embedding", None, 0.0
+    method, route, conf, llm_error = "few-shot-embedding", None, 0.0, None
     if ctx.llm is not None:
         try:
             allowed = "rag, chitchat" + (", sql" if has_warehouse else "")
@@ -144,8 +144,8 @@ def run(req: ClassifyRequest, ctx: StageContext) -> ClassifyResponse:
             if route == Route.sql and not has_warehouse:
                 route = Route.rag
             method, conf = "llm", 1.0
-        except (LLMError, KeyError, ValueError):
-            route = None  # fall back to the no-LLM method; the trace says which ran
+        except (LLMError, KeyError, ValueError) as exc:
+            route, llm_error = None, llm_failure(exc)  # fall back to the no-LLM method; the trace says which ran
     if route is None:
         route, conf = classify_no_llm(req.question, ctx.embedder)
         # a warehouse-only collection answers from its tables; with documents too, a question naming a
@@ -158,7 +158,8 @@ def run(req: ClassifyRequest, ctx: StageContext) -> ClassifyResponse:
     if route == Route.rag and has_warehouse and not has_documents:
         route = Route.sql  # nothing to retrieve from: the tables are the collection's only source
     ctx.docstore.update_run(req.run_id, {"route": route.value, "route_method": method})
-    return ClassifyResponse(run_id=req.run_id, route=route.value, method=method, confidence=round(conf, 3))
+    return ClassifyResponse(run_id=req.run_id, route=route.value, method=method, confidence=round(conf, 3),
+                            llm_error=llm_error)
 
 
 STAGE = Stage("classify", ClassifyRequest, ClassifyResponse, run,

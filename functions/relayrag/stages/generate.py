@@ -16,7 +16,7 @@ import re
 from relayrag.backends.llm import LLMError
 from relayrag.context import StageContext
 from relayrag.retrieval.tokenize import tokenize
-from relayrag.stages.base import Stage, StageRequest, StageResponse, load_run
+from relayrag.stages.base import Stage, StageRequest, StageResponse, llm_failure, load_run
 from relayrag.stages.evidence import embed_sentences, query_idf, weighted_coverage
 from relayrag.text import has_cjk
 
@@ -133,6 +133,7 @@ def run(req: GenerateRequest, ctx: StageContext) -> GenerateResponse:
     run_rec = load_run(ctx, req.run_id)
     question, collection = run_rec["question"], run_rec["collection"]
     regen = int(run_rec.get("regen_count", 0))
+    llm_error = None
     if run_rec.get("route") == "chitchat":
         method, answer = "template", chitchat_text(question, collection)
         if ctx.llm is not None:
@@ -142,11 +143,12 @@ def run(req: GenerateRequest, ctx: StageContext) -> GenerateResponse:
                      f"kindly; offer to answer questions about the collection '{collection}'."},
                     {"role": "user", "content": question}], temperature=0.3, max_tokens=120).strip() or answer
                 method = "llm"
-            except LLMError:
-                method = "template (llm failed)"
+            except LLMError as exc:
+                method, llm_error = "template (llm failed)", llm_failure(exc)
         ctx.docstore.update_run(req.run_id, {"answer": answer, "citations": [], "answer_sentences": [],
                                              "found": True})
-        return GenerateResponse(run_id=req.run_id, method=method, n_citations=0, regen_count=regen)
+        return GenerateResponse(run_id=req.run_id, method=method, llm_error=llm_error, n_citations=0,
+                                regen_count=regen)
 
     snap = ctx.snapshot(collection)
     relevant = set(run_rec.get("relevant") or [])
@@ -178,15 +180,16 @@ def run(req: GenerateRequest, ctx: StageContext) -> GenerateResponse:
                 bs = cand_by_id.get(ch["chunk_id"], {}).get("best_sentence") or [0, min(300, len(ch["text"]))]
                 citations.append(citation(ch, n, ch["text"][bs[0]:bs[1]]))
             method = "llm"
-        except LLMError:
-            method = "extractive (llm failed)"
+        except LLMError as exc:
+            method, llm_error = "extractive (llm failed)", llm_failure(exc)
     if method != "llm":
         sentences, citations = extractive(question, chunks, ctx.embedder, 1 if regen else 3, snap.bm25)
     answer = " ".join(f"{s['text']}" + "".join(f" [{n}]" for n in s["cites"]) for s in sentences)
     ctx.docstore.update_run(req.run_id, {"answer": answer, "citations": citations, "answer_sentences": sentences,
                                          "found": True, "generate_method": method,
                                          "context_chunk_ids": [c["chunk_id"] for c in chunks]})
-    return GenerateResponse(run_id=req.run_id, method=method, n_citations=len(citations), regen_count=regen)
+    return GenerateResponse(run_id=req.run_id, method=method, llm_error=llm_error, n_citations=len(citations),
+                            regen_count=regen)
 
 
 STAGE = Stage("generate", GenerateRequest, GenerateResponse, run,

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from relayrag.backends.llm import LLMError, complete_json
 from relayrag.context import StageContext
-from relayrag.stages.base import Stage, StageRequest, StageResponse, load_run
+from relayrag.stages.base import Stage, StageRequest, StageResponse, llm_failure, load_run
 from relayrag.stages.evidence import relevance_probability
 
 
@@ -36,7 +36,7 @@ def run(req: GradeRequest, ctx: StageContext) -> GradeResponse:
     head = cands[: run_rec.get("reranked_k", len(cands))]
     for c in head:
         c["p_relevant"] = round(relevance_probability(c.get("sentence_cos", 0.0), c.get("lexical", 0.0)), 4)
-    method = "calibrated"
+    method, llm_error = "calibrated", None
     if ctx.llm is not None and head:
         try:
             snap = ctx.snapshot(run_rec["collection"])
@@ -50,8 +50,8 @@ def run(req: GradeRequest, ctx: StageContext) -> GradeResponse:
             for c in head[ctx.settings.context_k:]:
                 c["p_relevant"] = 0.0
             method = "llm"
-        except (LLMError, KeyError):
-            method = "calibrated (llm failed)"
+        except (LLMError, KeyError) as exc:
+            method, llm_error = "calibrated (llm failed)", llm_failure(exc)
     relevant = [c["chunk_id"] for c in head if c.get("p_relevant", 0.0) >= 0.5]
     top = head[:5]
     reward = sum(c["p_relevant"] for c in top) / len(top) if top else 0.0
@@ -68,7 +68,7 @@ def run(req: GradeRequest, ctx: StageContext) -> GradeResponse:
     ctx.docstore.update_run(req.run_id, {"candidates": head + cands[len(head):], "relevant": relevant,
                                          "reward": round(reward, 4), "retry_count": retry,
                                          "rewards": run_rec.get("rewards", []) + [{"arm": arm, "reward": round(reward, 4)}]})
-    return GradeResponse(run_id=req.run_id, route=route, method=method, n_relevant=len(relevant),
+    return GradeResponse(run_id=req.run_id, route=route, method=method, llm_error=llm_error, n_relevant=len(relevant),
                          reward=round(reward, 4), retry_count=retry)
 
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 from relayrag.backends.llm import LLMError, complete_json
 from relayrag.context import StageContext
 from relayrag.retrieval.tokenize import tokenize
-from relayrag.stages.base import Stage, StageRequest, StageResponse, load_run
+from relayrag.stages.base import Stage, StageRequest, StageResponse, llm_failure, load_run
 from relayrag.stages.evidence import embed_sentences, lexical_coverage
 from relayrag.text import has_cjk, sentences as split_sents
 
@@ -83,7 +83,7 @@ def run(req: CheckRequest, ctx: StageContext) -> CheckResponse:
     by_id = {c["chunk_id"]: snap.chunks[snap.row_of[c["chunk_id"]]] for c in run_rec.get("citations", [])
              if c["chunk_id"] in snap.row_of}
     cited = {c["n"]: by_id[c["chunk_id"]] for c in run_rec.get("citations", []) if c["chunk_id"] in by_id}
-    method = "sentence-support"
+    method, llm_error = "sentence-support", None
     bad = None
     if ctx.llm is not None and sents:
         try:
@@ -96,8 +96,8 @@ def run(req: CheckRequest, ctx: StageContext) -> CheckResponse:
                 VERDICT, max_tokens=100)
             bad = sorted({int(k) for k in out["unsupported"] if 0 <= int(k) < len(sents)})
             method = "llm"
-        except (LLMError, KeyError, ValueError):
-            method = "sentence-support (llm failed)"
+        except (LLMError, KeyError, ValueError) as exc:
+            method, llm_error = "sentence-support (llm failed)", llm_failure(exc)
     if bad is None:
         bad = unsupported_sentences(sents, cited, ctx.embedder)
     grounded = bool(sents) and not bad
@@ -112,8 +112,8 @@ def run(req: CheckRequest, ctx: StageContext) -> CheckResponse:
         patch.update({"answer": refusal_text(run_rec["question"]), "refused": True,
                       "draft_answer": run_rec.get("answer")})
     ctx.docstore.update_run(req.run_id, patch)
-    return CheckResponse(run_id=req.run_id, route=route, method=method, grounded=grounded, n_sentences=len(sents),
-                         n_unsupported=len(bad), regen_count=regen)
+    return CheckResponse(run_id=req.run_id, route=route, method=method, llm_error=llm_error, grounded=grounded,
+                         n_sentences=len(sents), n_unsupported=len(bad), regen_count=regen)
 
 
 STAGE = Stage("hallucination_check", CheckRequest, CheckResponse, run,

@@ -21,7 +21,7 @@ from relayrag.backends.llm import LLMError, complete_json
 from relayrag.context import StageContext
 from relayrag.retrieval.fusion import top_k
 from relayrag.retrieval.tokenize import tokenize
-from relayrag.stages.base import Stage, StageRequest, StageResponse, load_run
+from relayrag.stages.base import Stage, StageRequest, StageResponse, llm_failure, load_run
 
 
 class Query(BaseModel):
@@ -76,7 +76,7 @@ def run(req: HydeRequest, ctx: StageContext) -> HydeResponse:
     question, retry = run_rec["question"], int(run_rec.get("retry_count", 0))
     snap = ctx.snapshot(run_rec["collection"])
     queries = [Query(text=question, kind="original", weight=1.0)]
-    method = "prf"
+    method, llm_error = "prf", None
     if ctx.llm is not None:
         try:
             hint = (" The first search found nothing relevant: use different wording and synonyms."
@@ -90,8 +90,8 @@ def run(req: HydeRequest, ctx: StageContext) -> HydeResponse:
             if out.get("hypothetical_passage", "").strip():
                 queries.append(Query(text=out["hypothetical_passage"], kind="hyde", weight=0.7))
             method = "llm-hyde"
-        except LLMError:
-            method = "prf (llm failed)"
+        except LLMError as exc:
+            method, llm_error = "prf (llm failed)", llm_failure(exc)
     if method != "llm-hyde" and retry:
         terms = prf_terms(question, snap, fb_docs=10, fb_terms=15)
         if terms:
@@ -102,7 +102,8 @@ def run(req: HydeRequest, ctx: StageContext) -> HydeResponse:
     elif method == "prf":
         method = "passthrough"
     ctx.docstore.update_run(req.run_id, {"queries": [q.model_dump() for q in queries]})
-    return HydeResponse(run_id=req.run_id, method=method, n_queries=len(queries), retry_count=retry)
+    return HydeResponse(run_id=req.run_id, method=method, llm_error=llm_error, n_queries=len(queries),
+                        retry_count=retry)
 
 
 STAGE = Stage("hyde", HydeRequest, HydeResponse, run, lambda r: {"n_queries": r.n_queries, "retry": r.retry_count})

@@ -18,7 +18,7 @@ import numpy as np
 from relayrag.backends.llm import LLMError, complete_json
 from relayrag.context import StageContext
 from relayrag.retrieval.tokenize import tokenize
-from relayrag.stages.base import Stage, StageRequest, StageResponse, load_run
+from relayrag.stages.base import Stage, StageRequest, StageResponse, llm_failure, load_run
 from relayrag.stages.evidence import embed_sentences, lexical_coverage
 from relayrag.text import has_cjk
 
@@ -105,7 +105,7 @@ def run(req: RerankRequest, ctx: StageContext) -> RerankResponse:
     ev = sentence_evidence(run_rec["question"], chunks, ctx.embedder, snap.dense.rows([c["row"] for c in head]),
                            np.array([bm[c["row"]] for c in head]) if len(bm) else None, qv=qv)
     order = evidence_order(ev, EVIDENCE_CJK if cjk else EVIDENCE)
-    method = "sentence-evidence"
+    method, llm_error = "sentence-evidence", None
     if ctx.llm is not None and head:
         try:
             labels = {}
@@ -121,11 +121,11 @@ def run(req: RerankRequest, ctx: StageContext) -> RerankResponse:
             for i, lab in labels.items():
                 ev[i]["llm_label"] = lab
             method = "llm-pointwise"
-        except (LLMError, KeyError, ValueError):
-            method = "sentence-evidence (llm failed)"
+        except (LLMError, KeyError, ValueError) as exc:
+            method, llm_error = "sentence-evidence (llm failed)", llm_failure(exc)
     reranked = [{**head[i], **ev[i], "rerank_score": s} for i, s in order] + tail
     ctx.docstore.update_run(req.run_id, {"candidates": reranked, "reranked_k": len(head)})
-    return RerankResponse(run_id=req.run_id, method=method, n_reranked=len(head),
+    return RerankResponse(run_id=req.run_id, method=method, llm_error=llm_error, n_reranked=len(head),
                           top_chunk_id=reranked[0]["chunk_id"] if reranked else None)
 
 
