@@ -21,6 +21,7 @@ from __future__ import annotations
 import contextlib
 import fnmatch
 import hmac
+import ipaddress
 import json
 import logging
 import os
@@ -920,6 +921,18 @@ def stdout_reserved_for_protocol():
         os.close(restore_fd)
 
 
+def is_loopback(host: str) -> bool:
+    """True for a loopback bind address: localhost, 127.0.0.0/8, ::1 (brackets allowed). 0.0.0.0, ::, other
+    names and addresses are not."""
+    h = host.strip().strip("[]").lower()
+    if h == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(h).is_loopback
+    except ValueError:
+        return False
+
+
 def serve(*, http: bool = False, host: str = "127.0.0.1", port: int = 8765, path: str = "/mcp",
           no_auth: bool = False, engine: str | None = None, log_level: str = "WARNING") -> None:
     """Run the gateway: stdio (stdout carries only JSON-RPC, logs go to stderr) or streamable HTTP."""
@@ -933,6 +946,12 @@ def serve(*, http: bool = False, host: str = "127.0.0.1", port: int = 8765, path
             server.run(transport="stdio", show_banner=False)
         return
     auth = build_auth(s)
+    if no_auth and not is_loopback(host):
+        raise ConfigError(f"refusing --no-auth on --host {host}, which is not a loopback address: without "
+                          f"authentication anyone who can reach port {port} of this machine could ask, ingest and "
+                          "delete documents. --no-auth is only for a loopback "
+                          "address (127.0.0.1, ::1, localhost); to serve other hosts set RELAYRAG_MCP_TOKENS "
+                          "(comma-separated bearer tokens) or RELAYRAG_MCP_JWT_PUBLIC_KEY")
     if no_auth:
         bar = "!" * 78
         sys.stderr.write(f"\n{bar}\n!! relayrag mcp --no-auth: the HTTP endpoint accepts EVERY request without a "
@@ -943,7 +962,7 @@ def serve(*, http: bool = False, host: str = "127.0.0.1", port: int = 8765, path
         raise ConfigError("refusing to serve MCP over HTTP without authentication: set RELAYRAG_MCP_TOKENS "
                           "(comma-separated bearer tokens) or RELAYRAG_MCP_JWT_PUBLIC_KEY, or pass --no-auth "
                           "(unsafe) for a throwaway local test")
-    if host not in ("127.0.0.1", "localhost", "::1"):
+    if not is_loopback(host):
         log.warning("listening on %s: bearer tokens travel in clear text unless a TLS proxy is in front", host)
     sys.stderr.write(f"relayrag MCP gateway on http://{host}:{port}{path} "
                      f"({'NO AUTH' if auth is None else 'bearer-token auth'})\n")
