@@ -18,7 +18,9 @@ from __future__ import annotations
 import datetime as _dt
 import decimal
 import json
+import csv
 import re
+import shutil
 import sqlite3
 import threading
 import time
@@ -334,15 +336,71 @@ def _table_name(path: Path) -> str:
     return name if not name[0].isdigit() else f"t_{name}"
 
 
+CSV_DELIMITERS = (",", ";", "\t", "|")
+
+
+def _csv_delimiter(path: Path, header_line: str) -> str:
+    """`\t` for .tsv; else the candidate (`,` `;` tab `|`) that occurs most often in the header line outside
+    double quotes (`,` when none does: a one-column file)."""
+    if path.suffix.lower() == ".tsv":
+        return "\t"
+    unquoted = re.sub(r'"[^"]*"', "", header_line)
+    counts = {d: unquoted.count(d) for d in CSV_DELIMITERS}
+    best = max(counts, key=lambda d: counts[d])
+    return best if counts[best] else ","
+
+
+def check_csv(path: Path) -> tuple[str, int]:
+    """Check that a CSV/TSV file is a table before DuckDB reads it: not empty, UTF-8, quotes closed, and
+    every row has as many fields as the header. Returns (delimiter, number of header fields). Raises
+    WarehouseError naming the file and the line. DuckDB's sniffer does not: a row with an extra field made it
+    fall back to one column named after the whole header line, or drop the rows before the bad one."""
+    if path.stat().st_size == 0:
+        raise WarehouseError(f"{path}: empty file (a CSV needs at least a header row)")
+    try:
+        with open(path, encoding="utf-8-sig", newline="") as fh:
+            header_line = ""
+            for header_line in fh:
+                if header_line.strip():
+                    break
+            if not header_line.strip():
+                raise WarehouseError(f"{path}: no header row (the file holds only blank lines)")
+            delim = _csv_delimiter(path, header_line)
+            fh.seek(0)
+            reader = csv.reader(fh, delimiter=delim, quotechar='"', doublequote=True, strict=True)
+            n_header = None
+            try:
+                for row in reader:
+                    if not row or (len(row) == 1 and not row[0].strip()):
+                        continue  # blank line
+                    if n_header is None:
+                        n_header = len(row)
+                    elif len(row) != n_header:
+                        shown = "tab" if delim == "\t" else repr(delim)
+                        raise WarehouseError(f"{path}: line {reader.line_num}: {len(row)} fields, but the header "
+                                             f"has {n_header} (fields separated by {shown}); fix the row or quote "
+                                             "the field that contains the separator")
+            except csv.Error as exc:
+                raise WarehouseError(f"{path}: line {reader.line_num}: malformed CSV ({exc}); a quoted field "
+                                     "must end with a closing double quote, and a quote inside it is written "
+                                     "twice (\"\")") from None
+    except UnicodeDecodeError as exc:
+        raise WarehouseError(f"{path}: not UTF-8 text (byte {exc.start}): save the file as UTF-8") from None
+    return delim, n_header or 0
+
+
 def load_into_duckdb(sources: list[Path], db_path: Path, *, replace: bool = False) -> list[str]:
     """Load CSV / Parquet files (one table each, named after the file) or SQLite databases (all their
-    tables) into the DuckDB file `db_path` (created if missing). Returns the tables written."""
+    tables) into the DuckDB file `db_path` (created if missing). Returns the tables written.
+
+    All or nothing: the load works on a copy that replaces `db_path` only when every file loaded, so a bad
+    file (WarehouseError naming it; a CSV is checked by `check_csv`) leaves the previous database as it was."""
     import duckdb
     db_path.parent.mkdir(parents=True, exist_ok=True)
     tmp = db_path.with_name(db_path.name + ".loading")
     tmp.unlink(missing_ok=True)
     if db_path.exists() and not replace:
-        tmp.write_bytes(db_path.read_bytes())
+        shutil.copyfile(db_path, tmp)
     written: list[str] = []
     con = duckdb.connect(str(tmp))
     try:
@@ -350,10 +408,21 @@ def load_into_duckdb(sources: list[Path], db_path: Path, *, replace: bool = Fals
             suffix = src.suffix.lower()
             if suffix in (".sqlite", ".sqlite3", ".db") or _is_sqlite(src):
                 written += _sqlite_to_duckdb(src, con)
-            elif suffix in (".csv", ".tsv", ".parquet", ".pq"):
+            elif suffix in (".parquet", ".pq"):
+                if src.stat().st_size == 0:
+                    raise WarehouseError(f"{src}: empty file")
                 t = _table_name(src)
-                reader = "read_parquet" if suffix in (".parquet", ".pq") else "read_csv_auto"
-                con.execute(f"CREATE OR REPLACE TABLE {_quote(t)} AS SELECT * FROM {reader}(?)", [str(src)])
+                con.execute(f"CREATE OR REPLACE TABLE {_quote(t)} AS SELECT * FROM read_parquet(?)", [str(src)])
+                written.append(t)
+            elif suffix in (".csv", ".tsv"):
+                delim, n_fields = check_csv(src)
+                t = _table_name(src)
+                con.execute(f"CREATE OR REPLACE TABLE {_quote(t)} AS SELECT * FROM read_csv(?, delim = ?, "
+                            "quote = '\"', escape = '\"', strict_mode = true)", [str(src), delim])
+                n_cols = len(con.execute(f"SELECT * FROM {_quote(t)} LIMIT 0").description)
+                if n_cols != n_fields:
+                    raise WarehouseError(f"{src}: DuckDB read {n_cols} columns, but the header has {n_fields} "
+                                         "fields")
                 written.append(t)
             else:
                 raise WarehouseError(f"{src}: not a CSV, Parquet or SQLite file")
