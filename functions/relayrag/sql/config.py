@@ -174,7 +174,8 @@ def _loc(loc: tuple) -> str:
 
 def _explain(err: dict) -> str:
     if err["type"] == "extra_forbidden":
-        return "unknown key (check the spelling; see relayrag.sql.config for the format)"
+        return ("unknown key (check the spelling; the format is in the README section 'Tables (Text-to-SQL)' "
+                "and in `python -m pydoc relayrag.sql.config`)")
     if err["type"] == "missing":
         return "required key is missing"
     msg = err["msg"]

@@ -10,6 +10,8 @@ them; lenient EX: extra prediction columns allowed. An error, a timeout or a ref
 Adversarial rows: `sql` inputs go straight to the warehouse (guard included), `nl` inputs through the
 whole generation path; each must be refused or execute nothing that writes (everything that runs has
 passed the guard), and the warehouse file's sha256 and folder listing must be unchanged afterwards.
+Without an LLM only the raw `sql` attacks and the unchanged-database check run: the questions and the `nl`
+attacks are reported as skipped (`accuracy` None, `skipped` says how many and why).
 """
 
 from __future__ import annotations
@@ -101,8 +103,19 @@ def _group(items: list[dict], key: str) -> dict:
             for k, v in sorted(groups.items())}
 
 
+NO_LLM = ("no LLM configured: set RELAYRAG_LLM=openai with RELAYRAG_LLM_BASE_URL, RELAYRAG_LLM=vertex, or "
+          "RELAYRAG_LLM=llamacpp (extra local-llm)")
+
+
 def evaluate_sql(ctx, dataset: Path, collection: str, *, adversarial: list[Path] = (), limit: int | None = None,
                  on_item: Callable[[dict], None] | None = None) -> dict:
+    """Score `dataset` (JSONL question rows) and the `adversarial` JSONL attacks on the collection's warehouse.
+
+    Returns the report: accuracy / lenient_accuracy (None when no question ran), by_difficulty, by_lang,
+    false_refusals, guard {refused, total (attacks that ran), db_unchanged}, items; without an LLM also
+    guard.skipped (nl attacks) and `skipped` ({questions, nl_attacks, reason}). Raises RelayragError for an
+    unknown warehouse or an unreadable file, ConfigError when there is no LLM and no raw-SQL attack to run
+    (nothing to check)."""
     from relayrag.naming import validate_collection
     from relayrag.sql.warehouse import open_warehouse
     from relayrag.sql.context import context_for
@@ -113,11 +126,18 @@ def evaluate_sql(ctx, dataset: Path, collection: str, *, adversarial: list[Path]
     if wh is None:
         raise RelayragError(f"collection {collection!r} has no warehouse; run `relayrag warehouse load PATH "
                             f"--collection {collection}` first")
-    if ctx.llm is None:
-        raise ConfigError("eval sql needs an LLM to write the queries: set RELAYRAG_LLM=openai with "
-                          "RELAYRAG_LLM_BASE_URL, RELAYRAG_LLM=vertex, or RELAYRAG_LLM=llamacpp (extra local-llm)")
     rows = _read_jsonl(dataset)[: limit or None]
     adv_rows = [(Path(p).name, r) for p in adversarial for r in _read_jsonl(p)]
+    skipped = None
+    if ctx.llm is None:
+        nl = [(src, r) for src, r in adv_rows if r.get("kind") != "sql"]
+        adv_rows = [(src, r) for src, r in adv_rows if r.get("kind") == "sql"]
+        if not adv_rows:
+            raise ConfigError(f"eval sql needs an LLM to write the queries ({NO_LLM}); without one only the "
+                              "raw-SQL attacks (kind \"sql\") of --adversarial files run, and none were given")
+        skipped = {"questions": len(rows), "nl_attacks": len(nl),
+                   "reason": f"{NO_LLM}; only the raw-SQL attacks and the unchanged-database check ran"}
+        rows = []
     db = Path(wh.path)
     before = _fingerprint(db)
 
@@ -164,7 +184,8 @@ def evaluate_sql(ctx, dataset: Path, collection: str, *, adversarial: list[Path]
 
     n = len(items)
     report = {
-        "collection": collection, "dataset": str(dataset), "llm": getattr(ctx.llm, "name", "?"), "n": n,
+        "collection": collection, "dataset": str(dataset),
+        "llm": getattr(ctx.llm, "name", "?") if ctx.llm is not None else None, "n": n,
         "accuracy": round(sum(i["correct"] for i in items) / n, 4) if n else None,
         "lenient_accuracy": round(sum(i["lenient"] for i in items) / n, 4) if n else None,
         "by_difficulty": _group(items, "difficulty"), "by_lang": _group(items, "lang"),
@@ -174,4 +195,7 @@ def evaluate_sql(ctx, dataset: Path, collection: str, *, adversarial: list[Path]
                   "db_unchanged": unchanged},
         "items": items + guard_items,
     }
+    if skipped:
+        report["guard"]["skipped"] = skipped["nl_attacks"]
+        report["skipped"] = skipped
     return report
