@@ -54,6 +54,7 @@ class IngestSummary:
     chunks_total: int = 0
     seconds: float = 0.0
     not_applied: list[str] = field(default_factory=list)  # source keys whose `only_if` guard said no
+    unsupported: list[str] = field(default_factory=list)  # files under a folder with no loader for their type
 
     def to_dict(self) -> dict:
         return {
@@ -67,6 +68,7 @@ class IngestSummary:
             "chunks_total": self.chunks_total,
             "seconds": round(self.seconds, 3),
             **({"not_applied": self.not_applied} if self.not_applied else {}),
+            **({"unsupported": self.unsupported} if self.unsupported else {}),
         }
 
 
@@ -91,8 +93,9 @@ def collection_lock(ctx: StageContext, collection: str) -> Iterator[None]:
             fcntl.flock(fh, fcntl.LOCK_UN)
 
 
-def discover(path: Path) -> list[Path]:
-    """Files to ingest under `path` (a file, or a folder walked recursively; hidden files skipped)."""
+def discover(path: Path, unsupported: list[Path] | None = None) -> list[Path]:
+    """Files to ingest under `path` (a file, or a folder walked recursively; hidden files skipped). Files of
+    a type no loader reads (.csv, .docx ...) are left out and, when `unsupported` is given, appended to it."""
     if path.is_file():
         return [path]
     out = []
@@ -101,6 +104,8 @@ def discover(path: Path) -> list[Path]:
             continue
         if p.suffix.lower() in loaders.SUPPORTED_SUFFIXES or loaders.is_beir_corpus(p):
             out.append(p)
+        elif unsupported is not None:
+            unsupported.append(p)
     return out
 
 
@@ -135,8 +140,8 @@ def _progress(enabled: bool):
         return contextlib.nullcontext(None)
     from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
-    return Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
-                    console=Console(stderr=True), transient=True)
+    return Progress(TextColumn("{task.description}", markup=False), BarColumn(), MofNCompleteColumn(),
+                    TimeRemainingColumn(), console=Console(stderr=True), transient=True)
 
 
 COMMIT_ATTEMPTS = 8  # compare-and-set rounds before giving up under heavy concurrent writes
@@ -265,7 +270,9 @@ def _ingest_once(ctx: StageContext, path: Path | str | None, collection: str, *,
                 if not root.exists():
                     raise IngestError(f"path does not exist: {root}")
                 root_key = _key(root)
-                files = discover(root)
+                unsupported: list[Path] = []
+                files = discover(root, unsupported)
+                summary.unsupported = [str(p) for p in unsupported]
                 if root.is_file() and not files:
                     files = [root]
                 items = [(f, _key(f), {}) for f in files]
