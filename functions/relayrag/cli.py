@@ -8,6 +8,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 import sys
 from pathlib import Path
 from typing import Optional
@@ -16,17 +17,53 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 import typer  # noqa: E402
 from rich.console import Console  # noqa: E402
+from rich.text import Text  # noqa: E402
 
-app = typer.Typer(add_completion=False, no_args_is_help=True,
+# help texts are plain text (no rich markup: "[[value, ...]]" in a format description must print as written)
+app = typer.Typer(add_completion=False, no_args_is_help=True, rich_markup_mode=None,
                   help="relayrag: cited, grounding-checked answers over your documents (embedded engine).")
-eval_app = typer.Typer(no_args_is_help=True, help="Evaluate retrieval and the pipeline on a dataset.")
+eval_app = typer.Typer(no_args_is_help=True, rich_markup_mode=None,
+                       help="Evaluate retrieval and the pipeline on a dataset.")
 app.add_typer(eval_app, name="eval")
-warehouse_app = typer.Typer(no_args_is_help=True, help="Tables for Text-to-SQL: the collection's embedded DuckDB warehouse.")
+warehouse_app = typer.Typer(no_args_is_help=True, rich_markup_mode=None,
+                            help="Tables for Text-to-SQL: the collection's embedded DuckDB warehouse.")
 app.add_typer(warehouse_app, name="warehouse")
-model_app = typer.Typer(no_args_is_help=True, help="The local GGUF model for RELAYRAG_LLM=llamacpp (extra local-llm).")
+model_app = typer.Typer(no_args_is_help=True, rich_markup_mode=None,
+                        help="The local GGUF model for RELAYRAG_LLM=llamacpp (extra local-llm).")
 app.add_typer(model_app, name="model")
-out = Console()
-err = Console(stderr=True)
+
+
+def _console(stderr: bool = False) -> Console:
+    # markup off: data (answers, quotes, paths, errors, SQL, names) prints verbatim, so "[see table 3]" or
+    # "notes[draft].txt" survive; labels get their style through Text (see _say). soft_wrap: no hard line
+    # breaks inside numbers or paths when output is redirected (rich would wrap at 80 columns).
+    return Console(stderr=stderr, markup=False, highlight=False, emoji=False, soft_wrap=True)
+
+
+out = _console()
+err = _console(stderr=True)
+
+
+def _say(console: Console, *parts) -> None:
+    """Print one line. A str part is data, printed verbatim; a (text, style) tuple is a styled label."""
+    console.print(Text.assemble(*parts))
+
+
+def _version_callback(value: bool) -> None:
+    if value:
+        from importlib.metadata import PackageNotFoundError, version
+        try:
+            v = version("relayrag")
+        except PackageNotFoundError:
+            v = "unknown (not installed as a package)"
+        sys.stdout.write(f"relayrag {v}\n")
+        raise typer.Exit(0)
+
+
+@app.callback()
+def _main(_version: bool = typer.Option(False, "--version", callback=_version_callback, is_eager=True,
+                                        help="Print the version and exit.")) -> None:
+    """relayrag: cited, grounding-checked answers over your documents (embedded engine)."""
 
 
 def _ctx():
@@ -34,15 +71,50 @@ def _ctx():
     return default_context()
 
 
+def _fail(message: str, as_json: bool = False):
+    """`error: MESSAGE` on stderr (and, with --json, `{"error": MESSAGE}` on stdout), exit code 2."""
+    if as_json:
+        _print_json({"error": message})
+    _say(err, ("error:", "red"), " ", message)
+    raise typer.Exit(2)
+
+
+CREDENTIALS_HINT = ("Google credentials are missing (RELAYRAG_DOCSTORE=firestore, RELAYRAG_BLOBSTORE=gcs, "
+                    "Vertex AI, BigQuery and the cloud engine need them): run `gcloud auth application-default "
+                    "login`, or set GOOGLE_APPLICATION_CREDENTIALS to a service-account key file, or point at an "
+                    "emulator with FIRESTORE_EMULATOR_HOST / STORAGE_EMULATOR_HOST")
+
+
+def _describe_user_error(exc: BaseException) -> str | None:
+    """A library error the user fixes by configuration, as one line; None when it is not one (a bug: the
+    traceback stays)."""
+    from pydantic import ValidationError
+    if isinstance(exc, ValidationError) and exc.title == "Settings":
+        from relayrag.settings import describe_settings_error
+        return describe_settings_error(exc)
+    for cls in type(exc).__mro__:  # google-auth is an optional extra: match by name, import nothing
+        if cls.__name__ == "DefaultCredentialsError" and cls.__module__.startswith("google.auth"):
+            return CREDENTIALS_HINT
+    return None
+
+
 @contextlib.contextmanager
-def _user_errors():
-    """A RelayragError becomes `error: <message>` on stderr and exit code 2 (no traceback)."""
+def _user_errors(as_json: bool = False):
+    """A RelayragError (settings, backends, bad input), an invalid RELAYRAG_* variable or missing Google
+    credentials become `error: <message>` on stderr, `{"error": ...}` on stdout with --json, and exit code 2
+    (no traceback)."""
     from relayrag.errors import RelayragError
     try:
         yield
+    except typer.Exit:
+        raise
     except RelayragError as exc:
-        err.print(f"[red]error:[/] {exc}")
-        raise typer.Exit(2)
+        _fail(str(exc), as_json)
+    except Exception as exc:
+        message = _describe_user_error(exc)
+        if message is None:
+            raise
+        _fail(message, as_json)
 
 
 def _print_json(obj) -> None:
@@ -50,15 +122,25 @@ def _print_json(obj) -> None:
     sys.stdout.flush()
 
 
+MAX_LISTED_UNSUPPORTED = 20
+
+
 def _print_summary(s: dict) -> None:
     f = s["files"]
-    out.print(f"[bold]{s['collection']}[/] version {s['version']}: {f['ingested']} ingested, {f['skipped']} "
-              f"skipped (unchanged), {f['deleted']} deleted, {f['failed']} failed; {s['chunks_embedded']} chunks embedded, "
-              f"{s['chunks_total']} in the index ({s['seconds']:.1f} s)")
+    unsupported = s.get("unsupported") or []
+    _say(out, (s["collection"], "bold"), f" version {s['version']}: {f['ingested']} ingested, {f['skipped']} "
+         f"skipped (unchanged), " + (f"{len(unsupported)} skipped (unsupported type), " if unsupported else "")
+         + f"{f['deleted']} deleted, {f['failed']} failed; {s['chunks_embedded']} chunks embedded, "
+         f"{s['chunks_total']} in the index ({s['seconds']:.1f} s)")
     for w in s.get("warnings", []):
-        err.print(f"[yellow]warning[/] {w['path']}: {w['warning']}")
+        _say(err, ("warning", "yellow"), f" {w['path']}: {w['warning']}")
+    for path in unsupported[:MAX_LISTED_UNSUPPORTED]:
+        _say(out, ("skipped", "yellow"), f" {path}: unsupported type")
+    if len(unsupported) > MAX_LISTED_UNSUPPORTED:
+        _say(out, ("skipped", "yellow"), f" … and {len(unsupported) - MAX_LISTED_UNSUPPORTED} more of an "
+             "unsupported type (--json lists all)")
     for x in s["failed"]:
-        out.print(f"[red]failed[/] {x['path']}: {x['error']}")
+        _say(out, ("failed", "red"), f" {x['path']}: {x['error']}")
 
 
 @app.command()
@@ -70,7 +152,7 @@ def ingest(path: Path = typer.Argument(..., help="A file or a folder (walked rec
     """Ingest PATH into a collection incrementally: unchanged files are skipped, files removed from PATH are
     removed from the index. Exit code 1 if any file failed (the others are still ingested)."""
     from relayrag.ingest.pipeline import ingest as run_ingest
-    with _user_errors():
+    with _user_errors(as_json):
         summary = run_ingest(_ctx(), path, collection, progress=progress and not as_json).to_dict()
     _print_json(summary) if as_json else _print_summary(summary)
     raise typer.Exit(1 if summary["failed"] else 0)
@@ -80,11 +162,31 @@ def ingest(path: Path = typer.Argument(..., help="A file or a folder (walked rec
 def delete(paths: list[str] = typer.Argument(..., help="Ingested file paths (or file names) to remove."),
            collection: str = typer.Option(..., "--collection", "-c", help="Collection name."),
            as_json: bool = typer.Option(False, "--json", help="Print the result as one JSON object.")):
-    """Remove documents from a collection: chunks, BM25, vectors and ingestion records."""
+    """Remove documents from a collection: chunks, BM25, vectors and ingestion records. A PATH matches an
+    ingested file's path, a folder above it, or its file name. Exit code 1 if a PATH matched nothing."""
     from relayrag.ingest.pipeline import ingest as run_ingest
-    with _user_errors():
-        summary = run_ingest(_ctx(), ".", collection, remove_paths=paths).to_dict()
-    _print_json(summary) if as_json else _print_summary(summary)
+    from relayrag.naming import validate_collection
+    with _user_errors(as_json):
+        validate_collection(collection)
+        ctx = _ctx()
+        before = {r["path"] for r in ctx.docstore.list_files(collection)}
+        summary = run_ingest(ctx, ".", collection, remove_paths=paths).to_dict()
+        after = {r["path"] for r in ctx.docstore.list_files(collection)}
+    summary["deleted_paths"] = sorted(before - after)
+    if as_json:
+        _print_json(summary)
+    else:
+        if summary["deleted_paths"]:
+            n = len(summary["deleted_paths"])
+            _say(out, (collection, "bold"), f": deleted {n} file{'s' if n != 1 else ''}; version "
+                 f"{summary['version']}, {len(after)} files and {summary['chunks_total']} chunks left "
+                 f"({summary['seconds']:.1f} s)")
+            for p in summary["deleted_paths"]:
+                _say(out, ("deleted", "green"), f" {p}")
+        else:
+            _say(out, (collection, "bold"), ": nothing deleted")
+        for x in summary["failed"]:
+            _say(out, ("failed", "red"), f" {x['path']}: {x['error']}")
     raise typer.Exit(1 if summary["failed"] else 0)
 
 
@@ -93,15 +195,16 @@ def collections(as_json: bool = typer.Option(False, "--json", help="Print the re
     """List collections: documents (current index version and sizes) and warehouses (tables, SQL config).
     A collection with only a warehouse is listed too."""
     from relayrag.sql.warehouse import list_warehouses
-    ctx = _ctx()
-    cols = [dict(c, warehouse=None) for c in ctx.docstore.list_collections()]
-    by_name = {c["name"]: c for c in cols}
-    for w in list_warehouses(ctx.settings.home):
-        info = {"tables": w["tables"], "engine": w["engine"], "config": w["config"]}
-        if w["collection"] in by_name:
-            by_name[w["collection"]]["warehouse"] = info
-        else:
-            cols.append({"name": w["collection"], "current_version": None, "stats": {}, "warehouse": info})
+    with _user_errors(as_json):
+        ctx = _ctx()
+        cols = [dict(c, warehouse=None) for c in ctx.docstore.list_collections()]
+        by_name = {c["name"]: c for c in cols}
+        for w in list_warehouses(ctx.settings.home):
+            info = {"tables": w["tables"], "engine": w["engine"], "config": w["config"]}
+            if w["collection"] in by_name:
+                by_name[w["collection"]]["warehouse"] = info
+            else:
+                cols.append({"name": w["collection"], "current_version": None, "stats": {}, "warehouse": info})
     cols.sort(key=lambda c: c["name"])
     if as_json:
         _print_json(cols)
@@ -117,7 +220,7 @@ def collections(as_json: bool = typer.Option(False, "--json", help="Print the re
         w = c.get("warehouse")
         if w:
             parts.append(f"warehouse of {len(w['tables'])} tables" + (", SQL config" if w["config"] else ""))
-        out.print(f"{c['name']}: {'; '.join(parts)}")
+        _say(out, f"{c['name']}: {'; '.join(parts)}")
 
 
 @app.command()
@@ -138,83 +241,131 @@ def ask(question: str = typer.Argument(..., help="The question."),
     from relayrag.naming import validate_collection
     from relayrag.retrieval.bandit import Arm
 
-    try:
-        validate_collection(collection)
-        if arm:
-            Arm.from_str(arm)
+    if stream and as_json:
+        _fail("--stream already prints JSON (NDJSON events, then the result); use one of them")
+    with _user_errors(as_json or stream):
+        try:
+            validate_collection(collection)
+            if arm:
+                Arm.from_str(arm)
+        except ValueError as exc:
+            raise RelayragError(str(exc)) from None
         if not question.strip():
             raise RelayragError("the question is empty")
-    except (RelayragError, ValueError) as exc:
-        err.print(f"[red]error:[/] {exc}")
-        raise typer.Exit(2)
-    if stream and as_json:
-        err.print("[red]error:[/] --stream already prints JSON (NDJSON events, then the result); use one of them")
-        raise typer.Exit(2)
-    from relayrag.settings import load_settings
-    engine = (engine or load_settings().engine or "embedded").strip().lower()
-    if engine not in ("embedded", "cloud"):
-        err.print(f"[red]error:[/] unknown engine {engine!r}; valid: embedded, cloud")
-        raise typer.Exit(2)
+        from relayrag.settings import load_settings
+        settings = load_settings()
+        engine = (engine or settings.engine or "embedded").strip().lower()
+        if engine not in ("embedded", "cloud"):
+            raise RelayragError(f"unknown engine {engine!r}; valid: embedded, cloud")
 
-    def on_event(e: dict) -> None:
-        r = e.get("result") or {}
-        if stream:
-            _print_json({"event": "stage", "name": e["step"], "ms": r.get("ms", e["ms"]), "method": r.get("method"),
-                         "route": r.get("route")})
-        elif engine == "cloud":
-            err.print(f"[dim]  {e['step']} done ({float(r.get('ms') or e.get('ms') or 0):.0f} ms)[/]")
+        def on_event(e: dict) -> None:
+            r = e.get("result") or {}
+            if stream:
+                _print_json({"event": "stage", "name": e["step"], "ms": r.get("ms", e["ms"]),
+                             "method": r.get("method"), "route": r.get("route")})
+            elif engine == "cloud":
+                _say(err, (f"  {e['step']} done ({float(r.get('ms') or e.get('ms') or 0):.0f} ms)", "dim"))
 
-    def on_state(state: str, elapsed: float) -> None:
-        err.print(f"[dim]execution {state.lower()} ({elapsed:.1f} s)[/]")
+        def on_state(state: str, elapsed: float) -> None:
+            _say(err, (f"execution {state.lower()} ({elapsed:.1f} s)", "dim"))
 
-    try:
-        if engine == "cloud":
-            from relayrag.engine.cloud import ask as cloud_ask, describe_error
-            try:
-                result = cloud_ask(question, collection, arm=arm, on_event=on_event, on_state=on_state,
-                                   timeout_s=timeout)
-            except Exception as exc:
-                msg = describe_error(exc)
-                if msg is None:
-                    raise
-                err.print(f"[red]error:[/] {msg}")
-                raise typer.Exit(2)
-        else:
-            result = run_ask(question, collection, arm=arm, on_event=on_event)
-    except WorkflowsRuntimeError as exc:
-        body = exc.payload.get("body")
-        msg = body.get("error") if isinstance(body, dict) and body.get("error") else str(exc)
-        for d in (body.get("details") or []) if isinstance(body, dict) else []:
-            msg += f"; {d['field']}: {d['message']}"
-        err.print(f"[red]error:[/] {msg}")
-        raise typer.Exit(2)
-    except RelayragError as exc:
-        err.print(f"[red]error:[/] {exc}")
-        raise typer.Exit(2)
+        try:
+            if engine == "cloud":
+                from relayrag.engine.cloud import ask as cloud_ask, describe_error
+                try:
+                    result = cloud_ask(question, collection, arm=arm, on_event=on_event, on_state=on_state,
+                                       timeout_s=timeout)
+                except Exception as exc:
+                    msg = describe_error(exc)
+                    if msg is None:
+                        raise
+                    raise RelayragError(msg) from exc
+            else:
+                result = run_ask(question, collection, arm=arm, on_event=on_event)
+        except WorkflowsRuntimeError as exc:
+            body = exc.payload.get("body")
+            msg = body.get("error") if isinstance(body, dict) and body.get("error") else str(exc)
+            for d in (body.get("details") or []) if isinstance(body, dict) else []:
+                msg += f"; {d['field']}: {d['message']}"
+            raise RelayragError(msg) from None
     if stream:
         _print_json({"event": "result", **result})
     elif as_json:
         _print_json(result)
     else:
-        out.print(f"[bold]Q:[/] {question}")
-        out.print(f"[bold]A:[/] {result['answer']}")
+        _warn_llm_fallback(result, settings)
+        _say(out, ("Q:", "bold"), " ", question)
+        _say(out, ("A:", "bold"), " ", result["answer"])
         for c in result["citations"]:
-            out.print(f"  [{c['n']}] {c['doc']}, page {c['page']}: “{c['quote'][:200]}”")
+            quote = display_quote(c["quote"], result["answer"], c["n"])
+            _say(out, f"  [{c['n']}] {c['doc']}, page {c['page']}: “{quote}”")
         flag = "grounded" if result["grounded"] else ("refused" if result["refused"] else "not grounded")
-        out.print(f"[dim]run {result['run_id']} · route {result['route']} · arm {result['arm']} · {flag} · "
-                  + ", ".join(f"{s['name']} {s['ms']:.0f} ms" for s in result["stages"]) + "[/]")
+        _say(out, (f"run {result['run_id']} · route {result['route']} · arm {result['arm']} · {flag} · "
+                   + ", ".join(f"{s['name']} {s['ms']:.0f} ms" for s in result["stages"]), "dim"))
+
+
+def _llm_endpoint(settings) -> str:
+    """Where the configured LLM lives, for messages: `openai endpoint URL (model M)`, ..."""
+    llm = getattr(settings.llm, "value", settings.llm)
+    if llm == "openai":
+        return f"the OpenAI-compatible endpoint {settings.llm_base_url} (model {settings.llm_model})"
+    if llm == "vertex":
+        return f"Vertex AI (project {settings.gcp_project or '?'}, {settings.gcp_location}, model {settings.llm_model})"
+    if llm == "llamacpp":
+        return f"llama.cpp ({settings.llm_model_path or 'the bundled model'})"
+    return f"the LLM backend {llm}"
+
+
+def _warn_llm_fallback(result: dict, settings) -> None:
+    """One stderr warning when any stage fell back to its no-LLM method because the LLM failed."""
+    failed = [s for s in result.get("stages", []) if s.get("llm_error")]
+    if failed:
+        names = ", ".join(dict.fromkeys(s["name"] for s in failed))
+        _say(err, ("warning:", "yellow"), f" the LLM failed, so {names} used the no-LLM method; "
+             f"{_llm_endpoint(settings)}: {failed[0]['llm_error']}")
+
+
+MARKERS = re.compile(r"((?:\s*\[\d+\])+)")
+QUOTE_CHARS = 400  # a longer quote is shown as a window around the sentence it supports
+
+
+def display_quote(quote: str, answer: str, n: int, limit: int = QUOTE_CHARS) -> str:
+    """The part of citation `n`'s quote to show: the whole quote when it is at most `limit` characters;
+    else a window around the answer sentence(s) that cite [n] where the quote contains them verbatim
+    (the extractive answer quotes its sentences; a table row comes after its header, so a plain prefix
+    could end before the row), never cutting those sentences; else the first `limit` characters. Cuts
+    are marked with '…'."""
+    if len(quote) <= limit:
+        return quote
+    parts = MARKERS.split(answer)
+    spans = []
+    for text, marks in zip(parts[0::2], parts[1::2]):
+        if n in {int(m) for m in re.findall(r"\[(\d+)\]", marks)}:
+            sent = " ".join(text.split())
+            at = quote.find(sent) if sent else -1
+            if at >= 0:
+                spans.append((at, at + len(sent)))
+    if not spans:
+        return quote[:limit].rstrip() + " …"
+    s, e = min(a for a, _ in spans), max(b for _, b in spans)
+    room = max(0, limit - (e - s))
+    start = max(0, s - (room * 2) // 3)  # more context before (a table's header), less after
+    end = min(len(quote), e + (room - (s - start)))
+    return ("… " if start else "") + quote[start:end].strip() + (" …" if end < len(quote) else "")
 
 
 @app.command()
 def run(run_id: str = typer.Argument(..., help="A run_id printed by `ask`.")):
-    """Print a run's record and per-stage trace as JSON."""
-    ctx = _ctx()
-    rec = ctx.docstore.get_run(run_id)
-    if rec is None:
-        err.print(f"[red]error:[/] unknown run_id {run_id!r}")
-        raise typer.Exit(2)
-    rec.pop("candidates", None)
-    _print_json({"run": rec, "trace": ctx.docstore.get_trace(run_id)})
+    """Print a run's record and per-stage trace as JSON (an error is `{"error": ...}` and exit code 2)."""
+    from relayrag.errors import RelayragError
+    with _user_errors(as_json=True):
+        ctx = _ctx()
+        rec = ctx.docstore.get_run(run_id)
+        if rec is None:
+            raise RelayragError(f"unknown run_id {run_id!r}")
+        rec.pop("candidates", None)
+        trace = ctx.docstore.get_trace(run_id)
+    _print_json({"run": rec, "trace": trace})
 
 
 @app.command()
@@ -229,13 +380,9 @@ def mcp(http: bool = typer.Option(False, "--http", help="Serve streamable HTTP i
     """Serve relayrag as an MCP server (tools: ask, search, ingest, delete_document, list_collections, get_run,
     sql_query, plus one per workflows/*.yaml that declares `# mcp-tool:`). stdio by default (stdout carries only
     JSON-RPC); --http serves streamable HTTP with bearer tokens from RELAYRAG_MCP_TOKENS."""
-    from relayrag.errors import RelayragError
-    try:
+    with _user_errors():
         from relayrag.mcp_server import serve
         serve(http=http, host=host, port=port, path=path, no_auth=no_auth, engine=engine, log_level=log_level)
-    except RelayragError as exc:
-        err.print(f"[red]error:[/] {exc}")
-        raise typer.Exit(2)
 
 
 @warehouse_app.command("load")
@@ -244,29 +391,30 @@ def warehouse_load(paths: list[Path] = typer.Argument(..., help="CSV, Parquet or
                    replace: bool = typer.Option(False, "--replace", help="Rebuild the warehouse from these files only."),
                    config: Optional[Path] = typer.Option(None, "--config", help="A relayrag.sql.yaml to store with "
                                                          "the warehouse: glossary, filter sets, examples, table "
-                                                         "allow-list, notes (format: relayrag.sql.config)."),
+                                                         "allow-list, notes (format: README section 'Tables "
+                                                         "(Text-to-SQL)', or `python -m pydoc relayrag.sql.config`)."),
                    as_json: bool = typer.Option(False, "--json", help="Print the result as one JSON object.")):
     """Load tables into RELAYRAG_HOME/warehouses/<collection>.duckdb (one table per CSV/Parquet file, named
     after it; every table of a SQLite file). `ask` then routes table questions of the collection to sql."""
     from relayrag.sql.warehouse import load_warehouse
-    with _user_errors():
+    with _user_errors(as_json):
         rec = load_warehouse(_ctx().settings.home, collection, list(paths), replace=replace, config=config)
     if as_json:
         _print_json(rec)
         return
-    out.print(f"[bold]{collection}[/]: loaded {', '.join(rec['written'])} into {rec['path']} "
-              f"({len(rec['tables'])} tables, {rec['seconds']:.1f} s)")
+    _say(out, (collection, "bold"), f": loaded {', '.join(rec['written'])} into {rec['path']} "
+         f"({len(rec['tables'])} tables, {rec['seconds']:.1f} s)")
     if rec.get("config"):
         _print_sql_config(rec["config"])
     if rec.get("config_error"):
-        err.print(f"[yellow]warning:[/] the stored SQL config no longer fits the tables and is still used as is:\n"
-                  f"{rec['config_error']}")
+        _say(err, ("warning:", "yellow"), " the stored SQL config no longer fits the tables and is still used as "
+             f"is:\n{rec['config_error']}")
 
 
 def _print_sql_config(c: dict) -> None:
     tables = "all tables" if c.get("tables") is None else f"tables {', '.join(c['tables'])}"
-    out.print(f"SQL config {c.get('config', '')}: {c['glossary']} glossary terms, {c['filters']} filter sets, "
-              f"{c['examples']} examples, {tables}")
+    _say(out, f"SQL config {c.get('config', '')}: {c['glossary']} glossary terms, {c['filters']} filter sets, "
+         f"{c['examples']} examples, {tables}")
 
 
 @warehouse_app.command("config")
@@ -282,15 +430,15 @@ def warehouse_config(file: Optional[Path] = typer.Argument(None, help="A relayra
     from relayrag.errors import RelayragError
     from relayrag.naming import validate_collection
     from relayrag.sql import config as sqlconfig
-    home = _ctx().settings.home
-    with _user_errors():
+    with _user_errors(as_json):
+        home = _ctx().settings.home
         validate_collection(collection)
         if remove and file is not None:
             raise RelayragError("give either FILE (to store it) or --remove, not both")
         if remove:
             removed = sqlconfig.remove_config(home, collection)
-            _print_json({"collection": collection, "removed": removed}) if as_json else out.print(
-                f"{collection}: SQL config {'removed' if removed else 'was not set'}")
+            _print_json({"collection": collection, "removed": removed}) if as_json else _say(
+                out, f"{collection}: SQL config {'removed' if removed else 'was not set'}")
             return
         if file is None:
             stored = sqlconfig.stored_config_path(home, collection)
@@ -312,7 +460,7 @@ def warehouse_schema(collection: str = typer.Option(..., "--collection", "-c", h
     from relayrag.errors import RelayragError
     from relayrag.naming import validate_collection
     from relayrag.sql.warehouse import open_warehouse
-    with _user_errors():
+    with _user_errors(as_json=True):
         validate_collection(collection)
         wh = open_warehouse(_ctx().settings.home, collection)
         if wh is None:
@@ -332,8 +480,8 @@ def model_install(model: Optional[str] = typer.Option(None, "--model", "-m", hel
 
     from relayrag.backends.llamacpp import DEFAULT_MODEL, ensure_model, select_model
     from relayrag.settings import load_settings
-    settings = load_settings()
-    with _user_errors():
+    with _user_errors(as_json):
+        settings = load_settings()
         spec = select_model(settings.model_copy(update={"llm_model": model}) if model else settings)
         t0 = time.perf_counter()
         path = ensure_model(spec, settings.home / "models")
@@ -342,53 +490,68 @@ def model_install(model: Optional[str] = typer.Option(None, "--model", "-m", hel
     if as_json:
         _print_json(rec)
     else:
-        out.print(f"{spec.id}: {path} ({spec.size:,} bytes, sha256 verified, {rec['seconds']:.1f} s)")
+        _say(out, f"{spec.id}: {path} ({spec.size:,} bytes, sha256 verified, {rec['seconds']:.1f} s)")
         hint = "" if spec.id == DEFAULT_MODEL else f" RELAYRAG_LLM_MODEL={spec.id}"
-        err.print(f"[dim]use it: RELAYRAG_LLM=llamacpp{hint}[/]")
+        _say(err, (f"use it: RELAYRAG_LLM=llamacpp{hint}", "dim"))
 
 
 @eval_app.command("beir")
 def eval_beir(dataset: Path = typer.Argument(..., help="BEIR folder: corpus.jsonl, queries.jsonl, qrels/test.tsv."),
               collection: str = typer.Option(..., "--collection", "-c", help="Collection name."),
               as_json: bool = typer.Option(False, "--json", help="Print the result as one JSON object."),
-              limit: int = typer.Option(0, "--limit", help="Evaluate only the first N test queries (0 = all)."),
+              limit: int = typer.Option(0, "--limit", help="Evaluate only the first N test queries (0 = all); the whole corpus is "
+                                "still ingested (SciFact: about 10 min on 2 cores, once)."),
               split: str = typer.Option("test", "--split", help="qrels file name under qrels/."),
               pipeline: bool = typer.Option(True, "--pipeline/--no-pipeline", help="Also score the full pipeline.")):
     """Ingest (if needed) and score a BEIR dataset: nDCG@10, Recall@100, MRR@10 for each arm, the bandit,
     and the full pipeline's final ranking."""
     from relayrag.evaluation import evaluate_beir
-    with _user_errors():
+    with _user_errors(as_json):
         report = evaluate_beir(_ctx(), dataset, collection, limit=limit or None, split=split, pipeline=pipeline,
                                progress=not as_json)
     if as_json:
         _print_json(report)
         return
-    out.print(f"[bold]{report['dataset']}[/]: {report['queries']} queries")
+    _say(out, (report["dataset"], "bold"), f": {report['queries']} queries")
     rows = dict(report["arms"])
     if report.get("pipeline"):
         rows["pipeline"] = report["pipeline"]
     for name, m in rows.items():
-        out.print(f"  {name:10s} nDCG@10 {m['ndcg@10']:.4f}  Recall@100 {m['recall@100']:.4f}  MRR@10 {m['mrr@10']:.4f}")
-    out.print(f"  timings: {report['timings']}")
+        _say(out, f"  {name:10s} nDCG@10 {m['ndcg@10']:.4f}  Recall@100 {m['recall@100']:.4f}  MRR@10 {m['mrr@10']:.4f}")
+    _say(out, f"  timings: {report['timings']}")
 
 
 @eval_app.command("sql")
-def eval_sql(dataset: Path = typer.Argument(..., help="JSONL rows: id, question, gold_result, order_matters, "
-                                         "difficulty, lang (../shared/bench/text2sql/README.md)."),
+def eval_sql(dataset: Path = typer.Argument(..., help="JSONL, one question per line: {\"id\", \"question\", "
+                                         "\"gold_result\": [[value, ...], ...] (the expected rows), "
+                                         "\"order_matters\": true|false, and optionally \"difficulty\" and "
+                                         "\"lang\" (reported per group)}."),
              collection: str = typer.Option(..., "--collection", "-c", help="Collection with a warehouse."),
-             adversarial: list[Path] = typer.Option([], "--adversarial", help="JSONL of guard attacks (repeatable): "
-                                                    "each must be refused and the database left unchanged."),
+             adversarial: list[Path] = typer.Option([], "--adversarial", help="JSONL of guard attacks (repeatable), "
+                                                    "one per line: {\"id\", \"input\", \"kind\": \"sql\" (raw SQL "
+                                                    "sent to the warehouse through the guard) | \"nl\" (a request "
+                                                    "through the whole LLM path)}. Each must be refused and the "
+                                                    "database left unchanged."),
              limit: int = typer.Option(0, "--limit", help="Evaluate only the first N questions (0 = all)."),
              as_json: bool = typer.Option(False, "--json", help="Print the result as one JSON object.")):
     """Execution accuracy of Text-to-SQL (strict and lenient, by difficulty and language) and the guard's
-    refusals. Needs an LLM (RELAYRAG_LLM). Exit code 1 if the database changed or an attack was not refused."""
+    refusals.
+
+    Matching: the rows the generated SQL returns and `gold_result` are normalised (numbers rounded to 2
+    decimals, 5.0 equals 5, datetimes as 'YYYY-MM-DD HH:MM:SS', null stays null) and compared as multisets
+    of rows, or as lists when `order_matters`. Strict: the same number of columns, in any order; lenient:
+    extra columns in the prediction are allowed. An error, a timeout or a refusal scores 0.
+
+    The questions and "nl" attacks need an LLM (RELAYRAG_LLM). Without one, the "sql" attacks and the
+    unchanged-database check still run and the rest is reported as skipped (accuracy null). Exit code 1 if
+    the database changed or an attack that ran was not refused; 2 on bad input or nothing to evaluate."""
     from relayrag.sql.evaluate import evaluate_sql
 
     def progress(item: dict) -> None:
         if not as_json:
             mark = ("ok" if item.get("correct") else "--") if "correct" in item else ("refused" if item["refused"] else "RAN")
-            err.print(f"[dim]{item['id']}: {mark}[/]")
-    with _user_errors():
+            _say(err, (f"{item['id']}: {mark}", "dim"))
+    with _user_errors(as_json):
         report = evaluate_sql(_ctx(), dataset, collection, adversarial=list(adversarial), limit=limit or None,
                               on_item=progress)
     g = report["guard"]
@@ -397,13 +560,17 @@ def eval_sql(dataset: Path = typer.Argument(..., help="JSONL rows: id, question,
         _print_json(report)
     else:
         if report["n"]:
-            out.print(f"[bold]{report['dataset']}[/] ({report['n']} questions, {report['llm']}): EX "
-                      f"{report['accuracy']:.3f} (lenient {report['lenient_accuracy']:.3f}), "
-                      f"false refusals {report['false_refusals']}")
+            _say(out, (report["dataset"], "bold"), f" ({report['n']} questions, {report['llm']}): EX "
+                 f"{report['accuracy']:.3f} (lenient {report['lenient_accuracy']:.3f}), "
+                 f"false refusals {report['false_refusals']}")
             for key in ("by_difficulty", "by_lang"):
-                out.print("  " + ", ".join(f"{k} {v['accuracy']:.3f} (n={v['n']})" for k, v in report[key].items()))
+                _say(out, "  " + ", ".join(f"{k} {v['accuracy']:.3f} (n={v['n']})" for k, v in report[key].items()))
         if g["total"]:
-            out.print(f"guard: {g['refused']}/{g['total']} refused, database unchanged: {g['db_unchanged']}")
+            _say(out, f"guard: {g['refused']}/{g['total']} refused, database unchanged: {g['db_unchanged']}")
+        if report.get("skipped"):
+            sk = report["skipped"]
+            _say(err, ("skipped:", "yellow"), f" {sk['questions']} questions and {sk['nl_attacks']} natural-language "
+                 f"attacks: {sk['reason']}")
     raise typer.Exit(1 if failed else 0)
 
 
