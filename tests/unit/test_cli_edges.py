@@ -1,0 +1,315 @@
+"""CLI edges a fresh-clone tester hit: data printed verbatim (no rich markup, no hard wrapping), one-line
+errors instead of tracebacks in every command (JSON on stdout with --json), strict CSV loading, `eval sql`
+without an LLM, the LLM-fallback warning, `mcp --no-auth` off loopback, unsupported files, `delete`'s
+report, `--version`.
+
+In-process through typer's CliRunner (the `home` fixture gives each test a fresh RELAYRAG_HOME and
+settings); `mcp` runs as a subprocess so that a regression cannot leave a server running in the test."""
+
+from __future__ import annotations
+
+import json
+import socket
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import typer
+from typer.testing import CliRunner
+
+from relayrag import cli
+
+REPO = Path(__file__).resolve().parents[2]
+CHINOOK = REPO / "examples" / "chinook" / "chinook.sqlite"
+ADVERSARIAL = REPO / "tests" / "fixtures" / "text2sql" / "adversarial_dev.jsonl"
+
+
+def invoke(*args: str):
+    return CliRunner().invoke(cli.app, [str(a) for a in args])
+
+
+def fresh_settings(monkeypatch, **env: str) -> None:
+    from relayrag.context import set_default_context
+    from relayrag.settings import load_settings
+    for k, v in env.items():
+        monkeypatch.setenv(k, v)
+    load_settings.cache_clear()
+    set_default_context(None)
+
+
+def one_line(text: str) -> str:
+    return " ".join(text.split())
+
+
+# ------------------------------------------------------------------------------- A: verbatim output
+
+def test_answers_quotes_paths_and_skipped_files_print_verbatim(home, tmp_path):
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "notes[draft].txt").write_text(
+        "Honey bees live in colonies. A colony holds up to 60,000 worker bees in summer "
+        "[see table 3 in the manual] and the keeper marks it as [bold]x[/bold] in the log.", encoding="utf-8")
+    (docs / "data[v2].csv").write_text("a,b\n1,2\n", encoding="utf-8")
+    (docs / "report.docx").write_bytes(b"PK\x03\x04not really")
+    r = invoke("ingest", docs, "-c", "bees", "--no-progress")
+    assert r.exit_code == 0, r.output
+    assert "1 ingested" in r.stdout and "2 skipped (unsupported type)" in r.stdout
+    assert f"skipped {docs / 'data[v2].csv'}: unsupported type" in r.stdout
+    assert f"skipped {docs / 'report.docx'}: unsupported type" in r.stdout
+    js = json.loads(invoke("ingest", docs, "-c", "bees", "--json").stdout)
+    assert js["unsupported"] == [str(docs / "data[v2].csv"), str(docs / "report.docx")]
+
+    r = invoke("ask", "How many worker bees does a colony hold in summer?", "-c", "bees")
+    assert r.exit_code == 0, r.output
+    lines = r.stdout.splitlines()
+    answer = next(line for line in lines if line.startswith("A: "))
+    assert "60,000 worker bees in summer [see table 3 in the manual]" in answer
+    citation = next(line for line in lines if line.startswith("  [1] "))
+    assert citation.startswith("  [1] notes[draft].txt, page 1: “")
+    assert "[see table 3 in the manual]" in citation
+    # soft wrap: the citation line is longer than 80 columns and still one line
+    assert len(citation) > 80
+    trailer = lines[-1]
+    assert trailer.startswith("run ") and trailer.endswith(" ms")  # stage timings on one line, not wrapped
+
+
+def test_error_messages_print_verbatim(home, tmp_path, capsys):
+    from relayrag.backends.llamacpp import INSTALL_HINT
+    with pytest.raises(typer.Exit):
+        cli._fail(INSTALL_HINT)
+    assert "pip install 'relayrag[local-llm]'" in capsys.readouterr().err
+    odd = tmp_path / "table[1].txt"
+    odd.write_text("x", encoding="utf-8")
+    r = invoke("warehouse", "load", odd, "-c", "w")
+    assert r.exit_code == 2 and f"error: {odd}: not a CSV, Parquet or SQLite file" in r.stderr
+
+
+def test_display_quote_keeps_the_supporting_sentence():
+    short = "A colony holds 60,000 bees."
+    assert cli.display_quote(short, "Bees. [1]", 1) == short
+    header = " | ".join(f"Column heading number {k}" for k in range(20))  # a wide table header
+    row = "Iowa | 4,300 | 1,250 | 17.2"
+    quote = header + " / " + row
+    assert len(quote) > cli.QUOTE_CHARS
+    shown = cli.display_quote(quote, f"{row} [2]", 2)
+    assert shown.endswith(row) and shown.startswith("… ") and len(shown) <= cli.QUOTE_CHARS + 2
+    # two sentences cite [1]: both stay, however long
+    first = "The first sentence is long " + "x" * 300 + "."
+    second = "The second sentence matters too."
+    joined = first + " … " + second
+    shown = cli.display_quote(joined, f"{first} [1] Something else [2]. {second} [1]", 1)
+    assert first in shown and second in shown
+    # an LLM paraphrase is not in the quote: the quote's beginning
+    shown = cli.display_quote(quote, "Iowa made 4,300 [2]", 2)
+    assert shown == quote[:cli.QUOTE_CHARS].rstrip() + " …"
+
+
+# --------------------------------------------------------------------- B: errors, not tracebacks
+
+COMMANDS = [
+    ["collections"], ["collections", "--json"], ["run", "abc"], ["ingest", "{dir}", "-c", "x"],
+    ["delete", "a.txt", "-c", "x"], ["ask", "What?", "-c", "x"], ["ask", "What?", "-c", "x", "--json"],
+    ["ask", "What?", "-c", "x", "--stream"], ["warehouse", "load", "{csv}", "-c", "x"],
+    ["warehouse", "config", "-c", "x"], ["warehouse", "schema", "-c", "x"], ["eval", "beir", "{dir}", "-c", "x"],
+    ["eval", "sql", "{jsonl}", "-c", "x"], ["model", "install"], ["mcp"],
+]
+
+
+@pytest.mark.parametrize("args", COMMANDS, ids=lambda a: " ".join(a))
+def test_every_command_turns_a_bad_setting_into_one_line(home, tmp_path, monkeypatch, args):
+    (tmp_path / "t.csv").write_text("a\n1\n", encoding="utf-8")
+    (tmp_path / "q.jsonl").write_text("", encoding="utf-8")
+    args = [a.format(dir=tmp_path, csv=tmp_path / "t.csv", jsonl=tmp_path / "q.jsonl") for a in args]
+    fresh_settings(monkeypatch, RELAYRAG_LLM="bogus")
+    r = invoke(*args)
+    assert r.exit_code == 2, r.output
+    assert isinstance(r.exception, SystemExit)  # no traceback: typer.Exit(2)
+    assert ("error: invalid settings: RELAYRAG_LLM='bogus': invalid LLM backend; valid: none, openai, vertex, "
+            "llamacpp") in one_line(r.stderr)
+    if "--json" in args or "--stream" in args or args[0] == "run":
+        assert json.loads(r.stdout)["error"].startswith("invalid settings: RELAYRAG_LLM='bogus'")
+
+
+def test_an_empty_variable_means_the_default(home, monkeypatch):
+    fresh_settings(monkeypatch, RELAYRAG_LLM="", RELAYRAG_LLM_TIMEOUT_S="")
+    r = invoke("ask", "What?", "-c", "nosuch", "--json")
+    assert r.exit_code == 2 and "Traceback" not in r.output
+    assert "unknown collection 'nosuch'" in json.loads(r.stdout)["error"]  # settings loaded; stdout is JSON
+    assert "error: unknown collection 'nosuch'" in r.stderr
+
+
+@pytest.mark.parametrize("args", [["collections"], ["run", "abc"], ["ingest", ".", "-c", "x"]])
+def test_an_unknown_backend_is_a_config_error(home, monkeypatch, args):
+    fresh_settings(monkeypatch, RELAYRAG_BLOBSTORE="s3")
+    r = invoke(*args)
+    assert r.exit_code == 2 and isinstance(r.exception, SystemExit)
+    assert "error: unknown blob store 's3'; valid: local, gcs" in r.stderr
+
+
+def test_missing_google_credentials_are_one_line(home, tmp_path, monkeypatch):
+    pytest.importorskip("google.cloud.firestore", reason="extra gcp not installed")
+    for var in ("GOOGLE_APPLICATION_CREDENTIALS", "FIRESTORE_EMULATOR_HOST", "GOOGLE_CLOUD_PROJECT", "GCLOUD_PROJECT"):
+        monkeypatch.delenv(var, raising=False)
+    monkeypatch.setenv("CLOUDSDK_CONFIG", str(tmp_path / "gcloud"))  # no application-default credentials file
+    monkeypatch.setenv("NO_GCE_CHECK", "True")  # google-auth: do not probe a metadata server
+    fresh_settings(monkeypatch, RELAYRAG_DOCSTORE="firestore")
+    r = invoke("collections")
+    assert r.exit_code == 2 and isinstance(r.exception, SystemExit), r.output
+    msg = one_line(r.stderr)
+    assert msg.startswith("error: Google credentials are missing")
+    for hint in ("gcloud auth application-default login", "GOOGLE_APPLICATION_CREDENTIALS", "FIRESTORE_EMULATOR_HOST"):
+        assert hint in msg
+
+
+def test_version():
+    from importlib.metadata import version
+    r = invoke("--version")
+    assert r.exit_code == 0 and r.stdout == f"relayrag {version('relayrag')}\n"
+
+
+# ----------------------------------------------------------------------------- C: CSV loading
+
+@pytest.mark.parametrize("content,needle", [
+    (b"", "empty file"),
+    (b"\n\n", "no header row"),
+    (b'a,b\n1,2,3\n"x\n', "line 2: 3 fields, but the header has 2"),
+    (b"a,b,c\n1,2,3\n4,5\n", "line 3: 2 fields, but the header has 3"),
+    (b"a,b\n1,2\n3,4\n5,6,7\n", "line 4: 3 fields, but the header has 2"),
+    (b'a,b\n1,"open\n', "line 2: malformed CSV"),
+    (b"a;b\n1;2\n3\xff;4\n", "not UTF-8"),
+])
+def test_malformed_csv_is_refused_and_nothing_half_loaded_stays(home, tmp_path, content, needle):
+    good = tmp_path / "good.csv"
+    good.write_text("x,y\n1,2\n3,4\n", encoding="utf-8")
+    assert invoke("warehouse", "load", good, "-c", "w").exit_code == 0
+    wdir = home / "warehouses"
+    db_before, rec_before = (wdir / "w.duckdb").read_bytes(), (wdir / "w.json").read_text()
+
+    more = tmp_path / "more.csv"
+    more.write_text("k\n1\n", encoding="utf-8")
+    bad = tmp_path / "bad.csv"
+    bad.write_bytes(content)
+    r = invoke("warehouse", "load", more, bad, "-c", "w", "--json")
+    assert r.exit_code == 2 and isinstance(r.exception, SystemExit), r.output
+    assert f"{bad}: " in r.stderr and needle in one_line(r.stderr)
+    assert needle in json.loads(r.stdout)["error"]
+    # all or nothing: more.csv, loaded before the bad file, is not in the warehouse either
+    assert (wdir / "w.duckdb").read_bytes() == db_before and (wdir / "w.json").read_text() == rec_before
+    assert sorted(p.name for p in wdir.iterdir()) == ["w.duckdb", "w.json"]
+    assert json.loads(invoke("warehouse", "schema", "-c", "w").stdout)  # still opens
+
+
+def test_well_formed_csv_variants_load(home, tmp_path):
+    from relayrag.sql.warehouse import open_warehouse
+    files = {
+        "semi.csv": 'a;b\n1;2\n\n3;"x;y"\n',
+        "quoted.csv": 'a,b\n1,"he said ""hi"", ok"\n2,"two\nlines"\n',
+        "tabs.tsv": "x\ty\n1\t2\n",
+    }
+    for name, text in files.items():
+        (tmp_path / name).write_text(text, encoding="utf-8")
+    r = invoke("warehouse", "load", *(tmp_path / n for n in files), "-c", "v", "--json")
+    assert r.exit_code == 0, r.output
+    wh = open_warehouse(home, "v")
+    assert wh.query("SELECT a, b FROM semi ORDER BY a").rows == [[1, "2"], [3, "x;y"]]
+    assert wh.query("SELECT b FROM quoted ORDER BY a").rows == [['he said "hi", ok'], ["two\nlines"]]
+    assert wh.query("SELECT x, y FROM tabs").rows == [[1, 2]]
+
+
+# ------------------------------------------------------------------------- D: eval sql without LLM
+
+def test_eval_sql_without_an_llm_runs_the_raw_sql_attacks(home, tmp_path):
+    assert invoke("warehouse", "load", CHINOOK, "-c", "chinook").exit_code == 0
+    dev = tmp_path / "dev.jsonl"
+    dev.write_text(json.dumps({"id": "q1", "question": "How many customers?", "gold_result": [[59]],
+                               "order_matters": False}) + "\n", encoding="utf-8")
+    r = invoke("eval", "sql", dev, "-c", "chinook", "--adversarial", ADVERSARIAL, "--json")
+    assert r.exit_code == 0, r.output
+    rep = json.loads(r.stdout)
+    n_sql = sum(json.loads(line)["kind"] == "sql" for line in ADVERSARIAL.read_text().splitlines() if line.strip())
+    assert rep["accuracy"] is None and rep["n"] == 0 and rep["llm"] is None
+    assert rep["guard"] == {"refused": n_sql, "total": n_sql, "db_unchanged": True, "skipped": 2}
+    assert rep["skipped"]["questions"] == 1 and rep["skipped"]["nl_attacks"] == 2
+    assert "RELAYRAG_LLM" in rep["skipped"]["reason"]
+    assert all(i["kind"] == "sql" and i["refused"] for i in rep["items"])
+
+    human = invoke("eval", "sql", dev, "-c", "chinook", "--adversarial", ADVERSARIAL)
+    assert human.exit_code == 0 and f"guard: {n_sql}/{n_sql} refused, database unchanged: True" in human.stdout
+    assert "skipped: 1 questions and 2 natural-language attacks" in one_line(human.stderr)
+
+    nothing = invoke("eval", "sql", dev, "-c", "chinook")  # no attack to run, no LLM: nothing to check
+    assert nothing.exit_code == 2 and "needs an LLM" in nothing.stderr
+
+
+def test_eval_sql_help_describes_the_format_itself():
+    text = one_line(invoke("eval", "sql", "--help").stdout)
+    assert "shared/bench" not in text
+    for needle in ('"gold_result": [[value, ...], ...]', '"order_matters"', "multisets", "lenient",
+                   '"kind": "sql"'):
+        assert needle in text
+    load = one_line(invoke("warehouse", "load", "--help").stdout)
+    assert "python -m pydoc relayrag.sql.config" in load and "Tables (Text-to-SQL)" in load
+
+
+# ------------------------------------------------------------------------ E: LLM fallback warning
+
+def _refused_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def test_an_unreachable_llm_is_reported_not_silent(home, small_corpus, monkeypatch):
+    assert invoke("ingest", small_corpus, "-c", "docs", "--no-progress").exit_code == 0
+    url = f"http://127.0.0.1:{_refused_port()}/v1"
+    fresh_settings(monkeypatch, RELAYRAG_LLM="openai", RELAYRAG_LLM_BASE_URL=url, RELAYRAG_LLM_TIMEOUT_S="5")
+    r = invoke("ask", "How many worker bees live in a colony in summer?", "-c", "docs")
+    assert r.exit_code == 0, r.output
+    assert "60,000" in r.stdout  # the no-LLM methods still answer
+    warnings = [line for line in r.stderr.splitlines() if line.startswith("warning:")]
+    assert len(warnings) == 1, r.stderr
+    assert url in warnings[0] and "unreachable" in warnings[0] and "generate" in warnings[0]
+
+    res = json.loads(invoke("ask", "How many worker bees live in a colony?", "-c", "docs", "--json").stdout)
+    failed = [s for s in res["stages"] if s["method"].endswith("(llm failed)")]
+    assert failed and all("unreachable" in s["llm_error"] and url in s["llm_error"] for s in failed)
+    assert all("llm_error" not in s for s in res["stages"] if s not in failed)
+    trace = json.loads(invoke("run", res["run_id"]).stdout)["trace"]
+    assert [t["name"] for t in trace if t.get("llm_error")] == [s["name"] for s in failed]
+
+
+# ------------------------------------------------------------------- F: mcp --no-auth on loopback only
+
+def test_mcp_no_auth_is_refused_off_loopback(tmp_path):
+    relayrag = Path(sys.executable).parent / "relayrag"
+    env = {"RELAYRAG_HOME": str(tmp_path / "h"), "PATH": "/usr/bin:/bin", "HF_HUB_OFFLINE": "1"}
+    p = subprocess.run([str(relayrag), "mcp", "--http", "--no-auth", "--host", "0.0.0.0", "--port", "1"],
+                       env=env, capture_output=True, text=True, timeout=120)
+    assert p.returncode == 2 and "Traceback" not in p.stderr
+    assert "refusing --no-auth on --host 0.0.0.0" in one_line(p.stderr)
+    assert "RELAYRAG_MCP_TOKENS" in p.stderr
+
+
+def test_is_loopback():
+    from relayrag.mcp_server import is_loopback
+    for host in ("127.0.0.1", "127.0.0.2", "::1", "[::1]", "localhost", "LOCALHOST"):
+        assert is_loopback(host), host
+    for host in ("0.0.0.0", "::", "192.168.1.5", "example.com", "localhost.example.com", ""):
+        assert not is_loopback(host), host
+
+
+# ---------------------------------------------------------------------------------- G: delete
+
+def test_delete_reports_what_it_removed(home, small_corpus):
+    assert invoke("ingest", small_corpus, "-c", "docs", "--no-progress").exit_code == 0
+    r = invoke("delete", "bees.txt", "nothere.md", "-c", "docs")
+    assert r.exit_code == 1  # nothere.md matched nothing
+    assert "docs: deleted 1 file; version " in r.stdout and "3 files and" in r.stdout
+    assert f"deleted {small_corpus / 'bees.txt'}" in r.stdout
+    assert "failed nothere.md: not in collection 'docs'" in r.stdout
+    assert "ingested" not in r.stdout
+    js = json.loads(invoke("delete", str(small_corpus / "solar.md"), "-c", "docs", "--json").stdout)
+    assert js["deleted_paths"] == [str(small_corpus / "solar.md")] and js["files"]["deleted"] == 1
+    again = invoke("delete", "solar.md", "-c", "docs")
+    assert again.exit_code == 1 and "docs: nothing deleted" in again.stdout
