@@ -296,6 +296,9 @@ def ask(question: str = typer.Argument(..., help="The question."),
         _warn_llm_fallback(result, settings)
         _say(out, ("Q:", "bold"), " ", question)
         _say(out, ("A:", "bold"), " ", result["answer"])
+        if result.get("sql"):
+            n = result.get("row_count", 0)
+            _say(out, ("SQL:", "bold"), " ", result["sql"], f" ({n} row{'s' if n != 1 else ''})")
         for c in result["citations"]:
             quote = display_quote(c["quote"], result["answer"], c["n"])
             _say(out, f"  [{c['n']}] {c['doc']}, page {c['page']}: “{quote}”")

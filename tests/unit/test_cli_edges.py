@@ -313,3 +313,26 @@ def test_delete_reports_what_it_removed(home, small_corpus):
     assert js["deleted_paths"] == [str(small_corpus / "solar.md")] and js["files"]["deleted"] == 1
     again = invoke("delete", "solar.md", "-c", "docs")
     assert again.exit_code == 1 and "docs: nothing deleted" in again.stdout
+
+
+def test_the_sql_an_answer_came_from_prints_verbatim(make_llm_ctx, home):
+    """A scripted LLM (the only test double) writes SQL whose alias and literal hold brackets."""
+    assert invoke("warehouse", "load", CHINOOK, "-c", "chinook").exit_code == 0
+    sql = "SELECT COUNT(*) AS \"customers [Brazil]\" FROM Customer WHERE Country = 'Brazil' AND '[b]' = '[b]'"
+
+    def reply(messages, schema):
+        props = (schema or {}).get("properties", {})
+        if "route" in props:
+            return {"route": "sql"}
+        if "sql" in props:
+            return {"sql": sql, "tables": ["Customer"], "assumptions": []}
+        return {"answer": "There are 5 customers in Brazil [per the Customer table]."}
+    make_llm_ctx(reply)
+    r = invoke("ask", "How many customers are in Brazil?", "-c", "chinook")
+    assert r.exit_code == 0, r.output
+    assert "A: There are 5 customers in Brazil [per the Customer table]." in r.stdout
+    shown = next(line for line in r.stdout.splitlines() if line.startswith("SQL: "))
+    run_id = r.stdout.splitlines()[-1].split()[1]
+    ran = json.loads(invoke("run", run_id).stdout)["run"]["sql"]  # the guarded query (BigQuery dialect)
+    assert "[Brazil]" in ran and "'[b]' = '[b]'" in ran
+    assert shown == f"SQL: {ran} (1 row)"
