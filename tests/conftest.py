@@ -29,6 +29,26 @@ class ScriptedLLM:
         return out if isinstance(out, str) else json.dumps(out)
 
 
+def sql_route_reply(sqls, answer: str = "There are 5 customers in Brazil.", tables=("Customer",),
+                    strict: bool = False):
+    """A ScriptedLLM reply for the sql route, by the JSON schema asked for: route → sql; SQL generation →
+    the next of `sqls` (a str: that one every time); the answer sentence → `answer`. strict: any other
+    call fails the test (otherwise it gets `{"answer": answer}`)."""
+    queue = [sqls] if isinstance(sqls, str) else list(sqls)
+
+    def reply(messages, schema):
+        props = (schema or {}).get("properties", {})
+        if "route" in props:
+            return {"route": "sql"}
+        if "sql" in props:
+            sql = queue[0] if isinstance(sqls, str) else queue.pop(0)
+            return {"sql": sql, "tables": list(tables), "assumptions": []}
+        if strict and "answer" not in props:
+            raise AssertionError(f"unexpected call: {messages}")
+        return {"answer": answer}
+    return reply
+
+
 @pytest.fixture
 def home(tmp_path, monkeypatch) -> Path:
     from relayrag.context import set_default_context

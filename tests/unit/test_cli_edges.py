@@ -320,14 +320,8 @@ def test_the_sql_an_answer_came_from_prints_verbatim(make_llm_ctx, home):
     assert invoke("warehouse", "load", CHINOOK, "-c", "chinook").exit_code == 0
     sql = "SELECT COUNT(*) AS \"customers [Brazil]\" FROM Customer WHERE Country = 'Brazil' AND '[b]' = '[b]'"
 
-    def reply(messages, schema):
-        props = (schema or {}).get("properties", {})
-        if "route" in props:
-            return {"route": "sql"}
-        if "sql" in props:
-            return {"sql": sql, "tables": ["Customer"], "assumptions": []}
-        return {"answer": "There are 5 customers in Brazil [per the Customer table]."}
-    make_llm_ctx(reply)
+    from tests.conftest import sql_route_reply
+    make_llm_ctx(sql_route_reply(sql, "There are 5 customers in Brazil [per the Customer table]."))
     r = invoke("ask", "How many customers are in Brazil?", "-c", "chinook")
     assert r.exit_code == 0, r.output
     assert "A: There are 5 customers in Brazil [per the Customer table]." in r.stdout

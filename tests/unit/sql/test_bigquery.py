@@ -110,6 +110,7 @@ def test_settings_route_a_collection_to_bigquery_through_the_whole_sql_route(mak
     dataset (how the cloud sql function runs): classify routes to sql, the sql stage dry-runs then runs
     with the configured budget as maximum_bytes_billed, and the answer shows the SQL."""
     from relayrag.engine.local import ask
+    from tests.conftest import sql_route_reply
     from relayrag.settings import load_settings
     from relayrag.sql import warehouse as wmod
 
@@ -122,15 +123,7 @@ def test_settings_route_a_collection_to_bigquery_through_the_whole_sql_route(mak
     monkeypatch.setattr(wmod, "_open_bq", {("proj", "chinook", 50_000): wh})
     sql = "SELECT COUNT(*) AS n FROM Customer WHERE Country = 'Brazil'"
 
-    def reply(messages, schema):
-        props = (schema or {}).get("properties", {})
-        if "route" in props:
-            return {"route": "sql"}
-        if "sql" in props:
-            return {"sql": sql, "tables": ["Customer"], "assumptions": []}
-        return {"answer": "There are 5 customers in Brazil."}
-
-    ctx, _ = make_llm_ctx(reply)
+    ctx, _ = make_llm_ctx(sql_route_reply(sql))
     assert wmod.warehouse_record(ctx.settings.home, "other") is None  # only the listed collections
     res = ask("How many customers are in Brazil?", "sales", ctx=ctx)
     assert res["route"] == "sql" and res["rows"] == [[5]] and sql in res["sql"]

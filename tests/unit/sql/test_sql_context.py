@@ -16,6 +16,7 @@ from relayrag.sql.context import (
     build_context, enhance_question, match_terms, pick_examples, question_language,
 )
 from relayrag.sql.warehouse import load_warehouse, open_warehouse
+from tests.conftest import sql_route_reply
 
 REPO = Path(__file__).resolve().parents[3]
 CHINOOK = REPO / "examples" / "chinook" / "chinook.sqlite"
@@ -103,14 +104,7 @@ def test_context_without_config_is_schema_and_question_only(chinook, home):
 
 
 def sql_reply(sql: str, answer: str = "ok"):
-    def reply(messages, schema):
-        props = (schema or {}).get("properties", {})
-        if "route" in props:
-            return {"route": "sql"}
-        if "sql" in props:
-            return {"sql": sql, "tables": ["Invoice"], "assumptions": []}
-        return {"answer": answer}
-    return reply
+    return sql_route_reply(sql, answer, tables=["Invoice"])
 
 
 def test_the_sql_stage_sends_the_context_and_records_it(make_llm_ctx, chinook):

@@ -15,6 +15,7 @@ from fastmcp import Client
 
 from relayrag.mcp_server import CELL_CHARS, MAX_SQL_ROWS, build_server
 from relayrag.sql.warehouse import load_warehouse
+from tests.conftest import sql_route_reply
 
 REPO = Path(__file__).resolve().parents[3]
 CHINOOK = REPO / "examples" / "chinook" / "chinook.sqlite"
@@ -39,16 +40,7 @@ def chinook(home):
 
 
 def scripted(sqls, answer="There are 5 customers in Brazil."):
-    queue = list(sqls)
-
-    def reply(messages, schema):
-        props = (schema or {}).get("properties", {})
-        if "route" in props:
-            return {"route": "sql"}
-        if "sql" in props:
-            return {"sql": queue.pop(0), "tables": ["Customer"], "assumptions": []}
-        return {"answer": answer}
-    return reply
+    return sql_route_reply(sqls, answer)
 
 
 def call(server, name, args, raise_on_error=True):

@@ -11,6 +11,7 @@ from typer.testing import CliRunner
 
 from relayrag.engine.local import ask
 from relayrag.sql.warehouse import load_warehouse
+from tests.conftest import sql_route_reply
 
 REPO = Path(__file__).resolve().parents[3]
 CHINOOK = REPO / "examples" / "chinook" / "chinook.sqlite"
@@ -29,18 +30,7 @@ def chinook(home):
 
 def scripted(sqls, answer="There are 5 customers in Brazil."):
     """Reply by schema: route -> sql; sql -> the next of `sqls`; answer -> `answer`."""
-    queue = list(sqls)
-
-    def reply(messages, schema):
-        props = (schema or {}).get("properties", {})
-        if "route" in props:
-            return {"route": "sql"}
-        if "sql" in props:
-            return {"sql": queue.pop(0), "tables": ["Customer"], "assumptions": []}
-        if "answer" in props:
-            return {"answer": answer}
-        raise AssertionError(f"unexpected call: {messages}")
-    return reply
+    return sql_route_reply(sqls, answer, strict=True)
 
 
 def test_brazil_question_answers_5_with_the_sql_shown(make_llm_ctx, chinook):
