@@ -57,14 +57,26 @@ class _Model(BaseModel):
 
 
 def _clean_synonyms(values: list[str]) -> list[str]:
+    """Stripped, de-duplicated in order; ValueError on an empty one."""
     out: list[str] = []
     for v in values:
-        if v not in out:
-            out.append(v)
+        if not v.strip():
+            raise ValueError("a synonym is empty")
+        if v.strip() not in out:
+            out.append(v.strip())
     return out
 
 
-class GlossaryEntry(_Model):
+class _WithSynonyms(_Model):
+    """Glossary entries and filter sets: other words (any language) that name the same thing."""
+
+    @field_validator("synonyms", check_fields=False)
+    @classmethod
+    def _synonyms(cls, v: list[str]) -> list[str]:
+        return _clean_synonyms(v)
+
+
+class GlossaryEntry(_WithSynonyms):
     """A business term: what it means and/or the SQL expression that computes it."""
 
     meaning: str = Field("", max_length=2000, description="What the term means, in words.")
@@ -73,13 +85,6 @@ class GlossaryEntry(_Model):
     synonyms: list[str] = Field(default_factory=list, max_length=50,
                                 description="Other words for the term, any language (e.g. sales, 売上).")
 
-    @field_validator("synonyms")
-    @classmethod
-    def _synonyms(cls, v: list[str]) -> list[str]:
-        if any(not s.strip() for s in v):
-            raise ValueError("a synonym is empty")
-        return _clean_synonyms([s.strip() for s in v])
-
     @model_validator(mode="after")
     def _something(self) -> "GlossaryEntry":
         if not self.meaning and not self.sql:
@@ -87,7 +92,7 @@ class GlossaryEntry(_Model):
         return self
 
 
-class FilterSet(_Model):
+class FilterSet(_WithSynonyms):
     """A named filter: an SQL predicate (BigQuery dialect) and what it selects."""
 
     description: str = Field(..., min_length=1, max_length=2000)
@@ -95,12 +100,6 @@ class FilterSet(_Model):
                      description="An SQL predicate, e.g. Customer.Company IS NOT NULL.")
     synonyms: list[str] = Field(default_factory=list, max_length=50)
 
-    @field_validator("synonyms")
-    @classmethod
-    def _synonyms(cls, v: list[str]) -> list[str]:
-        if any(not s.strip() for s in v):
-            raise ValueError("a synonym is empty")
-        return _clean_synonyms([s.strip() for s in v])
 
 
 class Example(_Model):
