@@ -43,6 +43,38 @@ class RemoteLikeStore:
         return None
 
 
+def race(n: int, work, *, commit_delay_s: float = 0.0) -> tuple[list, list[Exception], list[int]]:
+    """Run work(i) for i in range(n) on n threads while SQLiteDocStore.commit_ingest counts the
+    ConflictErrors it raises (commit_delay_s widens the race window). Returns (results, errors, conflicts)."""
+    results, errors, conflicts = [], [], []
+    real_commit = SQLiteDocStore.commit_ingest
+
+    def counting_commit(self, *a, **kw):
+        time.sleep(commit_delay_s)
+        try:
+            return real_commit(self, *a, **kw)
+        except ConflictError:
+            conflicts.append(1)
+            raise
+
+    def run(i):
+        try:
+            results.append(work(i))
+        except Exception as exc:  # surfaced to the caller
+            errors.append(exc)
+
+    SQLiteDocStore.commit_ingest = counting_commit
+    try:
+        threads = [threading.Thread(target=run, args=(i,)) for i in range(n)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+    finally:
+        SQLiteDocStore.commit_ingest = real_commit
+    return results, errors, conflicts
+
+
 def test_commit_ingest_is_compare_and_set(tmp_path):
     ds = SQLiteDocStore(tmp_path / "d.sqlite3")
     ds.commit_ingest("c", "v1", {}, [{"path": "/a"}], [], expected_version=None)
@@ -89,36 +121,13 @@ def test_concurrent_writers_without_a_shared_lock_lose_no_update(tmp_path, embed
     ctxs = [_writer_ctx(tmp_path, i, blob_root, db) for i in range(len(files))]
     for c in ctxs:
         c._embedder = embedder
-    conflicts = []
-    real_commit = SQLiteDocStore.commit_ingest
-
-    def slow_commit(self, *a, **kw):  # widen the race window: everyone reads before anyone commits
-        time.sleep(0.05)
-        try:
-            return real_commit(self, *a, **kw)
-        except ConflictError:
-            conflicts.append(1)
-            raise
-
     barrier = threading.Barrier(len(files))
-    errors = []
 
-    def run(i):
-        try:
-            barrier.wait()
-            pipeline.ingest(ctxs[i], files[i], "c")
-        except Exception as exc:  # surfaced below
-            errors.append(exc)
+    def work(i):
+        barrier.wait()
+        pipeline.ingest(ctxs[i], files[i], "c")
 
-    SQLiteDocStore.commit_ingest = slow_commit
-    try:
-        threads = [threading.Thread(target=run, args=(i,)) for i in range(len(files))]
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join()
-    finally:
-        SQLiteDocStore.commit_ingest = real_commit
+    _, errors, conflicts = race(len(files), work, commit_delay_s=0.05)
     assert not errors, errors
     assert conflicts, "the race did not happen; the test proves nothing"
     ds = SQLiteDocStore(db)

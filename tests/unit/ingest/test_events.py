@@ -18,14 +18,13 @@ from cloudevents.http import CloudEvent
 from relayrag.backends.blobstore import LocalBlobStore
 from relayrag.backends.docstore import SQLiteDocStore
 from relayrag.context import StageContext, set_default_context
-from relayrag.errors import ConflictError
 from relayrag.ingest import events
 from relayrag.ingest.events import DELETED, FINALIZED, UNROUTABLE, ObjectGone, handle_event
 from relayrag.ingest.snapshot import read_chunks
 from relayrag.settings import Settings
 from relayrag.stages.retrieve import arm_ranking
 from tests.conftest import REPO
-from tests.unit.ingest.test_concurrency import RemoteLikeStore
+from tests.unit.ingest.test_concurrency import RemoteLikeStore, race
 
 BUCKET = "docs-bucket"
 TOPIC = "projects/p/topics/relayrag-dead-letters"
@@ -327,38 +326,13 @@ def test_concurrent_finalize_events_for_one_collection_lose_no_update(tmp_path, 
         s = Settings(home=tmp_path / f"inst{i}")
         ctxs.append(StageContext(s, RemoteLikeStore(tmp_path / "blobs"), SQLiteDocStore(tmp_path / "d.sqlite3"),
                                  embedder=embedder))
-    conflicts = []
-    real_commit = SQLiteDocStore.commit_ingest
     barrier = threading.Barrier(n)
-
-    def racing_commit(self, *a, **kw):
-        try:
-            return real_commit(self, *a, **kw)
-        except ConflictError:
-            conflicts.append(1)
-            raise
 
     def slow_fetch(bucket_name, name, generation, dest):
         bucket.fetch(bucket_name, name, generation, dest)
         barrier.wait(timeout=30)  # everyone has read the collection before anyone commits
 
-    outcomes, errors = [], []
-
-    def run(i):
-        try:
-            outcomes.append(handle_event(evs[i], ctx=ctxs[i], fetcher=slow_fetch)["outcome"])
-        except Exception as exc:  # surfaced below
-            errors.append(exc)
-
-    SQLiteDocStore.commit_ingest = racing_commit
-    try:
-        threads = [threading.Thread(target=run, args=(i,)) for i in range(n)]
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join()
-    finally:
-        SQLiteDocStore.commit_ingest = real_commit
+    outcomes, errors, conflicts = race(n, lambda i: handle_event(evs[i], ctx=ctxs[i], fetcher=slow_fetch)["outcome"])
     assert not errors, errors
     assert outcomes == ["ingested"] * n
     assert conflicts, "the commits did not race; the test proves nothing"
