@@ -21,11 +21,17 @@ from relayrag.stages import STAGES
 
 
 def workflows_dir() -> Path:
-    """RELAYRAG_WORKFLOWS_DIR, else the repo's workflows/ (source of truth for the topology)."""
+    """The folder of workflow YAMLs: RELAYRAG_WORKFLOWS_DIR; else, in a source checkout (editable install),
+    the repository's workflows/ (the source of truth for the topology); else the copy a wheel ships inside
+    the package (relayrag/workflows/, put there by setup.py's build step)."""
     env = os.environ.get("RELAYRAG_WORKFLOWS_DIR")
     if env:
         return Path(env)
-    return Path(__file__).resolve().parents[3] / "workflows"
+    package = Path(__file__).resolve().parents[1]
+    repo = package.parents[1] / "workflows"
+    if (package.parent.name == "functions") and repo.is_dir():
+        return repo
+    return package / "workflows"
 
 
 def local_urls() -> dict[str, str]:
