@@ -1,4 +1,5 @@
-"""nox sessions: tests (the CI suite), slow (marked tests), bench (SciFact side by side with the baseline),
+"""nox sessions: tests (the CI suite), lint (ruff, mypy, import cycles), slow (marked tests),
+bench (SciFact side by side with the baseline),
 cloud_emulated (issue 3 end to end on emulators),
 local_llm (the in-process llama.cpp backend with a real model)."""
 
@@ -15,6 +16,20 @@ nox.options.default_venv_backend = "venv"
 def tests(session):
     session.install("-e", ".[dev]")
     session.run("pytest", "-q", "-m", "not slow and not local_llm", *session.posargs)
+
+
+LINT_PATHS = ("functions", "tests", "scripts", "infra", "mcp_gateway", "benchmarks", "noxfile.py", "setup.py")
+
+
+@nox.session
+def lint(session):
+    """ruff (pyflakes + pycodestyle, [tool.ruff] in pyproject.toml) over code and tests; mypy over
+    functions/relayrag ([tool.mypy]; pydantic's plugin, so the package and its dependencies are installed);
+    and no import cycles among relayrag's modules (scripts/check_import_cycles.py)."""
+    session.install("ruff==0.17.6", "mypy==2.4.1", "-e", ".")
+    session.run("ruff", "check", *LINT_PATHS)
+    session.run("mypy")
+    session.run("python", "scripts/check_import_cycles.py", "functions", "relayrag")
 
 
 @nox.session

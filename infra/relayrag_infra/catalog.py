@@ -9,7 +9,8 @@ Vocabulary:
   CloudEvent entry point `ingest_object` (deployed twice: one function per GCS event type).
 - a stage's *uses* say which backends its code touches at run time (read from `functions/relayrag/stages`):
   `docstore` (run records, traces, bandit arms), `snapshots` (index snapshots in the blob store), `embedder`,
-  `llm`, `warehouse` (BigQuery), `documents` (the uploaded objects), `dead_letter` (Pub/Sub).
+  `llm`, `warehouse` (BigQuery), `sql_config` (SQL configs under sql-config/ in the snapshots bucket),
+  `documents` (the uploaded objects), `dead_letter` (Pub/Sub).
   Roles and requirements follow from the uses and the stack's backends, never from the stage's name.
 """
 
@@ -105,14 +106,14 @@ def _spec(name, uses, memory, cpu, timeout_s, max_instances, concurrency, entry_
 # (≈ 1M chunks at 384-d float16 ≈ 0.8 GB), so they get 2 GiB; LLM-only stages mostly wait on Vertex and
 # serve many requests per instance; ingest parses PDFs, one event per instance, with the event limit.
 STAGES: dict[str, StageSpec] = {s.name: s for s in [
-    _spec("classify", {"docstore", "embedder", "llm", "warehouse_routing"}, "1Gi", "1", 60, 20, 8),
+    _spec("classify", {"docstore", "embedder", "llm", "warehouse_routing", "sql_config"}, "1Gi", "1", 60, 20, 8),
     _spec("hyde", {"docstore", "snapshots", "llm"}, "1Gi", "1", 120, 20, 8),
     _spec("retrieve", {"docstore", "snapshots", "embedder"}, "2Gi", "1", 120, 20, 4),
     _spec("rerank", {"docstore", "snapshots", "embedder", "llm"}, "2Gi", "1", 120, 20, 4),
     _spec("grade", {"docstore", "snapshots", "llm"}, "2Gi", "1", 120, 20, 4),
     _spec("generate", {"docstore", "snapshots", "embedder", "llm"}, "2Gi", "1", 240, 20, 4),
     _spec("hallucination_check", {"docstore", "snapshots", "embedder", "llm"}, "2Gi", "1", 120, 20, 4),
-    _spec("sql", {"docstore", "llm", "warehouse"}, "1Gi", "1", 120, 10, 4),
+    _spec("sql", {"docstore", "llm", "warehouse", "sql_config"}, "1Gi", "1", 120, 10, 4),
     _spec(INGEST, {"docstore", "snapshots_write", "documents", "embedder", "dead_letter"}, "4Gi", "2", 540, 10, 1,
           entry_point=INGEST_ENTRY_POINT, kind="event"),
 ]}
@@ -153,7 +154,8 @@ def stage_grants(stage: str, backends: Mapping[str, str]) -> list[Grant]:
     grants: list[Grant] = []
     if "docstore" in uses:
         grants.append(Grant("firestore", "roles/datastore.user"))
-    if "snapshots" in uses:
+    if "snapshots" in uses or ("sql_config" in uses and "snapshots_write" not in uses):
+        # sql_config: collections' SQL configs live in the same bucket, under sql-config/ (relayrag.sql.config)
         grants.append(Grant("snapshots", "roles/storage.objectViewer"))
     if "snapshots_write" in uses:  # write new versions, flip, delete old versions
         grants.append(Grant("snapshots", "roles/storage.objectUser"))

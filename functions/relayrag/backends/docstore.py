@@ -222,3 +222,8 @@ class SQLiteDocStore:
             )
             a, b = cx.execute("SELECT alpha, beta FROM arms WHERE collection=? AND arm=?", (collection, arm)).fetchone()
         return a, b
+
+
+def sqlite_docstore(settings) -> SQLiteDocStore:
+    """The registry's `sqlite` docstore: RELAYRAG_HOME/relayrag.sqlite3."""
+    return SQLiteDocStore(settings.home / "relayrag.sqlite3")

@@ -450,3 +450,10 @@ class FirestoreDocStore:
             values = [d["alpha_gain"], d["beta_gain"]]
         return PRIOR[0] + values[0], PRIOR[1] + values[1]
 
+
+
+def firestore_docstore(settings) -> FirestoreDocStore:
+    """The registry's `firestore` docstore (RELAYRAG_FIRESTORE_DATABASE, RELAYRAG_FIRESTORE_PREFIX,
+    RELAYRAG_GCP_PROJECT)."""
+    return FirestoreDocStore(firestore_client(settings.gcp_project, settings.firestore_database),
+                             settings.firestore_prefix)

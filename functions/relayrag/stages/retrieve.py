@@ -55,6 +55,7 @@ def run(req: RetrieveRequest, ctx: StageContext) -> RetrieveResponse:
     collection = run_rec["collection"]
     snap = ctx.snapshot(collection)
     queries = run_rec.get("queries") or [{"text": run_rec["question"], "kind": "original", "weight": 1.0}]
+    draws: dict
     if req.arm:
         arm, method, draws = req.arm, "forced", {}
     else:
