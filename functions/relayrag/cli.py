@@ -388,6 +388,25 @@ def mcp(http: bool = typer.Option(False, "--http", help="Serve streamable HTTP i
         serve(http=http, host=host, port=port, path=path, no_auth=no_auth, engine=engine, log_level=log_level)
 
 
+@app.command()
+def dashboard(port: int = typer.Option(8780, "--port", help="HTTP port."),
+              host: str = typer.Option("127.0.0.1", "--host", help="Bind address (loopback by default)."),
+              no_auth: bool = typer.Option(False, "--no-auth", help="Serve WITHOUT tokens (loopback hosts only; "
+                                           "local throwaway use)."),
+              log_level: str = typer.Option("warning", "--log-level", help="uvicorn log level (logs go to stderr).")):
+    """Serve the web dashboard (extra `dashboard`): ask with live stages and clickable citations, runs as
+    waterfalls, collections (upload, ingest, delete, dead letters), the bandit's posteriors, evaluations and
+    the warehouse. Tokens from RELAYRAG_DASHBOARD_TOKENS (comma-separated); it refuses to start without
+    them unless --no-auth on a loopback host. Stored evaluation sets: RELAYRAG_DASHBOARD_DATASETS."""
+    with _user_errors():
+        try:
+            from relayrag.dashboard.app import serve
+        except ImportError as exc:
+            from relayrag.errors import ConfigError
+            raise ConfigError(f"the dashboard needs its extra: pip install 'relayrag[dashboard]' ({exc})") from None
+        serve(host=host, port=port, no_auth=no_auth, log_level=log_level)
+
+
 @warehouse_app.command("load")
 def warehouse_load(paths: list[Path] = typer.Argument(..., help="CSV, Parquet or SQLite files, or folders of them."),
                    collection: str = typer.Option(..., "--collection", "-c", help="Collection name."),

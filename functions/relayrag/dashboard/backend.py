@@ -1,0 +1,323 @@
+"""Everything the dashboard does to relayrag, in one module (the adapter the pages call).
+
+It calls the functions the CLI and the MCP gateway call today (engine.local / engine.cloud `ask`, the
+docstore, ingest.pipeline, sql.warehouse / guard / config, evaluation, sql.evaluate), so moving the
+dashboard onto a shared service layer changes this file only. Functions raise RelayragError (or a
+subclass) with a message fit for the page on bad input; anything else is a bug.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import time
+import unicodedata
+import uuid
+from collections.abc import Callable
+from pathlib import Path
+
+from relayrag.errors import RelayragError
+
+SOURCES_DIR = "sources"           # RELAYRAG_HOME/sources/<collection>/: the dashboard's uploads
+EVAL_PREFIX = "dashboard/evals/"  # blob store: one JSON report per evaluation run
+MAX_NAME_CHARS = 180
+
+
+def ctx():
+    from relayrag.context import default_context
+    return default_context()
+
+
+def settings():
+    from relayrag.settings import load_settings
+    return load_settings()
+
+
+def check_collection(name: str) -> str:
+    from relayrag.naming import validate_collection
+    try:
+        validate_collection(name)
+    except ValueError as exc:
+        raise RelayragError(str(exc)) from None
+    return name
+
+
+# -- collections ----------------------------------------------------------------------------------------
+def list_collections() -> list[dict]:
+    """[{name, current_version, updated_at, stats, warehouse}] sorted by name; a collection with only a
+    warehouse has current_version None (what `relayrag collections --json` prints)."""
+    from relayrag.sql.warehouse import list_warehouses
+    c = ctx()
+    cols = [dict(x, warehouse=None) for x in c.docstore.list_collections() if not x["name"].startswith("_")]
+    by_name = {x["name"]: x for x in cols}
+    for w in list_warehouses(c.settings.home):
+        info = {"tables": w["tables"], "engine": w["engine"], "config": w["config"]}
+        if w["collection"] in by_name:
+            by_name[w["collection"]]["warehouse"] = info
+        else:
+            cols.append({"name": w["collection"], "current_version": None, "updated_at": None, "stats": {},
+                         "warehouse": info})
+    return sorted(cols, key=lambda x: x["name"])
+
+
+def collection_detail(name: str) -> dict:
+    """{collection, exists, files, dead_letters, source_dir}. A valid name that has no index yet gives an
+    empty collection (`exists` False): its page is where the first upload creates it."""
+    check_collection(name)
+    c = ctx()
+    meta = c.docstore.get_collection(name)
+    return {"collection": meta or {"name": name, "current_version": None, "stats": {}}, "exists": meta is not None,
+            "files": c.docstore.list_files(name), "dead_letters": c.docstore.list_dead_letters(name),
+            "source_dir": str(source_dir(name))}
+
+
+def source_dir(collection: str) -> Path:
+    """Where uploads to `collection` land: RELAYRAG_HOME/sources/<collection>/ (never anywhere else)."""
+    return settings().home / SOURCES_DIR / check_collection(collection)
+
+
+def safe_upload_name(raw: str) -> str:
+    """A client-supplied file name reduced to a safe base name, or RelayragError: the last path component
+    (both / and \\ separate), NFC, no control characters, not hidden, at most MAX_NAME_CHARS, and a type
+    the loaders read."""
+    from relayrag.ingest.loaders import SUPPORTED_SUFFIXES
+    name = unicodedata.normalize("NFC", re.split(r"[\\/]", raw or "")[-1]).strip()
+    if not name or name in (".", "..") or name.startswith("."):
+        raise RelayragError(f"unusable file name {raw!r}")
+    if any(unicodedata.category(ch) == "Cc" for ch in name):
+        raise RelayragError(f"file name {raw!r} contains control characters")
+    if len(name) > MAX_NAME_CHARS:
+        raise RelayragError(f"file name longer than {MAX_NAME_CHARS} characters")
+    suffix = Path(name).suffix.lower()
+    if suffix not in SUPPORTED_SUFFIXES:
+        raise RelayragError(f"{name}: unsupported file type {suffix or '(none)'!r}; supported: "
+                            f"{', '.join(sorted(SUPPORTED_SUFFIXES))}")
+    return name
+
+
+def upload_path(collection: str, name: str) -> Path:
+    """The path an upload named `name` is written to, checked to lie directly in the source area."""
+    base = source_dir(collection)
+    base.mkdir(parents=True, exist_ok=True)
+    target = (base / safe_upload_name(name)).resolve()
+    if target.parent != base.resolve():
+        raise RelayragError(f"file name {name!r} leaves the collection's upload folder")
+    return target
+
+
+def ingest_file(collection: str, path: Path) -> dict:
+    """Ingest one uploaded file (incremental: unchanged content is skipped). Returns the ingest summary
+    (`relayrag ingest --json` shape). A file that cannot be ingested is removed from the source area again,
+    so it is not retried by later uploads; the summary's `failed` says why."""
+    from relayrag.ingest.pipeline import ingest
+    summary = ingest(ctx(), path, collection).to_dict()
+    if summary["failed"]:
+        path.unlink(missing_ok=True)
+    return summary
+
+
+def delete_document(collection: str, key: str) -> dict:
+    """Remove exactly the source stored under `key` (chunks, vectors, record); when it is an upload in the
+    source area, its file is deleted too. RelayragError if the collection has no such document."""
+    from relayrag.ingest.pipeline import remove_source
+    check_collection(collection)
+    c = ctx()
+    if c.docstore.get_file(collection, key) is None:
+        raise RelayragError(f"collection {collection!r} has no document {key!r}")
+    summary = remove_source(c, collection, key).to_dict()
+    p = Path(key)
+    if "://" not in key and p.parent == source_dir(collection).resolve():
+        p.unlink(missing_ok=True)
+    return summary
+
+
+# -- ask and runs ---------------------------------------------------------------------------------------
+def ask(question: str, collection: str, *, arm: str | None, on_event: Callable[[dict], None],
+        run_id: str | None = None, engine: str | None = None) -> dict:
+    """Run the RAG workflow: embedded (in-process) or cloud (an execution through the Workflows Executions
+    API, RELAYRAG_WORKFLOW), per RELAYRAG_ENGINE. on_event gets one interpreter-shaped event per finished
+    stage. Returns engine.local.build_result's dict. RelayragError on bad input or a failed run."""
+    from relayrag.engine.expr import WorkflowsRuntimeError
+    from relayrag.retrieval.bandit import Arm
+    check_collection(collection)
+    if not question.strip():
+        raise RelayragError("the question is empty")
+    if arm:
+        try:
+            Arm.from_str(arm)
+        except ValueError as exc:
+            raise RelayragError(str(exc)) from None
+    engine = (engine or settings().engine or "embedded").strip().lower()
+    run_id = run_id or uuid.uuid4().hex
+    try:
+        if engine == "cloud":
+            from relayrag.engine.cloud import ask as cloud_ask, describe_error
+            try:
+                return cloud_ask(question, collection, run_id=run_id, arm=arm or None, on_event=on_event)
+            except RelayragError:
+                raise
+            except Exception as exc:
+                msg = describe_error(exc)
+                if msg is None:
+                    raise
+                raise RelayragError(msg) from exc
+        if engine != "embedded":
+            raise RelayragError(f"unknown engine {engine!r}; valid: embedded, cloud")
+        from relayrag.engine.local import ask as local_ask
+        return local_ask(question, collection, run_id=run_id, arm=arm or None, on_event=on_event)
+    except WorkflowsRuntimeError as exc:
+        body = exc.payload.get("body")
+        msg = body.get("error") if isinstance(body, dict) and body.get("error") else str(exc)
+        raise RelayragError(msg) from None
+
+
+def engine_name() -> str:
+    return (settings().engine or "embedded").strip().lower()
+
+
+def list_runs(limit: int = 50) -> list[dict]:
+    """Recent run records, newest first (candidates dropped)."""
+    runs = ctx().docstore.list_runs(limit)
+    for r in runs:
+        r.pop("candidates", None)
+    return runs
+
+
+def get_run(run_id: str) -> dict:
+    """{result (build_result), record (the run record without candidates), trace}; RelayragError if unknown."""
+    from relayrag.engine.local import build_result
+    c = ctx()
+    rec = c.docstore.get_run(run_id) if re.fullmatch(r"[A-Za-z0-9_.:-]{1,128}", run_id or "") else None
+    if rec is None:
+        raise RelayragError(f"unknown run_id {run_id!r}")
+    rec.pop("candidates", None)
+    return {"result": build_result(c, run_id), "record": rec, "trace": c.docstore.get_trace(run_id)}
+
+
+def citation(run_id: str, n: int) -> dict:
+    """Citation `n` of a run: {n, doc, page, chunk_id, quote} with the full quoted passage."""
+    rec = get_run(run_id)["record"]
+    for cit in rec.get("citations") or []:
+        if int(cit.get("n", -1)) == n:
+            return cit
+    raise RelayragError(f"run {run_id} has no citation [{n}]")
+
+
+def arms(collection: str) -> dict[str, tuple[float, float]]:
+    """The bandit's Beta(alpha, beta) per arm of `collection` (the prior (1, 1) for an arm never rewarded)."""
+    from relayrag.retrieval.bandit import Arm
+    stored = ctx().docstore.get_arms(check_collection(collection))
+    return {a.value: tuple(stored.get(a.value, (1.0, 1.0))) for a in Arm}
+
+
+# -- warehouse ------------------------------------------------------------------------------------------
+def warehouse(collection: str) -> dict:
+    """{schema, config_text, config_error}; RelayragError when the collection has no warehouse."""
+    from relayrag.sql import config as sqlconfig
+    from relayrag.sql.warehouse import open_warehouse
+    home = settings().home
+    check_collection(collection)
+    try:
+        wh = open_warehouse(home, collection)
+    except RelayragError as exc:  # a stored config that no longer validates
+        wh, config_error = open_warehouse(home, collection, apply_config=False), str(exc)
+    else:
+        config_error = None
+    if wh is None:
+        raise RelayragError(f"collection {collection!r} has no warehouse; run `relayrag warehouse load PATH "
+                            f"--collection {collection}`")
+    stored = sqlconfig.stored_config_path(home, collection)
+    return {"schema": wh.schema(), "config_text": stored.read_text(encoding="utf-8") if stored.is_file() else None,
+            "config_error": config_error}
+
+
+def guarded_query(collection: str, sql: str) -> dict:
+    """The guard's verdict on `sql` ({ok, sql (rewritten), reason, tables, code}) and, when it passes, the
+    query's result (QueryResult.to_dict) on the collection's read-only warehouse."""
+    from relayrag.sql.guard import guard_sql
+    from relayrag.sql.warehouse import open_warehouse
+    check_collection(collection)
+    wh = open_warehouse(settings().home, collection)
+    if wh is None:
+        raise RelayragError(f"collection {collection!r} has no warehouse")
+    verdict = guard_sql(sql, allowed_tables=wh.tables(), dialect=wh.dialect,
+                        max_rows=getattr(wh, "max_rows", 1000)).to_dict()
+    result = wh.query(sql).to_dict() if verdict["ok"] else None
+    return {"guard": verdict, "result": result}
+
+
+# -- evaluation -----------------------------------------------------------------------------------------
+def dataset_roots() -> list[Path]:
+    raw = os.environ.get("RELAYRAG_DASHBOARD_DATASETS", "")
+    return [Path(p).expanduser() for p in raw.split(",") if p.strip()]
+
+
+def list_datasets() -> list[dict]:
+    """Stored evaluation sets under RELAYRAG_DASHBOARD_DATASETS (comma-separated folders): BEIR folders
+    (corpus.jsonl, queries.jsonl, qrels/test.tsv; the root itself or one level below) and Text-to-SQL
+    question files (*.jsonl whose first row has `gold_result`). [{id, kind: beir|sql, path}]"""
+    out: dict[str, dict] = {}
+    for root in dataset_roots():
+        if not root.is_dir():
+            continue
+        for d in [root, *sorted(p for p in root.iterdir() if p.is_dir())]:
+            if (d / "corpus.jsonl").is_file() and (d / "queries.jsonl").is_file() and (d / "qrels").is_dir():
+                out.setdefault(d.name, {"id": d.name, "kind": "beir", "path": str(d)})
+        for f in sorted(root.glob("*.jsonl")) + sorted(root.glob("*/*.jsonl")):
+            try:
+                with f.open(encoding="utf-8") as fh:
+                    first = json.loads(fh.readline() or "{}")
+            except (OSError, ValueError):
+                continue
+            if isinstance(first, dict) and "gold_result" in first:
+                out.setdefault(f.stem, {"id": f.stem, "kind": "sql", "path": str(f)})
+    return sorted(out.values(), key=lambda d: d["id"])
+
+
+def dataset(dataset_id: str) -> dict:
+    for d in list_datasets():
+        if d["id"] == dataset_id:
+            return d
+    raise RelayragError(f"unknown dataset {dataset_id!r} (stored sets come from RELAYRAG_DASHBOARD_DATASETS)")
+
+
+def run_eval(dataset_id: str, collection: str, *, limit: int | None, pipeline: bool,
+             on_progress: Callable[[str], None], on_item: Callable[[dict], None]) -> dict:
+    """Run a BEIR (relayrag.evaluation.evaluate_beir) or Text-to-SQL (relayrag.sql.evaluate.evaluate_sql)
+    evaluation and store its report in the blob store for the history chart. Returns the stored entry
+    {id, dataset, kind, collection, at, seconds, report}."""
+    d = dataset(dataset_id)
+    check_collection(collection)
+    c = ctx()
+    t0 = time.time()
+    if d["kind"] == "beir":
+        from relayrag.evaluation import evaluate_beir
+        on_progress("ingesting the corpus (skipped when unchanged) and scoring every arm"
+                    + (" and the pipeline" if pipeline else ""))
+        report = evaluate_beir(c, Path(d["path"]), collection, limit=limit, pipeline=pipeline)
+    else:
+        from relayrag.sql.evaluate import evaluate_sql
+        attacks = sorted(Path(d["path"]).parent.glob("adversarial*.jsonl"))
+        on_progress(f"{len(attacks)} guard attack file(s) alongside: {', '.join(p.name for p in attacks) or 'none'}")
+        report = evaluate_sql(c, Path(d["path"]), collection, adversarial=attacks, limit=limit, on_item=on_item)
+        report.pop("items", None)
+    entry = {"id": uuid.uuid4().hex[:12], "dataset": d["id"], "kind": d["kind"], "collection": collection,
+             "at": t0, "seconds": round(time.time() - t0, 2), "report": report}
+    c.blobstore.put_bytes(f"{EVAL_PREFIX}{int(t0 * 1000):015d}-{entry['id']}.json",
+                          json.dumps(entry, ensure_ascii=False).encode("utf-8"))
+    return entry
+
+
+def eval_history(dataset_id: str | None = None, limit: int = 100) -> list[dict]:
+    """Stored evaluation entries, oldest first (optionally of one dataset)."""
+    store = ctx().blobstore
+    out = []
+    for key in sorted(store.list(EVAL_PREFIX))[-max(1, limit) * 4:]:
+        try:
+            entry = json.loads(store.get_bytes(key))
+        except (FileNotFoundError, ValueError):
+            continue
+        if dataset_id is None or entry.get("dataset") == dataset_id:
+            out.append(entry)
+    return out[-limit:]
