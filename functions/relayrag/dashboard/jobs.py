@@ -16,6 +16,8 @@ import time
 from collections import OrderedDict
 from collections.abc import Callable
 
+from relayrag.errors import RelayragError
+
 log = logging.getLogger(__name__)
 MAX_JOBS = 200
 
@@ -70,8 +72,11 @@ class Jobs:
         def run() -> None:
             try:
                 work(job)
-            except Exception as exc:  # noqa: BLE001 - reported on the page, logged with its traceback
-                log.exception("dashboard job %s (%s) failed", job.id, kind)
+            except Exception as exc:  # noqa: BLE001 - reported on the page; a bug is logged with its traceback
+                if isinstance(exc, RelayragError):
+                    log.info("dashboard job %s (%s): %s", job.id, kind, exc)
+                else:
+                    log.exception("dashboard job %s (%s) failed", job.id, kind)
                 try:
                     on_error(job, exc)
                 except Exception:  # noqa: BLE001

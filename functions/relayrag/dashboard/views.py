@@ -230,7 +230,7 @@ def routes(dash: Dashboard) -> list[Route]:
         form = await mutation_form(dash, request)
         key = _field(form, "path")
         s = await asyncio.to_thread(backend.delete_document, name, key)
-        return r(request, "_deleted.html", path=key, summary=s)
+        return r(request, "_deleted.html", doc_path=key, summary=s)
 
     # -- bandit -----------------------------------------------------------------------------------------
     def _bandit_rows() -> list[dict]:
