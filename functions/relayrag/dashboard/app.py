@@ -96,7 +96,8 @@ class Dashboard:
 
     def fragment(self, request: Request | None, template: str, **ctx) -> str:
         session = getattr(request.state, "session", None) if request is not None else None
-        base = {"request": request, "csrf": self.auth.csrf_token(session) if session else "",
+        authed = bool(session) or bool(getattr(request.state, "bearer", False) if request is not None else False)
+        base = {"request": request, "csrf": self.auth.csrf_token(session) if session else "", "authed": authed,
                 "engine": backend.engine_name(), "no_auth": self.auth.no_auth,
                 "path": request.url.path if request is not None else ""}
         return self.env.get_template(template).render(**base, **ctx)
@@ -145,7 +146,8 @@ class AuthMiddleware:
         public = path in PUBLIC_PATHS or path.startswith("/static/")
         if not public and not (session or bearer):
             html = ("text/html" in request.headers.get("accept", "") and request.method == "GET"
-                    and "hx-request" not in request.headers)
+                    and "hx-request" not in request.headers and not path.startswith(("/api/", "/jobs/"))
+                    and not path.endswith(".svg"))
             if html:
                 target = path + (f"?{scope['query_string'].decode('latin-1')}" if scope.get("query_string") else "")
                 resp: Response = RedirectResponse(f"/login?next={quote(target, safe='')}", status_code=303)

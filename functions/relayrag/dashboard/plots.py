@@ -16,7 +16,7 @@ matplotlib.rcParams["svg.hashsalt"] = "relayrag"  # deterministic element ids
 from matplotlib.figure import Figure  # noqa: E402
 
 ARM_COLORS = {"dense": "#1f77b4", "bm25": "#ff7f0e", "hybrid": "#2ca02c"}
-PALETTE = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f"]
+PALETTE = ["#1f77b4", "#ff7f0e", "#2ca02c", "#17becf", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f"]
 
 
 def _label(text: object) -> str:
