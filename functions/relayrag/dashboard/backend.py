@@ -106,6 +106,47 @@ def upload_path(collection: str, name: str) -> Path:
     return target
 
 
+def documents_bucket() -> str:
+    """RELAYRAG_DOCUMENTS_BUCKET (set by infra/ on the Cloud Run service): when set, uploads go to that
+    bucket under `<collection>/` and GCS-triggered ingestion (ingest_object) indexes them; empty = uploads are
+    ingested here, from RELAYRAG_HOME/sources/<collection>/."""
+    return os.environ.get("RELAYRAG_DOCUMENTS_BUCKET", "").strip()
+
+
+def _bucket():
+    from relayrag.backends.gcs import storage_client
+    return storage_client(settings().gcp_project or None).bucket(documents_bucket())
+
+
+def upload_to_bucket(collection: str, name: str, path: Path) -> tuple[str, int]:
+    """Upload a local file as gs://BUCKET/<collection>/<name> (the collection's source area in the cloud).
+    Returns (source key, the object's generation)."""
+    check_collection(collection)
+    blob = _bucket().blob(f"{collection}/{safe_upload_name(name)}")
+    blob.upload_from_filename(str(path))
+    return f"gs://{documents_bucket()}/{blob.name}", int(blob.generation)
+
+
+def wait_for_ingestion(collection: str, key: str, generation: int, *, timeout_s: float = 600.0,
+                       poll_s: float = 1.0, sleep=time.sleep) -> dict:
+    """Follow GCS-triggered ingestion of one object generation through the docstore: {state: ingested |
+    unchanged | failed | timeout, detail}. A record holding this generation (or a newer one) means ingested;
+    a dead letter of this generation means failed, with its error."""
+    c = ctx()
+    deadline = time.monotonic() + timeout_s
+    while True:
+        rec = c.docstore.get_file(collection, key)
+        if rec is not None and int(rec.get("generation") or 0) >= generation:
+            return {"state": "ingested", "detail": f"{rec.get('n_chunks', '?')} chunks, generation {rec.get('generation')}"}
+        dead = c.docstore.get_dead_letter(collection, key)
+        if dead is not None and int(dead.get("generation") or 0) == generation:
+            return {"state": "failed", "detail": str(dead.get("error") or "could not be ingested")}
+        if time.monotonic() >= deadline:
+            return {"state": "timeout", "detail": f"not indexed after {timeout_s:.0f} s; the object is uploaded and "
+                                                  "ingest_object may still index it (see its logs)"}
+        sleep(poll_s)
+
+
 def ingest_file(collection: str, path: Path) -> dict:
     """Ingest one uploaded file (incremental: unchanged content is skipped). Returns the ingest summary
     (`relayrag ingest --json` shape). A file that cannot be ingested is removed from the source area again,
@@ -119,12 +160,27 @@ def ingest_file(collection: str, path: Path) -> dict:
 
 def delete_document(collection: str, key: str) -> dict:
     """Remove exactly the source stored under `key` (chunks, vectors, record); when it is an upload in the
-    source area, its file is deleted too. RelayragError if the collection has no such document."""
+    source area, its file is deleted too. An object of the documents bucket (cloud) is deleted from the bucket
+    and GCS-triggered ingestion removes it from the index; this waits (up to 120 s) until its record is gone.
+    RelayragError if the collection has no such document."""
     from relayrag.ingest.pipeline import remove_source
     check_collection(collection)
     c = ctx()
     if c.docstore.get_file(collection, key) is None:
         raise RelayragError(f"collection {collection!r} has no document {key!r}")
+    bucket = documents_bucket()
+    if bucket and key.startswith(f"gs://{bucket}/{collection}/"):
+        blob = _bucket().blob(key[len(f"gs://{bucket}/"):])
+        if blob.exists():
+            blob.delete()
+        deadline = time.monotonic() + 120
+        while c.docstore.get_file(collection, key) is not None:
+            if time.monotonic() > deadline:
+                raise RelayragError(f"deleted {key} from the bucket, but it is still indexed after 120 s; "
+                                    "ingest_object removes it when the deletion event arrives")
+            time.sleep(1.0)
+        meta = c.docstore.get_collection(collection) or {}
+        return {"version": meta.get("current_version"), "chunks_total": (meta.get("stats") or {}).get("n_chunks")}
     summary = remove_source(c, collection, key).to_dict()
     p = Path(key)
     if "://" not in key and p.parent == source_dir(collection).resolve():

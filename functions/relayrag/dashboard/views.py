@@ -8,8 +8,11 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import shutil
+import tempfile
 import time
 import uuid
+from pathlib import Path
 
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
@@ -185,10 +188,17 @@ def routes(dash: Dashboard) -> list[Route]:
         files = [f for f in form.getlist("files") if hasattr(f, "filename")]
         if not files:
             raise RelayragError("choose at least one file to upload")
+        cloud = bool(backend.documents_bucket())
+        staging = None
+        if cloud:  # the cloud's source area is the documents bucket; stage the bytes in a private temp dir
+            staging = tempfile.mkdtemp(prefix="relayrag-upload-")
         saved: list[tuple[str, object]] = []  # (display name, Path or error message)
         for f in files:
             try:
-                target = backend.upload_path(name, f.filename or "")
+                if cloud:
+                    target = Path(staging) / backend.safe_upload_name(f.filename or "")
+                else:
+                    target = backend.upload_path(name, f.filename or "")
             except RelayragError as exc:
                 saved.append((f.filename or "(no name)", str(exc)))
                 continue
@@ -199,28 +209,34 @@ def routes(dash: Dashboard) -> list[Route]:
             tmp.replace(target)  # the upload appears whole or not at all
             saved.append((target.name, target))
 
+        def one(item) -> tuple[str, str]:
+            if cloud:
+                key, generation = backend.upload_to_bucket(name, item.name, item)
+                item.unlink(missing_ok=True)
+                w = backend.wait_for_ingestion(name, key, generation)
+                return w["state"], w["detail"]
+            try:
+                s = backend.ingest_file(name, item)
+            except RelayragError as exc:
+                item.unlink(missing_ok=True)
+                return "failed", str(exc)
+            if s["failed"]:
+                return "failed", s["failed"][0]["error"]
+            if s["files"]["ingested"]:
+                return "ingested", f"{s['chunks_embedded']} chunks embedded, version {s['version']}"
+            return "unchanged", "same content as the stored copy; nothing to do"
+
         def work(job: Job) -> None:
             results = []
             for shown, item in saved:
                 job.emit("file", dash.fragment(None, "_file_progress.html", name=shown, state="loading", detail=""))
-                if isinstance(item, str):
-                    state, detail = "failed", item
-                else:
-                    try:
-                        s = backend.ingest_file(name, item)
-                    except RelayragError as exc:
-                        s = {"failed": [{"error": str(exc)}]}
-                        item.unlink(missing_ok=True)
-                    if s["failed"]:
-                        state, detail = "failed", s["failed"][0]["error"]
-                    elif s["files"]["ingested"]:
-                        state, detail = "ingested", f"{s['chunks_embedded']} chunks embedded, version {s['version']}"
-                    else:
-                        state, detail = "unchanged", "same content as the stored copy; nothing to do"
+                state, detail = ("failed", item) if isinstance(item, str) else one(item)
                 results.append({"name": shown, "state": state, "detail": detail})
                 job.emit("file", dash.fragment(None, "_file_progress.html", name=shown, state=state, detail=detail))
             job.result = results
             job.emit("summary", dash.fragment(None, "_upload_done.html", results=results, collection=name))
+            if staging:
+                shutil.rmtree(staging, ignore_errors=True)
 
         job = dash.jobs.start("ingest", work, _job_error(dash, "summary"))
         return r(request, "_upload_stream.html", job=job, collection=name)
