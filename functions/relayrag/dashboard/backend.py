@@ -1,9 +1,11 @@
 """Everything the dashboard does to relayrag, in one module (the adapter the pages call).
 
-It calls the functions the CLI and the MCP gateway call today (engine.local / engine.cloud `ask`, the
-docstore, ingest.pipeline, sql.warehouse / guard / config, evaluation, sql.evaluate), so moving the
-dashboard onto a shared service layer changes this file only. Functions raise RelayragError (or a
-subclass) with a message fit for the page on bad input; anything else is a bug.
+Operations the CLI and the MCP gateway share go through relayrag.service.Service (ask on either engine,
+runs, collections, ingest, delete, warehouse schema and SQL config, evaluations). What only the dashboard
+reads (recent runs, bandit arms, ingestion records and dead letters, the guard's verdict on a query, the
+evaluation history in the blob store, the documents bucket) is read here from the service's context.
+Functions raise RelayragError (or a subclass: NotFoundError) with a message fit for the page on bad input;
+anything else is a bug.
 """
 
 from __future__ import annotations
@@ -24,14 +26,18 @@ EVAL_PREFIX = "dashboard/evals/"  # blob store: one JSON report per evaluation r
 MAX_NAME_CHARS = 180
 
 
+def service():
+    """The service over the process-wide context (looked up per call: tests and hosts may replace it)."""
+    from relayrag.service import Service
+    return Service()
+
+
 def ctx():
-    from relayrag.context import default_context
-    return default_context()
+    return service().ctx
 
 
 def settings():
-    from relayrag.settings import load_settings
-    return load_settings()
+    return service().settings
 
 
 def check_collection(name: str) -> str:
@@ -45,20 +51,9 @@ def check_collection(name: str) -> str:
 
 # -- collections ----------------------------------------------------------------------------------------
 def list_collections() -> list[dict]:
-    """[{name, current_version, updated_at, stats, warehouse}] sorted by name; a collection with only a
-    warehouse has current_version None (what `relayrag collections --json` prints)."""
-    from relayrag.sql.warehouse import list_warehouses
-    c = ctx()
-    cols = [dict(x, warehouse=None) for x in c.docstore.list_collections() if not x["name"].startswith("_")]
-    by_name = {x["name"]: x for x in cols}
-    for w in list_warehouses(c.settings.home):
-        info = {"tables": w["tables"], "engine": w["engine"], "config": w["config"]}
-        if w["collection"] in by_name:
-            by_name[w["collection"]]["warehouse"] = info
-        else:
-            cols.append({"name": w["collection"], "current_version": None, "updated_at": None, "stats": {},
-                         "warehouse": info})
-    return sorted(cols, key=lambda x: x["name"])
+    """[{name, current_version, updated_at, stats, warehouse}] sorted by name (Service.list_collections; the
+    reserved `_unroutable` dead-letter collection is left out)."""
+    return [c.to_dict() for c in service().list_collections() if not c.name.startswith("_")]
 
 
 def collection_detail(name: str) -> dict:
@@ -151,8 +146,7 @@ def ingest_file(collection: str, path: Path) -> dict:
     """Ingest one uploaded file (incremental: unchanged content is skipped). Returns the ingest summary
     (`relayrag ingest --json` shape). A file that cannot be ingested is removed from the source area again,
     so it is not retried by later uploads; the summary's `failed` says why."""
-    from relayrag.ingest.pipeline import ingest
-    summary = ingest(ctx(), path, collection).to_dict()
+    summary = service().ingest(path, collection).to_dict()
     if summary["failed"]:
         path.unlink(missing_ok=True)
     return summary
@@ -163,7 +157,6 @@ def delete_document(collection: str, key: str) -> dict:
     source area, its file is deleted too. An object of the documents bucket (cloud) is deleted from the bucket
     and GCS-triggered ingestion removes it from the index; this waits (up to 120 s) until its record is gone.
     RelayragError if the collection has no such document."""
-    from relayrag.ingest.pipeline import remove_source
     check_collection(collection)
     c = ctx()
     if c.docstore.get_file(collection, key) is None:
@@ -181,7 +174,7 @@ def delete_document(collection: str, key: str) -> dict:
             time.sleep(1.0)
         meta = c.docstore.get_collection(collection) or {}
         return {"version": meta.get("current_version"), "chunks_total": (meta.get("stats") or {}).get("n_chunks")}
-    summary = remove_source(c, collection, key).to_dict()
+    summary = service().delete(collection, [key], require_match=True).to_dict()
     p = Path(key)
     if "://" not in key and p.parent == source_dir(collection).resolve():
         p.unlink(missing_ok=True)
@@ -190,46 +183,38 @@ def delete_document(collection: str, key: str) -> dict:
 
 # -- ask and runs ---------------------------------------------------------------------------------------
 def ask(question: str, collection: str, *, arm: str | None, on_event: Callable[[dict], None],
-        run_id: str | None = None, engine: str | None = None) -> dict:
-    """Run the RAG workflow: embedded (in-process) or cloud (an execution through the Workflows Executions
-    API, RELAYRAG_WORKFLOW), per RELAYRAG_ENGINE. on_event gets one interpreter-shaped event per finished
-    stage. Returns engine.local.build_result's dict. RelayragError on bad input or a failed run."""
+        engine: str | None = None) -> dict:
+    """Run the RAG workflow (Service.ask): embedded (in-process) or cloud (an execution through the Workflows
+    Executions API, RELAYRAG_WORKFLOW), per RELAYRAG_ENGINE. on_event gets one interpreter-shaped event per
+    finished stage. Returns the result dict (`ask --json`). RelayragError on bad input or a failed run."""
     from relayrag.engine.expr import WorkflowsRuntimeError
-    from relayrag.retrieval.bandit import Arm
+    from relayrag.service import check_arm
     check_collection(collection)
     if not question.strip():
         raise RelayragError("the question is empty")
     if arm:
         try:
-            Arm.from_str(arm)
+            check_arm(arm)
         except ValueError as exc:
             raise RelayragError(str(exc)) from None
-    engine = (engine or settings().engine or "embedded").strip().lower()
-    run_id = run_id or uuid.uuid4().hex
     try:
-        if engine == "cloud":
-            from relayrag.engine.cloud import ask as cloud_ask, describe_error
-            try:
-                return cloud_ask(question, collection, run_id=run_id, arm=arm or None, on_event=on_event)
-            except RelayragError:
-                raise
-            except Exception as exc:
-                msg = describe_error(exc)
-                if msg is None:
-                    raise
-                raise RelayragError(msg) from exc
-        if engine != "embedded":
-            raise RelayragError(f"unknown engine {engine!r}; valid: embedded, cloud")
-        from relayrag.engine.local import ask as local_ask
-        return local_ask(question, collection, run_id=run_id, arm=arm or None, on_event=on_event)
+        return service().ask(question, collection, arm=arm or None, engine=engine, on_event=on_event).to_dict()
+    except RelayragError:
+        raise
     except WorkflowsRuntimeError as exc:
         body = exc.payload.get("body")
         msg = body.get("error") if isinstance(body, dict) and body.get("error") else str(exc)
         raise RelayragError(msg) from None
+    except Exception as exc:
+        from relayrag.engine.cloud import describe_error
+        msg = describe_error(exc)  # Google API errors of the cloud engine, as one line
+        if msg is None:
+            raise
+        raise RelayragError(msg) from exc
 
 
 def engine_name() -> str:
-    return (settings().engine or "embedded").strip().lower()
+    return service().engine
 
 
 def list_runs(limit: int = 50) -> list[dict]:
@@ -241,14 +226,13 @@ def list_runs(limit: int = 50) -> list[dict]:
 
 
 def get_run(run_id: str) -> dict:
-    """{result (build_result), record (the run record without candidates), trace}; RelayragError if unknown."""
-    from relayrag.engine.local import build_result
-    c = ctx()
-    rec = c.docstore.get_run(run_id) if re.fullmatch(r"[A-Za-z0-9_.:-]{1,128}", run_id or "") else None
-    if rec is None:
-        raise RelayragError(f"unknown run_id {run_id!r}")
-    rec.pop("candidates", None)
-    return {"result": build_result(c, run_id), "record": rec, "trace": c.docstore.get_trace(run_id)}
+    """{result (the `ask --json` dict), record (the run record without candidates), trace} (Service.get_run);
+    NotFoundError if unknown."""
+    from relayrag.errors import NotFoundError
+    if not re.fullmatch(r"[A-Za-z0-9_.:-]{1,128}", run_id or ""):
+        raise NotFoundError(f"unknown run_id {run_id!r}")
+    d = service().get_run(run_id)
+    return {"result": d.result.to_dict(), "record": d.record, "trace": d.trace}
 
 
 def citation(run_id: str, n: int) -> dict:
@@ -269,23 +253,28 @@ def arms(collection: str) -> dict[str, tuple[float, float]]:
 
 # -- warehouse ------------------------------------------------------------------------------------------
 def warehouse(collection: str) -> dict:
-    """{schema, config_text, config_error}; RelayragError when the collection has no warehouse."""
-    from relayrag.sql import config as sqlconfig
-    from relayrag.sql.warehouse import open_warehouse
-    home = settings().home
+    """{schema, config_text, config_error} (Service.warehouse_schema / sql_config_text); NotFoundError when the
+    collection has no warehouse."""
+    from relayrag.errors import NotFoundError
     check_collection(collection)
+    svc = service()
     try:
-        wh = open_warehouse(home, collection)
-    except RelayragError as exc:  # a stored config that no longer validates
-        wh, config_error = open_warehouse(home, collection, apply_config=False), str(exc)
-    else:
-        config_error = None
-    if wh is None:
-        raise RelayragError(f"collection {collection!r} has no warehouse; run `relayrag warehouse load PATH "
-                            f"--collection {collection}`")
-    stored = sqlconfig.stored_config_path(home, collection)
-    return {"schema": wh.schema(), "config_text": stored.read_text(encoding="utf-8") if stored.is_file() else None,
-            "config_error": config_error}
+        schema, config_error = svc.warehouse_schema(collection), None
+    except NotFoundError:
+        raise
+    except RelayragError as exc:  # a stored SQL config that no longer validates: show the whole warehouse
+        from relayrag.sql.warehouse import open_warehouse
+        wh = open_warehouse(settings().home, collection, apply_config=False)
+        if wh is None:
+            raise
+        schema, config_error = wh.schema(), str(exc)
+    try:
+        config_text = svc.sql_config_text(collection)[0]
+    except NotFoundError:
+        config_text = None
+    except RelayragError as exc:
+        config_text, config_error = None, config_error or str(exc)
+    return {"schema": schema, "config_text": config_text, "config_error": config_error}
 
 
 def guarded_query(collection: str, sql: str) -> dict:
@@ -348,15 +337,13 @@ def run_eval(dataset_id: str, collection: str, *, limit: int | None, pipeline: b
     c = ctx()
     t0 = time.time()
     if d["kind"] == "beir":
-        from relayrag.evaluation import evaluate_beir
         on_progress("ingesting the corpus (skipped when unchanged) and scoring every arm"
                     + (" and the pipeline" if pipeline else ""))
-        report = evaluate_beir(c, Path(d["path"]), collection, limit=limit, pipeline=pipeline)
+        report = service().eval_beir(Path(d["path"]), collection, limit=limit, pipeline=pipeline)
     else:
-        from relayrag.sql.evaluate import evaluate_sql
         attacks = sorted(Path(d["path"]).parent.glob("adversarial*.jsonl"))
         on_progress(f"{len(attacks)} guard attack file(s) alongside: {', '.join(p.name for p in attacks) or 'none'}")
-        report = evaluate_sql(c, Path(d["path"]), collection, adversarial=attacks, limit=limit, on_item=on_item)
+        report = service().eval_sql(Path(d["path"]), collection, adversarial=attacks, limit=limit, on_item=on_item)
         report.pop("items", None)
     entry = {"id": uuid.uuid4().hex[:12], "dataset": d["id"], "kind": d["kind"], "collection": collection,
              "at": t0, "seconds": round(time.time() - t0, 2), "report": report}

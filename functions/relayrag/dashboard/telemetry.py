@@ -1,7 +1,7 @@
 """OpenTelemetry spans for the runs the dashboard starts: one `rag` span per run, one child span per stage.
 
-Stage spans are made from the workflow's per-stage events as each stage finishes (start = end - the
-stage's `ms`), with the attributes `relayrag.run_id`, `relayrag.stage`, `relayrag.method`, `relayrag.route`,
+Stage spans are made from the workflow's per-stage events, timed as each stage finishes (start = end - the
+stage's `ms`) and emitted when the run ends, with the attributes `relayrag.run_id`, `relayrag.stage`, `relayrag.method`, `relayrag.route`,
 `relayrag.arm` (once retrieve has chosen it) and `relayrag.llm_error`; the run span carries the run id,
 collection, route, arm, grounded/refused and reward.
 
@@ -71,43 +71,51 @@ def provider(exporter=None):
 
 
 class RunSpans:
-    """Spans of one run, fed with the engine's stage events (thread-safe enough: one job thread each)."""
+    """Spans of one run. Stage events are timed as they arrive (each stage ends when its event arrives and
+    started its `ms` earlier); the spans are emitted when the run ends, once its run_id and arm are known
+    (the engine assigns the run_id)."""
 
-    def __init__(self, run_id: str, collection: str, question_chars: int):
+    def __init__(self, collection: str, question_chars: int):
         self.tracer = provider().get_tracer("relayrag.dashboard")
-        self.run_id = run_id
-        self.arm: str | None = None
-        self.root = self.tracer.start_span("rag", attributes={
-            "relayrag.run_id": run_id, "relayrag.collection": collection, "relayrag.question_chars": question_chars})
+        self.collection, self.question_chars = collection, question_chars
+        self.start = time.time_ns()
+        self.stages: list[tuple[dict, int]] = []
 
     def stage(self, event: dict) -> None:
-        from opentelemetry import trace
-        r = event.get("result") if isinstance(event.get("result"), dict) else {}
-        ms = float(r.get("ms") or event.get("ms") or 0.0)
-        if r.get("arm"):
-            self.arm = str(r["arm"])
-        end = time.time_ns()
-        attrs = {"relayrag.run_id": self.run_id, "relayrag.stage": str(event.get("step")),
-                 "relayrag.method": str(r.get("method") or ""), "relayrag.route": str(r.get("route") or ""),
-                 "relayrag.ms": ms}
-        if self.arm:
-            attrs["relayrag.arm"] = self.arm
-        if r.get("llm_error"):
-            attrs["relayrag.llm_error"] = str(r["llm_error"])[:500]
-        span = self.tracer.start_span(str(event.get("step")), context=trace.set_span_in_context(self.root),
-                                      start_time=end - int(ms * 1e6), attributes=attrs)
-        span.end(end_time=end)
+        self.stages.append((event, time.time_ns()))
 
     def finish(self, result: dict | None, error: str | None = None) -> None:
+        from opentelemetry import trace
         from opentelemetry.trace import Status, StatusCode
+        result = result or {}
+        run_id = str(result.get("run_id") or "")
+        root = self.tracer.start_span("rag", start_time=self.start, attributes={
+            "relayrag.run_id": run_id, "relayrag.collection": self.collection,
+            "relayrag.question_chars": self.question_chars})
+        arm = None
+        parent = trace.set_span_in_context(root)
+        for event, end in self.stages:
+            r = event.get("result") if isinstance(event.get("result"), dict) else {}
+            ms = float(r.get("ms") or event.get("ms") or 0.0)
+            arm = str(r["arm"]) if r.get("arm") else arm
+            attrs = {"relayrag.run_id": run_id, "relayrag.stage": str(event.get("step")),
+                     "relayrag.method": str(r.get("method") or ""), "relayrag.route": str(r.get("route") or ""),
+                     "relayrag.ms": ms}
+            if arm:
+                attrs["relayrag.arm"] = arm
+            if r.get("llm_error"):
+                attrs["relayrag.llm_error"] = str(r["llm_error"])[:500]
+            span = self.tracer.start_span(str(event.get("step")), context=parent,
+                                          start_time=max(self.start, end - int(ms * 1e6)), attributes=attrs)
+            span.end(end_time=end)
+        for k in ("route", "arm"):
+            if result.get(k):
+                root.set_attribute(f"relayrag.{k}", str(result[k]))
         if result:
-            for k in ("route", "arm"):
-                if result.get(k):
-                    self.root.set_attribute(f"relayrag.{k}", str(result[k]))
-            self.root.set_attribute("relayrag.grounded", bool(result.get("grounded")))
-            self.root.set_attribute("relayrag.refused", bool(result.get("refused")))
+            root.set_attribute("relayrag.grounded", bool(result.get("grounded")))
+            root.set_attribute("relayrag.refused", bool(result.get("refused")))
             if result.get("reward") is not None:
-                self.root.set_attribute("relayrag.reward", float(result["reward"]))
+                root.set_attribute("relayrag.reward", float(result["reward"]))
         if error:
-            self.root.set_status(Status(StatusCode.ERROR, error[:500]))
-        self.root.end()
+            root.set_status(Status(StatusCode.ERROR, error[:500]))
+        root.end()

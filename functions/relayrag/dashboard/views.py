@@ -11,7 +11,6 @@ import logging
 import shutil
 import tempfile
 import time
-import uuid
 from pathlib import Path
 
 from starlette.exceptions import HTTPException
@@ -106,8 +105,7 @@ def routes(dash: Dashboard) -> list[Route]:
 
         def work(job: Job) -> None:
             from relayrag.dashboard.telemetry import RunSpans
-            run_id = uuid.uuid4().hex
-            spans = RunSpans(run_id, collection, len(question))
+            spans = RunSpans(collection, len(question))
 
             def on_event(e: dict) -> None:
                 if e.get("event") != "step":
@@ -116,12 +114,12 @@ def routes(dash: Dashboard) -> list[Route]:
                 res = e.get("result") if isinstance(e.get("result"), dict) else {}
                 job.emit("stage", dash.fragment(None, "_stage.html", e=e, r=res))
             try:
-                result = backend.ask(question, collection, arm=arm, on_event=on_event, run_id=run_id)
+                result = backend.ask(question, collection, arm=arm, on_event=on_event)
             except Exception as exc:
                 spans.finish(None, error=str(exc))
                 raise
             spans.finish(result)
-            record = backend.get_run(run_id)["record"]
+            record = backend.get_run(result["run_id"])["record"]
             job.result = result
             job.emit("result", dash.fragment(None, "_answer.html", res=result, columns=record.get("columns") or []))
 
