@@ -98,7 +98,7 @@ def server(tmp_path_factory):
     yield {"url": url, "home": home, "env": env}
     proc.terminate()
     try:
-        proc.wait(timeout=15)
+        proc.wait(timeout=60)
     except subprocess.TimeoutExpired:
         proc.kill()
     log.close()
