@@ -14,6 +14,7 @@ import matplotlib
 matplotlib.rcParams["svg.fonttype"] = "none"
 matplotlib.rcParams["svg.hashsalt"] = "relayrag"  # deterministic element ids
 from matplotlib.figure import Figure  # noqa: E402
+from matplotlib.ticker import MaxNLocator  # noqa: E402
 
 ARM_COLORS = {"dense": "#1f77b4", "bm25": "#ff7f0e", "hybrid": "#2ca02c"}
 PALETTE = ["#1f77b4", "#ff7f0e", "#2ca02c", "#17becf", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f"]
@@ -98,6 +99,7 @@ def reward_over_time(pulls: list[dict], title: str = "") -> str:
         ax.plot(xs, ys, marker="o", markersize=3, color=ARM_COLORS.get(arm, PALETTE[j % len(PALETTE)]),
                 label=_label(f"{arm} ({len(xs)} pulls)"))
     ax.set_ylim(0, 1)
+    ax.xaxis.set_major_locator(MaxNLocator(integer=True))
     ax.set_xlabel("pull (all arms, oldest first)")
     ax.set_ylabel("mean reward so far")
     if series:
@@ -119,6 +121,7 @@ def history(points: dict[str, list[tuple[int, float]]], ylabel: str, title: str 
             ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", markersize=3,
                     color=ARM_COLORS.get(name, PALETTE[j % len(PALETTE)]), label=_label(name))
     ax.set_ylim(0, 1)
+    ax.xaxis.set_major_locator(MaxNLocator(integer=True))
     ax.set_xlabel("evaluation run")
     ax.set_ylabel(_label(ylabel))
     if any(points.values()):
