@@ -337,8 +337,20 @@ def run_eval(dataset_id: str, collection: str, *, limit: int | None, pipeline: b
     c = ctx()
     t0 = time.time()
     if d["kind"] == "beir":
-        on_progress("ingesting the corpus (skipped when unchanged) and scoring every arm"
-                    + (" and the pipeline" if pipeline else ""))
+        # ingest first with progress (loading, then each embedding batch); evaluate_beir's own ingest then finds
+        # the corpus unchanged and skips it
+        last = [0.0]
+
+        def ingest_progress(done: float, total: float, message: str) -> None:
+            if time.monotonic() - last[0] >= 1.0 or done >= total:
+                last[0] = time.monotonic()
+                on_progress(f"ingest {100 * done / max(total, 1):.0f} %: {message}")
+        on_progress("ingesting corpus.jsonl (unchanged content is skipped)")
+        s = service().ingest(Path(d["path"]) / "corpus.jsonl", collection, on_progress=ingest_progress)
+        if s.failed:
+            raise RelayragError(f"ingesting {d['id']} failed: {s.failed[0]['error']}")
+        on_progress(f"index ready ({s.chunks_total} chunks); scoring every arm and the bandit"
+                    + (" and the full pipeline" if pipeline else ""))
         report = service().eval_beir(Path(d["path"]), collection, limit=limit, pipeline=pipeline)
     else:
         attacks = sorted(Path(d["path"]).parent.glob("adversarial*.jsonl"))
