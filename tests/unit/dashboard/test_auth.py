@@ -130,3 +130,13 @@ def test_loopback_detection():
     from relayrag.dashboard.auth import is_loopback
     assert is_loopback("127.0.0.1") and is_loopback("localhost") and is_loopback("[::1]") and is_loopback("127.1.2.3")
     assert not is_loopback("0.0.0.0") and not is_loopback("::") and not is_loopback("10.0.0.1")
+
+
+def test_cli_dashboard_refuses_without_tokens_and_no_auth_off_loopback(home, monkeypatch):
+    from typer.testing import CliRunner
+    from relayrag.cli import app
+    monkeypatch.delenv("RELAYRAG_DASHBOARD_TOKENS", raising=False)
+    r = CliRunner().invoke(app, ["dashboard", "--port", "1"])
+    assert r.exit_code == 2 and "RELAYRAG_DASHBOARD_TOKENS" in r.output and "Traceback" not in r.output
+    r = CliRunner().invoke(app, ["dashboard", "--host", "0.0.0.0", "--no-auth", "--port", "1"])
+    assert r.exit_code == 2 and "not a loopback address" in r.output
