@@ -285,16 +285,20 @@ def serve(*, host: str = "127.0.0.1", port: int = 8780, no_auth: bool = False, l
     uvicorn.run(app, host=host, port=port, log_level=log_level.lower(), proxy_headers=True)
 
 
-async def sse_events(job: Job, request: Request):
-    """Replay then follow a job's events as SSE messages (event name + HTML data)."""
+async def sse_events(job: Job, request: Request, poll_s: float = 0.1):
+    """Replay then follow a job's events as SSE messages (event name + HTML data). Waits on the event loop
+    (a short sleep between looks at the job's log), never in a worker thread, so open streams cannot starve
+    the thread pool the handlers' blocking work runs in."""
     from sse_starlette.sse import ServerSentEvent
     seen = 0
     while True:
-        if await request.is_disconnected():
-            return
-        events = await asyncio.to_thread(job.wait, seen, 10.0)
+        events = job.events[seen:]
         for name, html in events:
             yield ServerSentEvent(data=html, event=name)
         seen += len(events)
         if job.done and seen >= len(job.events):
             return
+        if not events:
+            if await request.is_disconnected():
+                return
+            await asyncio.sleep(poll_s)

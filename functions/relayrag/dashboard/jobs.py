@@ -30,26 +30,17 @@ class Job:
         self.events: list[tuple[str, str]] = []
         self.done = False
         self.result: object = None
-        self._cond = threading.Condition()
+        self._lock = threading.Lock()
 
     def emit(self, event: str, html: str) -> None:
-        with self._cond:
+        with self._lock:
             self.events.append((event, html))
-            self._cond.notify_all()
 
     def finish(self) -> None:
-        with self._cond:
+        with self._lock:
             if not self.done:
                 self.events.append(("done", "done"))  # an SSE event with empty data is never dispatched
                 self.done = True
-            self._cond.notify_all()
-
-    def wait(self, seen: int, timeout: float) -> list[tuple[str, str]]:
-        """Events after the first `seen`, waiting up to `timeout` seconds for one to arrive."""
-        with self._cond:
-            if len(self.events) <= seen and not self.done:
-                self._cond.wait(timeout)
-            return self.events[seen:]
 
 
 class Jobs:
