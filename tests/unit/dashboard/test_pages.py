@@ -256,7 +256,8 @@ def test_warehouse_schema_and_guarded_query(api, home):
     assert 'id="verdict">refused' in bad.text
     sneaky = api.post("/warehouse/chinook/query", data={"sql": "SELECT * FROM read_csv('/etc/passwd')"})
     assert 'id="verdict">refused' in sneaky.text and "root:" not in sneaky.text
-    assert api.get("/warehouse?collection=nothere").status_code == 400
+    missing = api.get("/warehouse?collection=nothere")
+    assert missing.status_code == 404 and "has no warehouse" in missing.text
 
 
 def test_sql_route_answer_shows_sql_and_rows(api, home, make_llm_ctx):
