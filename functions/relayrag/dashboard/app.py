@@ -164,10 +164,7 @@ class AuthMiddleware:
                 message = {**message, "headers": headers}
             await send(message)
 
-        try:
-            await self.app(scope, limited_receive, send_with_cookie)
-        except BodyTooLarge:
-            await _too_large(limit)(scope, receive, send)
+        await self.app(scope, limited_receive, send_with_cookie)  # BodyTooLarge: a 413 by its handler
 
 
 def _too_large(limit: int) -> Response:
@@ -246,8 +243,11 @@ def create_app(*, tokens: list[str] | None = None, no_auth: bool = False,
         log.error("internal error %s on %s %s", ref, request.method, request.url.path, exc_info=exc)
         return _error(dash, request, 500, f"internal error (reference {ref}; the details are in the server log)")
 
+    async def too_large(request: Request, exc: BodyTooLarge):
+        return _too_large(dash.max_upload_bytes)
+
     app = Starlette(routes=routes, exception_handlers={RelayragError: relayrag_error, HTTPException: http_error,
-                                                       Exception: internal_error})
+                                                       BodyTooLarge: too_large, Exception: internal_error})
     app.state.dashboard = dash
     app.add_middleware(AuthMiddleware, dash=dash)
     return app

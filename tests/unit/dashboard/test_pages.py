@@ -127,10 +127,23 @@ def test_upload_ingests_with_per_file_progress_then_delete(api, home, tmp_path):
     assert r.status_code == 400 and "has no document" in r.text
 
 
-def test_upload_size_limit_and_empty_upload(api):
+def test_upload_size_limit_and_empty_upload(api, home):
     big = b"x" * (1024 * 1024 + 10)  # the app under test allows 1 MB
     r = api.post("/collections/up/upload", files=[("files", ("big.txt", big, "text/plain"))])
     assert r.status_code == 413 and "upload limit" in r.text
+    # a chunked body (no Content-Length) is cut off while it is read
+    boundary = "b0undary"
+
+    def chunked():
+        yield (f"--{boundary}\r\nContent-Disposition: form-data; name=\"files\"; filename=\"big.txt\"\r\n"
+               f"Content-Type: text/plain\r\n\r\n").encode()
+        for _ in range(20):
+            yield b"y" * 65536
+        yield f"\r\n--{boundary}--\r\n".encode()
+    r = api.post("/collections/up/upload", content=chunked(),
+                 headers={"content-type": f"multipart/form-data; boundary={boundary}"})
+    assert r.status_code == 413 and "upload limit" in r.text
+    assert list((home / "sources").glob("up/*")) == []  # nothing of the cut-off upload was kept
     r = api.post("/collections/up/upload", data={"x": "1"})
     assert r.status_code == 400 and "choose at least one file" in r.text
 
