@@ -140,3 +140,13 @@ def test_cli_dashboard_refuses_without_tokens_and_no_auth_off_loopback(home, mon
     assert r.exit_code == 2 and "RELAYRAG_DASHBOARD_TOKENS" in r.output and "Traceback" not in r.output
     r = CliRunner().invoke(app, ["dashboard", "--host", "0.0.0.0", "--no-auth", "--port", "1"])
     assert r.exit_code == 2 and "not a loopback address" in r.output
+
+
+def test_logout_needs_csrf_and_ends_the_browser_session(browser_client):
+    c = browser_client
+    assert c.post("/logout", follow_redirects=False).status_code == 403
+    r = c.post("/logout", data={"csrf_token": c.csrf}, follow_redirects=False)
+    assert r.status_code == 303 and r.headers["location"] == "/login"
+    assert "Max-Age=0" in r.headers["set-cookie"]
+    c.cookies.clear()
+    assert c.get("/runs", follow_redirects=False).status_code == 401
