@@ -60,3 +60,20 @@ def test_plots_are_svg_with_their_labels():
     h = plots.history({"bm25": [(1, 0.5), (2, 0.6)]}, "nDCG@10")
     assert "nDCG@10" in h and "bm25" in h
     assert "no evaluations yet" in plots.history({}, "nDCG@10")
+
+
+def test_span_exporter_selection():
+    from opentelemetry.sdk.trace.export import ConsoleSpanExporter
+    from relayrag.dashboard.telemetry import build_exporter
+    from relayrag.errors import ConfigError
+    assert build_exporter("none") is None and build_exporter("") is None
+    assert isinstance(build_exporter("console"), ConsoleSpanExporter)
+    from opentelemetry.exporter.otlp.proto.grpc.trace_exporter import OTLPSpanExporter
+    assert isinstance(build_exporter("otlp"), OTLPSpanExporter)
+    with pytest.raises(ConfigError, match="valid: none, console, otlp, gcp_trace"):
+        build_exporter("zipkin")
+    try:
+        import opentelemetry.exporter.cloud_trace  # noqa: F401
+    except ImportError:
+        with pytest.raises(ConfigError, match="opentelemetry-exporter-gcp-trace"):
+            build_exporter("gcp_trace")
