@@ -418,6 +418,12 @@ class StackConfig:
     max_instances: Mapping[str, int] = field(default_factory=dict)
     concurrency: Mapping[str, int] = field(default_factory=dict)
     labels: Mapping[str, str] = field(default_factory=dict)
+    # the dashboard on Cloud Run (relayrag_infra.dashboard): off unless `relayrag:dashboard: true`
+    dashboard: bool = False
+    dashboard_image: str = ""
+    dashboard_access: str = "iam"
+    dashboard_members: tuple[str, ...] = ()
+    dashboard_tokens: str = ""
 
     def __post_init__(self):
         if not self.project:
@@ -445,6 +451,16 @@ class StackConfig:
                 raise ValueError(f"relayrag:{key}: unknown stage(s) {bad}; valid: {list(ALL_STAGES)}")
         for s in self.stages:
             self.spec(s)  # validates the overrides
+        if self.dashboard_access not in ("iam", "iap"):
+            raise ValueError(f"relayrag:dashboardAccess {self.dashboard_access!r}; valid: iam, iap")
+        for m in self.dashboard_members:
+            if not re.fullmatch(r"(user|group|serviceAccount|domain):\S+", m):
+                raise ValueError(f"relayrag:dashboardMembers: {m!r} is not an IAM member (user:EMAIL, group:EMAIL, "
+                                 "serviceAccount:EMAIL or domain:DOMAIN; allUsers is not allowed)")
+        if self.dashboard and self.dashboard_image and not self.dashboard_tokens.strip(","):
+            raise ValueError("relayrag:dashboardTokens is not set: the dashboard refuses requests without its tokens; "
+                             "`pulumi config set --secret relayrag:dashboardTokens \"$(python -c 'import secrets; "
+                             "print(secrets.token_urlsafe(32))')\"`")
 
     @property
     def backends(self) -> dict[str, str]:
@@ -531,6 +547,21 @@ def config_from_pulumi(cfg: Any, gcp_cfg: Any) -> StackConfig:
             if not isinstance(value, dict):
                 raise ValueError(f"relayrag:{key} must be a map of stage -> value, got {value!r}")
             kw[attr] = value
+    flag = cfg.get("dashboard")
+    if flag is not None:
+        if str(flag).strip().lower() not in ("true", "false"):
+            raise ValueError(f"relayrag:dashboard must be true or false, got {flag!r}")
+        kw["dashboard"] = str(flag).strip().lower() == "true"
+    for key, attr in (("dashboardImage", "dashboard_image"), ("dashboardAccess", "dashboard_access"),
+                      ("dashboardTokens", "dashboard_tokens")):
+        value = cfg.get(key)
+        if value is not None:
+            kw[attr] = value
+    members = cfg.get_object("dashboardMembers")
+    if members is not None:
+        if not isinstance(members, list) or not all(isinstance(m, str) for m in members):
+            raise ValueError(f"relayrag:dashboardMembers must be a list of IAM members, got {members!r}")
+        kw["dashboard_members"] = tuple(members)
     return StackConfig(project=cfg.get("project") or gcp_cfg.get("project") or "",
                        region=cfg.get("region") or gcp_cfg.get("region") or "",
                        stages=tuple(stages) if stages is not None else ALL_STAGES, **kw)

@@ -39,6 +39,10 @@ class DocStore(Protocol):
     # runs and traces
     def create_run(self, run_id: str, data: dict) -> None: ...
     def get_run(self, run_id: str) -> dict | None: ...
+    def list_runs(self, limit: int = 50) -> list[dict]:
+        """The `limit` most recent runs, newest first: each run's record plus `run_id` and `created_at`
+        (Unix seconds)."""
+        ...
     def update_run(self, run_id: str, patch: dict) -> dict: ...
     def append_trace(self, run_id: str, entry: dict) -> None: ...
     def get_trace(self, run_id: str) -> list[dict]: ...
@@ -194,6 +198,11 @@ class SQLiteDocStore:
     def get_run(self, run_id: str) -> dict | None:
         row = self._cx().execute("SELECT data FROM runs WHERE run_id=?", (run_id,)).fetchone()
         return json.loads(row[0]) if row else None
+
+    def list_runs(self, limit: int = 50) -> list[dict]:
+        rows = self._cx().execute("SELECT run_id, created_at, data FROM runs ORDER BY created_at DESC, rowid DESC "
+                                  "LIMIT ?", (max(0, int(limit)),))
+        return [{**json.loads(d), "run_id": r, "created_at": t} for r, t, d in rows]
 
     def update_run(self, run_id: str, patch: dict[str, Any]) -> dict:
         """Shallow-merge `patch` into the run (read-modify-write inside one transaction)."""
