@@ -156,7 +156,7 @@ def check_patch(patch: dict) -> dict:
             continue
         adapter = _FIELD_ADAPTERS.get(key)
         if adapter is None:
-            adapter = _FIELD_ADAPTERS[key] = TypeAdapter(field.annotation)
+            adapter = _FIELD_ADAPTERS[key] = TypeAdapter(field.annotation)  # type: ignore[arg-type]
         try:
             adapter.validate_python(value)
         except ValidationError as exc:
