@@ -151,3 +151,26 @@ def pull_messages(subscription: str, timeout_s: float = 5.0) -> list[dict]:
         if resp.received_messages:
             sub.acknowledge(subscription=subscription, ack_ids=[m.ack_id for m in resp.received_messages])
     return got
+
+
+STARTUP_TIMEOUT_S = 60.0  # a loaded 2-core CI machine starts functions-framework in 10-30 s
+
+
+def wait_for_http(url: str, *, proc: subprocess.Popen | None = None, what: str = "server",
+                  timeout_s: float = STARTUP_TIMEOUT_S) -> float:
+    """Poll `url` until it answers any HTTP response (readiness, not a fixed sleep); returns the seconds it
+    took. Raises RuntimeError naming `what` if `proc` exits first or nothing answers within `timeout_s`."""
+    import httpx
+    t0 = time.perf_counter()
+    while True:
+        if proc is not None and proc.poll() is not None:
+            err = proc.stderr.read() if proc.stderr is not None else ""
+            raise RuntimeError(f"{what} exited with code {proc.returncode} before serving: {str(err)[-2000:]}")
+        try:
+            httpx.get(url, timeout=2)
+            return time.perf_counter() - t0
+        except httpx.HTTPError:
+            pass
+        if time.perf_counter() - t0 > timeout_s:
+            raise RuntimeError(f"{what} did not answer on {url} within {timeout_s:.0f} s")
+        time.sleep(0.2)

@@ -14,6 +14,7 @@ import json
 
 import functions_framework
 
+from relayrag.catalog import HTTP_STAGES, entry_points
 from relayrag.context import default_context
 from relayrag.stages import STAGES
 from relayrag.stages.base import execute
@@ -41,14 +42,10 @@ def _entry(stage_name: str):
     return functions_framework.http(handler)
 
 
-classify = _entry("classify")
-hyde = _entry("hyde")
-retrieve = _entry("retrieve")
-rerank = _entry("rerank")
-grade = _entry("grade")
-generate = _entry("generate")
-hallucination_check = _entry("hallucination_check")
-sql = _entry("sql")
+# one HTTP function per stage of the catalog (relayrag.catalog.HTTP_STAGES), named after it
+for _name in HTTP_STAGES:
+    globals()[_name] = _entry(_name)
+__all__ = entry_points()  # what functions/main.py exposes to functions-framework / Cloud Functions
 
 
 @functions_framework.cloud_event

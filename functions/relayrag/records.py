@@ -81,7 +81,7 @@ class QueryVariant(_Item):
 
 
 class ArmReward(_Item):
-    arm: str
+    arm: str | None
     reward: float
 
 
@@ -127,6 +127,47 @@ class RunRecord(BaseModel):
     def json_bytes(self) -> int:
         """Size of the record as JSON (UTF-8), to compare with FIRESTORE_DOCUMENT_BYTES."""
         return len(self.model_dump_json(exclude_unset=True).encode("utf-8"))
+
+
+def new_run(run_id: str, question: str, collection: str, **fields: Any) -> dict:
+    """A fresh run record (what classify, or a front end running one stage alone, creates): identity, the
+    question, counters at 0, and `fields` (e.g. route, route_method). Validated as a RunRecord."""
+    import time
+    rec = {"run_id": run_id, "question": question, "collection": collection, "created_at": time.time(),
+           "retry_count": 0, "regen_count": 0, **fields}
+    RunRecord.model_validate(rec)
+    return rec
+
+
+_FIELD_ADAPTERS: dict[str, Any] = {}
+
+
+def check_patch(patch: dict) -> dict:
+    """`patch` if every key RunRecord types holds a value of that type and its JSON fits a Firestore document;
+    unknown keys pass (stages may add keys). Raises RelayragError naming the key and why."""
+    import json
+
+    from pydantic import TypeAdapter, ValidationError
+
+    from relayrag.errors import RelayragError
+    for key, value in patch.items():
+        field = RunRecord.model_fields.get(key)
+        if field is None or key == "run_id":
+            continue
+        adapter = _FIELD_ADAPTERS.get(key)
+        if adapter is None:
+            adapter = _FIELD_ADAPTERS[key] = TypeAdapter(field.annotation)  # type: ignore[arg-type]
+        try:
+            adapter.validate_python(value)
+        except ValidationError as exc:
+            first = exc.errors()[0]
+            where = ".".join(str(p) for p in (key, *first["loc"]))
+            raise RelayragError(f"run record patch: {where}: {first['msg']}") from None
+    size = len(json.dumps(patch, ensure_ascii=False, default=str).encode("utf-8"))
+    if size > FIRESTORE_DOCUMENT_BYTES // 2:
+        raise RelayragError(f"run record patch of {size:,} bytes (keys {', '.join(sorted(patch))}) would not fit a "
+                            f"Firestore document ({FIRESTORE_DOCUMENT_BYTES:,} bytes with the rest of the record)")
+    return patch
 
 
 class StageTiming(BaseModel):

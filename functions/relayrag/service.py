@@ -26,7 +26,7 @@ from typing import Any, Callable, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from relayrag.errors import NotFoundError, RelayragError
-from relayrag.records import RunResult, build_result, result_from_record
+from relayrag.records import RunResult, build_result, new_run, result_from_record
 
 ENGINES = ("embedded", "cloud")
 
@@ -358,9 +358,8 @@ class Service:
             raise NotFoundError(f"collection {collection!r} has no warehouse (collections with one: {have}); load "
                                 f"tables with `relayrag warehouse load PATH --collection {collection}`")
         run_id = uuid.uuid4().hex
-        ctx.docstore.create_run(run_id, {"run_id": run_id, "question": question, "collection": collection,
-                                         "created_at": time.time(), "retry_count": 0, "regen_count": 0,
-                                         "route": "sql", "route_method": "mcp:sql_query"})
+        ctx.docstore.create_run(run_id, new_run(run_id, question, collection, route="sql",
+                                                route_method="mcp:sql_query"))
         status, body = execute(STAGES["sql"], {"run_id": run_id}, ctx)
         if status != 200:
             raise RelayragError(f"sql: {body.get('error')}")

@@ -34,10 +34,25 @@ PYPROJECT = REPO / "pyproject.toml"
 RUNTIME = "python312"
 """Cloud Functions runtime of every stage (pyproject requires Python >= 3.10)."""
 
-HTTP_STAGES = ("classify", "hyde", "retrieve", "rerank", "grade", "generate", "hallucination_check", "sql")
+
+
+def _load_stage_catalog():
+    """relayrag's one stage catalog (functions/relayrag/catalog.py), loaded by path: standard library only,
+    so the Pulumi program needs neither relayrag installed nor its dependencies."""
+    import importlib.util
+    path = FUNCTIONS_DIR / "relayrag" / "catalog.py"
+    spec = importlib.util.spec_from_file_location("relayrag_stage_catalog", path)
+    assert spec is not None and spec.loader is not None, path
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+STAGE_CATALOG = _load_stage_catalog()
+HTTP_STAGES: tuple[str, ...] = STAGE_CATALOG.HTTP_STAGES
 INGEST = "ingest"
 ALL_STAGES = HTTP_STAGES + (INGEST,)
-INGEST_ENTRY_POINT = "ingest_object"
+INGEST_ENTRY_POINT = STAGE_CATALOG.EVENT_ENTRY_POINTS[INGEST]
 INGEST_EVENTS = {
     "finalized": "google.cloud.storage.object.v1.finalized",
     "deleted": "google.cloud.storage.object.v1.deleted",
@@ -105,18 +120,23 @@ def _spec(name, uses, memory, cpu, timeout_s, max_instances, concurrency, entry_
 # Sizes: the snapshot-loading stages keep one collection's chunks, BM25 index and float16 vectors in memory
 # (≈ 1M chunks at 384-d float16 ≈ 0.8 GB), so they get 2 GiB; LLM-only stages mostly wait on Vertex and
 # serve many requests per instance; ingest parses PDFs, one event per instance, with the event limit.
-STAGES: dict[str, StageSpec] = {s.name: s for s in [
-    _spec("classify", {"docstore", "embedder", "llm", "warehouse_routing", "sql_config"}, "1Gi", "1", 60, 20, 8),
-    _spec("hyde", {"docstore", "snapshots", "llm"}, "1Gi", "1", 120, 20, 8),
-    _spec("retrieve", {"docstore", "snapshots", "embedder"}, "2Gi", "1", 120, 20, 4),
-    _spec("rerank", {"docstore", "snapshots", "embedder", "llm"}, "2Gi", "1", 120, 20, 4),
-    _spec("grade", {"docstore", "snapshots", "llm"}, "2Gi", "1", 120, 20, 4),
-    _spec("generate", {"docstore", "snapshots", "embedder", "llm"}, "2Gi", "1", 240, 20, 4),
-    _spec("hallucination_check", {"docstore", "snapshots", "embedder", "llm"}, "2Gi", "1", 120, 20, 4),
-    _spec("sql", {"docstore", "llm", "warehouse", "sql_config"}, "1Gi", "1", 120, 10, 4),
-    _spec(INGEST, {"docstore", "snapshots_write", "documents", "embedder", "dead_letter"}, "4Gi", "2", 540, 10, 1,
-          entry_point=INGEST_ENTRY_POINT, kind="event"),
-]}
+# Uses come from the stage's code (STAGE_CATALOG.stage_uses reads it), sizes from here.
+SIZES: dict[str, tuple[str, str, int, int, int]] = {  # memory, cpu, timeout_s, max_instances, concurrency
+    "classify": ("1Gi", "1", 60, 20, 8),
+    "hyde": ("1Gi", "1", 120, 20, 8),
+    "retrieve": ("2Gi", "1", 120, 20, 4),
+    "rerank": ("2Gi", "1", 120, 20, 4),
+    "grade": ("2Gi", "1", 120, 20, 4),
+    "generate": ("2Gi", "1", 240, 20, 4),
+    "hallucination_check": ("2Gi", "1", 120, 20, 4),
+    "sql": ("1Gi", "1", 120, 10, 4),
+    INGEST: ("4Gi", "2", 540, 10, 1),
+}
+STAGES: dict[str, StageSpec] = {
+    **{name: _spec(name, STAGE_CATALOG.stage_uses(name), *SIZES[name]) for name in HTTP_STAGES},
+    INGEST: _spec(INGEST, STAGE_CATALOG.stage_uses(INGEST), *SIZES[INGEST], entry_point=INGEST_ENTRY_POINT,
+                  kind="event"),
+}
 
 
 # ------------------------------------------------------------------------------------------ IAM
@@ -137,12 +157,6 @@ class Grant:
 
     scope: str
     role: str
-
-
-FORBIDDEN_ROLE_RE = re.compile(r"^roles/(owner|editor|viewer)$|[.]admin$|Admin$|^roles/iam\.|serviceAccountUser$"
-                               r"|serviceAccountTokenCreator$")
-"""Roles no stage may hold: the basic roles, any *admin role, and anything that can mint or act as
-another identity."""
 
 
 def stage_grants(stage: str, backends: Mapping[str, str]) -> list[Grant]:
@@ -339,10 +353,6 @@ def http_calls(doc: dict) -> list[tuple[str, str, dict]]:
     """(subworkflow, step, args) of every http.* call step."""
     return [(wf, step, body.get("args") or {}) for wf, step, body in workflow_steps(doc)
             if isinstance(body.get("call"), str) and body["call"].startswith("http.")]
-
-
-def http_call_timeouts(doc: dict) -> list[float]:
-    return [float(args["timeout"]) for _, _, args in http_calls(doc) if "timeout" in args]
 
 
 def with_oidc_auth(doc: dict) -> dict:

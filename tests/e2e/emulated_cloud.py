@@ -259,7 +259,7 @@ def emulated_cloud(workdir: Path) -> Iterator[EmulatedCloud]:
                 port = ports[name[3:]]
                 wait_for(lambda p=port: port_open(p), f"functions-framework {name[3:]}", 60, proc,
                          workdir / f"{name}.log")
-        wait_for(lambda: port_open(wf_port), "workflows-emulator Executions API", 30, wf, wf_log)
+        wait_for(lambda: port_open(wf_port), "workflows-emulator Executions API", 60, wf, wf_log)
         yield cloud
     finally:
         cloud.stop()

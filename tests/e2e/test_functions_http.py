@@ -5,13 +5,13 @@ import os
 import socket
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import httpx
 import pytest
 
 from relayrag.ingest.pipeline import ingest
+from tests.emulators import wait_for_http
 
 REPO = Path(__file__).resolve().parents[2]
 FF = Path(sys.executable).parent / "functions-framework"
@@ -36,21 +36,20 @@ def servers(ctx, home, small_corpus):
              "--host", "127.0.0.1", "--port", str(port)],
             env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE))
         urls[stage] = f"http://127.0.0.1:{port}"
-    deadline = time.time() + 60
-    for stage, url in urls.items():
-        while True:
-            try:
-                httpx.get(url, timeout=1)
-                break
-            except httpx.HTTPError:
-                if time.time() > deadline:
-                    pytest.fail(f"functions-framework for {stage} did not start")
-                time.sleep(0.2)
+    for (stage, url), proc in zip(urls.items(), procs):
+        try:  # readiness per server, up to 60 s each (a loaded machine starts them slowly)
+            wait_for_http(url, proc=proc, what=f"functions-framework for {stage}")
+        except RuntimeError as exc:
+            pytest.fail(str(exc))
     yield urls
     for p in procs:
         p.terminate()
-    for p in procs:
-        p.wait(timeout=10)
+    for p in procs:  # generous: a loaded machine takes a while to stop 8 Python servers; then kill
+        try:
+            p.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            p.wait(timeout=60)
 
 
 def test_each_stage_answers_json_post(servers):

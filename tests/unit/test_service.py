@@ -111,3 +111,22 @@ def test_get_run_of_unknown_id(ctx):
 def test_cloud_only_runs_the_deployed_rag_workflow(ctx):
     with pytest.raises(RelayragError, match="runs only on the embedded engine"):
         Service(ctx, engine="cloud").run_workflow("echo", {})
+
+
+def test_run_record_patches_are_typed_and_bounded(ctx):
+    """Stages write the record through one path (stages.base.write_run -> records.check_patch)."""
+    from relayrag.records import FIRESTORE_DOCUMENT_BYTES, RunRecord, check_patch, new_run
+    from relayrag.stages.base import write_run
+    rec = new_run("p1", "q?", "docs", route="rag")
+    assert RunRecord.model_validate(rec).route.value == "rag"
+    ctx.docstore.create_run("p1", rec)
+    write_run(ctx, "p1", {"answer": "a [1]", "citations": [{"n": 1, "doc": "x.pdf", "page": 2, "chunk_id": "c"}],
+                          "a_new_key": {"kept": True}})
+    stored = ctx.docstore.get_run("p1")
+    assert stored["a_new_key"] == {"kept": True} and stored["citations"][0]["page"] == 2
+    with pytest.raises(RelayragError, match=r"citations\.0\.page"):
+        check_patch({"citations": [{"n": 1, "doc": "x.pdf", "page": "two", "chunk_id": "c"}]})
+    with pytest.raises(RelayragError, match="route"):
+        check_patch({"route": "teleport"})
+    with pytest.raises(RelayragError, match="would not fit a Firestore document"):
+        check_patch({"rows": [["x" * 1000]] * (FIRESTORE_DOCUMENT_BYTES // 1000)})

@@ -47,7 +47,3 @@ def tokenize(text: str) -> list[str]:
     if words:
         out.extend(_stemmer().stemWords(words))
     return out
-
-
-def tokenize_many(texts: list[str]) -> list[list[str]]:
-    return [tokenize(t) for t in texts]

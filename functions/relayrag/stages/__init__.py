@@ -1,7 +1,9 @@
-"""Stages: one module each, `run(request, ctx) -> response`; STAGES maps entry-point names to them."""
+"""Stages: one module each, `run(request, ctx) -> response`; STAGES maps entry-point names to them, in the
+order of the one stage catalog (relayrag.catalog.HTTP_STAGES)."""
 
-from relayrag.stages import classify, generate, grade, hallucination_check, hyde, rerank, retrieve, sql
+import importlib
+
+from relayrag.catalog import HTTP_STAGES
 from relayrag.stages.base import Stage
 
-STAGES: dict[str, Stage] = {m.STAGE.name: m.STAGE for m in
-                            (classify, hyde, retrieve, rerank, grade, generate, hallucination_check, sql)}
+STAGES: dict[str, Stage] = {name: importlib.import_module(f"relayrag.stages.{name}").STAGE for name in HTTP_STAGES}

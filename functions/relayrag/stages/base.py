@@ -46,6 +46,14 @@ class Stage:
     summarize: Callable[[Any], dict] | None = None  # the stage's own response type -> trace outputs
 
 
+def write_run(ctx: StageContext, run_id: str, patch: dict) -> None:
+    """The one path by which stages write the run record: the patch is checked against the typed record
+    (relayrag.records.check_patch: known keys typed, unknown keys kept, size within a Firestore document) and
+    merged by `DocStore.update_run`."""
+    from relayrag.records import check_patch
+    ctx.docstore.update_run(run_id, check_patch(patch))
+
+
 def load_run(ctx: StageContext, run_id: str) -> dict:
     run = ctx.docstore.get_run(run_id)
     if run is None:

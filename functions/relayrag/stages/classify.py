@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import enum
 import functools
-import time
 
 import numpy as np
 from pydantic import Field
@@ -22,8 +21,9 @@ from relayrag.backends.llm import LLMError, complete_json
 from relayrag.context import StageContext
 from relayrag.errors import StageError
 from relayrag.naming import COLLECTION_PATTERN
+from relayrag.records import new_run
 from relayrag.retrieval.tokenize import tokenize
-from relayrag.stages.base import Stage, StageRequest, StageResponse, llm_failure
+from relayrag.stages.base import Stage, StageRequest, StageResponse, llm_failure, write_run
 
 
 class Route(str, enum.Enum):
@@ -121,10 +121,7 @@ def run(req: ClassifyRequest, ctx: StageContext) -> ClassifyResponse:
     has_documents = bool(meta and meta.get("current_version"))
     tables = list(warehouse.get("tables") or []) if warehouse else []
     terms, touches_terms = sql_terms(ctx, req.collection, req.question) if warehouse else ([], False)
-    ctx.docstore.create_run(req.run_id, {
-        "run_id": req.run_id, "question": req.question, "collection": req.collection,
-        "created_at": time.time(), "retry_count": 0, "regen_count": 0,
-    })
+    ctx.docstore.create_run(req.run_id, new_run(req.run_id, req.question, req.collection))
     method, route, conf, llm_error = "few-shot-embedding", None, 0.0, None
     if ctx.llm is not None:
         try:
@@ -155,7 +152,7 @@ def run(req: ClassifyRequest, ctx: StageContext) -> ClassifyResponse:
             method = "few-shot-embedding (llm failed)"
     if route == Route.rag and has_warehouse and not has_documents:
         route = Route.sql  # nothing to retrieve from: the tables are the collection's only source
-    ctx.docstore.update_run(req.run_id, {"route": route.value, "route_method": method})
+    write_run(ctx, req.run_id, {"route": route.value, "route_method": method})
     return ClassifyResponse(run_id=req.run_id, route=route.value, method=method, confidence=round(conf, 3),
                             llm_error=llm_error)
 

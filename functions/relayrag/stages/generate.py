@@ -16,7 +16,7 @@ import re
 from relayrag.backends.llm import LLMError
 from relayrag.context import StageContext
 from relayrag.retrieval.tokenize import tokenize
-from relayrag.stages.base import Stage, StageRequest, StageResponse, llm_failure, load_run
+from relayrag.stages.base import Stage, StageRequest, StageResponse, llm_failure, load_run, write_run
 from relayrag.stages.evidence import embed_sentences, query_idf, weighted_coverage
 from relayrag.text import has_cjk
 
@@ -147,7 +147,7 @@ def run(req: GenerateRequest, ctx: StageContext) -> GenerateResponse:
                 method = "llm"
             except LLMError as exc:
                 method, llm_error = "template (llm failed)", llm_failure(exc)
-        ctx.docstore.update_run(req.run_id, {"answer": answer, "citations": [], "answer_sentences": [],
+        write_run(ctx, req.run_id, {"answer": answer, "citations": [], "answer_sentences": [],
                                              "found": True})
         return GenerateResponse(run_id=req.run_id, method=method, llm_error=llm_error, n_citations=0,
                                 regen_count=regen)
@@ -157,7 +157,7 @@ def run(req: GenerateRequest, ctx: StageContext) -> GenerateResponse:
     chunks = [snap.chunks[c["row"]] for c in run_rec.get("candidates") or [] if c["chunk_id"] in relevant]
     chunks = chunks[: ctx.settings.context_k]
     if not chunks:
-        ctx.docstore.update_run(req.run_id, {"answer": not_found_text(question, collection), "citations": [],
+        write_run(ctx, req.run_id, {"answer": not_found_text(question, collection), "citations": [],
                                              "answer_sentences": [], "found": False})
         return GenerateResponse(run_id=req.run_id, method="not-found", regen_count=regen, found=False)
 
@@ -187,7 +187,7 @@ def run(req: GenerateRequest, ctx: StageContext) -> GenerateResponse:
     if method != "llm":
         sentences, citations = extractive(question, chunks, ctx.embedder, 1 if regen else 3, snap.bm25)
     answer = " ".join(f"{s['text']}" + "".join(f" [{n}]" for n in s["cites"]) for s in sentences)
-    ctx.docstore.update_run(req.run_id, {"answer": answer, "citations": citations, "answer_sentences": sentences,
+    write_run(ctx, req.run_id, {"answer": answer, "citations": citations, "answer_sentences": sentences,
                                          "found": True, "generate_method": method,
                                          "context_chunk_ids": [c["chunk_id"] for c in chunks]})
     return GenerateResponse(run_id=req.run_id, method=method, llm_error=llm_error, n_citations=len(citations),

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from relayrag.backends.llm import LLMError, complete_json
 from relayrag.context import StageContext
-from relayrag.stages.base import Stage, StageRequest, StageResponse, llm_failure, load_run
+from relayrag.stages.base import Stage, StageRequest, StageResponse, llm_failure, load_run, write_run
 from relayrag.retrieval.bandit import arm_key
 from relayrag.retrieval.reward import arm_rewards, judge, judge_features
 from relayrag.stages.evidence import relevance_probability
@@ -72,7 +72,7 @@ def run(req: GradeRequest, ctx: StageContext) -> GradeResponse:
         route, retry = "retry", retry + 1
     else:
         route = "pass"
-    ctx.docstore.update_run(req.run_id, {"candidates": head + cands[len(head):], "relevant": relevant,
+    write_run(ctx, req.run_id, {"candidates": head + cands[len(head):], "relevant": relevant,
                                          "reward": round(reward, 4), "retry_count": retry,
                                          "rewards": run_rec.get("rewards", []) + [
                                              {"arm": arm, "reward": round(reward, 4),

@@ -13,7 +13,7 @@ from __future__ import annotations
 from relayrag.backends.llm import LLMError, complete_json
 from relayrag.context import StageContext
 from relayrag.retrieval.tokenize import tokenize
-from relayrag.stages.base import Stage, StageRequest, StageResponse, llm_failure, load_run
+from relayrag.stages.base import Stage, StageRequest, StageResponse, llm_failure, load_run, write_run
 from relayrag.stages.evidence import embed_sentences, lexical_coverage
 from relayrag.text import has_cjk, sentences as split_sents
 
@@ -76,7 +76,7 @@ def run(req: CheckRequest, ctx: StageContext) -> CheckResponse:
     sents = run_rec.get("answer_sentences") or []
     if run_rec.get("route") == "chitchat" or not run_rec.get("found", True):
         # nothing claimed from documents: a greeting or an explicit "not found" cannot be ungrounded
-        ctx.docstore.update_run(req.run_id, {"grounded": True, "unsupported": []})
+        write_run(ctx, req.run_id, {"grounded": True, "unsupported": []})
         return CheckResponse(run_id=req.run_id, route="grounded", method="skipped (no claims)", grounded=True,
                              regen_count=regen)
     snap = ctx.snapshot(run_rec["collection"])
@@ -111,7 +111,7 @@ def run(req: CheckRequest, ctx: StageContext) -> CheckResponse:
         route = "refuse"
         patch.update({"answer": refusal_text(run_rec["question"]), "refused": True,
                       "draft_answer": run_rec.get("answer")})
-    ctx.docstore.update_run(req.run_id, patch)
+    write_run(ctx, req.run_id, patch)
     return CheckResponse(run_id=req.run_id, route=route, method=method, llm_error=llm_error, grounded=grounded,
                          n_sentences=len(sents), n_unsupported=len(bad), regen_count=regen)
 

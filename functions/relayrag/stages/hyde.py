@@ -21,7 +21,7 @@ from relayrag.backends.llm import LLMError, complete_json
 from relayrag.context import StageContext
 from relayrag.retrieval.fusion import top_k
 from relayrag.retrieval.tokenize import tokenize
-from relayrag.stages.base import Stage, StageRequest, StageResponse, llm_failure, load_run
+from relayrag.stages.base import Stage, StageRequest, StageResponse, llm_failure, load_run, write_run
 
 
 class Query(BaseModel):
@@ -101,7 +101,7 @@ def run(req: HydeRequest, ctx: StageContext) -> HydeResponse:
             queries.append(Query(text=kw, kind="keywords", weight=0.5))
     elif method == "prf":
         method = "passthrough"
-    ctx.docstore.update_run(req.run_id, {"queries": [q.model_dump() for q in queries]})
+    write_run(ctx, req.run_id, {"queries": [q.model_dump() for q in queries]})
     return HydeResponse(run_id=req.run_id, method=method, llm_error=llm_error, n_queries=len(queries),
                         retry_count=retry)
 

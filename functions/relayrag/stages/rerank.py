@@ -18,7 +18,7 @@ import numpy as np
 from relayrag.backends.llm import LLMError, complete_json
 from relayrag.context import StageContext
 from relayrag.retrieval.tokenize import tokenize
-from relayrag.stages.base import Stage, StageRequest, StageResponse, llm_failure, load_run
+from relayrag.stages.base import Stage, StageRequest, StageResponse, llm_failure, load_run, write_run
 from relayrag.stages.evidence import embed_sentences, lexical_coverage
 from relayrag.text import has_cjk
 
@@ -124,7 +124,7 @@ def run(req: RerankRequest, ctx: StageContext) -> RerankResponse:
         except (LLMError, KeyError, ValueError) as exc:
             method, llm_error = "sentence-evidence (llm failed)", llm_failure(exc)
     reranked = [{**head[i], **ev[i], "rerank_score": s} for i, s in order] + tail
-    ctx.docstore.update_run(req.run_id, {"candidates": reranked, "reranked_k": len(head)})
+    write_run(ctx, req.run_id, {"candidates": reranked, "reranked_k": len(head)})
     return RerankResponse(run_id=req.run_id, method=method, llm_error=llm_error, n_reranked=len(head),
                           top_chunk_id=reranked[0]["chunk_id"] if reranked else None)
 

@@ -20,7 +20,7 @@ from relayrag.retrieval.bandit import (BASE_ARMS, Arm, ThompsonBandit, context_p
                                        offered_arms, query_context, readable)
 from relayrag.retrieval.fusion import rrf_fuse, top_k
 from relayrag.retrieval.reward import DEPTH as REWARD_DEPTH
-from relayrag.stages.base import Stage, StageRequest, StageResponse, load_run
+from relayrag.stages.base import Stage, StageRequest, StageResponse, load_run, write_run
 
 DEPTH = 100  # per-arm list depth before fusion (as the baseline: top-100 per arm)
 
@@ -115,7 +115,7 @@ def run(req: RetrieveRequest, ctx: StageContext) -> RetrieveResponse:
     ranking = lists[arm][: ctx.settings.retrieve_k]
     candidates = [{"chunk_id": snap.chunks[r]["chunk_id"], "row": r, "retrieve_score": s, "retrieve_rank": i}
                   for i, (r, s) in enumerate(ranking, start=1)]
-    ctx.docstore.update_run(req.run_id, {
+    write_run(ctx, req.run_id, {
         "arm": arm, "arm_draws": draws, "bandit_context": context, "dense_readable": can_read,
         "fusion_weights": weights, "snapshot_version": snap.version, "candidates": candidates,
         "arm_lists": {a: [r for r, _ in lists[a][:REWARD_DEPTH]] for a in computed}})

@@ -26,7 +26,7 @@ from relayrag.sql.generate import (  # noqa: F401  (re-exported: tests and calle
     _columns_hint,
     generate_and_run,
 )
-from relayrag.stages.base import Stage, StageRequest, StageResponse, load_run
+from relayrag.stages.base import Stage, StageRequest, StageResponse, load_run, write_run
 
 RECORD_ROWS = 100        # rows stored in the run record / shown by `ask --json`
 ANSWER_ROWS = 20         # rows given to the LLM for the answer sentence and shown in the answer text
@@ -59,7 +59,7 @@ class SqlResponse(StageResponse):
 def _finish(ctx: StageContext, run_id: str, answer: str, *, method: str, available: bool, ok: bool = False,
             sql: str | None = None, rows: list | None = None, columns: list | None = None, row_count: int = 0,
             tables: list | None = None, attempts: list | None = None, refused: bool = False) -> SqlResponse:
-    ctx.docstore.update_run(run_id, {
+    write_run(ctx, run_id, {
         "answer": answer, "citations": [], "grounded": ok, "refused": refused, "found": ok,
         "sql": sql, "rows": (rows or [])[:RECORD_ROWS], "columns": columns or [], "row_count": row_count,
         "sql_tables": tables or [], "sql_attempts": attempts or []})
@@ -104,7 +104,7 @@ def run(req: SqlRequest, ctx: StageContext) -> SqlResponse:
 
     from relayrag.sql.context import context_for
     context = context_for(ctx, collection, wh, question)
-    ctx.docstore.update_run(req.run_id, {"sql_context": context.summary()})
+    write_run(ctx, req.run_id, {"sql_context": context.summary()})
     result, attempts = generate_and_run(ctx.llm, wh, question, context,
                                         schema_format=ctx.settings.sql_schema_format)
 
