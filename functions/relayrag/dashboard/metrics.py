@@ -55,7 +55,7 @@ def summarize(runs: list[dict], traces: dict[str, list[dict]]) -> dict:
     routes: dict[str, int] = defaultdict(int)
     for r in runs:
         routes[r.get("route") or "unfinished"] += 1
-    llm_errors = sum(1 for r in runs if any(t.get("llm_error") for t in traces.get(r.get("run_id"), [])))
+    llm_errors = len([r for r in runs if any(t.get("llm_error") for t in traces.get(str(r.get("run_id")), []))])
     pulls: dict[tuple[str, str], list[float]] = defaultdict(list)
     for p in bandit_pulls(runs):
         pulls[(p["collection"], p["arm"])].append(p["reward"])

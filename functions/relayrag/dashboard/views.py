@@ -20,7 +20,7 @@ from starlette.routing import Route
 
 from relayrag.dashboard import backend, metrics, plots
 from relayrag.dashboard import auth as authmod
-from relayrag.dashboard.app import RUN_ID, Dashboard, _cookie_header, _field, mutation_form, sse_events
+from relayrag.dashboard.core import RUN_ID, Dashboard, _cookie_header, _field, mutation_form, sse_events
 from relayrag.dashboard.jobs import Job
 from relayrag.errors import RelayragError
 
@@ -187,7 +187,7 @@ def routes(dash: Dashboard) -> list[Route]:
         if not files:
             raise RelayragError("choose at least one file to upload")
         cloud = bool(backend.documents_bucket())
-        staging = None
+        staging = ""
         if cloud:  # the cloud's source area is the documents bucket; stage the bytes in a private temp dir
             staging = tempfile.mkdtemp(prefix="relayrag-upload-")
         saved: list[tuple[str, object]] = []  # (display name, Path or error message)
