@@ -63,8 +63,27 @@ def collection_detail(name: str) -> dict:
     c = ctx()
     meta = c.docstore.get_collection(name)
     return {"collection": meta or {"name": name, "current_version": None, "stats": {}}, "exists": meta is not None,
+            "versions": collection_versions(name),
             "files": c.docstore.list_files(name), "dead_letters": c.docstore.list_dead_letters(name),
             "source_dir": str(source_dir(name))}
+
+
+def collection_versions(name: str) -> list[dict]:
+    """The index snapshot versions stored for a collection, newest first: {version, created_at (from the
+    version name, epoch seconds), current, complete (its manifest was written last, so present = whole)}.
+    relayrag keeps the current and the previous version (and versions pinned by runs in flight)."""
+    from relayrag.ingest.snapshot import prefix
+    c = ctx()
+    base = prefix(check_collection(name))
+    keys = c.blobstore.list(base)
+    meta = c.docstore.get_collection(name) or {}
+    out = []
+    for v in sorted({k[len(base):].split("/", 1)[0] for k in keys}, reverse=True):
+        m = re.match(r"^v(\d{13})-", v)
+        out.append({"version": v, "created_at": int(m.group(1)) / 1000 if m else None,
+                    "current": v == meta.get("current_version"),
+                    "complete": f"{base}{v}/manifest.json" in keys})
+    return out
 
 
 def source_dir(collection: str) -> Path:

@@ -189,12 +189,14 @@ def test_overview_metrics_from_run_records(api, docs):
     assert page.status_code == 200 and "p95" in page.text and "classify" in page.text
 
 
-def test_collections_pages(api, docs):
+def test_collections_pages(api, ctx, docs):
     page = api.get("/collections")
     assert page.status_code == 200 and "/collections/docs" in page.text
     detail = api.get("/collections/docs")
     assert all(n in detail.text for n in ("solar.md", "bees.txt", "rail.html", "tokyo.txt"))
     assert "Dead letters" in detail.text
+    current = ctx.docstore.get_collection("docs")["current_version"]
+    assert re.search(rf"<code>{current}</code> \([0-9: -]+, current\)", detail.text)
     empty = api.get("/collections/brandnew")
     assert empty.status_code == 200 and "nothing ingested yet" in empty.text
     assert api.get("/collections/bad..name").status_code == 400
