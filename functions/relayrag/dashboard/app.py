@@ -29,7 +29,7 @@ from starlette.staticfiles import StaticFiles
 from relayrag.dashboard import auth as authmod
 from relayrag.dashboard import backend
 from relayrag.dashboard.core import (DEFAULT_MAX_UPLOAD_MB, HERE, PUBLIC_PATHS, BodyTooLarge, Dashboard,
-                                     _cookie_header, _too_large)
+                                     _cookie_header, _too_large, describe_exception)
 from relayrag.errors import ConfigError, RelayragError
 
 log = logging.getLogger("relayrag.dashboard")
@@ -130,6 +130,9 @@ def create_app(*, tokens: list[str] | None = None, no_auth: bool = False,
         return _error(dash, request, exc.status_code, str(exc.detail))
 
     async def internal_error(request: Request, exc: Exception) -> Response:
+        known = describe_exception(exc)
+        if known is not None:  # a Google API refusal or missing credentials: the user can act on it
+            return _error(dash, request, 502, known)
         ref = secrets.token_hex(4)
         log.error("internal error %s on %s %s", ref, request.method, request.url.path, exc_info=exc)
         return _error(dash, request, 500, f"internal error (reference {ref}; the details are in the server log)")

@@ -30,6 +30,24 @@ CITE = re.compile(r"\[(\d+(?:\s*[,;]\s*\d+)*)\]")
 RUN_ID = re.compile(r"^[A-Za-z0-9_.:-]{1,128}$")
 
 
+def describe_exception(exc: BaseException) -> str | None:
+    """A message fit for the page, or None for a bug: a RelayragError's message; a Google API error (permission,
+    not found, quota: google.api_core) as `Google API error CODE: message`; missing Google credentials with the
+    fix. Matched by class name for google-auth, which is an optional extra."""
+    from relayrag.errors import RelayragError
+    if isinstance(exc, RelayragError):
+        return str(exc)
+    for cls in type(exc).__mro__:
+        if cls.__name__ == "GoogleAPICallError" and cls.__module__.startswith("google.api_core"):
+            grpc, http = getattr(exc, "grpc_status_code", None), getattr(exc, "code", None)
+            name = getattr(grpc, "name", None) or getattr(http, "name", http)
+            return f"Google API error {name} (HTTP {int(http) if http else '?'}): {getattr(exc, 'message', exc)}"
+        if cls.__name__ == "DefaultCredentialsError" and cls.__module__.startswith("google.auth"):
+            return ("Google credentials are missing: run `gcloud auth application-default login` or set "
+                    "GOOGLE_APPLICATION_CREDENTIALS (the service account of the deployed dashboard has them)")
+    return None
+
+
 class BodyTooLarge(Exception):
     pass
 

@@ -20,7 +20,8 @@ from starlette.routing import Route
 
 from relayrag.dashboard import backend, metrics, plots
 from relayrag.dashboard import auth as authmod
-from relayrag.dashboard.core import RUN_ID, Dashboard, _cookie_header, _field, mutation_form, sse_events
+from relayrag.dashboard.core import (RUN_ID, Dashboard, _cookie_header, _field, describe_exception, mutation_form,
+                                     sse_events)
 from relayrag.dashboard.jobs import Job
 from relayrag.errors import RelayragError
 
@@ -37,10 +38,8 @@ def _svg(svg: str) -> Response:
 
 def _job_error(dash: Dashboard, event: str):
     def on_error(job: Job, exc: Exception) -> None:
-        if isinstance(exc, RelayragError):
-            message = str(exc)
-        else:
-            message = f"internal error ({type(exc).__name__}); the details are in the server log"
+        message = describe_exception(exc) or (f"internal error ({type(exc).__name__}); the details are in the "
+                                              "server log")
         job.emit(event, dash.fragment(None, "_error.html", message=message))
     return on_error
 

@@ -313,3 +313,17 @@ def test_vendored_assets_match_their_recorded_hashes():
     templates = (static.parent / "templates")
     for t in templates.iterdir():
         assert not re.search(r"""(src|href)=["']https?://""", t.read_text()), t.name
+
+
+def test_google_api_errors_are_messages_not_internal_errors(api, monkeypatch):
+    from google.api_core import exceptions as gexc
+    from relayrag.dashboard import backend
+
+    def denied(*a, **k):
+        raise gexc.PermissionDenied("caller lacks datastore.entities.list")
+    monkeypatch.setattr(backend, "list_runs", denied)
+    from starlette.testclient import TestClient
+    with TestClient(api.app, headers=dict(api.headers), raise_server_exceptions=False) as c:
+        r = c.get("/runs", headers={"accept": "text/html"})
+    assert r.status_code == 502
+    assert "Google API error PERMISSION_DENIED" in r.text and "datastore.entities.list" in r.text
