@@ -90,6 +90,8 @@ def test_upload_pdf_ask_then_delete(logged_in, server, tmp_path):
     assert item.get_attribute("data-state") in ("loading", "ingested")  # progress shows before the end
     wait(d, 300).until(lambda x: x.find_elements(By.CSS_SELECTOR, f'li[data-file="{pdf.name}"][data-state="ingested"]'))
     wait(d, 30).until(lambda x: pdf.name in x.find_element(By.ID, "documents").text)
+    # one progress line per file, updated in place (loading → embedded … → ingested)
+    assert len(d.find_elements(By.CSS_SELECTOR, f'li[data-file="{pdf.name}"]')) == 1
     d.save_screenshot(str(tmp_path / "uploaded.png"))
     assert (server["home"] / "sources" / "energy" / pdf.name).is_file()
 

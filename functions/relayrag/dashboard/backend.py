@@ -161,11 +161,12 @@ def wait_for_ingestion(collection: str, key: str, generation: int, *, timeout_s:
         sleep(poll_s)
 
 
-def ingest_file(collection: str, path: Path) -> dict:
+def ingest_file(collection: str, path: Path, *,
+                on_progress: Callable[[float, float, str], None] | None = None) -> dict:
     """Ingest one uploaded file (incremental: unchanged content is skipped). Returns the ingest summary
     (`relayrag ingest --json` shape). A file that cannot be ingested is removed from the source area again,
     so it is not retried by later uploads; the summary's `failed` says why."""
-    summary = service().ingest(path, collection).to_dict()
+    summary = service().ingest(path, collection, on_progress=on_progress).to_dict()
     if summary["failed"]:
         path.unlink(missing_ok=True)
     return summary

@@ -206,14 +206,15 @@ def routes(dash: Dashboard) -> list[Route]:
             tmp.replace(target)  # the upload appears whole or not at all
             saved.append((target.name, target))
 
-        def one(item) -> tuple[str, str]:
+        def one(item, progress) -> tuple[str, str]:
             if cloud:
                 key, generation = backend.upload_to_bucket(name, item.name, item)
                 item.unlink(missing_ok=True)
+                progress(f"uploaded to {key}; waiting for GCS-triggered ingestion")
                 w = backend.wait_for_ingestion(name, key, generation)
                 return w["state"], w["detail"]
             try:
-                s = backend.ingest_file(name, item)
+                s = backend.ingest_file(name, item, on_progress=lambda done, total, msg: progress(msg))
             except RelayragError as exc:
                 item.unlink(missing_ok=True)
                 return "failed", str(exc)
@@ -225,11 +226,23 @@ def routes(dash: Dashboard) -> list[Route]:
 
         def work(job: Job) -> None:
             results = []
-            for shown, item in saved:
-                job.emit("file", dash.fragment(None, "_file_progress.html", name=shown, state="loading", detail=""))
-                state, detail = ("failed", item) if isinstance(item, str) else one(item)
+            for i, (shown, item) in enumerate(saved):
+                fid = f"file-{job.id}-{i}"
+
+                def line(state: str, detail: str, oob: bool = True) -> None:
+                    # the first line is appended; later ones replace it in place (hx-swap-oob by id)
+                    job.emit("file", dash.fragment(None, "_file_progress.html", name=shown, state=state,
+                                                   detail=detail, fid=fid, oob=oob))
+                line("loading", "", oob=False)
+                last = [0.0]
+
+                def progress(msg: str) -> None:
+                    if time.monotonic() - last[0] >= 0.5:
+                        last[0] = time.monotonic()
+                        line("loading", msg)
+                state, detail = ("failed", item) if isinstance(item, str) else one(item, progress)
                 results.append({"name": shown, "state": state, "detail": detail})
-                job.emit("file", dash.fragment(None, "_file_progress.html", name=shown, state=state, detail=detail))
+                line(state, detail)
             job.result = results
             job.emit("summary", dash.fragment(None, "_upload_done.html", results=results, collection=name))
             if staging:

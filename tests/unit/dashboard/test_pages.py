@@ -110,6 +110,9 @@ def test_upload_ingests_with_per_file_progress_then_delete(api, home, tmp_path):
             m = re.search(r'data-file="([^"]+)" data-state="([a-z]+)"', d)
             done[m.group(1)] = (m.group(2), d)
     assert done["directive.pdf"][0] == "ingested"
+    live = [d for e, d in events if e == "file" and 'data-file="directive.pdf" data-state="loading"' in d]
+    assert any("loaded directive.pdf" in d for d in live)          # progress inside the file's ingestion
+    assert all('hx-swap-oob="true"' in d for d in live[1:])          # ... replacing its line in place
     assert done["escape.md"][0] == "ingested"          # the base name only: it lands in the source area
     assert done["broken.pdf"][0] == "failed" and "broken.pdf" in done["broken.pdf"][1]
     assert done["table.csv"][0] == "failed" and "unsupported file type" in done["table.csv"][1]
