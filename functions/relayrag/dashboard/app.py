@@ -33,6 +33,13 @@ from relayrag.dashboard.core import (DEFAULT_MAX_UPLOAD_MB, HERE, PUBLIC_PATHS, 
 from relayrag.errors import ConfigError, RelayragError
 
 log = logging.getLogger("relayrag.dashboard")
+# Defence in depth behind escaping: only the dashboard's own scripts run (no inline script, no eval), nothing
+# is fetched from elsewhere, no page can frame it. Inline styles stay allowed (htmx's indicator style, a few
+# style attributes). An SVG response sets its own stricter policy.
+CSP = ("default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; "
+       "connect-src 'self'; object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'")
+SECURITY_HEADERS = [(b"content-security-policy", CSP.encode()), (b"x-content-type-options", b"nosniff"),
+                    (b"referrer-policy", b"same-origin"), (b"x-frame-options", b"DENY")]
 
 
 # -- auth middleware ------------------------------------------------------------------------------------
@@ -90,9 +97,12 @@ class AuthMiddleware:
             return await resp(scope, receive, send)
 
         async def send_with_cookie(message):
-            if new_cookie and message["type"] == "http.response.start":
+            if message["type"] == "http.response.start":
                 headers = list(message.get("headers", []))
-                headers.append((b"set-cookie", _cookie_header(new_cookie, request).encode("latin-1")))
+                names = {k.lower() for k, _ in headers}
+                headers += [(k, v) for k, v in SECURITY_HEADERS if k not in names]
+                if new_cookie:
+                    headers.append((b"set-cookie", _cookie_header(new_cookie, request).encode("latin-1")))
                 message = {**message, "headers": headers}
             await send(message)
 

@@ -150,3 +150,11 @@ def test_logout_needs_csrf_and_ends_the_browser_session(browser_client):
     assert "Max-Age=0" in r.headers["set-cookie"]
     c.cookies.clear()
     assert c.get("/runs", follow_redirects=False).status_code == 401
+
+
+def test_pages_carry_a_strict_content_security_policy(api):
+    r = api.get("/ask")
+    csp = r.headers["content-security-policy"]
+    assert "script-src 'self'" in csp and "unsafe-inline" not in csp.split("script-src", 1)[1].split(";")[0]
+    assert "frame-ancestors 'none'" in csp and r.headers["x-content-type-options"] == "nosniff"
+    assert api.get("/login").headers["x-frame-options"] == "DENY"
