@@ -283,8 +283,7 @@ def warehouse(collection: str) -> dict:
     except NotFoundError:
         raise
     except RelayragError as exc:  # a stored SQL config that no longer validates: show the whole warehouse
-        from relayrag.sql.warehouse import open_warehouse
-        wh = open_warehouse(settings().home, collection, apply_config=False)
+        wh = ctx().warehouse(collection, apply_config=False)
         if wh is None:
             raise
         schema, config_error = wh.schema(), str(exc)
@@ -301,9 +300,8 @@ def guarded_query(collection: str, sql: str) -> dict:
     """The guard's verdict on `sql` ({ok, sql (rewritten), reason, tables, code}) and, when it passes, the
     query's result (QueryResult.to_dict) on the collection's read-only warehouse."""
     from relayrag.sql.guard import guard_sql
-    from relayrag.sql.warehouse import open_warehouse
     check_collection(collection)
-    wh = open_warehouse(settings().home, collection)
+    wh = ctx().warehouse(collection)  # restricted to the SQL config's table allow-list, where one is stored
     if wh is None:
         raise RelayragError(f"collection {collection!r} has no warehouse")
     verdict = guard_sql(sql, allowed_tables=wh.tables(), dialect=wh.dialect,
