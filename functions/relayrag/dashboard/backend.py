@@ -264,11 +264,15 @@ def citation(run_id: str, n: int) -> dict:
     raise RelayragError(f"run {run_id} has no citation [{n}]")
 
 
-def arms(collection: str) -> dict[str, tuple[float, float]]:
-    """The bandit's Beta(alpha, beta) per arm of `collection` (the prior (1, 1) for an arm never rewarded)."""
-    from relayrag.retrieval.bandit import Arm
+def arms(collection: str) -> dict[str, dict[str, tuple[float, float]]]:
+    """The contextual bandit's posteriors of `collection`: {context: {arm: (alpha, beta)}} with each arm's
+    prior applied (relayrag.retrieval.bandit.context_params: Beta(1, 1), hybrid Beta(2, 1)), for every query
+    context (script: latin, ja, ...) that has evidence; `latin` (the priors) when none has."""
+    from relayrag.retrieval.bandit import CONTEXTS, Arm, context_params
     stored = ctx().docstore.get_arms(check_collection(collection))
-    return {a.value: tuple(stored.get(a.value, (1.0, 1.0))) for a in Arm}
+    seen = {k.split("/", 1)[0] for k in stored if "/" in k}
+    contexts = [c for c in CONTEXTS if c in seen] + sorted(seen - set(CONTEXTS)) or ["latin"]
+    return {c: context_params(stored, c, [a.value for a in Arm]) for c in contexts}
 
 
 # -- warehouse ------------------------------------------------------------------------------------------

@@ -266,12 +266,14 @@ def routes(dash: Dashboard) -> list[Route]:
         for c in backend.list_collections():
             if not c.get("current_version"):
                 continue
-            arms = backend.arms(c["name"])
-            stats = {b["arm"]: b for b in m["bandit"] if b["collection"] == c["name"]}
-            out.append({"name": c["name"], "arms": [
-                {"arm": a, "alpha": ab[0], "beta": ab[1], "mean": ab[0] / (ab[0] + ab[1]),
-                 "pulls": stats.get(a, {}).get("pulls", 0), "mean_reward": stats.get(a, {}).get("mean_reward")}
-                for a, ab in arms.items()]})
+            contexts = []
+            for context, arms in backend.arms(c["name"]).items():
+                stats = {b["arm"]: b for b in m["bandit"] if b["collection"] == c["name"] and b["context"] == context}
+                contexts.append({"context": context, "arms": [
+                    {"arm": a, "alpha": ab[0], "beta": ab[1], "mean": ab[0] / (ab[0] + ab[1]),
+                     "pulls": stats.get(a, {}).get("pulls", 0), "mean_reward": stats.get(a, {}).get("mean_reward")}
+                    for a, ab in arms.items()]})
+            out.append({"name": c["name"], "contexts": contexts})
         return out
 
     async def bandit_page(request: Request):
@@ -280,14 +282,22 @@ def routes(dash: Dashboard) -> list[Route]:
 
     async def bandit_posterior(request: Request):
         name = backend.check_collection(request.path_params["name"])
-        arms = await asyncio.to_thread(backend.arms, name)
-        return _svg(await asyncio.to_thread(plots.beta_posteriors, arms, f"{name}: posterior per arm"))
+        by_context = await asyncio.to_thread(backend.arms, name)
+        context = request.query_params.get("context") or next(iter(by_context))
+        if context not in by_context:
+            raise RelayragError(f"collection {name!r} has no bandit evidence for query context {context!r} "
+                                f"(contexts: {', '.join(by_context)})")
+        return _svg(await asyncio.to_thread(plots.beta_posteriors, by_context[context],
+                                            f"{name}, {context} queries: posterior per arm"))
 
     async def bandit_rewards(request: Request):
         name = backend.check_collection(request.path_params["name"])
         runs = await asyncio.to_thread(backend.list_runs, METRIC_RUNS)
-        pulls = [p for p in metrics.bandit_pulls(runs) if p["collection"] == name]
-        return _svg(await asyncio.to_thread(plots.reward_over_time, pulls, f"{name}: reward over time"))
+        context = request.query_params.get("context")
+        pulls = [p for p in metrics.bandit_pulls(runs) if p["collection"] == name
+                 and (context is None or p["context"] == context)]
+        title = f"{name}{', ' + context + ' queries' if context else ''}: reward over time"
+        return _svg(await asyncio.to_thread(plots.reward_over_time, pulls, title))
 
     # -- evaluation -------------------------------------------------------------------------------------
     async def eval_page(request: Request):

@@ -169,15 +169,26 @@ def test_document_text_and_file_names_are_escaped(api, home):
     assert "<script>" not in cit and "&lt;script&gt;" in cit
 
 
-def test_bandit_page_and_plots(api, docs):
+def test_bandit_page_and_plots(api, ctx, docs):
     _ask(api, "How tall is Tokyo Tower?")
+    _ask(api, "東京タワーの高さは？")  # a Japanese question: its own query context
+    stored = ctx.docstore.get_arms("docs")
+    contexts = sorted({k.split("/")[0] for k in stored}) or ["latin"]
     page = api.get("/bandit")
-    assert page.status_code == 200 and 'src="/bandit/docs/posterior.svg"' in page.text
+    assert page.status_code == 200
+    for c in contexts:  # one posterior plot per query context with evidence
+        assert f'src="/bandit/docs/posterior.svg?context={c}"' in page.text and f'data-context="{c}"' in page.text
     for arm in ("dense", "bm25", "hybrid"):
         assert arm in page.text
-    svg = api.get("/bandit/docs/posterior.svg")
-    assert svg.status_code == 200 and "Beta(" in svg.text and "<path" in svg.text
-    assert api.get("/bandit/docs/rewards.svg").status_code == 200
+    for key, (a, b) in stored.items():
+        context, arm = key.split("/")
+        svg = api.get(f"/bandit/docs/posterior.svg?context={context}")
+        assert svg.status_code == 200 and "<path" in svg.text
+        prior_a = 2.0 if arm == "hybrid" else 1.0  # hybrid's Beta(2, 1) prior replaces the stored Beta(1, 1)
+        assert f"{arm}: Beta({a - 1 + prior_a:.2f}, {b:.2f})" in svg.text  # the stored posterior
+    assert api.get(f"/bandit/docs/rewards.svg?context={contexts[0]}").status_code == 200
+    r = api.get("/bandit/docs/posterior.svg?context=klingon")
+    assert r.status_code == 400 and "no bandit evidence" in r.text
     assert api.get("/bandit/..%2Fx/posterior.svg").status_code in (400, 404)
 
 
