@@ -110,10 +110,14 @@ class AuthMiddleware:
 
 
 # -- application ----------------------------------------------------------------------------------------
-def create_app(*, tokens: list[str] | None = None, no_auth: bool = False,
-               max_upload_mb: float | None = None) -> Starlette:
+LOOPBACK_HOSTS = ["127.0.0.1", "localhost", "::1", "[::1]"]
+
+
+def create_app(*, tokens: list[str] | None = None, no_auth: bool = False, max_upload_mb: float | None = None,
+               allowed_hosts: list[str] | None = None) -> Starlette:
     """The dashboard app. Tokens default to RELAYRAG_DASHBOARD_TOKENS; ConfigError when there are none and
-    `no_auth` is not set (the loopback check is `serve`'s, which knows the bind address)."""
+    `no_auth` is not set (the loopback check is `serve`'s, which knows the bind address). `allowed_hosts`:
+    the Host header values served (others get 400), e.g. LOOPBACK_HOSTS against DNS rebinding; None = any."""
     if tokens is None:
         tokens = authmod.split_tokens(os.environ.get("RELAYRAG_DASHBOARD_TOKENS", ""))
     if not tokens and not no_auth:
@@ -154,6 +158,11 @@ def create_app(*, tokens: list[str] | None = None, no_auth: bool = False,
                                                        BodyTooLarge: too_large, Exception: internal_error})
     app.state.dashboard = dash
     app.add_middleware(AuthMiddleware, dash=dash)
+    if allowed_hosts:
+        # added last = outermost: a page of another site that rebinds its name to 127.0.0.1 is same-origin to
+        # the browser (it could read the CSRF token), but its requests carry its own Host name and stop here
+        from starlette.middleware.trustedhost import TrustedHostMiddleware
+        app.add_middleware(TrustedHostMiddleware, allowed_hosts=allowed_hosts, www_redirect=False)
     return app
 
 
@@ -178,7 +187,8 @@ def serve(*, host: str = "127.0.0.1", port: int = 8780, no_auth: bool = False, l
         raise ConfigError("no dashboard tokens: set RELAYRAG_DASHBOARD_TOKENS (comma-separated; e.g. "
                           "`python -c 'import secrets; print(secrets.token_urlsafe(32))'`), or pass --no-auth "
                           "(loopback hosts only)")
-    app = create_app(tokens=tokens, no_auth=no_auth and not tokens)
+    app = create_app(tokens=tokens, no_auth=no_auth and not tokens,
+                     allowed_hosts=LOOPBACK_HOSTS if authmod.is_loopback(host) else None)
     import uvicorn
     logging.basicConfig(level=getattr(logging, log_level.upper(), logging.WARNING), stream=sys.stderr)
     where = f"http://{'[' + host + ']' if ':' in host else host}:{port}/"
