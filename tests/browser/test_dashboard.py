@@ -86,10 +86,13 @@ def test_upload_pdf_ask_then_delete(logged_in, server, tmp_path):
     d.get(server["url"] + "/collections/energy")
     d.find_element(By.ID, "files").send_keys(str(pdf))
     d.find_element(By.ID, "upload").click()
-    item = wait(d, 30).until(lambda x: x.find_element(By.CSS_SELECTOR, f'li[data-file="{pdf.name}"]'))
-    assert item.get_attribute("data-state") in ("loading", "ingested")  # progress shows before the end
+    # progress shows before the end (the line is replaced in place, so read it afresh each time)
+    first = wait(d, 30).until(lambda x: _state(x, f'li[data-file="{pdf.name}"]'))
+    assert first in ("loading", "ingested")
     wait(d, 300).until(lambda x: x.find_elements(By.CSS_SELECTOR, f'li[data-file="{pdf.name}"][data-state="ingested"]'))
     wait(d, 30).until(lambda x: pdf.name in x.find_element(By.ID, "documents").text)
+    # one progress line per file, updated in place (loading → embedded … → ingested)
+    assert len(d.find_elements(By.CSS_SELECTOR, f'li[data-file="{pdf.name}"]')) == 1
     d.save_screenshot(str(tmp_path / "uploaded.png"))
     assert (server["home"] / "sources" / "energy" / pdf.name).is_file()
 
@@ -107,6 +110,14 @@ def test_upload_pdf_ask_then_delete(logged_in, server, tmp_path):
     assert pdf.name not in d.find_element(By.ID, "documents").text
     assert not (server["home"] / "sources" / "energy" / pdf.name).exists()
     d.save_screenshot(str(tmp_path / "deleted.png"))
+
+
+def _state(driver, selector: str) -> str | None:
+    from selenium.common.exceptions import NoSuchElementException, StaleElementReferenceException
+    try:
+        return driver.find_element(_by().CSS_SELECTOR, selector).get_attribute("data-state")
+    except (NoSuchElementException, StaleElementReferenceException):
+        return None
 
 
 def _accept_alert(driver) -> bool:

@@ -164,7 +164,6 @@ def test_dashboard_ask_runs_a_workflow_execution_and_shows_the_embedded_answer(e
     and citations as the embedded engine."""
     import re
 
-    pytest.importorskip("starlette", reason="the dashboard extra is not installed")
     from starlette.testclient import TestClient
 
     from relayrag.context import set_default_context

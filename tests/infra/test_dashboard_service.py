@@ -75,7 +75,8 @@ def test_only_the_listed_members_may_invoke_it(stack):
                 if r.inputs["name"] == "relayrag-dashboard"]
     assert sorted(r.inputs["member"] for r in invokers) == sorted(MEMBERS)
     assert {r.inputs["role"] for r in invokers} == {"roles/run.invoker"}
-    everyone = [r for r in stack.resources if r.typ in IAM_TYPES and r.inputs.get("member") in ("allUsers", "allAuthenticatedUsers")]
+    everyone = [r for r in stack.resources
+                if r.typ in IAM_TYPES and r.inputs.get("member") in ("allUsers", "allAuthenticatedUsers")]
     assert everyone == []
 
 

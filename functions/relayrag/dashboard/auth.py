@@ -101,4 +101,6 @@ class Authenticator:
         return self._mac(f"csrf:{session.nonce}")
 
     def csrf_ok(self, session: Session, given: str | None) -> bool:
-        return bool(given) and hmac.compare_digest(given, self.csrf_token(session))
+        if not given:
+            return False
+        return hmac.compare_digest(given, self.csrf_token(session))

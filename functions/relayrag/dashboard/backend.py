@@ -63,8 +63,27 @@ def collection_detail(name: str) -> dict:
     c = ctx()
     meta = c.docstore.get_collection(name)
     return {"collection": meta or {"name": name, "current_version": None, "stats": {}}, "exists": meta is not None,
+            "versions": collection_versions(name),
             "files": c.docstore.list_files(name), "dead_letters": c.docstore.list_dead_letters(name),
             "source_dir": str(source_dir(name))}
+
+
+def collection_versions(name: str) -> list[dict]:
+    """The index snapshot versions stored for a collection, newest first: {version, created_at (from the
+    version name, epoch seconds), current, complete (its manifest was written last, so present = whole)}.
+    relayrag keeps the current and the previous version (and versions pinned by runs in flight)."""
+    from relayrag.ingest.snapshot import prefix
+    c = ctx()
+    base = prefix(check_collection(name))
+    keys = c.blobstore.list(base)
+    meta = c.docstore.get_collection(name) or {}
+    out = []
+    for v in sorted({k[len(base):].split("/", 1)[0] for k in keys}, reverse=True):
+        m = re.match(r"^v(\d{13})-", v)
+        out.append({"version": v, "created_at": int(m.group(1)) / 1000 if m else None,
+                    "current": v == meta.get("current_version"),
+                    "complete": f"{base}{v}/manifest.json" in keys})
+    return out
 
 
 def source_dir(collection: str) -> Path:
@@ -142,11 +161,12 @@ def wait_for_ingestion(collection: str, key: str, generation: int, *, timeout_s:
         sleep(poll_s)
 
 
-def ingest_file(collection: str, path: Path) -> dict:
+def ingest_file(collection: str, path: Path, *,
+                on_progress: Callable[[float, float, str], None] | None = None) -> dict:
     """Ingest one uploaded file (incremental: unchanged content is skipped). Returns the ingest summary
     (`relayrag ingest --json` shape). A file that cannot be ingested is removed from the source area again,
     so it is not retried by later uploads; the summary's `failed` says why."""
-    summary = service().ingest(path, collection).to_dict()
+    summary = service().ingest(path, collection, on_progress=on_progress).to_dict()
     if summary["failed"]:
         path.unlink(missing_ok=True)
     return summary
@@ -244,11 +264,15 @@ def citation(run_id: str, n: int) -> dict:
     raise RelayragError(f"run {run_id} has no citation [{n}]")
 
 
-def arms(collection: str) -> dict[str, tuple[float, float]]:
-    """The bandit's Beta(alpha, beta) per arm of `collection` (the prior (1, 1) for an arm never rewarded)."""
-    from relayrag.retrieval.bandit import Arm
+def arms(collection: str) -> dict[str, dict[str, tuple[float, float]]]:
+    """The contextual bandit's posteriors of `collection`: {context: {arm: (alpha, beta)}} with each arm's
+    prior applied (relayrag.retrieval.bandit.context_params: Beta(1, 1), hybrid Beta(2, 1)), for every query
+    context (script: latin, ja, ...) that has evidence; `latin` (the priors) when none has."""
+    from relayrag.retrieval.bandit import CONTEXTS, Arm, context_params
     stored = ctx().docstore.get_arms(check_collection(collection))
-    return {a.value: tuple(stored.get(a.value, (1.0, 1.0))) for a in Arm}
+    seen = {k.split("/", 1)[0] for k in stored if "/" in k}
+    contexts = [c for c in CONTEXTS if c in seen] + sorted(seen - set(CONTEXTS)) or ["latin"]
+    return {c: context_params(stored, c, [a.value for a in Arm]) for c in contexts}
 
 
 # -- warehouse ------------------------------------------------------------------------------------------
@@ -263,8 +287,7 @@ def warehouse(collection: str) -> dict:
     except NotFoundError:
         raise
     except RelayragError as exc:  # a stored SQL config that no longer validates: show the whole warehouse
-        from relayrag.sql.warehouse import open_warehouse
-        wh = open_warehouse(settings().home, collection, apply_config=False)
+        wh = ctx().warehouse(collection, apply_config=False)
         if wh is None:
             raise
         schema, config_error = wh.schema(), str(exc)
@@ -281,9 +304,8 @@ def guarded_query(collection: str, sql: str) -> dict:
     """The guard's verdict on `sql` ({ok, sql (rewritten), reason, tables, code}) and, when it passes, the
     query's result (QueryResult.to_dict) on the collection's read-only warehouse."""
     from relayrag.sql.guard import guard_sql
-    from relayrag.sql.warehouse import open_warehouse
     check_collection(collection)
-    wh = open_warehouse(settings().home, collection)
+    wh = ctx().warehouse(collection)  # restricted to the SQL config's table allow-list, where one is stored
     if wh is None:
         raise RelayragError(f"collection {collection!r} has no warehouse")
     verdict = guard_sql(sql, allowed_tables=wh.tables(), dialect=wh.dialect,

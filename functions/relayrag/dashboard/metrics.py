@@ -5,8 +5,9 @@
 - runs, refusal_rate (refused / runs that reached an answer), regenerate_rate (rag runs with
   regen_count > 0 / rag runs), retry_rate (rag runs with retry_count > 0 / rag runs), llm_errors (runs
   with at least one stage that fell back because its LLM call failed), routes (count per route);
-- bandit: per (collection, arm), pulls (rewards the arm got from a bandit-chosen run, as the grade stage
-  records them in `rewards`) and mean reward; forced arms (`--arm`, no `arm_draws`) are not pulls.
+- bandit: per (collection, query context, arm), pulls (the arm a bandit-chosen run used, with the reward the
+  grade stage recorded for it in `rewards`) and mean reward; forced arms (`--arm`, no `arm_draws`) are not
+  pulls.
 Rates are None when their denominator is 0.
 """
 
@@ -30,15 +31,17 @@ def _rate(num: int, den: int) -> float | None:
 
 
 def bandit_pulls(runs: list[dict]) -> list[dict]:
-    """One row per reward a bandit-chosen arm received, oldest first: {collection, arm, reward, at, run_id}."""
+    """One row per pull of a bandit-chosen arm (each grade of a run: its first pass and each retry), oldest
+    first: {collection, context (the query's script, `bandit_context`), arm, reward, at, run_id}."""
     out = []
     for r in sorted(runs, key=lambda r: r.get("created_at") or 0):
         if not r.get("arm_draws"):
             continue
         for rw in r.get("rewards") or []:
             if rw.get("arm") and rw.get("reward") is not None:
-                out.append({"collection": r.get("collection"), "arm": rw["arm"], "reward": float(rw["reward"]),
-                            "at": r.get("created_at"), "run_id": r.get("run_id")})
+                out.append({"collection": r.get("collection"), "context": r.get("bandit_context") or "latin",
+                            "arm": rw["arm"], "reward": float(rw["reward"]), "at": r.get("created_at"),
+                            "run_id": r.get("run_id")})
     return out
 
 
@@ -55,12 +58,12 @@ def summarize(runs: list[dict], traces: dict[str, list[dict]]) -> dict:
     routes: dict[str, int] = defaultdict(int)
     for r in runs:
         routes[r.get("route") or "unfinished"] += 1
-    llm_errors = sum(1 for r in runs if any(t.get("llm_error") for t in traces.get(r.get("run_id"), [])))
-    pulls: dict[tuple[str, str], list[float]] = defaultdict(list)
+    llm_errors = len([r for r in runs if any(t.get("llm_error") for t in traces.get(str(r.get("run_id")), []))])
+    pulls: dict[tuple[str, str, str], list[float]] = defaultdict(list)
     for p in bandit_pulls(runs):
-        pulls[(p["collection"], p["arm"])].append(p["reward"])
-    bandit = [{"collection": c, "arm": a, "pulls": len(v), "mean_reward": round(sum(v) / len(v), 4)}
-              for (c, a), v in sorted(pulls.items())]
+        pulls[(p["collection"], p["context"], p["arm"])].append(p["reward"])
+    bandit = [{"collection": c, "context": x, "arm": a, "pulls": len(v), "mean_reward": round(sum(v) / len(v), 4)}
+              for (c, x, a), v in sorted(pulls.items())]
     return {
         "runs": len(runs),
         "routes": dict(routes),

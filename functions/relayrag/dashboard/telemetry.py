@@ -1,8 +1,9 @@
 """OpenTelemetry spans for the runs the dashboard starts: one `rag` span per run, one child span per stage.
 
 Stage spans are made from the workflow's per-stage events, timed as each stage finishes (start = end - the
-stage's `ms`) and emitted when the run ends, with the attributes `relayrag.run_id`, `relayrag.stage`, `relayrag.method`, `relayrag.route`,
-`relayrag.arm` (once retrieve has chosen it) and `relayrag.llm_error`; the run span carries the run id,
+stage's `ms`) and emitted when the run ends, with the attributes `relayrag.run_id`, `relayrag.stage`,
+`relayrag.method`, `relayrag.route`, `relayrag.arm` (once retrieve has chosen it) and `relayrag.llm_error`;
+the run span carries the run id,
 collection, route, arm, grounded/refused and reward.
 
 Exporter (the standard OTEL_TRACES_EXPORTER variable): `none` (default), `console` (stderr), `otlp`
@@ -87,18 +88,19 @@ class RunSpans:
     def finish(self, result: dict | None, error: str | None = None) -> None:
         from opentelemetry import trace
         from opentelemetry.trace import Status, StatusCode
-        result = result or {}
-        run_id = str(result.get("run_id") or "")
+        res: dict = result or {}
+        run_id = str(res.get("run_id") or "")
         root = self.tracer.start_span("rag", start_time=self.start, attributes={
             "relayrag.run_id": run_id, "relayrag.collection": self.collection,
             "relayrag.question_chars": self.question_chars})
         arm = None
         parent = trace.set_span_in_context(root)
         for event, end in self.stages:
-            r = event.get("result") if isinstance(event.get("result"), dict) else {}
+            raw = event.get("result")
+            r: dict = raw if isinstance(raw, dict) else {}
             ms = float(r.get("ms") or event.get("ms") or 0.0)
             arm = str(r["arm"]) if r.get("arm") else arm
-            attrs = {"relayrag.run_id": run_id, "relayrag.stage": str(event.get("step")),
+            attrs: dict[str, str | float] = {"relayrag.run_id": run_id, "relayrag.stage": str(event.get("step")),
                      "relayrag.method": str(r.get("method") or ""), "relayrag.route": str(r.get("route") or ""),
                      "relayrag.ms": ms}
             if arm:
@@ -109,13 +111,13 @@ class RunSpans:
                                           start_time=max(self.start, end - int(ms * 1e6)), attributes=attrs)
             span.end(end_time=end)
         for k in ("route", "arm"):
-            if result.get(k):
-                root.set_attribute(f"relayrag.{k}", str(result[k]))
-        if result:
-            root.set_attribute("relayrag.grounded", bool(result.get("grounded")))
-            root.set_attribute("relayrag.refused", bool(result.get("refused")))
-            if result.get("reward") is not None:
-                root.set_attribute("relayrag.reward", float(result["reward"]))
+            if res.get(k):
+                root.set_attribute(f"relayrag.{k}", str(res[k]))
+        if res:
+            root.set_attribute("relayrag.grounded", bool(res.get("grounded")))
+            root.set_attribute("relayrag.refused", bool(res.get("refused")))
+            if res.get("reward") is not None:
+                root.set_attribute("relayrag.reward", float(res["reward"]))
         if error:
             root.set_status(Status(StatusCode.ERROR, error[:500]))
         root.end()

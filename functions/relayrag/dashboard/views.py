@@ -20,7 +20,8 @@ from starlette.routing import Route
 
 from relayrag.dashboard import backend, metrics, plots
 from relayrag.dashboard import auth as authmod
-from relayrag.dashboard.app import RUN_ID, Dashboard, _cookie_header, _field, mutation_form, sse_events
+from relayrag.dashboard.core import (RUN_ID, Dashboard, _cookie_header, _field, describe_exception, mutation_form,
+                                     sse_events)
 from relayrag.dashboard.jobs import Job
 from relayrag.errors import RelayragError
 
@@ -37,10 +38,8 @@ def _svg(svg: str) -> Response:
 
 def _job_error(dash: Dashboard, event: str):
     def on_error(job: Job, exc: Exception) -> None:
-        if isinstance(exc, RelayragError):
-            message = str(exc)
-        else:
-            message = f"internal error ({type(exc).__name__}); the details are in the server log"
+        message = describe_exception(exc) or (f"internal error ({type(exc).__name__}); the details are in the "
+                                              "server log")
         job.emit(event, dash.fragment(None, "_error.html", message=message))
     return on_error
 
@@ -187,7 +186,7 @@ def routes(dash: Dashboard) -> list[Route]:
         if not files:
             raise RelayragError("choose at least one file to upload")
         cloud = bool(backend.documents_bucket())
-        staging = None
+        staging = ""
         if cloud:  # the cloud's source area is the documents bucket; stage the bytes in a private temp dir
             staging = tempfile.mkdtemp(prefix="relayrag-upload-")
         saved: list[tuple[str, object]] = []  # (display name, Path or error message)
@@ -207,14 +206,15 @@ def routes(dash: Dashboard) -> list[Route]:
             tmp.replace(target)  # the upload appears whole or not at all
             saved.append((target.name, target))
 
-        def one(item) -> tuple[str, str]:
+        def one(item, progress) -> tuple[str, str]:
             if cloud:
                 key, generation = backend.upload_to_bucket(name, item.name, item)
                 item.unlink(missing_ok=True)
+                progress(f"uploaded to {key}; waiting for GCS-triggered ingestion")
                 w = backend.wait_for_ingestion(name, key, generation)
                 return w["state"], w["detail"]
             try:
-                s = backend.ingest_file(name, item)
+                s = backend.ingest_file(name, item, on_progress=lambda done, total, msg: progress(msg))
             except RelayragError as exc:
                 item.unlink(missing_ok=True)
                 return "failed", str(exc)
@@ -226,11 +226,23 @@ def routes(dash: Dashboard) -> list[Route]:
 
         def work(job: Job) -> None:
             results = []
-            for shown, item in saved:
-                job.emit("file", dash.fragment(None, "_file_progress.html", name=shown, state="loading", detail=""))
-                state, detail = ("failed", item) if isinstance(item, str) else one(item)
+            for i, (shown, item) in enumerate(saved):
+                fid = f"file-{job.id}-{i}"
+
+                def line(state: str, detail: str, oob: bool = True) -> None:
+                    # the first line is appended; later ones replace it in place (hx-swap-oob by id)
+                    job.emit("file", dash.fragment(None, "_file_progress.html", name=shown, state=state,
+                                                   detail=detail, fid=fid, oob=oob))
+                line("loading", "", oob=False)
+                last = [0.0]
+
+                def progress(msg: str) -> None:
+                    if time.monotonic() - last[0] >= 0.5:
+                        last[0] = time.monotonic()
+                        line("loading", msg)
+                state, detail = ("failed", item) if isinstance(item, str) else one(item, progress)
                 results.append({"name": shown, "state": state, "detail": detail})
-                job.emit("file", dash.fragment(None, "_file_progress.html", name=shown, state=state, detail=detail))
+                line(state, detail)
             job.result = results
             job.emit("summary", dash.fragment(None, "_upload_done.html", results=results, collection=name))
             if staging:
@@ -254,12 +266,14 @@ def routes(dash: Dashboard) -> list[Route]:
         for c in backend.list_collections():
             if not c.get("current_version"):
                 continue
-            arms = backend.arms(c["name"])
-            stats = {b["arm"]: b for b in m["bandit"] if b["collection"] == c["name"]}
-            out.append({"name": c["name"], "arms": [
-                {"arm": a, "alpha": ab[0], "beta": ab[1], "mean": ab[0] / (ab[0] + ab[1]),
-                 "pulls": stats.get(a, {}).get("pulls", 0), "mean_reward": stats.get(a, {}).get("mean_reward")}
-                for a, ab in arms.items()]})
+            contexts = []
+            for context, arms in backend.arms(c["name"]).items():
+                stats = {b["arm"]: b for b in m["bandit"] if b["collection"] == c["name"] and b["context"] == context}
+                contexts.append({"context": context, "arms": [
+                    {"arm": a, "alpha": ab[0], "beta": ab[1], "mean": ab[0] / (ab[0] + ab[1]),
+                     "pulls": stats.get(a, {}).get("pulls", 0), "mean_reward": stats.get(a, {}).get("mean_reward")}
+                    for a, ab in arms.items()]})
+            out.append({"name": c["name"], "contexts": contexts})
         return out
 
     async def bandit_page(request: Request):
@@ -268,14 +282,22 @@ def routes(dash: Dashboard) -> list[Route]:
 
     async def bandit_posterior(request: Request):
         name = backend.check_collection(request.path_params["name"])
-        arms = await asyncio.to_thread(backend.arms, name)
-        return _svg(await asyncio.to_thread(plots.beta_posteriors, arms, f"{name}: posterior per arm"))
+        by_context = await asyncio.to_thread(backend.arms, name)
+        context = request.query_params.get("context") or next(iter(by_context))
+        if context not in by_context:
+            raise RelayragError(f"collection {name!r} has no bandit evidence for query context {context!r} "
+                                f"(contexts: {', '.join(by_context)})")
+        return _svg(await asyncio.to_thread(plots.beta_posteriors, by_context[context],
+                                            f"{name}, {context} queries: posterior per arm"))
 
     async def bandit_rewards(request: Request):
         name = backend.check_collection(request.path_params["name"])
         runs = await asyncio.to_thread(backend.list_runs, METRIC_RUNS)
-        pulls = [p for p in metrics.bandit_pulls(runs) if p["collection"] == name]
-        return _svg(await asyncio.to_thread(plots.reward_over_time, pulls, f"{name}: reward over time"))
+        context = request.query_params.get("context")
+        pulls = [p for p in metrics.bandit_pulls(runs) if p["collection"] == name
+                 and (context is None or p["context"] == context)]
+        title = f"{name}{', ' + context + ' queries' if context else ''}: reward over time"
+        return _svg(await asyncio.to_thread(plots.reward_over_time, pulls, title))
 
     # -- evaluation -------------------------------------------------------------------------------------
     async def eval_page(request: Request):

@@ -150,3 +150,23 @@ def test_logout_needs_csrf_and_ends_the_browser_session(browser_client):
     assert "Max-Age=0" in r.headers["set-cookie"]
     c.cookies.clear()
     assert c.get("/runs", follow_redirects=False).status_code == 401
+
+
+def test_pages_carry_a_strict_content_security_policy(api):
+    r = api.get("/ask")
+    csp = r.headers["content-security-policy"]
+    assert "script-src 'self'" in csp and "unsafe-inline" not in csp.split("script-src", 1)[1].split(";")[0]
+    assert "frame-ancestors 'none'" in csp and r.headers["x-content-type-options"] == "nosniff"
+    assert api.get("/login").headers["x-frame-options"] == "DENY"
+
+
+def test_loopback_serving_refuses_foreign_host_names(home):
+    """DNS rebinding: evil.example resolved to 127.0.0.1 is same-origin to the browser, but its Host header
+    is not one of the loopback names, so nothing is served to it."""
+    from starlette.testclient import TestClient
+    from relayrag.dashboard.app import LOOPBACK_HOSTS, create_app
+    app = create_app(tokens=[], no_auth=True, allowed_hosts=LOOPBACK_HOSTS)
+    assert TestClient(app, base_url="http://127.0.0.1:8780").get("/ask").status_code == 200
+    assert TestClient(app, base_url="http://localhost:8780").get("/ask").status_code == 200
+    r = TestClient(app, base_url="http://evil.example:8780").get("/ask")
+    assert r.status_code == 400 and "csrf" not in r.text.lower()

@@ -22,7 +22,7 @@ def test_summarize_from_run_records():
          "retry_count": 0, "collection": "c", "arm": "bm25", "arm_draws": {"bm25": 0.9},
          "rewards": [{"arm": "bm25", "reward": 0.8}]},
         {"run_id": "b", "created_at": 2, "route": "rag", "answer": "", "refused": True, "regen_count": 0,
-         "retry_count": 1, "collection": "c", "arm": "dense", "arm_draws": {"dense": 0.7},
+         "retry_count": 1, "collection": "c", "arm": "dense", "arm_draws": {"dense": 0.7}, "bandit_context": "ja",
          "rewards": [{"arm": "dense", "reward": 0.1}, {"arm": "bm25", "reward": 0.4}]},
         {"run_id": "f", "created_at": 3, "route": "rag", "answer": "y", "collection": "c", "arm": "hybrid",
          "arm_draws": {}, "rewards": [{"arm": "hybrid", "reward": 1.0}]},  # forced arm: not a pull
@@ -36,8 +36,9 @@ def test_summarize_from_run_records():
     assert m["refusal_rate"] == 0.25 and m["regenerate_rate"] == pytest.approx(1 / 3, abs=1e-4)
     assert m["retry_rate"] == pytest.approx(1 / 3, abs=1e-4) and m["llm_errors"] == 1
     assert m["stages"]["classify"] == {"n": 4, "p50_ms": 20.0, "p95_ms": 40.0}
-    assert m["bandit"] == [{"collection": "c", "arm": "bm25", "pulls": 2, "mean_reward": 0.6},
-                           {"collection": "c", "arm": "dense", "pulls": 1, "mean_reward": 0.1}]
+    assert m["bandit"] == [{"collection": "c", "context": "ja", "arm": "bm25", "pulls": 1, "mean_reward": 0.4},
+                           {"collection": "c", "context": "ja", "arm": "dense", "pulls": 1, "mean_reward": 0.1},
+                           {"collection": "c", "context": "latin", "arm": "bm25", "pulls": 1, "mean_reward": 0.8}]
     assert metrics.summarize([], {})["refusal_rate"] is None
 
 

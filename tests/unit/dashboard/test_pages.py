@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import EXAMPLES, sql_route_reply, write_docs
+from tests.conftest import EXAMPLES, sql_route_reply
 from tests.unit.dashboard.conftest import job_url, read_sse
 
 
@@ -87,7 +87,9 @@ def test_ask_errors_are_messages(api, docs):
     r = api.post("/ask", data={"question": "q", "collection": "../etc"})
     assert r.status_code == 400 and "collection" in r.text
     events, _ = _ask(api, "anything", collection="nothere")
-    assert events[-2][0] == "result" and "unknown collection 'nothere'" in events[-2][1].replace("&#39;", "'") and "Traceback" not in events[-2][1]
+    last = events[-2][1]
+    assert events[-2][0] == "result" and "unknown collection 'nothere'" in last.replace("&#39;", "'")
+    assert "Traceback" not in last
     events, _ = _ask(api, "anything", arm="sideways")
     assert "retrieval arm" in events[-2][1]
     assert api.get("/jobs/unknown/events").status_code == 404
@@ -108,6 +110,9 @@ def test_upload_ingests_with_per_file_progress_then_delete(api, home, tmp_path):
             m = re.search(r'data-file="([^"]+)" data-state="([a-z]+)"', d)
             done[m.group(1)] = (m.group(2), d)
     assert done["directive.pdf"][0] == "ingested"
+    live = [d for e, d in events if e == "file" and 'data-file="directive.pdf" data-state="loading"' in d]
+    assert any("loaded directive.pdf" in d for d in live)          # progress inside the file's ingestion
+    assert all('hx-swap-oob="true"' in d for d in live[1:])          # ... replacing its line in place
     assert done["escape.md"][0] == "ingested"          # the base name only: it lands in the source area
     assert done["broken.pdf"][0] == "failed" and "broken.pdf" in done["broken.pdf"][1]
     assert done["table.csv"][0] == "failed" and "unsupported file type" in done["table.csv"][1]
@@ -164,15 +169,26 @@ def test_document_text_and_file_names_are_escaped(api, home):
     assert "<script>" not in cit and "&lt;script&gt;" in cit
 
 
-def test_bandit_page_and_plots(api, docs):
+def test_bandit_page_and_plots(api, ctx, docs):
     _ask(api, "How tall is Tokyo Tower?")
+    _ask(api, "東京タワーの高さは？")  # a Japanese question: its own query context
+    stored = ctx.docstore.get_arms("docs")
+    contexts = sorted({k.split("/")[0] for k in stored}) or ["latin"]
     page = api.get("/bandit")
-    assert page.status_code == 200 and 'src="/bandit/docs/posterior.svg"' in page.text
+    assert page.status_code == 200
+    for c in contexts:  # one posterior plot per query context with evidence
+        assert f'src="/bandit/docs/posterior.svg?context={c}"' in page.text and f'data-context="{c}"' in page.text
     for arm in ("dense", "bm25", "hybrid"):
         assert arm in page.text
-    svg = api.get("/bandit/docs/posterior.svg")
-    assert svg.status_code == 200 and "Beta(" in svg.text and "<path" in svg.text
-    assert api.get("/bandit/docs/rewards.svg").status_code == 200
+    for key, (a, b) in stored.items():
+        context, arm = key.split("/")
+        svg = api.get(f"/bandit/docs/posterior.svg?context={context}")
+        assert svg.status_code == 200 and "<path" in svg.text
+        prior_a = 2.0 if arm == "hybrid" else 1.0  # hybrid's Beta(2, 1) prior replaces the stored Beta(1, 1)
+        assert f"{arm}: Beta({a - 1 + prior_a:.2f}, {b:.2f})" in svg.text  # the stored posterior
+    assert api.get(f"/bandit/docs/rewards.svg?context={contexts[0]}").status_code == 200
+    r = api.get("/bandit/docs/posterior.svg?context=klingon")
+    assert r.status_code == 400 and "no bandit evidence" in r.text
     assert api.get("/bandit/..%2Fx/posterior.svg").status_code in (400, 404)
 
 
@@ -187,12 +203,14 @@ def test_overview_metrics_from_run_records(api, docs):
     assert page.status_code == 200 and "p95" in page.text and "classify" in page.text
 
 
-def test_collections_pages(api, docs):
+def test_collections_pages(api, ctx, docs):
     page = api.get("/collections")
     assert page.status_code == 200 and "/collections/docs" in page.text
     detail = api.get("/collections/docs")
     assert all(n in detail.text for n in ("solar.md", "bees.txt", "rail.html", "tokyo.txt"))
     assert "Dead letters" in detail.text
+    current = ctx.docstore.get_collection("docs")["current_version"]
+    assert re.search(rf"<code>{current}</code> \([0-9: -]+, current\)", detail.text)
     empty = api.get("/collections/brandnew")
     assert empty.status_code == 200 and "nothing ingested yet" in empty.text
     assert api.get("/collections/bad..name").status_code == 400
@@ -309,3 +327,17 @@ def test_vendored_assets_match_their_recorded_hashes():
     templates = (static.parent / "templates")
     for t in templates.iterdir():
         assert not re.search(r"""(src|href)=["']https?://""", t.read_text()), t.name
+
+
+def test_google_api_errors_are_messages_not_internal_errors(api, monkeypatch):
+    from google.api_core import exceptions as gexc
+    from relayrag.dashboard import backend
+
+    def denied(*a, **k):
+        raise gexc.PermissionDenied("caller lacks datastore.entities.list")
+    monkeypatch.setattr(backend, "list_runs", denied)
+    from starlette.testclient import TestClient
+    with TestClient(api.app, headers=dict(api.headers), raise_server_exceptions=False) as c:
+        r = c.get("/runs", headers={"accept": "text/html"})
+    assert r.status_code == 502
+    assert "Google API error PERMISSION_DENIED" in r.text and "datastore.entities.list" in r.text

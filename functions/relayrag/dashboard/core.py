@@ -1,0 +1,166 @@
+"""What the dashboard's app (relayrag.dashboard.app) and its routes (relayrag.dashboard.views) share: the
+template environment and renderer (`Dashboard`), the CSRF check of state-changing requests, the session
+cookie header, the answer splitter and the SSE follower of a job."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import re
+import time
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote, urlparse
+
+from jinja2 import Environment, FileSystemLoader
+from starlette.exceptions import HTTPException
+from starlette.requests import Request
+from starlette.responses import HTMLResponse, PlainTextResponse, Response
+
+from relayrag.dashboard import auth as authmod
+from relayrag.dashboard import backend
+from relayrag.dashboard.jobs import Job, Jobs
+
+log = logging.getLogger("relayrag.dashboard")
+HERE = Path(__file__).resolve().parent
+DEFAULT_MAX_UPLOAD_MB = 50
+PUBLIC_PATHS = {"/login", "/healthz"}
+CITE = re.compile(r"\[(\d+(?:\s*[,;]\s*\d+)*)\]")
+RUN_ID = re.compile(r"^[A-Za-z0-9_.:-]{1,128}$")
+
+
+def describe_exception(exc: BaseException) -> str | None:
+    """A message fit for the page, or None for a bug: a RelayragError's message; a Google API error (permission,
+    not found, quota: google.api_core) as `Google API error CODE: message`; missing Google credentials with the
+    fix. Matched by class name for google-auth, which is an optional extra."""
+    from relayrag.errors import RelayragError
+    if isinstance(exc, RelayragError):
+        return str(exc)
+    for cls in type(exc).__mro__:
+        if cls.__name__ == "GoogleAPICallError" and cls.__module__.startswith("google.api_core"):
+            grpc, http = getattr(exc, "grpc_status_code", None), getattr(exc, "code", None)
+            name = getattr(grpc, "name", None) or getattr(http, "name", http)
+            return f"Google API error {name} (HTTP {int(http) if http else '?'}): {getattr(exc, 'message', exc)}"
+        if cls.__name__ == "DefaultCredentialsError" and cls.__module__.startswith("google.auth"):
+            return ("Google credentials are missing: run `gcloud auth application-default login` or set "
+                    "GOOGLE_APPLICATION_CREDENTIALS (the service account of the deployed dashboard has them)")
+    return None
+
+
+class BodyTooLarge(Exception):
+    pass
+
+
+def answer_parts(answer: str) -> list[tuple[str, Any]]:
+    """The answer split into ("text", str) and ("cite", [n, ...]) parts, so citation markers become
+    buttons while every text part is still escaped by the template."""
+    parts: list[tuple[str, Any]] = []
+    pos = 0
+    for m in CITE.finditer(answer or ""):
+        if m.start() > pos:
+            parts.append(("text", answer[pos:m.start()]))
+        parts.append(("cite", [int(x) for x in re.split(r"\s*[,;]\s*", m.group(1))]))
+        pos = m.end()
+    if pos < len(answer or ""):
+        parts.append(("text", answer[pos:]))
+    return parts
+
+
+def _fmt_time(ts: Any) -> str:
+    try:
+        return time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(float(ts)))
+    except (TypeError, ValueError):
+        return "—"
+
+
+def make_env() -> Environment:
+    env = Environment(loader=FileSystemLoader(str(HERE / "templates")), autoescape=True,
+                      trim_blocks=True, lstrip_blocks=True)
+    env.filters["time"] = _fmt_time
+    env.filters["tojson_attr"] = lambda v: json.dumps(v, ensure_ascii=False)
+    env.filters["urlq"] = lambda v: quote(str(v), safe="")
+    env.globals["answer_parts"] = answer_parts
+    return env
+
+
+class Dashboard:
+    """State shared by the handlers: templates, auth, jobs, limits."""
+
+    def __init__(self, authenticator: authmod.Authenticator, *, max_upload_bytes: int):
+        self.env = make_env()
+        self.auth = authenticator
+        self.jobs = Jobs()
+        self.max_upload_bytes = max_upload_bytes
+
+    def render(self, request: Request | None, template: str, status: int = 200, **ctx) -> HTMLResponse:
+        return HTMLResponse(self.fragment(request, template, **ctx), status_code=status)
+
+    def fragment(self, request: Request | None, template: str, **ctx) -> str:
+        session = getattr(request.state, "session", None) if request is not None else None
+        authed = bool(session) or bool(getattr(request.state, "bearer", False) if request is not None else False)
+        base = {"request": request, "csrf": self.auth.csrf_token(session) if session else "", "authed": authed,
+                "engine": backend.engine_name(), "no_auth": self.auth.no_auth,
+                "path": request.url.path if request is not None else ""}
+        return self.env.get_template(template).render(**base, **ctx)
+
+
+def _too_large(limit: int) -> Response:
+    return PlainTextResponse(f"request body larger than the upload limit of {limit // (1024 * 1024)} MB "
+                             "(RELAYRAG_DASHBOARD_MAX_UPLOAD_MB)", status_code=413)
+
+
+def _cookie_header(value: str, request: Request) -> str:
+    secure = "; Secure" if request.url.scheme == "https" or request.headers.get("x-forwarded-proto") == "https" else ""
+    return (f"{authmod.COOKIE}={value}; Path=/; Max-Age={authmod.SESSION_TTL_S}; HttpOnly; SameSite=Strict"
+            f"{secure}")
+
+
+def _same_origin(request: Request) -> bool:
+    origin = request.headers.get("origin")
+    if not origin:  # not every browser sends Origin on same-origin requests; SameSite=Strict still holds
+        return True
+    host = request.headers.get("x-forwarded-host") or request.headers.get("host", "")
+    return urlparse(origin).netloc == host
+
+
+async def mutation_form(dash: Dashboard, request: Request) -> Any:
+    """The POST's form after the CSRF check: a bearer request passes; a cookie session needs a same-origin
+    request (when the browser says its Origin) and the session's CSRF token in X-CSRF-Token or the form's
+    csrf_token field. 403 otherwise."""
+    form = await request.form(max_files=20, max_fields=50)
+    if request.state.bearer:
+        return form
+    session = request.state.session
+    if session is None:
+        raise HTTPException(401, "authentication required")
+    if not _same_origin(request):
+        raise HTTPException(403, "cross-origin request refused (Origin does not match this dashboard)")
+    given = request.headers.get(authmod.CSRF_HEADER) or form.get(authmod.CSRF_FIELD)
+    if not dash.auth.csrf_ok(session, given if isinstance(given, str) else None):
+        raise HTTPException(403, "missing or invalid CSRF token: reload the page and try again")
+    return form
+
+
+def _field(form, name: str, default: str = "") -> str:
+    v = form.get(name, default)
+    return v if isinstance(v, str) else default
+
+
+async def sse_events(job: Job, request: Request, poll_s: float = 0.1):
+    """Replay then follow a job's events as SSE messages (event name + HTML data). Waits on the event loop
+    (a short sleep between looks at the job's log), never in a worker thread, so open streams cannot starve
+    the thread pool the handlers' blocking work runs in."""
+    from sse_starlette.sse import ServerSentEvent
+    seen = 0
+    while True:
+        events = job.events[seen:]
+        for name, html in events:
+            yield ServerSentEvent(data=html, event=name)
+        seen += len(events)
+        if job.done and seen >= len(job.events):
+            return
+        if not events:
+            if await request.is_disconnected():
+                return
+            await asyncio.sleep(poll_s)
