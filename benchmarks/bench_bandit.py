@@ -3,11 +3,12 @@
 Runs `relayrag eval beir` (relayrag.evaluation.evaluate_beir) per set — fixed arms, the bandit replayed
 online with the no-LLM judge's rewards (and, with --oracle, with the qrels' nDCG@10 as reward), optionally
 the full pipeline — writes benchmarks/results/bandit_<set>.json, and plots the learning curves (nDCG@10 per
-block of 50 queries, bandit vs each fixed arm, per query script) to benchmarks/bandit_learning_curve.png.
+block of 50 queries, bandit vs each fixed arm, per query script; below, the cumulative regret against the
+script's best fixed arm) to benchmarks/bandit_learning_curve.png.
 The machine's load average is recorded with each result.
 
-The mixed set is built as a BEIR folder (both corpora, both query sets, both qrels; the ids do not collide)
-in --work. Its collection is seeded from the already ingested single-set collections (their chunks and
+The mixed set is built as a BEIR folder (both corpora, both query sets, both qrels interleaved one by one;
+the ids do not collide) in --work. Its collection is seeded from the already ingested single-set collections (their chunks and
 vectors copied into one snapshot, so nothing is embedded twice), then the merged corpus is ingested (every
 vector reused by content hash) and the seed sources are removed — the result is what ingesting the merged
 corpus from scratch gives, for a fraction of the CPU.
@@ -38,10 +39,11 @@ def build_mixed_folder(out: Path) -> Path:
         data = b"".join((d / name).read_bytes().rstrip(b"\n") + b"\n" for d, _ in SETS.values())
         if not (out / name).is_file() or (out / name).read_bytes() != data:
             (out / name).write_bytes(data)
+    per_set = [[line + "\n" for i, line in enumerate((d / "qrels" / "test.tsv").read_text().splitlines())
+                if i > 0 and line.strip()] for d, _ in SETS.values()]
     rows = ["query-id\tcorpus-id\tscore\n"]
-    for d, _ in SETS.values():
-        rows += [line + "\n" for i, line in enumerate((d / "qrels" / "test.tsv").read_text().splitlines())
-                 if i > 0 and line.strip()]
+    for i in range(max(map(len, per_set))):  # interleaved, so the stream mixes the languages throughout
+        rows += [s[i] for s in per_set if i < len(s)]
     data = "".join(rows)
     if not (out / "qrels" / "test.tsv").is_file() or (out / "qrels" / "test.tsv").read_text() != data:
         (out / "qrels" / "test.tsv").write_text(data)
@@ -89,7 +91,19 @@ def plot(results: dict[str, dict], path: Path) -> None:
     import matplotlib.pyplot as plt
     panels = [(name, c, m) for name, rep in results.items()
               for c, m in rep["arms"]["bandit"]["contexts"].items()]
-    fig, axes = plt.subplots(1, len(panels), figsize=(4.2 * len(panels), 3.4), squeeze=False)
+    fig, axes = plt.subplots(2, len(panels), figsize=(4.2 * len(panels), 6.4), squeeze=False)
+    for ax, (name, c, m) in zip(axes[1], panels):
+        x = [min(m["queries"], (i + 1) * 50) for i in range(len(m["regret_per_block"]))]
+        ax.plot(x, m["regret_per_block"], "-o", color="tab:blue", label="bandit (judge reward)")
+        oracle = results[name]["arms"].get("bandit_oracle", {}).get("contexts", {}).get(c)
+        if oracle:
+            ax.plot(x, oracle["regret_per_block"], "-x", color="tab:orange", linewidth=1,
+                    label="bandit (qrels reward)")
+        ax.axhline(0, color="black", linewidth=0.5)
+        ax.set_xlabel("queries seen", fontsize=8)
+        ax.set_ylabel(f"cumulative regret vs {m['best_fixed']} (nDCG@10 sum)", fontsize=8)
+        ax.tick_params(labelsize=7)
+        ax.grid(alpha=0.3)
     for ax, (name, c, m) in zip(axes[0], panels):
         x = [int(r["queries"].split("-")[1]) for r in m["curve"]]
         for arm, style in (("dense", ":"), ("bm25", "--"), ("hybrid", "-.")):
