@@ -7,9 +7,9 @@ from pathlib import Path
 import typer
 
 from relayrag.cli.app import (
-    _ctx,
     _print_json,
     _say,
+    _service,
     _user_errors,
     err,
     eval_app,
@@ -21,7 +21,8 @@ from relayrag.cli.app import (
 def eval_beir(dataset: Path = typer.Argument(..., help="BEIR folder: corpus.jsonl, queries.jsonl, qrels/test.tsv."),
               collection: str = typer.Option(..., "--collection", "-c", help="Collection name."),
               as_json: bool = typer.Option(False, "--json", help="Print the result as one JSON object."),
-              limit: int = typer.Option(0, "--limit", help="Evaluate only the first N test queries (0 = all); the whole corpus is "
+              limit: int = typer.Option(0, "--limit", help="Evaluate only the first N test queries (0 = all); "
+                                                 "the whole corpus is "
                                 "still ingested (SciFact: about 10 min on 2 cores, once)."),
               split: str = typer.Option("test", "--split", help="qrels file name under qrels/."),
               pipeline: bool = typer.Option(True, "--pipeline/--no-pipeline", help="Also score the full pipeline "
@@ -33,10 +34,9 @@ def eval_beir(dataset: Path = typer.Argument(..., help="BEIR folder: corpus.json
     contextual bandit replayed online with the no-LLM judge's rewards (its learning curve per block of
     queries, regret against the best fixed arm, picks; per query script), and the full pipeline's final
     ranking with the arms it picked. All queries of the split by default."""
-    from relayrag.evaluation import evaluate_beir
     with _user_errors(as_json):
-        report = evaluate_beir(_ctx(), dataset, collection, limit=limit or None, split=split, pipeline=pipeline,
-                               progress=not as_json, block=block, oracle=oracle)
+        report = _service().eval_beir(dataset, collection, limit=limit or None, split=split, pipeline=pipeline,
+                                      progress=not as_json, block=block, oracle=oracle)
     if as_json:
         _print_json(report)
         return
@@ -83,15 +83,13 @@ def eval_sql(dataset: Path = typer.Argument(..., help="JSONL, one question per l
     The questions and "nl" attacks need an LLM (RELAYRAG_LLM). Without one, the "sql" attacks and the
     unchanged-database check still run and the rest is reported as skipped (accuracy null). Exit code 1 if
     the database changed or an attack that ran was not refused; 2 on bad input or nothing to evaluate."""
-    from relayrag.sql.evaluate import evaluate_sql
-
     def progress(item: dict) -> None:
         if not as_json:
             mark = ("ok" if item.get("correct") else "--") if "correct" in item else ("refused" if item["refused"] else "RAN")
             _say(err, (f"{item['id']}: {mark}", "dim"))
     with _user_errors(as_json):
-        report = evaluate_sql(_ctx(), dataset, collection, adversarial=list(adversarial), limit=limit or None,
-                              on_item=progress)
+        report = _service().eval_sql(dataset, collection, adversarial=list(adversarial), limit=limit or None,
+                                     on_item=progress)
     g = report["guard"]
     failed = not g["db_unchanged"] or g["refused"] < g["total"]
     if as_json:

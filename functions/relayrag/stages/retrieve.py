@@ -105,6 +105,7 @@ def run(req: RetrieveRequest, ctx: StageContext) -> RetrieveResponse:
     stored = ctx.docstore.get_arms(collection)
     params = context_params(stored, context, [a.value for a in Arm])
     weights = fusion_weights(context_params(stored, context, BASE_ARMS, quality=True))
+    draws: dict
     if req.arm:
         arm, method, draws = req.arm, "forced", {}
     else:
