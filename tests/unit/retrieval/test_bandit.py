@@ -52,7 +52,7 @@ def test_full_information_rewards_rank_the_arms_by_quality():
 
 
 def test_reward_for_relevant_at_rank_1_exceeds_rank_50():
-    rel, others = "r", [f"d{i}" for i in range(60)]
+    others = [f"d{i}" for i in range(60)]
     p = {"r": 0.9, **{d: 0.05 for d in others}}
     first = ["r"] + others[:59]
     fiftieth = others[:49] + ["r"] + others[49:59]
