@@ -136,7 +136,7 @@ def bandit_replay(snap, embedder, queries: dict[str, str], qids: list[str], qrel
             top = {a: [r for r, _ in lst[:DEPTH]] for a, lst in lists.items()}
             qvec = embedder.embed([text], kind="query")[0] if can_read else None
             p = judge(judge_features(text, qvec, [r for t in top.values() for r in t], snap), can_read)
-            rewards = arm_rewards(top, p) if len(offered) > 1 else {}
+            rewards = arm_rewards(top, p)  # as grade: a lone offered arm records its quality only
         if oracle and len(rewards) > 1:  # graded rewards relative to the query's best list, as the judge's
             best = max(rewards.values())
             rewards = {a: r / best for a, r in rewards.items()} if best > 0 else {}
