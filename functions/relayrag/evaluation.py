@@ -24,8 +24,8 @@ import numpy as np
 
 from relayrag.context import StageContext
 from relayrag.errors import RelayragError
-from relayrag.retrieval.bandit import (Arm, ThompsonBandit, arm_key, context_params, fusion_weights,
-                                       offered_arms, posterior_mean, query_context, readable)
+from relayrag.retrieval.bandit import (BASE_ARMS, Arm, ThompsonBandit, context_params, fusion_weights,
+                                       offered_arms, posterior_mean, query_context, readable, update_keys)
 
 
 def ndcg_at_k(ranking: list[str], rels: dict[str, int], k: int = 10) -> float:
@@ -118,7 +118,7 @@ def bandit_replay(snap, embedder, queries: dict[str, str], qids: list[str], qrel
         for a in all_arms:
             out["fixed"][a][q] = doc_ranking(snap, [r for r, _ in fixed[a]])
         params = context_params(stored, context, all_arms)
-        weights = fusion_weights(params)
+        weights = fusion_weights(context_params(stored, context, BASE_ARMS, quality=True))
         offered = offered_arms(can_read)
         lists = {a: fixed[a] for a in offered}
         if "hybrid" in offered and any(w != 1.0 for w in weights.values()):
@@ -136,9 +136,11 @@ def bandit_replay(snap, embedder, queries: dict[str, str], qids: list[str], qrel
             top = {a: [r for r, _ in lst[:DEPTH]] for a, lst in lists.items()}
             qvec = embedder.embed([text], kind="query")[0] if can_read else None
             p = judge(judge_features(text, qvec, [r for t in top.values() for r in t], snap), can_read)
-            rewards = arm_rewards(top, p) if len(offered) > 1 else {}
-        for a, r in rewards.items():
-            k = arm_key(context, a)
+            rewards = arm_rewards(top, p)  # as grade: a lone offered arm records its quality only
+        if oracle and len(rewards) > 1:  # graded rewards relative to the query's best list, as the judge's
+            best = max(rewards.values())
+            rewards = {a: r / best for a, r in rewards.items()} if best > 0 else {}
+        for k, r in update_keys(context, rewards).items():
             x, y = stored.get(k, (1.0, 1.0))
             stored[k] = (x + r, y + 1.0 - r)
     out["params"] = stored

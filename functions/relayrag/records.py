@@ -55,11 +55,13 @@ class _Item(BaseModel):
 
 class Candidate(_Item):
     """A retrieved chunk of the pinned index version: `row` in the snapshot, scores added by each stage
-    (retrieve_score: the arm's fused score; rerank_score; best_sentence: [start, end) character offsets)."""
+    (retrieve_score: the arm's fused score; retrieve_rank: 1-based rank in the chosen arm's list before
+    rerank; rerank_score; best_sentence: [start, end) character offsets)."""
 
     chunk_id: str
     row: int
     retrieve_score: float | None = None
+    retrieve_rank: int | None = None
 
 
 class Citation(_Item):
@@ -81,8 +83,11 @@ class QueryVariant(_Item):
 
 
 class ArmReward(_Item):
-    arm: str | None
+    """One grade attempt's reward: the chosen arm's, and every computed arm's (relative DCG@10)."""
+
+    arm: str | None = None
     reward: float
+    arm_rewards: dict[str, float] = Field(default_factory=dict)
 
 
 class RunRecord(BaseModel):
@@ -103,6 +108,10 @@ class RunRecord(BaseModel):
     # retrieve (snapshot_version pins the index version every later stage reads)
     arm: str | None = None
     arm_draws: dict[str, Any] = Field(default_factory=dict)
+    bandit_context: str | None = None          # the question's script (relayrag.retrieval.bandit)
+    dense_readable: bool | None = None         # whether the embedder reads the question
+    fusion_weights: dict[str, float] = Field(default_factory=dict)
+    arm_lists: dict[str, list[int]] = Field(default_factory=dict)  # top-10 snapshot rows per computed arm
     snapshot_version: str | None = None
     candidates: list[Candidate] = Field(default_factory=list)
     # rerank / grade

@@ -426,11 +426,12 @@ class Service:
 
     # -- evaluation -------------------------------------------------------------------------------------
     def eval_beir(self, dataset: Path, collection: str, *, limit: int | None = None, split: str = "test",
-                  pipeline: bool = True, progress: bool = False) -> dict:
-        """nDCG@10, Recall@100 and MRR@10 per arm, the bandit and the pipeline (relayrag.evaluation)."""
+                  pipeline: bool = True, progress: bool = False, block: int = 50, oracle: bool = False) -> dict:
+        """nDCG@10, Recall@100 and MRR@10 per arm, the bandit (learning curve per `block` queries, regret,
+        picks; `oracle` adds a replay rewarded with the qrels) and the pipeline (relayrag.evaluation)."""
         from relayrag.evaluation import evaluate_beir
         return evaluate_beir(self.ctx, dataset, collection, limit=limit, split=split, pipeline=pipeline,
-                             progress=progress)
+                             progress=progress, block=block, oracle=oracle)
 
     def eval_sql(self, dataset: Path, collection: str, *, adversarial: list[Path] | None = None,
                  limit: int | None = None, on_item: Callable[[dict], None] | None = None) -> dict:

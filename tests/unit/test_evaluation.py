@@ -50,6 +50,13 @@ def test_evaluate_beir_end_to_end(ctx, tiny_beir):
     assert rep["queries"] == 3 and set(rep["arms"]) == {"dense", "bm25", "hybrid", "bandit"}
     assert rep["arms"]["bm25"]["ndcg@10"] == 1.0 and rep["arms"]["hybrid"]["recall@100"] == 1.0
     assert rep["pipeline"]["ndcg@10"] == 1.0 and rep["pipeline"]["routes"] == {"rag": 3}
+    b = rep["arms"]["bandit"]
+    assert set(b["contexts"]) == {"latin", "ja"} and b["contexts"]["ja"]["picks"] == {"bm25": 1}
+    latin = b["contexts"]["latin"]
+    assert latin["queries"] == 2 and latin["curve"][0]["queries"] == "1-2" and set(latin["curve"][0]) == {
+        "queries", "bandit", "dense", "bm25", "hybrid"} and latin["regret"] >= -1e-9
+    assert sum(sum(p.values()) for p in rep["pipeline"]["picks"].values()) == 3
+    assert rep["pipeline"]["picks"]["ja"] == {"bm25": 1}  # the English dense arm is never offered for Japanese
     assert "pipeline_ms_per_query" in rep["timings"]
     again = evaluate_beir(ctx, tiny_beir, "tiny", pipeline=False)
     assert again["pipeline"] is None and "ingest_ms_per_chunk" not in again["timings"]  # nothing re-embedded

@@ -2,20 +2,27 @@
 
 Context = the query's script (`query_context`: latin, ja, zh, ko, other), because which arm works depends
 on the language far more than on the collection: on a mixed English/Japanese collection the English
-MiniLM is the second-best arm for English questions and useless for Japanese ones. Each (context, arm)
-has Beta(alpha, beta), persisted per collection in the docstore under the key "<context>/<arm>"
-(`arm_key`). To choose, draw θ_a ~ Beta(alpha_a, beta_a) for every *offered* arm and take argmax θ_a.
+MiniLM is the second-best arm for English questions and useless for Japanese ones.
+
+Two Beta posteriors per (context, arm), persisted per collection in the docstore (`update_keys`):
+- "<context>/<arm>": the arm's probability of *winning* a query — its own list has the best judged DCG@10 of
+  the lists computed for the query (ties within 1 % all win), an interleaving-style paired comparison. A win
+  is a Bernoulli outcome, so Beta-Bernoulli Thompson sampling is exact: draw θ_a ~ Beta(alpha_a, beta_a) for
+  every offered arm and take argmax θ_a. Paired wins separate arms whose mean quality differs by a few
+  points much faster than the graded rewards themselves (they share the query's difficulty).
+- "<context>/<arm>/dcg": the mean of the graded reward (DCG@10 relative to the query's best list), the
+  arm's measured quality, which weights and gates the hybrid fusion (`fusion_weights`).
 
 Offered arms: the dense arm only where the embedder can read the query's script (`readable`: the share of
 unknown word pieces its tokenizer gives on a reference text of that script, and on the query itself, is
-small; English MiniLM on Japanese: ~25 % [UNK]); hybrid only where it fuses two readable arms (otherwise it
-is the BM25 list again). Priors: Beta(1, 1) for the single arms, Beta(2, 1) for hybrid — before any
+small; English MiniLM on Japanese: ~30 % [UNK]); hybrid only where it fuses two readable arms (otherwise it
+is the BM25 list again). Priors: Beta(1, 1), except a win prior of Beta(2, 1) for hybrid — before any
 evidence the fused list is the better bet (rank fusion rarely loses to its inputs: Cormack et al. 2009;
 Bruch et al., TOIS 2023) — so a new context starts on hybrid and moves only on evidence.
 
 Rewards come from relayrag.retrieval.reward (each arm's own ranking, judged per query) and update every arm
-whose list the query computed, so the posterior means are per-context quality estimates that also weight
-and gate the hybrid fusion (`fusion_weights`).
+whose list the query computed (the judge does not depend on the arm, so this is full-information feedback;
+the Thompson draw still decides which list serves the candidates).
 """
 
 from __future__ import annotations
@@ -39,7 +46,7 @@ class Arm(ChoiceEnum):
 
 
 BASE_ARMS = ("dense", "bm25")          # the lists hybrid fuses
-PRIORS: dict[str, tuple[float, float]] = {"dense": (1.0, 1.0), "bm25": (1.0, 1.0), "hybrid": (2.0, 1.0)}
+PRIORS: dict[str, tuple[float, float]] = {"dense": (1.0, 1.0), "bm25": (1.0, 1.0), "hybrid": (2.0, 1.0)}  # wins
 CONTEXTS = ("latin", "ja", "zh", "ko", "other")
 
 # Reference text per script for `script_unknown_rate` (our own sentences, plain facts).
@@ -124,12 +131,35 @@ def posterior_mean(params: dict[str, tuple[float, float]]) -> dict[str, float]:
     return {arm: a / (a + b) for arm, (a, b) in params.items()}
 
 
-def context_params(stored: dict[str, tuple[float, float]], context: str, arms: list[str] | tuple[str, ...]
-                   ) -> dict[str, tuple[float, float]]:
-    """{arm: (alpha, beta)} of one context from the docstore's {"<context>/<arm>": (alpha, beta)}, with the
-    docstore's uniform prior (1, 1) replaced by the arm's prior in PRIORS."""
+def quality_key(context: str, arm: str) -> str:
+    """Docstore key of an arm's graded-reward posterior in a context, e.g. 'latin/dense/dcg'."""
+    return f"{context}/{arm}/dcg"
+
+
+TIE = 0.99  # a list within 1 % of the query's best judged DCG@10 also wins the query
+
+
+def update_keys(context: str, rewards: dict[str, float]) -> dict[str, float]:
+    """The docstore updates {key: r in [0, 1]} for one query's rewards {arm: relative DCG@10}: a win (1/0)
+    under arm_key and the graded reward under quality_key. A single offered arm has nothing to win against
+    and only records its quality."""
+    out = {}
+    for arm, r in rewards.items():
+        if len(rewards) > 1:
+            out[arm_key(context, arm)] = 1.0 if r >= TIE else 0.0
+        out[quality_key(context, arm)] = float(r)
+    return out
+
+
+def context_params(stored: dict[str, tuple[float, float]], context: str, arms: list[str] | tuple[str, ...],
+                   quality: bool = False) -> dict[str, tuple[float, float]]:
+    """{arm: (alpha, beta)} of one context from the docstore's {key: (alpha, beta)}: the win posteriors
+    (with the docstore's uniform prior replaced by PRIORS) or, with quality=True, the graded-reward ones."""
     out = {}
     for arm in arms:
+        if quality:
+            out[arm] = stored.get(quality_key(context, arm), (1.0, 1.0))
+            continue
         a0, b0 = PRIORS.get(arm, (1.0, 1.0))
         a, b = stored.get(arm_key(context, arm), (1.0, 1.0))
         out[arm] = (a - 1.0 + a0, b - 1.0 + b0)
@@ -146,7 +176,8 @@ MIN_EVIDENCE = 5.0  # pseudo-observations before the gate may drop a list
 
 def fusion_weights(params: dict[str, tuple[float, float]], arms: tuple[str, ...] = BASE_ARMS
                    ) -> dict[str, float]:
-    """Weighted-RRF weights of hybrid's input lists from their posterior mean rewards in this context:
+    """Weighted-RRF weights of hybrid's input lists from their quality posteriors (graded-reward means,
+    `context_params(..., quality=True)`) in this context:
     w_a = mean_a / max mean, and 0 for a list below GATE × the best once both have MIN_EVIDENCE
     observations. Arms missing from `params` get weight 1 (no evidence: plain RRF)."""
     known = {a: params[a] for a in arms if a in params}

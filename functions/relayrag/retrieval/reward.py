@@ -89,18 +89,16 @@ def dcg(ranking: Sequence, p: Mapping, depth: int = DEPTH) -> float:
 
 
 def arm_rewards(lists: Mapping[str, Sequence], p: Mapping, depth: int = DEPTH) -> dict[str, float]:
-    """{arm: reward in [0, 1]}: each list's DCG@depth under the soft labels `p` divided by the best list's.
-    With one list the divisor is the ideal DCG of its own judged items. Empty when nothing was judged
-    relevant (P >= 0.5) in any list's top `depth` (no information)."""
+    """{arm: reward in [0, 1]}: each list's DCG@depth under the soft labels `p` divided by the best list's;
+    empty when nothing was judged relevant (P >= 0.5) in any list's top `depth` (no information). With one
+    list (nothing to compare with): min(1, DCG@depth), so one relevant chunk at rank 1 scores 1 and a list
+    without any scores about 0."""
     gains = {arm: dcg(ranking, p, depth) for arm, ranking in lists.items()}
     judged = [p.get(x, 0.0) for ranking in lists.values() for x in ranking[:depth]]
-    if not gains or max(judged, default=0.0) < 0.5:
+    if not gains or (len(gains) > 1 and max(judged, default=0.0) < 0.5):
         return {}
-    if len(gains) == 1:
-        (arm, g), = gains.items()
-        ranking = lists[arm]
-        ideal = dcg(sorted(ranking, key=lambda x: -p.get(x, 0.0)), p, depth)
-        return {arm: g / ideal} if ideal > 1e-9 else {}
+    if len(gains) == 1:  # nothing to compare with: one relevant chunk at rank 1 is full marks
+        return {arm: min(1.0, g) for arm, g in gains.items()}
     best = max(gains.values())
     if best <= 1e-9:
         return {}

@@ -5,8 +5,9 @@ coverage (relevance_probability); relevant = P >= 0.5. LLM method `llm`: a yes/n
 candidate (top `context_k`). Reward to the bandit: every arm whose list retrieve computed (`arm_lists`) is
 rewarded for its own ranking before rerank — its DCG@10 under the reward judge's P(relevant)
 (relayrag.retrieval.reward; the LLM's yes/no replaces it for the chunks the LLM judged) relative to the best
-list's — in one idempotent docstore update per (run, attempt), under the query's context. Route: `pass` when
-something is relevant; else `retry`
+list's, and the arm(s) with the best list win the query (relayrag.retrieval.bandit.update_keys) — in one
+idempotent docstore update per (run, attempt), under the query's context. Route: `pass` when something is
+relevant; else `retry`
 (back to hyde, with retry_count + 1) while retry_count < max_retries; then `pass` with nothing relevant
 (generate will say it found nothing rather than guess). CRAG-style corrective loop (Yan et al., 2024).
 """
@@ -16,7 +17,7 @@ from __future__ import annotations
 from relayrag.backends.llm import LLMError, complete_json
 from relayrag.context import StageContext
 from relayrag.stages.base import Stage, StageRequest, StageResponse, llm_failure, load_run, write_run
-from relayrag.retrieval.bandit import arm_key
+from relayrag.retrieval.bandit import update_keys
 from relayrag.retrieval.reward import arm_rewards, judge, judge_features
 from relayrag.stages.evidence import relevance_probability
 
@@ -64,7 +65,7 @@ def run(req: GradeRequest, ctx: StageContext) -> GradeResponse:
     reward = rewards.get(arm, 0.0) if arm else 0.0
     if rewards and run_rec.get("arm_draws"):  # only bandit-chosen runs teach (a forced arm is an experiment)
         context = run_rec.get("bandit_context", "latin")
-        ctx.docstore.reward_arms(run_rec["collection"], {arm_key(context, a): r for a, r in rewards.items()},
+        ctx.docstore.reward_arms(run_rec["collection"], update_keys(context, rewards),
                                  reward_id=f"{req.run_id}:{retry}")
     if relevant:
         route = "pass"

@@ -102,8 +102,9 @@ def run(req: RetrieveRequest, ctx: StageContext) -> RetrieveResponse:
     context = query_context(question)
     can_read = readable(ctx.embedder, question, context)
     offered = offered_arms(can_read)
-    params = context_params(ctx.docstore.get_arms(collection), context, [a.value for a in Arm])
-    weights = fusion_weights(params)
+    stored = ctx.docstore.get_arms(collection)
+    params = context_params(stored, context, [a.value for a in Arm])
+    weights = fusion_weights(context_params(stored, context, BASE_ARMS, quality=True))
     draws: dict
     if req.arm:
         arm, method, draws = req.arm, "forced", {}

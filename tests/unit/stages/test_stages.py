@@ -55,9 +55,9 @@ def test_bandit_chooses_and_grade_rewards(indexed):
     arms = indexed.docstore.get_arms("t")
     # every offered arm's own list was rewarded once, in the query's context: 3 × (prior 2 + one reward)
     assert run["bandit_context"] == "latin" and set(run["arm_lists"]) == {"dense", "bm25", "hybrid"}
-    assert set(arms) == {"latin/dense", "latin/bm25", "latin/hybrid"} and f"latin/{run['arm']}" in arms
-    assert all(a + b == pytest.approx(3) for a, b in arms.values())
-    assert max(a for a, _ in arms.values()) == pytest.approx(2.0)  # the best list gets reward 1
+    assert set(arms) == {f"latin/{a}{s}" for a in ("dense", "bm25", "hybrid") for s in ("", "/dcg")}
+    assert all(a + b == pytest.approx(3) for a, b in arms.values())  # prior (1, 1) + one reward each
+    assert max(arms[f"latin/{a}"][0] for a in ("dense", "bm25", "hybrid")) == 2.0  # some list won the query
     # grade is idempotent per (run, attempt): a retried call rewards nothing twice
     call("grade", {"run_id": "r1"}, indexed)
     assert indexed.docstore.get_arms("t") == arms
