@@ -6,7 +6,6 @@ User output goes to stdout (JSON with --json); progress and logs go to stderr.
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import re
 import sys
@@ -118,7 +117,8 @@ def _user_errors(as_json: bool = False):
 
 
 def _print_json(obj) -> None:
-    sys.stdout.write(json.dumps(obj, ensure_ascii=False) + "\n")
+    from relayrag import jsonl  # one line per object even when a value holds U+2028 (see relayrag.jsonl)
+    sys.stdout.write(jsonl.dumps(obj) + "\n")
     sys.stdout.flush()
 
 

@@ -678,7 +678,7 @@ class Gateway:
                 value = run_execution(self.ctx().settings.workflow, {**args, "run_id": run_id},
                                       poll=TraceFollower(self.ctx(), run_id, stage_progress(report)))
             else:
-                value = run_workflow(spec.workflow, {**args, "run_id": run_id, "urls": local_urls()},
+                value = run_workflow(spec.workflow, {**args, "run_id": run_id}, urls=local_urls(),
                                      on_event=stage_progress(report))
             out: dict[str, Any] = {"workflow": f"{spec.workflow}.yaml", "run_id": run_id, "result": cap_json(value)}
             if self.ctx().docstore.get_run(run_id) is not None:

@@ -167,10 +167,39 @@ def test_the_embedded_engine_runs_the_deployed_workflow_auth_included(full):
         return 200, {"run_id": body["run_id"], "route": routes.get(stage, "ok")}
 
     result = Interpreter(load_workflow(source), transport, sleep=lambda s: None).run(
-        {"question": "q", "collection": "c", "run_id": "r1",
-         "urls": {s: f"local://{s}" for s in _called_stages_from_text()}})
+        {"question": "q", "collection": "c", "run_id": "r1"},
+        env={"RELAYRAG_STAGE_URLS": json.dumps({s: f"local://{s}" for s in _called_stages_from_text()})})
     assert result == {"run_id": "r1", "route": "rag"}
     assert seen == ["classify", "hyde", "retrieve", "rerank", "grade", "generate", "hallucination_check"]
+
+
+def test_deployed_workflow_takes_stage_urls_only_from_its_deployment(full):
+    """Issue 10 item 2: every stage call carries the workflow service account's OIDC token
+    (https://cloud.google.com/workflows/docs/authenticate-from-workflow: "auth: type: OIDC"), so a caller who may
+    start executions (roles/workflows.invoker) must not choose where those calls go. The rendered YAML is run
+    with a hostile `urls` argument: every call still goes to the URLs of the deployment's RELAYRAG_STAGE_URLS."""
+    from relayrag.engine.interpreter import Interpreter, load_workflow
+
+    wf = full.one("gcp:workflows/workflow:Workflow", "rag")
+    deployed = {s: f"https://{s}-abc.a.run.app" for s in _called_stages_from_text()}
+    hostile = {s: "https://attacker.example/steal" for s in _called_stages_from_text()}
+    routes = {"classify": "rag", "grade": "pass", "hallucination_check": "grounded"}
+    seen = []
+
+    def transport(method, url, body, timeout):
+        seen.append(url)
+        stage = url.removeprefix("https://").split("-abc", 1)[0]
+        return 200, {"run_id": body["run_id"], "route": routes.get(stage, "ok")}
+
+    Interpreter(load_workflow(wf.inputs["sourceContents"]), transport, sleep=lambda s: None).run(
+        {"question": "q", "collection": "c", "run_id": "r1", "urls": hostile},
+        env={"RELAYRAG_STAGE_URLS": json.dumps(deployed)})
+    assert seen and all(u in deployed.values() for u in seen), seen
+    # and the deployment does set that variable (the functions' URLs; not asserted by value under mocks)
+    assert "RELAYRAG_STAGE_URLS" in wf.inputs["userEnvVars"]
+    # statically: no expression of the rendered workflow reads `urls` from the runtime argument
+    exprs = re.findall(r"\$\{([^}]*)\}", wf.inputs["sourceContents"])
+    assert not [e for e in exprs if "args" in e and "urls" in e]
 
 
 # ------------------------------------------------------------------------------------- IAM

@@ -235,8 +235,13 @@ def _ingest_once(ctx: StageContext, path: Path | str | None, collection: str, *,
         current = meta["current_version"] if meta else None
         summary = IngestSummary(collection, current)
         records = {r["path"]: r for r in docs.list_files(collection)}
-        old_chunks: list[dict] = read_chunks(store, collection, current) if current else []
-        old_vectors = read_vectors(store, collection, current) if current else np.zeros((0, 384), np.float16)
+        old_chunks, old_vectors, unreadable = _read_current(store, collection, current)
+        if unreadable:
+            # The current snapshot cannot be read (corrupt, truncated, deleted by hand): nothing of it can be
+            # reused, so every file is loaded again and sources this call does not load are dropped from the
+            # collection, rather than leaving a collection that neither ingest nor delete can change.
+            summary.warnings.append({"path": prefix(collection, current), "warning": unreadable})
+        records_for_skip = {} if unreadable else records  # nothing unchanged can keep chunks from it
         vec_by_hash = {c["content_hash"]: i for i, c in enumerate(old_chunks)}
 
         new_chunks: dict[str, list[dict]] = {}   # file key -> chunks
@@ -293,7 +298,7 @@ def _ingest_once(ctx: StageContext, path: Path | str | None, collection: str, *,
                                               f"{', '.join(sorted(loaders.SUPPORTED_SUFFIXES))}, BEIR corpus.jsonl")
                         stat = f.stat()
                         digest = file_sha256(f)
-                        prev = records.get(key)
+                        prev = records_for_skip.get(key)
                         if prev and prev.get("sha256") == digest:
                             summary.skipped += 1
                             if any(prev.get(k) != v for k, v in fields.items()):
@@ -324,6 +329,13 @@ def _ingest_once(ctx: StageContext, path: Path | str | None, collection: str, *,
                         k == root_key or k.startswith(root_key.rstrip("/") + "/")):
                     deleted.append(k)
 
+        if unreadable:  # sources whose chunks were only in the unreadable snapshot are gone: say so
+            kept = set(new_chunks) | set(deleted)
+            lost = [k for k in records if k not in kept]
+            deleted.extend(lost)
+            for k in lost:
+                summary.warnings.append({"path": k, "warning": "dropped from the collection with the unreadable "
+                                                                "snapshot; ingest it again to restore it"})
         summary.ingested = len(new_records)
         summary.deleted = len(deleted)
         if not new_records and not deleted:
@@ -404,11 +416,29 @@ def _best_effort(fn, *args, **kw) -> None:
         log.warning("snapshot clean-up %s failed: %s: %s", getattr(fn, "__name__", fn), type(exc).__name__, exc)
 
 
+def _read_current(store, collection: str, current: str | None) -> tuple[list[dict], np.ndarray, str | None]:
+    """(chunks, vectors, None) of the current version, or ([], empty, reason) when it cannot be read."""
+    empty = np.zeros((0, 384), np.float16)
+    if not current:
+        return [], empty, None
+    try:
+        chunks = read_chunks(store, collection, current)
+        vectors = read_vectors(store, collection, current)
+        if vectors.ndim != 2 or vectors.shape[0] != len(chunks):
+            raise ValueError(f"{vectors.shape[0] if vectors.ndim else 0} vectors for {len(chunks)} chunks")
+    except (OSError, ValueError, KeyError, EOFError) as exc:  # JSONLError and numpy's format errors are ValueErrors
+        reason = (f"the current snapshot {current} could not be read ({type(exc).__name__}: {exc}); "
+                  f"it is replaced by a new one built from the files loaded now")
+        log.warning("%s: %s", collection, reason)
+        return [], empty, reason
+    return chunks, vectors, None
+
+
 def _snapshot_embedder(store, collection: str, version: str) -> str | None:
     """The `embedder` a snapshot's manifest names (None if it names none)."""
     try:
         return json.loads(store.get_bytes(prefix(collection, version) + "manifest.json")).get("embedder")
-    except FileNotFoundError:
+    except (OSError, ValueError):
         return None
 
 

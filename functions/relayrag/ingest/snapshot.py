@@ -23,6 +23,7 @@ from pathlib import Path
 
 import numpy as np
 
+from relayrag import jsonl
 from relayrag.backends.blobstore import BlobStore
 from relayrag.naming import validate_collection
 from relayrag.retrieval.bm25 import BM25Index
@@ -66,8 +67,7 @@ def write_snapshot(store: BlobStore, collection: str, version: str, chunks: list
     if vectors.shape[0] != len(chunks):
         raise ValueError(f"{vectors.shape[0]} vectors for {len(chunks)} chunks")
     p = prefix(collection, version)
-    store.put_bytes(p + "chunks.jsonl",
-                    "".join(json.dumps(c, ensure_ascii=False) + "\n" for c in chunks).encode("utf-8"))
+    store.put_bytes(p + "chunks.jsonl", jsonl.dump_lines(chunks))
     buf = io.BytesIO()
     np.save(buf, np.asarray(vectors, dtype=np.float16), allow_pickle=False)
     store.put_bytes(p + "dense.npy", buf.getvalue())
@@ -81,8 +81,8 @@ def write_snapshot(store: BlobStore, collection: str, version: str, chunks: list
 
 
 def read_chunks(store: BlobStore, collection: str, version: str) -> list[dict]:
-    data = store.get_bytes(prefix(collection, version) + "chunks.jsonl").decode("utf-8")
-    return [json.loads(line) for line in data.splitlines() if line]
+    """The chunks of one version, in row order (JSON Lines split on "\\n" only: see relayrag.jsonl)."""
+    return jsonl.loads(store.get_bytes(prefix(collection, version) + "chunks.jsonl"))
 
 
 def read_vectors(store: BlobStore, collection: str, version: str) -> np.ndarray:

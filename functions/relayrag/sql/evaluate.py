@@ -21,11 +21,11 @@ import datetime as _dt
 import decimal
 import hashlib
 import itertools
-import json
 import time
 from pathlib import Path
 from typing import Any, Callable
 
+from relayrag import jsonl
 from relayrag.errors import ConfigError, RelayragError
 
 MAX_PERMUTED_COLUMNS = 8
@@ -77,17 +77,11 @@ def execution_match(gold_rows: list, pred_rows: list, *, order_matters: bool, le
 
 def _read_jsonl(path: Path) -> list[dict]:
     try:
-        lines = Path(path).read_text(encoding="utf-8").splitlines()
+        return jsonl.read(path)
     except OSError as exc:
         raise RelayragError(f"cannot read {path}: {exc}") from exc
-    out = []
-    for i, line in enumerate(lines, 1):
-        if line.strip():
-            try:
-                out.append(json.loads(line))
-            except ValueError as exc:
-                raise RelayragError(f"{path}:{i}: not JSON: {exc}") from exc
-    return out
+    except jsonl.JSONLError as exc:
+        raise RelayragError(str(exc)) from exc
 
 
 def _fingerprint(db: Path) -> tuple[str, list[str]]:
