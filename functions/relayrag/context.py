@@ -102,6 +102,15 @@ class StageContext:
             self._llm_built = True
         return self._llm
 
+    def current_version(self, collection: str) -> str:
+        """The collection's current snapshot version. StageError if it has none."""
+        meta = self.docstore.get_collection(collection)
+        if meta is None or not meta.get("current_version"):
+            known = ", ".join(c["name"] for c in self.docstore.list_collections()) or "none"
+            raise StageError(f"collection {collection!r} has no index; run `relayrag ingest PATH "
+                             f"--collection {collection}` first (collections: {known})")
+        return meta["current_version"]
+
     def snapshot(self, collection: str, version: str | None = None) -> IndexSnapshot:
         """An index snapshot of `collection`: `version` (the one a run pinned at retrieve, so every stage of one
         run reads the same rows), else the current one. Cached per (collection, version), the last
@@ -109,12 +118,7 @@ class StageContext:
         pinned version is gone, or if it was built by another embedder than this context's (its vectors would
         not be comparable); RelayragError if its files cannot be read (the message says how to recover)."""
         if version is None:
-            meta = self.docstore.get_collection(collection)
-            if meta is None or not meta.get("current_version"):
-                known = ", ".join(c["name"] for c in self.docstore.list_collections()) or "none"
-                raise StageError(f"collection {collection!r} has no index; run `relayrag ingest PATH "
-                                 f"--collection {collection}` first (collections: {known})")
-            version = meta["current_version"]
+            version = self.current_version(collection)
         with self._lock:
             cached = self._snapshots.setdefault(collection, {})
             snap = cached.get(version)

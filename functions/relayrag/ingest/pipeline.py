@@ -400,12 +400,18 @@ def _ingest_once(ctx: StageContext, path: Path | str | None, collection: str, *,
         # Without a shared lock (a remote blob store), a younger version may be another writer's in flight.
         # The commit succeeded: cleaning up is best effort (a later ingest's GC retries it), never an error.
         shared_lock = isinstance(store, LocalBlobStore)
-        _best_effort(gc_versions, store, collection, keep={version} | ({current} if current else set()),
+        _best_effort(_gc, ctx, collection, keep={version} | ({current} if current else set()),
                      min_age_s=0.0 if shared_lock else GC_MIN_AGE_S)
         summary.version = version
         summary.chunks_total = len(chunks)
         summary.seconds = time.perf_counter() - t0
         return summary
+
+
+def _gc(ctx: StageContext, collection: str, keep: set[str], min_age_s: float) -> list[str]:
+    """gc_versions sparing also every version a run in flight has pinned (docstore.pinned_versions)."""
+    return gc_versions(ctx.blobstore, collection, keep | ctx.docstore.pinned_versions(collection),
+                       min_age_s=min_age_s)
 
 
 def _best_effort(fn, *args, **kw) -> None:

@@ -30,6 +30,9 @@ from relayrag.retrieval.bm25 import BM25Index
 from relayrag.retrieval.dense import DenseIndex
 
 
+RUN_PIN_TTL_S = 3600.0  # a run's lease on the version it retrieved from (ingest's GC spares it meanwhile)
+
+
 def index_text(chunk: dict) -> str:
     """What BM25 and the dense arm index for a chunk: title line, table header if continued, text."""
     return "\n".join(p for p in (chunk.get("title"), chunk.get("context"), chunk["text"]) if p)

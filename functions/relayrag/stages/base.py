@@ -53,6 +53,13 @@ def load_run(ctx: StageContext, run_id: str) -> dict:
     return run
 
 
+def run_snapshot(ctx: StageContext, run: dict):
+    """The index snapshot this run's candidates index into: the version retrieve pinned in the run record
+    (`snapshot_version`), so an ingest committed mid-run never shifts the rows later stages read; the
+    current version before retrieve has run."""
+    return ctx.snapshot(run["collection"], version=run.get("snapshot_version"))
+
+
 def execute(stage: Stage, payload: Any, ctx: StageContext) -> tuple[int, dict]:
     """Validate `payload`, run the stage, record its trace entry. Returns (HTTP status, JSON body).
 

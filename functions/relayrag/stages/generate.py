@@ -16,7 +16,7 @@ import re
 from relayrag.backends.llm import LLMError
 from relayrag.context import StageContext
 from relayrag.retrieval.tokenize import tokenize
-from relayrag.stages.base import Stage, StageRequest, StageResponse, llm_failure, load_run
+from relayrag.stages.base import Stage, StageRequest, StageResponse, llm_failure, load_run, run_snapshot
 from relayrag.stages.evidence import embed_sentences, query_idf, weighted_coverage
 from relayrag.text import has_cjk
 
@@ -150,7 +150,7 @@ def run(req: GenerateRequest, ctx: StageContext) -> GenerateResponse:
         return GenerateResponse(run_id=req.run_id, method=method, llm_error=llm_error, n_citations=0,
                                 regen_count=regen)
 
-    snap = ctx.snapshot(collection)
+    snap = run_snapshot(ctx, run_rec)
     relevant = set(run_rec.get("relevant") or [])
     chunks = [snap.chunks[c["row"]] for c in run_rec.get("candidates") or [] if c["chunk_id"] in relevant]
     chunks = chunks[: ctx.settings.context_k]

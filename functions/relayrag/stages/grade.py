@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from relayrag.backends.llm import LLMError, complete_json
 from relayrag.context import StageContext
-from relayrag.stages.base import Stage, StageRequest, StageResponse, llm_failure, load_run
+from relayrag.stages.base import Stage, StageRequest, StageResponse, llm_failure, load_run, run_snapshot
 from relayrag.stages.evidence import relevance_probability
 
 
@@ -39,7 +39,7 @@ def run(req: GradeRequest, ctx: StageContext) -> GradeResponse:
     method, llm_error = "calibrated", None
     if ctx.llm is not None and head:
         try:
-            snap = ctx.snapshot(run_rec["collection"])
+            snap = run_snapshot(ctx, run_rec)
             for c in head[: ctx.settings.context_k]:
                 out = complete_json(ctx.llm, [
                     {"role": "system", "content": "Does the passage contain information that helps answer the "

@@ -13,7 +13,7 @@ from __future__ import annotations
 from relayrag.backends.llm import LLMError, complete_json
 from relayrag.context import StageContext
 from relayrag.retrieval.tokenize import tokenize
-from relayrag.stages.base import Stage, StageRequest, StageResponse, llm_failure, load_run
+from relayrag.stages.base import Stage, StageRequest, StageResponse, llm_failure, load_run, run_snapshot
 from relayrag.stages.evidence import embed_sentences, lexical_coverage
 from relayrag.text import has_cjk, sentences as split_sents
 
@@ -79,7 +79,7 @@ def run(req: CheckRequest, ctx: StageContext) -> CheckResponse:
         ctx.docstore.update_run(req.run_id, {"grounded": True, "unsupported": []})
         return CheckResponse(run_id=req.run_id, route="grounded", method="skipped (no claims)", grounded=True,
                              regen_count=regen)
-    snap = ctx.snapshot(run_rec["collection"])
+    snap = run_snapshot(ctx, run_rec)
     by_id = {c["chunk_id"]: snap.chunks[snap.row_of[c["chunk_id"]]] for c in run_rec.get("citations", [])
              if c["chunk_id"] in snap.row_of}
     cited = {c["n"]: by_id[c["chunk_id"]] for c in run_rec.get("citations", []) if c["chunk_id"] in by_id}

@@ -18,7 +18,7 @@ import numpy as np
 from relayrag.backends.llm import LLMError, complete_json
 from relayrag.context import StageContext
 from relayrag.retrieval.tokenize import tokenize
-from relayrag.stages.base import Stage, StageRequest, StageResponse, llm_failure, load_run
+from relayrag.stages.base import Stage, StageRequest, StageResponse, llm_failure, load_run, run_snapshot
 from relayrag.stages.evidence import embed_sentences, lexical_coverage
 from relayrag.text import has_cjk
 
@@ -95,7 +95,7 @@ LABEL_SCHEMA = {"type": "object", "properties": {"relevance": {"type": "integer"
 
 def run(req: RerankRequest, ctx: StageContext) -> RerankResponse:
     run_rec = load_run(ctx, req.run_id)
-    snap = ctx.snapshot(run_rec["collection"])
+    snap = run_snapshot(ctx, run_rec)
     bm = snap.bm25.scores(run_rec["question"])
     qv = ctx.embedder.embed([run_rec["question"]], kind="query")[0]
     cjk = has_cjk(run_rec["question"])

@@ -9,6 +9,7 @@ from __future__ import annotations
 from pydantic import Field, field_validator
 
 from relayrag.context import StageContext
+from relayrag.ingest.snapshot import RUN_PIN_TTL_S
 from relayrag.retrieval.bandit import Arm, ThompsonBandit
 from relayrag.retrieval.fusion import rrf_fuse, top_k
 from relayrag.stages.base import Stage, StageRequest, StageResponse, load_run
@@ -53,7 +54,11 @@ def arm_ranking(snapshot, embedder, queries: list[dict], arm: str, depth: int = 
 def run(req: RetrieveRequest, ctx: StageContext) -> RetrieveResponse:
     run_rec = load_run(ctx, req.run_id)
     collection = run_rec["collection"]
-    snap = ctx.snapshot(collection)
+    version = ctx.current_version(collection)
+    # lease the version to this run before loading it: later stages read the same rows (run_snapshot) and
+    # ingest's GC spares it while the run is in flight
+    ctx.docstore.pin_version(collection, version, req.run_id, RUN_PIN_TTL_S)
+    snap = ctx.snapshot(collection, version)
     queries = run_rec.get("queries") or [{"text": run_rec["question"], "kind": "original", "weight": 1.0}]
     if req.arm:
         arm, method, draws = req.arm, "forced", {}
