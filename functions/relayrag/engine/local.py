@@ -104,8 +104,11 @@ def build_result(ctx: StageContext, run_id: str) -> dict:
         "retry_count": run.get("retry_count", 0),
         "regen_count": run.get("regen_count", 0),
         # llm_error: why a stage's LLM call failed and it fell back to its no-LLM method (only then)
+        # llm_fallbacks: that stage's fallbacks in a row in the serving process (a dead LLM path keeps growing)
         "stages": [{"name": t["name"], "ms": t["ms"], "method": t["method"],
-                    **({"llm_error": t["llm_error"]} if t.get("llm_error") else {})} for t in trace],
+                    **({"llm_error": t["llm_error"]} if t.get("llm_error") else {}),
+                    **({"llm_fallbacks": t["llm_fallbacks"]} if t.get("llm_fallbacks") else {})} for t in trace],
+        "llm_fallbacks": sum(1 for t in trace if t.get("llm_error")),
         # sql route: the query that answered, its rows (capped) and how many it returned
         "sql": run.get("sql"),
         "rows": run.get("rows", []),

@@ -7,6 +7,8 @@ outputs back there, and returns small scalars the workflow can switch on (`route
 
 from __future__ import annotations
 
+import logging
+import threading
 import time
 from dataclasses import dataclass
 from typing import Any, Callable
@@ -15,6 +17,8 @@ from pydantic import BaseModel, Field, ValidationError
 
 from relayrag.context import StageContext
 from relayrag.errors import RelayragError, StageError
+
+log = logging.getLogger(__name__)
 
 
 class StageRequest(BaseModel):
@@ -35,6 +39,41 @@ def llm_failure(exc: Exception) -> str:
     LLMError's message as is (it names the endpoint), a malformed reply's KeyError/ValueError by type."""
     msg = str(exc) if isinstance(exc, RelayragError) else f"unusable LLM reply ({type(exc).__name__}: {exc})"
     return " ".join(msg.split())[:500]
+
+
+class FallbackCounter:
+    """Per process and stage: how many calls in a row fell back to the no-LLM method because the LLM failed.
+
+    A stage whose LLM path is dead (a wrong model, a thinking model that spends its whole output cap, no
+    quota) would otherwise answer on every call with its fallback and look healthy: the count goes into each
+    trace entry (`llm_fallbacks`), and a warning is logged on the WARN_AT-th fallback in a row and every
+    WARN_EVERY-th after it. A call whose method used the LLM resets the count."""
+
+    WARN_AT, WARN_EVERY = 3, 50
+
+    def __init__(self):
+        self._lock = threading.Lock()
+        self._streak: dict[str, int] = {}
+
+    def record(self, stage: str, fell_back: bool, used_llm: bool) -> int:
+        with self._lock:
+            if fell_back:
+                n = self._streak[stage] = self._streak.get(stage, 0) + 1
+            elif used_llm:
+                n = self._streak[stage] = 0
+            else:
+                n = self._streak.get(stage, 0)
+        if fell_back and (n == self.WARN_AT or (n > self.WARN_AT and (n - self.WARN_AT) % self.WARN_EVERY == 0)):
+            log.warning("stage %s: the LLM failed on each of its last %d calls; it answers with its no-LLM method "
+                        "(see the trace's llm_error)", stage, n)
+        return n
+
+    def streak(self, stage: str) -> int:
+        with self._lock:
+            return self._streak.get(stage, 0)
+
+
+FALLBACKS = FallbackCounter()
 
 
 @dataclass(frozen=True)
@@ -84,8 +123,11 @@ def execute(stage: Stage, payload: Any, ctx: StageContext) -> tuple[int, dict]:
     resp.ms = round((time.perf_counter() - t0) * 1000, 2)
     entry = {"name": stage.name, "ms": resp.ms, "method": resp.method, "route": resp.route,
              "outputs": stage.summarize(resp) if stage.summarize else {}}
+    streak = FALLBACKS.record(stage.name, fell_back=bool(resp.llm_error),
+                              used_llm=resp.method.startswith("llm") and not resp.llm_error)
     if resp.llm_error:
         entry["llm_error"] = resp.llm_error
+        entry["llm_fallbacks"] = streak  # this stage's fallbacks in a row in this process, this one included
     try:
         ctx.docstore.append_trace(req.run_id, entry)
     except Exception as exc:
