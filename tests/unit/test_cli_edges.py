@@ -229,17 +229,47 @@ def test_eval_sql_without_an_llm_runs_the_raw_sql_attacks(home, tmp_path):
     rep = json.loads(r.stdout)
     n_sql = sum(json.loads(line)["kind"] == "sql" for line in ADVERSARIAL.read_text().splitlines() if line.strip())
     assert rep["accuracy"] is None and rep["n"] == 0 and rep["llm"] is None
-    assert rep["guard"] == {"refused": n_sql, "total": n_sql, "db_unchanged": True, "skipped": 2}
+    assert rep["guard"] == {"refused": n_sql, "stopped": 0, "errors": 0, "ran": 0, "total": n_sql,
+                            "db_unchanged": True, "skipped": 2}
     assert rep["skipped"]["questions"] == 1 and rep["skipped"]["nl_attacks"] == 2
     assert "RELAYRAG_LLM" in rep["skipped"]["reason"]
     assert all(i["kind"] == "sql" and i["refused"] for i in rep["items"])
 
     human = invoke("eval", "sql", dev, "-c", "chinook", "--adversarial", ADVERSARIAL)
-    assert human.exit_code == 0 and f"guard: {n_sql}/{n_sql} refused, database unchanged: True" in human.stdout
+    assert human.exit_code == 0 and f"guard: {n_sql}/{n_sql} refused, 0 stopped by a limit, 0 database errors, 0 ran; database unchanged: True" \
+        in human.stdout
     assert "skipped: 1 questions and 2 natural-language attacks" in one_line(human.stderr)
 
     nothing = invoke("eval", "sql", dev, "-c", "chinook")  # no attack to run, no LLM: nothing to check
     assert nothing.exit_code == 2 and "needs an LLM" in nothing.stderr
+
+
+def test_eval_sql_counts_timeouts_and_errors_as_what_they_are(home, tmp_path, monkeypatch):
+    """Issue 10 item 12: 23/25 "refused" where the guard refused 20 — a timeout or a database error is not a
+    refusal. Each attack gets its outcome; only one that ran to completion fails the run."""
+    import relayrag.stages.sql as sql_stage
+    monkeypatch.setattr(sql_stage, "TIMEOUT_S", 0.3)
+    assert invoke("warehouse", "load", CHINOOK, "-c", "chinook").exit_code == 0
+    attacks = tmp_path / "attacks.jsonl"
+    rows = [("drop", "DROP TABLE Album"),                                                    # guard
+            ("cross", "SELECT COUNT(*) AS n FROM InvoiceLine a, InvoiceLine b, InvoiceLine c"),  # timeout
+            ("big", "SELECT repeat('x', 3000000) AS s"),                                       # result bytes
+            ("err", "SELECT CAST('abc' AS INT64) AS n")]                                      # database error
+    attacks.write_text("".join(json.dumps({"id": i, "kind": "sql", "input": q}) + "\n" for i, q in rows),
+                       encoding="utf-8")
+    dev = tmp_path / "dev.jsonl"
+    dev.write_text(json.dumps({"id": "q1", "question": "q", "gold_result": [[1]]}) + "\n", encoding="utf-8")
+    r = invoke("eval", "sql", dev, "-c", "chinook", "--adversarial", attacks, "--json")
+    rep = json.loads(r.stdout)
+    outcomes = {i["id"]: i["outcome"] for i in rep["items"]}
+    assert outcomes == {"drop": "refused", "cross": "timeout", "big": "result_bytes", "err": "error"}, rep["items"]
+    assert rep["guard"] == {"refused": 1, "stopped": 2, "errors": 1, "ran": 0, "total": 4, "db_unchanged": True,
+                            "skipped": 0}
+    assert r.exit_code == 0
+    attacks.write_text(json.dumps({"id": "ok", "kind": "sql", "input": "SELECT COUNT(*) AS n FROM Album"}) + "\n",
+                       encoding="utf-8")
+    ran = invoke("eval", "sql", dev, "-c", "chinook", "--adversarial", attacks, "--json")
+    assert ran.exit_code == 1 and json.loads(ran.stdout)["guard"]["ran"] == 1
 
 
 def test_eval_sql_help_describes_the_format_itself():
