@@ -1,0 +1,100 @@
+"""`relayrag eval beir|sql`: retrieval and Text-to-SQL evaluation."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+from relayrag.cli.app import (
+    _ctx,
+    _print_json,
+    _say,
+    _user_errors,
+    err,
+    eval_app,
+    out,
+)
+
+
+@eval_app.command("beir")
+def eval_beir(dataset: Path = typer.Argument(..., help="BEIR folder: corpus.jsonl, queries.jsonl, qrels/test.tsv."),
+              collection: str = typer.Option(..., "--collection", "-c", help="Collection name."),
+              as_json: bool = typer.Option(False, "--json", help="Print the result as one JSON object."),
+              limit: int = typer.Option(0, "--limit", help="Evaluate only the first N test queries (0 = all); the whole corpus is "
+                                "still ingested (SciFact: about 10 min on 2 cores, once)."),
+              split: str = typer.Option("test", "--split", help="qrels file name under qrels/."),
+              pipeline: bool = typer.Option(True, "--pipeline/--no-pipeline", help="Also score the full pipeline.")):
+    """Ingest (if needed) and score a BEIR dataset: nDCG@10, Recall@100, MRR@10 for each arm, the bandit,
+    and the full pipeline's final ranking."""
+    from relayrag.evaluation import evaluate_beir
+    with _user_errors(as_json):
+        report = evaluate_beir(_ctx(), dataset, collection, limit=limit or None, split=split, pipeline=pipeline,
+                               progress=not as_json)
+    if as_json:
+        _print_json(report)
+        return
+    _say(out, (report["dataset"], "bold"), f": {report['queries']} queries")
+    rows = dict(report["arms"])
+    if report.get("pipeline"):
+        rows["pipeline"] = report["pipeline"]
+    for name, m in rows.items():
+        _say(out, f"  {name:10s} nDCG@10 {m['ndcg@10']:.4f}  Recall@100 {m['recall@100']:.4f}  MRR@10 {m['mrr@10']:.4f}")
+    _say(out, f"  timings: {report['timings']}")
+
+
+@eval_app.command("sql")
+def eval_sql(dataset: Path = typer.Argument(..., help="JSONL, one question per line: {\"id\", \"question\", "
+                                         "\"gold_result\": [[value, ...], ...] (the expected rows), "
+                                         "\"order_matters\": true|false, and optionally \"difficulty\" and "
+                                         "\"lang\" (reported per group)}."),
+             collection: str = typer.Option(..., "--collection", "-c", help="Collection with a warehouse."),
+             adversarial: list[Path] = typer.Option([], "--adversarial", help="JSONL of guard attacks (repeatable), "
+                                                    "one per line: {\"id\", \"input\", \"kind\": \"sql\" (raw SQL "
+                                                    "sent to the warehouse through the guard) | \"nl\" (a request "
+                                                    "through the whole LLM path)}. Each must be refused and the "
+                                                    "database left unchanged."),
+             limit: int = typer.Option(0, "--limit", help="Evaluate only the first N questions (0 = all)."),
+             as_json: bool = typer.Option(False, "--json", help="Print the result as one JSON object.")):
+    """Execution accuracy of Text-to-SQL (strict and lenient, by difficulty and language) and the guard's
+    refusals.
+
+    Matching: the rows the generated SQL returns and `gold_result` are normalised (numbers rounded to 2
+    decimals, 5.0 equals 5, datetimes as 'YYYY-MM-DD HH:MM:SS', null stays null) and compared as multisets
+    of rows, or as lists when `order_matters`. Strict: the same number of columns, in any order; lenient:
+    extra columns in the prediction are allowed. An error, a timeout or a refusal scores 0.
+
+    The questions and "nl" attacks need an LLM (RELAYRAG_LLM). Without one, the "sql" attacks and the
+    unchanged-database check still run and the rest is reported as skipped (accuracy null). Each attack is
+    counted as what happened to it: refused by the guard, stopped by a limit (time, memory, result size), a
+    database error, or ran to completion. Exit code 1 if the database changed or an attack ran to completion;
+    2 on bad input or nothing to evaluate."""
+    from relayrag.sql.evaluate import evaluate_sql
+
+    def progress(item: dict) -> None:
+        if not as_json:
+            mark = ("ok" if item.get("correct") else "--") if "correct" in item else \
+                ("RAN" if item["outcome"] == "ran" else item["outcome"])
+            _say(err, (f"{item['id']}: {mark}", "dim"))
+    with _user_errors(as_json):
+        report = evaluate_sql(_ctx(), dataset, collection, adversarial=list(adversarial), limit=limit or None,
+                              on_item=progress)
+    g = report["guard"]
+    failed = not g["db_unchanged"] or g["ran"] > 0
+    if as_json:
+        _print_json(report)
+    else:
+        if report["n"]:
+            _say(out, (report["dataset"], "bold"), f" ({report['n']} questions, {report['llm']}): EX "
+                 f"{report['accuracy']:.3f} (lenient {report['lenient_accuracy']:.3f}), "
+                 f"false refusals {report['false_refusals']}")
+            for key in ("by_difficulty", "by_lang"):
+                _say(out, "  " + ", ".join(f"{k} {v['accuracy']:.3f} (n={v['n']})" for k, v in report[key].items()))
+        if g["total"]:
+            _say(out, f"guard: {g['refused']}/{g['total']} refused, {g['stopped']} stopped by a limit, "
+                 f"{g['errors']} database errors, {g['ran']} ran; database unchanged: {g['db_unchanged']}")
+        if report.get("skipped"):
+            sk = report["skipped"]
+            _say(err, ("skipped:", "yellow"), f" {sk['questions']} questions and {sk['nl_attacks']} natural-language "
+                 f"attacks: {sk['reason']}")
+    raise typer.Exit(1 if failed else 0)
