@@ -122,7 +122,8 @@ def gc_versions(store: BlobStore, collection: str, keep: set[str], min_age_s: fl
 
     min_age_s > 0 is for writers that share no lock (Cloud Functions instances): a younger version may be
     another writer's snapshot still being written, which its compare-and-set commit may yet make current."""
-    versions = {key[len(prefix(collection)):].split("/", 1)[0] for key in store.list(prefix(collection))}
+    versions = {key[len(prefix(collection)):].split("/", 1)[0]
+                for key in store.list(prefix(collection), include_partial=True)}
     cutoff = time.time() - min_age_s
     removed = sorted(v for v in versions
                      if v and v not in keep and (min_age_s <= 0 or (version_time(v) or 0.0) <= cutoff))

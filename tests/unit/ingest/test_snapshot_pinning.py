@@ -71,3 +71,21 @@ def test_a_vanished_pinned_version_is_a_clear_stage_error(ctx, tmp_path):
     ctx.blobstore.delete_prefix(prefix("c", v1))
     with pytest.raises(StageError, match="no longer exists"):
         ctx.snapshot("c", v1)
+
+
+def test_gc_removes_a_version_folder_holding_only_a_temp_file(ctx, tmp_path):
+    """Issue 10 item 13: a writer that died mid-`put_bytes` leaves `.tmp-*` alone in a version folder;
+    LocalBlobStore.list hid it, so GC never saw that version (one survived 23 clean-ups)."""
+    folder = write_docs(tmp_path / "d", {"x.txt": RODENT})
+    ingest(ctx, folder, "c")
+    dead = ctx.blobstore.root / "snapshots" / "c" / "v0000000000001-dead00"
+    dead.mkdir(parents=True)
+    (dead / ".tmp-abc123").write_bytes(b"half a chunks file")
+    (folder / "x.txt").write_text(RODENT + " More.", encoding="utf-8")
+    ingest(ctx, folder, "c")
+    assert not dead.exists()
+    # readers still never see a write in progress
+    live = ctx.blobstore.root / "snapshots" / "c" / ctx.docstore.get_collection("c")["current_version"]
+    (live / ".tmp-inflight").write_bytes(b"x")
+    assert not any(".tmp-" in k for k in ctx.blobstore.list("snapshots/c/"))
+    assert any(k.endswith("/.tmp-inflight") for k in ctx.blobstore.list("snapshots/c/", include_partial=True))
