@@ -360,3 +360,25 @@ def test_the_sql_an_answer_came_from_prints_verbatim(make_llm_ctx, home):
     ran = json.loads(invoke("run", run_id).stdout)["run"]["sql"]  # the guarded query (BigQuery dialect)
     assert "[Brazil]" in ran and "'[b]' = '[b]'" in ran
     assert shown == f"SQL: {ran} (1 row)"
+
+
+def test_cli_skips_symlinks_with_a_reason_unless_asked_to_follow(home, tmp_path):
+    """Issue 10 item 11: the CLI followed file symlinks silently."""
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "a.txt").write_text("Otters hold hands while sleeping so they do not drift apart.", encoding="utf-8")
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (elsewhere / "b.txt").write_text("Wombats produce cube-shaped droppings.", encoding="utf-8")
+    (docs / "link.txt").symlink_to(elsewhere / "b.txt")
+    (docs / "dir").symlink_to(elsewhere, target_is_directory=True)
+    (docs / "loop").symlink_to(docs, target_is_directory=True)
+    r = invoke("ingest", docs, "-c", "s", "--json")
+    rep = json.loads(r.stdout)
+    assert rep["files"]["ingested"] == 1 and r.exit_code == 1
+    reasons = {Path(f["path"]).name: f["error"] for f in rep["failed"]}
+    assert set(reasons) == {"link.txt", "dir", "loop"}
+    assert "symbolic link to the file" in reasons["link.txt"] and "--follow-symlinks" in reasons["link.txt"]
+    followed = json.loads(invoke("ingest", docs, "-c", "t", "--json", "--follow-symlinks").stdout)
+    # link.txt, dir/b.txt: the same target read twice under two names; the loop back into docs/ is not re-read
+    assert followed["files"]["ingested"] == 3 and followed["failed"] == [], followed

@@ -446,3 +446,32 @@ def test_an_unexpected_exception_is_a_tool_error_not_a_crash(server, small_corpu
             return err, (await c.call_tool("list_collections", {})).data
     err, still = run(go())
     assert err == "internal error (RuntimeError): disk on fire" and still["count"] == 0
+
+
+def test_symlinks_inside_ingest_roots_cannot_escape_them(home, wf_dir, small_corpus, tmp_path, monkeypatch):
+    """Issue 10 item 11: a symlink inside RELAYRAG_MCP_INGEST_ROOTS pointing at /etc/passwd was ingested with its
+    folder and `search` returned the passwd lines: the given path was resolved, the files under it were not."""
+    from relayrag.settings import load_settings
+    secret = tmp_path / "secret"
+    secret.mkdir()
+    (secret / "passwd.txt").write_text("root:x:0:0:root:/root:/bin/bash\nsecretuser:x:1000\n", encoding="utf-8")
+    (small_corpus / "passwd.txt").symlink_to(secret / "passwd.txt")
+    (small_corpus / "etc").symlink_to(secret, target_is_directory=True)
+    monkeypatch.setenv("RELAYRAG_MCP_INGEST_ROOTS", str(small_corpus))
+    load_settings.cache_clear()
+    (small_corpus / "bees-again.txt").symlink_to(small_corpus / "bees.txt")  # a link inside the root is fine
+
+    async def go():
+        async with Client(build_server(http=True)) as c:
+            ing = await c.call_tool("ingest", {"path": str(small_corpus), "collection": "docs"})
+            hits = await c.call_tool("search", {"query": "root secretuser bin bash", "collection": "docs"})
+            direct = await c.call_tool("ingest", {"path": str(small_corpus / "passwd.txt"), "collection": "docs"},
+                                       raise_on_error=False)
+            return ing, hits, direct
+
+    ing, hits, direct = run(go())
+    assert ing.data["files"]["ingested"] == 5  # the four files and the in-root link
+    refused = {Path(f["path"]).name: f["error"] for f in ing.data["failed"]}
+    assert set(refused) == {"passwd.txt", "etc"} and all("outside the folders" in e for e in refused.values())
+    assert not any("secretuser" in r["quote"] for r in hits.data["results"])
+    assert direct.is_error and "outside the folders" in direct.content[0].text
