@@ -83,6 +83,9 @@ class Settings(BaseSettings):
     max_regenerations: int = Field(1, description="Regenerations after a failed hallucination check.")
     ocr_lang: str = Field("eng", description="tesseract language(s) for OCR fallback.")
     ocr_dpi: int = Field(200, description="Rasterisation DPI for OCR.")
+    ingest_file_budget_s: float = Field(600.0, gt=0, description="Per-file time budget of ingestion, seconds: a "
+                                        "file still loading past it is given up with a reason (checked between "
+                                        "PDF pages), so one file cannot block the rest.")
 
     # workflow engine and the MCP gateway (`relayrag mcp`, relayrag.mcp)
     engine: str = Field("embedded", description="Workflow engine: embedded (in-process) | cloud (an execution "

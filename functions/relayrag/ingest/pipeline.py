@@ -33,6 +33,7 @@ from relayrag.backends.blobstore import LocalBlobStore
 from relayrag.errors import ConflictError, IngestError
 from relayrag.ingest import loaders
 from relayrag.ingest.chunking import Chunk, make_chunks
+from relayrag.ingest.limits import FileBudget
 from relayrag.naming import validate_collection
 from relayrag.ingest.snapshot import (gc_versions, index_text, new_version, prefix, read_chunks, read_vectors,
                                       write_snapshot)
@@ -169,10 +170,10 @@ def _link_refusal(p: Path, real: Path, links: LinkPolicy, *, folder: bool) -> st
     return None
 
 
-def load_chunks(path: Path, key: str, chunk_chars: int, overlap: int, name: str | None = None
-                ) -> tuple[list[Chunk], dict]:
-    """Load one file into chunks; `name` (default: the file's) names the document. Returns (chunks, record
-    extras). Raises IngestError."""
+def load_chunks(path: Path, key: str, chunk_chars: int, overlap: int, name: str | None = None,
+                budget: FileBudget | None = None) -> tuple[list[Chunk], dict]:
+    """Load one file into chunks; `name` (default: the file's) names the document; `budget` its time budget.
+    Returns (chunks, record extras). Raises IngestError."""
     if loaders.is_beir_corpus(path):
         docs = list(loaders.iter_beir_corpus(path))
         chunks: list[Chunk] = []
@@ -183,7 +184,7 @@ def load_chunks(path: Path, key: str, chunk_chars: int, overlap: int, name: str 
                                       max_chars=chunk_chars, overlap=overlap))
         extras = {"kind": "beir", "documents": len(docs), "warnings": []}
     else:
-        d = loaders.load_document(path)
+        d = loaders.load_document(path, budget)
         chunks = make_chunks(doc=name or path.name, source=key, title=d.title,
                              pages=[(p.number, p.text) for p in d.pages if p.text.strip()],
                              max_chars=chunk_chars, overlap=overlap)
@@ -378,7 +379,8 @@ def _ingest_once(ctx: StageContext, path: Path | str | None, collection: str, *,
                             if any(prev.get(k) != v for k, v in fields.items()):
                                 record_updates.append({**prev, **fields})
                             continue
-                        chunks, extras = load_chunks(real, key, s.chunk_chars, s.chunk_overlap, name=f.name)
+                        chunks, extras = load_chunks(real, key, s.chunk_chars, s.chunk_overlap, name=f.name,
+                                                     budget=FileBudget(f.name, s.ingest_file_budget_s))
                     except IngestError as exc:
                         summary.failed.append({"path": key if sources else str(f), "error": str(exc)})
                         continue
