@@ -382,3 +382,21 @@ def test_cli_skips_symlinks_with_a_reason_unless_asked_to_follow(home, tmp_path)
     followed = json.loads(invoke("ingest", docs, "-c", "t", "--json", "--follow-symlinks").stdout)
     # link.txt, dir/b.txt: the same target read twice under two names; the loop back into docs/ is not re-read
     assert followed["files"]["ingested"] == 3 and followed["failed"] == [], followed
+
+
+def test_ingest_reports_stay_one_line_and_json_keeps_progress_on_stderr(home, tmp_path, monkeypatch):
+    """Issue 10 item 14: a newline in a file name broke the one-line error output; `ingest --json --progress`
+    printed no progress (progress belongs on stderr while the JSON goes to stdout)."""
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    for i in range(3):
+        (docs / f"f{i}.txt").write_text(f"Report {i}: capybaras live near rivers.", encoding="utf-8")
+    (docs / "bad\nname.pdf").write_bytes(b"not a pdf")
+    human = invoke("ingest", docs, "-c", "h")
+    failed = [line for line in human.stdout.splitlines() if line.startswith("failed ")]
+    assert failed == [f"failed '{docs}/bad\\nname.pdf': bad\\nname.pdf: not a PDF: file does not start with %PDF- "
+                      "(random bytes named .pdf?)"], human.stdout
+    monkeypatch.setenv("TTY_COMPATIBLE", "1")  # rich draws progress only on a terminal; make stderr count as one
+    r = CliRunner().invoke(cli.app, ["ingest", str(docs), "-c", "j", "--json", "--progress"])
+    assert json.loads(r.stdout)["files"]["ingested"] == 3  # stdout: exactly one JSON document
+    assert "loading" in r.stderr

@@ -475,3 +475,30 @@ def test_symlinks_inside_ingest_roots_cannot_escape_them(home, wf_dir, small_cor
     assert set(refused) == {"passwd.txt", "etc"} and all("outside the folders" in e for e in refused.values())
     assert not any("secretuser" in r["quote"] for r in hits.data["results"])
     assert direct.is_error and "outside the folders" in direct.content[0].text
+
+
+def test_a_huge_argument_is_logged_as_a_size_and_a_prefix(caplog):
+    """Issue 10 item 14: a rejected 1 MB argument was logged in full (~29k lines)."""
+    import logging
+
+    from relayrag.mcp.server import install_log_caps
+    old = logging.getLogRecordFactory()
+    try:
+        install_log_caps()
+        huge = ("y" * 30 + "\n") * 34000
+        with caplog.at_level(logging.WARNING, logger="fastmcp.tools"):
+            logging.getLogger("fastmcp.tools").warning("Error validating tool 'ask': %s", huge)
+            try:
+                raise ValueError(huge)
+            except ValueError:
+                logging.getLogger("relayrag.mcp").exception("unexpected")
+            logging.getLogger("relayrag.mcp").warning("short message %s", "stays")
+        texts = [r.getMessage() + (r.exc_text or "") for r in caplog.records]
+        assert all(len(t) < 1000 and t.count("\n") == 0 for t in texts[:2]), [len(t) for t in texts]
+        assert "1,054,029 characters in 34,001 lines; the rest not logged" in texts[0]
+        assert texts[0].startswith("Error validating tool 'ask': yyyy")
+        assert texts[2] == "short message stays"
+    finally:
+        logging.setLogRecordFactory(old)
+        import relayrag.mcp.server as srv
+        srv._capped_factory = False

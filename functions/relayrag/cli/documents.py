@@ -30,7 +30,8 @@ def ingest(path: Path = typer.Argument(..., help="A file or a folder (walked rec
     removed from the index. Exit code 1 if any file failed (the others are still ingested)."""
     from relayrag.ingest.pipeline import LinkPolicy, ingest as run_ingest
     with _user_errors(as_json):
-        summary = run_ingest(_ctx(), path, collection, progress=progress and not as_json,
+        # progress goes to stderr, the JSON to stdout: both at once are fine
+        summary = run_ingest(_ctx(), path, collection, progress=progress,
                              links=LinkPolicy(follow=follow_symlinks)).to_dict()
     _print_json(summary) if as_json else _print_summary(summary)
     raise typer.Exit(1 if summary["failed"] else 0)
