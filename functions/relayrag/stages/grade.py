@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from relayrag.backends.llm import LLMError, complete_json
 from relayrag.context import StageContext
+from relayrag.prompts import quote_document, with_data_rule
 from relayrag.stages.base import Stage, StageRequest, StageResponse, llm_failure, load_run, run_snapshot
 from relayrag.stages.evidence import relevance_probability
 
@@ -42,10 +43,10 @@ def run(req: GradeRequest, ctx: StageContext) -> GradeResponse:
             snap = run_snapshot(ctx, run_rec)
             for c in head[: ctx.settings.context_k]:
                 out = complete_json(ctx.llm, [
-                    {"role": "system", "content": "Does the passage contain information that helps answer the "
-                     "question? Answer with JSON."},
+                    {"role": "system", "content": with_data_rule("Does the passage contain information that "
+                     "helps answer the question? Answer with JSON.")},
                     {"role": "user", "content": f"Question: {run_rec['question']}\n\n"
-                     f"Passage: {snap.chunks[c['row']]['text'][:2000]}"}], YESNO, max_tokens=20)
+                     f"Passage:\n{quote_document(snap.chunks[c['row']]['text'][:2000])}"}], YESNO, max_tokens=20)
                 c["p_relevant"] = 1.0 if out["relevant"] else 0.0
             for c in head[ctx.settings.context_k:]:
                 c["p_relevant"] = 0.0

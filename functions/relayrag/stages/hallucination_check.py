@@ -13,6 +13,7 @@ from __future__ import annotations
 from relayrag.backends.llm import LLMError, complete_json
 from relayrag.context import StageContext
 from relayrag.retrieval.tokenize import tokenize
+from relayrag.prompts import quote_document, with_data_rule
 from relayrag.stages.base import Stage, StageRequest, StageResponse, llm_failure, load_run, run_snapshot
 from relayrag.stages.evidence import embed_sentences, lexical_coverage
 from relayrag.text import has_cjk, sentences as split_sents
@@ -88,10 +89,11 @@ def run(req: CheckRequest, ctx: StageContext) -> CheckResponse:
     if ctx.llm is not None and sents:
         try:
             numbered = "\n".join(f"{k}: {s['text']} (cites {s['cites']})" for k, s in enumerate(sents))
-            passages = "\n\n".join(f"[{n}] {c['text']}" for n, c in sorted(cited.items()))
+            passages = "\n\n".join(quote_document(c["text"], n=n) for n, c in sorted(cited.items()))
             out = complete_json(ctx.llm, [
-                {"role": "system", "content": "For each numbered answer sentence, check whether the passages it "
-                 "cites state it. Return the numbers of sentences that are NOT supported."},
+                {"role": "system", "content": with_data_rule(
+                    "For each numbered answer sentence, check whether the passages it cites (by their n "
+                    "attribute) state it. Return the numbers of sentences that are NOT supported.")},
                 {"role": "user", "content": f"Passages:\n{passages}\n\nAnswer sentences:\n{numbered}"}],
                 VERDICT, max_tokens=100)
             bad = sorted({int(k) for k in out["unsupported"] if 0 <= int(k) < len(sents)})

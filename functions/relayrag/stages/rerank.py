@@ -18,6 +18,7 @@ import numpy as np
 from relayrag.backends.llm import LLMError, complete_json
 from relayrag.context import StageContext
 from relayrag.retrieval.tokenize import tokenize
+from relayrag.prompts import quote_document, with_data_rule
 from relayrag.stages.base import Stage, StageRequest, StageResponse, llm_failure, load_run, run_snapshot
 from relayrag.stages.evidence import embed_sentences, lexical_coverage
 from relayrag.text import has_cjk
@@ -111,9 +112,10 @@ def run(req: RerankRequest, ctx: StageContext) -> RerankResponse:
             labels = {}
             for i, _ in order[:10]:
                 out = complete_json(ctx.llm, [
-                    {"role": "system", "content": "Rate how well the passage answers the question: 0 = unrelated, "
-                     "1 = related, 2 = partially answers, 3 = answers it."},
-                    {"role": "user", "content": f"Question: {run_rec['question']}\n\nPassage: {chunks[i]['text'][:2000]}"}],
+                    {"role": "system", "content": with_data_rule("Rate how well the passage answers the "
+                     "question: 0 = unrelated, 1 = related, 2 = partially answers, 3 = answers it.")},
+                    {"role": "user", "content": f"Question: {run_rec['question']}\n\n"
+                     f"Passage:\n{quote_document(chunks[i]['text'][:2000])}"}],
                     LABEL_SCHEMA, max_tokens=20)
                 labels[i] = int(out["relevance"])
             pos = {i: p for p, (i, _) in enumerate(order)}
