@@ -7,9 +7,9 @@ from pathlib import Path
 import typer
 
 from relayrag.cli.app import (
-    _ctx,
     _print_json,
     _say,
+    _service,
     _user_errors,
     err,
     eval_app,
@@ -27,10 +27,9 @@ def eval_beir(dataset: Path = typer.Argument(..., help="BEIR folder: corpus.json
               pipeline: bool = typer.Option(True, "--pipeline/--no-pipeline", help="Also score the full pipeline.")):
     """Ingest (if needed) and score a BEIR dataset: nDCG@10, Recall@100, MRR@10 for each arm, the bandit,
     and the full pipeline's final ranking."""
-    from relayrag.evaluation import evaluate_beir
     with _user_errors(as_json):
-        report = evaluate_beir(_ctx(), dataset, collection, limit=limit or None, split=split, pipeline=pipeline,
-                               progress=not as_json)
+        report = _service().eval_beir(dataset, collection, limit=limit or None, split=split, pipeline=pipeline,
+                                      progress=not as_json)
     if as_json:
         _print_json(report)
         return
@@ -69,16 +68,14 @@ def eval_sql(dataset: Path = typer.Argument(..., help="JSONL, one question per l
     counted as what happened to it: refused by the guard, stopped by a limit (time, memory, result size), a
     database error, or ran to completion. Exit code 1 if the database changed or an attack ran to completion;
     2 on bad input or nothing to evaluate."""
-    from relayrag.sql.evaluate import evaluate_sql
-
     def progress(item: dict) -> None:
         if not as_json:
             mark = ("ok" if item.get("correct") else "--") if "correct" in item else \
                 ("RAN" if item["outcome"] == "ran" else item["outcome"])
             _say(err, (f"{item['id']}: {mark}", "dim"))
     with _user_errors(as_json):
-        report = evaluate_sql(_ctx(), dataset, collection, adversarial=list(adversarial), limit=limit or None,
-                              on_item=progress)
+        report = _service().eval_sql(dataset, collection, adversarial=list(adversarial), limit=limit or None,
+                                     on_item=progress)
     g = report["guard"]
     failed = not g["db_unchanged"] or g["ran"] > 0
     if as_json:
