@@ -58,7 +58,7 @@ class LocalBlobStore:
         mid-write: `.tmp-*`) are left out unless `include_partial` (garbage collection must see them, or a
         folder holding only such a file is never removed)."""
         base = self.root / prefix.strip("/") if prefix.strip("/") else self.root
-        out = []
+        out: list[str] = []
         # os.walk skips folders that vanish mid-walk (another writer's delete_prefix), as a GCS list would
         for dirpath, _dirs, files in os.walk(base):
             rel = Path(dirpath).relative_to(self.root)
@@ -80,3 +80,8 @@ class LocalBlobStore:
     def local_path(self, key: str) -> Path | None:
         """A filesystem path for readers that need one (bm25s.load); None for remote stores."""
         return self._path(key)
+
+
+def local_blobstore(settings) -> LocalBlobStore:
+    """The registry's `local` blob store: RELAYRAG_HOME/blobs."""
+    return LocalBlobStore(settings.home / "blobs")

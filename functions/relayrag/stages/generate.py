@@ -85,7 +85,9 @@ def extractive(question: str, chunks: list[dict], embedder, max_sentences: int, 
         if best is None:
             break
         chosen.append(best)
-    sentences, citations, num_of = [], [], {}
+    sentences: list[dict] = []
+    citations: list[dict] = []
+    num_of: dict = {}
     for score, i, (s, e), _ in chosen:
         text = " ".join(chunks[i]["text"][s:e].split())
         quote = with_table_header(chunks[i]["text"], s, text, chunks[i].get("context", ""))
