@@ -236,8 +236,8 @@ def test_eval_sql_without_an_llm_runs_the_raw_sql_attacks(home, tmp_path):
     assert all(i["kind"] == "sql" and i["refused"] for i in rep["items"])
 
     human = invoke("eval", "sql", dev, "-c", "chinook", "--adversarial", ADVERSARIAL)
-    assert human.exit_code == 0 and f"guard: {n_sql}/{n_sql} refused, 0 stopped by a limit, 0 database errors, 0 ran; database unchanged: True" \
-        in human.stdout
+    assert human.exit_code == 0 and (f"guard: {n_sql}/{n_sql} refused, 0 stopped by a limit, 0 database errors, "
+                                     "0 ran; database unchanged: True") in human.stdout
     assert "skipped: 1 questions and 2 natural-language attacks" in one_line(human.stderr)
 
     nothing = invoke("eval", "sql", dev, "-c", "chinook")  # no attack to run, no LLM: nothing to check

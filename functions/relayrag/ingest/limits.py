@@ -204,7 +204,7 @@ def install_pdf_decode_bounds() -> None:
         if _installed:
             return
         import pdfminer.pdftypes as pt
-        pt.zlib = _BoundedZlib()
+        pt.zlib = _BoundedZlib()  # type: ignore[assignment]  # a module stand-in with a bounded decompress
         pt.lzwdecode = _bounded_lzw
         pt.rldecode = _bounded_runlength
         pt.decompress_corrupted = _bounded_corrupted

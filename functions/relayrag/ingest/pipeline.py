@@ -218,8 +218,9 @@ def ingest(ctx: StageContext, path: Path | str, collection: str, *, progress: bo
 
     on_progress(done, total, message): called after each file and each embedding batch; total = files + 1
     (the last unit is embedding + writing the snapshot). links: how symbolic links are treated (LinkPolicy;
-    default: links under a folder are skipped, each listed in `failed` with the reason). Returns the summary; never raises for a bad file
-    (it is listed in `failed`). Raises RelayragError for an invalid collection name, IngestError if `path`
+    default: links under a folder are skipped, each listed in `failed` with the reason). Returns the summary;
+    never raises for a bad file (it is listed in `failed`). Raises RelayragError for an invalid collection
+    name, IngestError if `path`
     does not exist or (delete) the collection is unknown, ConflictError if other writers kept winning the
     version compare-and-set for COMMIT_ATTEMPTS rounds.
 

@@ -148,13 +148,14 @@ def _safe_recv(fh):
 def _run_one(con, duckdb, req: dict) -> dict:
     import json
 
-    from relayrag.sql.warehouse import json_value
+    from relayrag.sql.values import json_value
     timer = threading.Timer(req["timeout_s"], con.interrupt)
     timer.start()
     try:
         cur = con.execute(req["sql"])
         columns = [d[0] for d in cur.description or []]
-        rows, size = [], 2
+        rows: list[list] = []
+        size = 2
         while len(rows) <= req["max_rows"]:
             batch = cur.fetchmany(min(FETCH_BATCH, req["max_rows"] + 1 - len(rows)))
             if not batch:

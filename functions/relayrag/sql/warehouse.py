@@ -17,8 +17,6 @@ with `maximum_bytes_billed` = the budget and a job timeout. Meant for a read-onl
 
 from __future__ import annotations
 
-import datetime as _dt
-import decimal
 import json
 import csv
 import re
@@ -32,6 +30,7 @@ from typing import Any, Protocol, runtime_checkable
 
 from relayrag.errors import ConfigError, RelayragError
 from relayrag.sql.duck_worker import DuckWorker, WorkerKilled
+from relayrag.sql.values import json_value  # noqa: F401  (re-exported: callers import it from here)
 from relayrag.sql.guard import guard_sql
 
 SAMPLE_MAX_DISTINCT = 25  # text columns with at most this many distinct values get sample values
@@ -77,23 +76,6 @@ class Warehouse(Protocol):
     def query(self, sql: str) -> QueryResult: ...
 
 
-def json_value(v: Any) -> Any:
-    """A JSON-safe value: Decimal -> float, datetimes -> 'YYYY-MM-DD HH:MM:SS', bytes -> hex."""
-    if isinstance(v, decimal.Decimal):
-        return int(v) if v == v.to_integral_value() and abs(v) < 2**53 else float(v)
-    if isinstance(v, _dt.datetime):
-        return v.strftime("%Y-%m-%d %H:%M:%S")
-    if isinstance(v, (_dt.date, _dt.time)):
-        return v.isoformat()
-    if isinstance(v, (bytes, bytearray, memoryview)):
-        return bytes(v).hex()
-    if isinstance(v, (list, tuple)):
-        return [json_value(x) for x in v]
-    if isinstance(v, dict):
-        return {str(k): json_value(x) for k, x in v.items()}
-    return v
-
-
 # ----------------------------------------------------------------------------------------------- DuckDB
 
 def _filled(res, columns: list[str], rows: list, max_rows: int, t0: float, truncated: bool = False):
@@ -122,7 +104,7 @@ class DuckDBWarehouse:
         self.worker_memory_bytes = WORKER_MEMORY_BYTES
         self._duckdb = duckdb
         self._lock = threading.Lock()
-        self._config = {
+        self._config: dict[str, str | bool | int | float | list[str]] = {
             "enable_external_access": False, "autoinstall_known_extensions": False,
             "autoload_known_extensions": False,
             # bounded memory and no spill files next to the database (the folder stays as loaded)

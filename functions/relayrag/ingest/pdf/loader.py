@@ -133,9 +133,9 @@ def _load_pdf(path: Path, data: bytes, name: str, budget: FileBudget, decoded: D
     )
 
 
-def _wrapped_refusal(e: BaseException) -> IngestError | None:
+def _wrapped_refusal(exc: BaseException) -> IngestError | None:
     """A DecodeBombError (or other IngestError) that pdfplumber/pdfminer wrapped in their own exception."""
-    seen = 0
+    seen, e = 0, exc  # type: int, BaseException | None
     while e is not None and seen < 5:
         if isinstance(e, IngestError):
             return e
