@@ -23,6 +23,9 @@ log = logging.getLogger(__name__)
 
 class StageRequest(BaseModel):
     run_id: str = Field(..., min_length=1, max_length=128, description="The run this call belongs to.")
+    attempt: int | None = Field(None, ge=0, le=1000, description="Which occurrence of this stage in the run "
+                                "(the workflow's loop round). A repeated (run_id, stage, attempt) — an HTTP "
+                                "retry after a lost response — replays the stored response and writes nothing.")
 
 
 class StageResponse(BaseModel):
@@ -111,6 +114,15 @@ def execute(stage: Stage, payload: Any, ctx: StageContext) -> tuple[int, dict]:
     except ValidationError as exc:
         errs = [{"field": ".".join(str(p) for p in e["loc"]), "message": e["msg"]} for e in exc.errors()]
         return 400, {"error": "invalid request", "stage": stage.name, "details": errs}
+    # classify creates (or re-creates) the run record: repeating it is idempotent by itself
+    key = f"{stage.name}:{req.attempt}" if req.attempt is not None and stage.name != "classify" else None
+    if key is not None:
+        try:
+            done = (ctx.docstore.get_run(req.run_id) or {}).get("stage_results", {}).get(key)
+        except Exception as exc:
+            return 500, {"error": f"could not read the run: {exc}", "stage": stage.name}
+        if done is not None:  # this very call already ran to completion: same answer, no second write
+            return 200, done
     t0 = time.perf_counter()
     try:
         resp = stage.fn(req, ctx)
@@ -128,8 +140,12 @@ def execute(stage: Stage, payload: Any, ctx: StageContext) -> tuple[int, dict]:
     if resp.llm_error:
         entry["llm_error"] = resp.llm_error
         entry["llm_fallbacks"] = streak  # this stage's fallbacks in a row in this process, this one included
+    body = resp.model_dump(exclude={"llm_error"} if resp.llm_error is None else set())
     try:
         ctx.docstore.append_trace(req.run_id, entry)
+        if key is not None:  # stages of one run are sequential: this read-modify-write has no competitor
+            results = dict((ctx.docstore.get_run(req.run_id) or {}).get("stage_results") or {})
+            ctx.docstore.update_run(req.run_id, {"stage_results": {**results, key: body}})
     except Exception as exc:
         return 500, {"error": f"could not record the trace: {exc}", "stage": stage.name}
-    return 200, resp.model_dump(exclude={"llm_error"} if resp.llm_error is None else set())
+    return 200, body
