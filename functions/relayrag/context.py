@@ -13,7 +13,7 @@ from relayrag.backends.blobstore import BlobStore
 from relayrag.backends.docstore import DocStore
 from relayrag.backends.llm import LLM, build_llm
 from relayrag.errors import ConfigError, RelayragError, StageError
-from relayrag.ingest.snapshot import IndexSnapshot, load_snapshot
+from relayrag.ingest.snapshot import IndexSnapshot, load_snapshot, memory_limit_bytes
 from relayrag.settings import Settings, load_settings
 
 
@@ -142,7 +142,8 @@ class StageContext:
             cached = self._snapshots.setdefault(collection, {})
             snap = cached.get(version)
             if snap is None:
-                snap = _load(self.blobstore, collection, version)
+                snap = _load(self.blobstore, collection, version, dim=getattr(self.embedder, "dim", None),
+                             memory_limit=memory_limit_bytes(self.settings.memory_limit_mb))
                 check_snapshot_embedder(snap, self.embedder)
                 cached[version] = snap
                 while len(cached) > SNAPSHOTS_PER_COLLECTION:
@@ -155,9 +156,9 @@ class StageContext:
 SNAPSHOTS_PER_COLLECTION = 2  # the current version and the one runs in flight may still have pinned
 
 
-def _load(store: BlobStore, collection: str, version: str) -> IndexSnapshot:
+def _load(store: BlobStore, collection: str, version: str, **kw) -> IndexSnapshot:
     try:
-        return load_snapshot(store, collection, version)
+        return load_snapshot(store, collection, version, **kw)
     except FileNotFoundError as exc:
         if not store.exists(f"snapshots/{collection}/{version}/manifest.json"):
             raise StageError(f"index version {version} of collection {collection!r} no longer exists ({exc}); "

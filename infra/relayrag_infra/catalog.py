@@ -254,6 +254,15 @@ def read_lock(path: Path = LOCK_FILE) -> dict[str, str]:
     return out
 
 
+def memory_mib(memory: str) -> int:
+    """Cloud Functions `available_memory` ("512Mi", "2Gi", "1G", "256M") in MiB."""
+    m = re.fullmatch(r"(\d+(?:\.\d+)?)(Mi|Gi|M|G)", memory)
+    if not m:
+        raise ValueError(f"memory {memory!r} must look like '512Mi' or '2Gi'")
+    value, unit = float(m.group(1)), m.group(2)
+    return int(value * {"Mi": 1, "Gi": 1024, "M": 1e6 / 2**20, "G": 1e9 / 2**20}[unit])
+
+
 def locked_pins(pins: Mapping[str, str] | None = None, lock: Mapping[str, str] | None = None) -> dict[str, str]:
     """`pins` (default: pyproject_pins()) with every distribution the lock file names pinned exactly
     (`name==version`, extras and markers kept), so a bundle's requirements.txt builds the same environment on

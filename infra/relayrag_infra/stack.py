@@ -225,6 +225,8 @@ def build(cfg: StackConfig) -> Deployment:
                             dead_letter_topic=dep.dead_letter_topic.id if dep.dead_letter_topic else None,
                             bigquery_dataset=(pulumi.Output.concat(project, ".", dep.dataset.dataset_id)
                                               if dep.dataset is not None else None))
+        # the function's size, so a stage refuses a snapshot that would not fit with a clear error (not an OOM kill)
+        env = {**env, "RELAYRAG_MEMORY_LIMIT_MB": str(catalog.memory_mib(spec.memory))}
         build_config = gcp.cloudfunctionsv2.FunctionBuildConfigArgs(
             runtime=catalog.RUNTIME, entry_point=spec.entry_point, service_account=build_sa.id,
             source=gcp.cloudfunctionsv2.FunctionBuildConfigSourceArgs(

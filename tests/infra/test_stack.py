@@ -489,3 +489,13 @@ def test_the_lock_satisfies_pyproject_and_covers_every_bundle_requirement():
     for name, version in lock.items():
         spec = Requirement(pins.get(name, name)).specifier
         assert spec.contains(version, prereleases=True), f"{name}=={version} violates pyproject's {spec}"
+
+
+def test_each_function_knows_its_memory(full):
+    """RELAYRAG_MEMORY_LIMIT_MB = the function's available_memory, so a stage refuses a snapshot that would
+    not fit with the size it needs (relayrag.ingest.snapshot.check_fits) instead of being killed."""
+    from relayrag_infra import catalog
+    for f in full.of_type(FN):
+        svc = f.inputs["serviceConfig"]
+        assert svc["environmentVariables"]["RELAYRAG_MEMORY_LIMIT_MB"] == str(catalog.memory_mib(svc["availableMemory"]))
+    assert catalog.memory_mib("2Gi") == 2048 and catalog.memory_mib("512Mi") == 512

@@ -92,9 +92,63 @@ def read_vectors(store: BlobStore, collection: str, version: str) -> np.ndarray:
     return np.load(io.BytesIO(store.get_bytes(prefix(collection, version) + "dense.npy")), allow_pickle=False)
 
 
-def load_snapshot(store: BlobStore, collection: str, version: str) -> IndexSnapshot:
+# Resident bytes a loaded snapshot takes per chunk beyond its float16 vectors (chunk dicts + bm25s index),
+# measured with benchmarks/bench_snapshot_memory.py (see infra/README.md, "Memory per function").
+BYTES_PER_CHUNK = 5_800  # measured: 5,493 held, 5,788 at the loading peak (SciFact, 2,651 chunks)
+
+
+def estimated_bytes(n_chunks: int, dim: int) -> int:
+    """Resident memory a snapshot of `n_chunks` chunks with `dim`-dimensional vectors takes once loaded."""
+    return n_chunks * (BYTES_PER_CHUNK + 2 * dim)
+
+
+def memory_limit_bytes(setting_mb: int = 0) -> int | None:
+    """This process's memory limit: `setting_mb` (RELAYRAG_MEMORY_LIMIT_MB) if set, else the cgroup v2/v1
+    limit, else None (unknown)."""
+    if setting_mb:
+        return setting_mb * 2**20
+    for path in ("/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory/memory.limit_in_bytes"):
+        try:
+            raw = Path(path).read_text().strip()
+        except OSError:
+            continue
+        if raw.isdigit() and int(raw) < 2**60:
+            return int(raw)
+    return None
+
+
+def _rss_bytes() -> int:
+    try:
+        with open("/proc/self/statm", "rb") as fh:
+            import os
+            return int(fh.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+    except (OSError, ValueError, IndexError):
+        return 0
+
+
+def check_fits(collection: str, version: str, manifest: dict, dim: int, limit: int | None) -> None:
+    """MemoryError-like RelayragError, before anything is loaded, when the snapshot is estimated not to fit in
+    `limit` bytes next to what the process already holds (a clear error instead of an out-of-memory kill)."""
+    if not limit:
+        return
+    n = int(manifest.get("n_chunks") or 0)
+    need, have = estimated_bytes(n, dim), _rss_bytes()
+    if have + need > 0.9 * limit:
+        from relayrag.errors import RelayragError
+        raise RelayragError(
+            f"collection {collection!r} (version {version}, {n:,} chunks, {dim}-d vectors) needs about "
+            f"{need / 2**20:,.0f} MiB loaded, and this process holds {have / 2**20:,.0f} MiB of its "
+            f"{limit / 2**20:,.0f} MiB: give the function at least "
+            f"{(have + need) / 0.9 / 2**20:,.0f} MiB (relayrag:memory; formula in infra/README.md)")
+
+
+def load_snapshot(store: BlobStore, collection: str, version: str, *, dim: int | None = None,
+                  memory_limit: int | None = None) -> IndexSnapshot:
+    """Load one version. With `dim` and `memory_limit`, refuse first (check_fits) when it would not fit."""
     p = prefix(collection, version)
     manifest = json.loads(store.get_bytes(p + "manifest.json"))
+    if dim is not None:
+        check_fits(collection, version, manifest, dim, memory_limit)
     chunks = read_chunks(store, collection, version)
     dense = DenseIndex(read_vectors(store, collection, version))
     local = store.local_path(p + "bm25")

@@ -71,6 +71,19 @@ def refusal_text(question: str) -> str:
             "Please check the cited sources directly.")
 
 
+def cited_chunks(ctx: StageContext, run_rec: dict) -> dict[str, dict]:
+    """chunk_id -> {"text": ...} of every cited chunk: from the texts rerank stored with the candidates when
+    they cover all citations (no snapshot load: this stage's memory does not grow with the collection), else
+    from the snapshot version the run pinned."""
+    wanted = {c["chunk_id"] for c in run_rec.get("citations", [])}
+    texts = {c["chunk_id"]: {"text": c["text"]} for c in run_rec.get("candidates") or []
+             if c.get("chunk_id") in wanted and isinstance(c.get("text"), str)}
+    if wanted <= set(texts):
+        return texts
+    snap = run_snapshot(ctx, run_rec)
+    return {cid: snap.chunks[snap.row_of[cid]] for cid in wanted if cid in snap.row_of}
+
+
 def run(req: CheckRequest, ctx: StageContext) -> CheckResponse:
     run_rec = load_run(ctx, req.run_id)
     regen = int(run_rec.get("regen_count", 0))
@@ -80,9 +93,7 @@ def run(req: CheckRequest, ctx: StageContext) -> CheckResponse:
         ctx.docstore.update_run(req.run_id, {"grounded": True, "unsupported": []})
         return CheckResponse(run_id=req.run_id, route="grounded", method="skipped (no claims)", grounded=True,
                              regen_count=regen)
-    snap = run_snapshot(ctx, run_rec)
-    by_id = {c["chunk_id"]: snap.chunks[snap.row_of[c["chunk_id"]]] for c in run_rec.get("citations", [])
-             if c["chunk_id"] in snap.row_of}
+    by_id = cited_chunks(ctx, run_rec)
     cited = {c["n"]: by_id[c["chunk_id"]] for c in run_rec.get("citations", []) if c["chunk_id"] in by_id}
     method, llm_error = "sentence-support", None
     bad = None

@@ -125,7 +125,9 @@ def run(req: RerankRequest, ctx: StageContext) -> RerankResponse:
             method = "llm-pointwise"
         except (LLMError, KeyError, ValueError) as exc:
             method, llm_error = "sentence-evidence (llm failed)", llm_failure(exc)
-    reranked = [{**head[i], **ev[i], "rerank_score": s} for i, s in order] + tail
+    # the reranked head carries its chunk texts, so later stages that need only those texts
+    # (hallucination_check) read them from the run record instead of loading the whole snapshot
+    reranked = [{**head[i], **ev[i], "rerank_score": s, "text": chunks[i]["text"]} for i, s in order] + tail
     ctx.docstore.update_run(req.run_id, {"candidates": reranked, "reranked_k": len(head)})
     return RerankResponse(run_id=req.run_id, method=method, llm_error=llm_error, n_reranked=len(head),
                           top_chunk_id=reranked[0]["chunk_id"] if reranked else None)
