@@ -141,7 +141,7 @@ def main() -> None:
             outcome = ("failed: " + failed[name]) if name in failed else "ingested"
             rows.append((name, kind, outcome))
         load = os.getloadavg()
-        print(f"| file | what | outcome |\n|---|---|---|")
+        print("| file | what | outcome |\n|---|---|---|")
         for name, kind, outcome in rows:
             shown = name.replace("\n", "\\n")
             print(f"| `{shown}` | {kind} | {outcome.replace('|', '/').replace(chr(10), ' ')} |")
