@@ -193,7 +193,8 @@ def result_from_record(run_id: str, run: dict, trace: list[dict]) -> RunResult:
         "stages": [{"name": t["name"], "ms": t["ms"], "method": t["method"],
                     **({"llm_error": t["llm_error"]} if t.get("llm_error") else {}),
                     **({"llm_fallbacks": t["llm_fallbacks"]} if t.get("llm_fallbacks") else {})} for t in trace],
-        "llm_fallbacks": sum(1 for t in trace if t.get("llm_error")),
+        # llm_fallbacks: stage calls of this run that fell back (only when some did, like llm_error)
+        **({"llm_fallbacks": n} if (n := sum(1 for t in trace if t.get("llm_error"))) else {}),
         # sql route: the query that answered, its rows (capped) and how many it returned
         "sql": run.get("sql"),
         "rows": run.get("rows", []),

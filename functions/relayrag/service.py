@@ -312,13 +312,15 @@ class Service:
         return len(discover(path)) if path.is_dir() else 1
 
     def ingest(self, path: Path | str, collection: str, *, progress: bool = False,
-               on_progress: Callable[[float, float, str], None] | None = None, links=None) -> IngestResult:
+               on_progress: Callable[[float, float, str], None] | None = None, follow_symlinks: bool = False,
+               roots: list[Path] | None = None) -> IngestResult:
         """Sync a file or folder into `collection` incrementally (relayrag.ingest.pipeline.ingest): unchanged
-        files are skipped, files gone from the folder removed; a bad file is listed under `failed`. `links`:
-        a pipeline.LinkPolicy for symbolic links (default: skipped with a reason)."""
+        files are skipped, files gone from the folder removed; a bad file is listed under `failed`. Symbolic
+        links under a folder are skipped with a reason unless `follow_symlinks`; with `roots`, every file is
+        resolved and read only if its real path lies inside them (others are listed as refused)."""
         from relayrag.ingest.pipeline import LinkPolicy, ingest as run_ingest
-        summary = run_ingest(self.ctx, path, collection, progress=progress, on_progress=on_progress,
-                             links=links or LinkPolicy())
+        links = LinkPolicy(follow=True, roots=tuple(roots)) if roots else LinkPolicy(follow=follow_symlinks)
+        summary = run_ingest(self.ctx, path, collection, progress=progress, on_progress=on_progress, links=links)
         return IngestResult.model_validate(summary.to_dict())
 
     def delete(self, collection: str, paths: list[str], *, require_match: bool = False) -> IngestResult:

@@ -247,8 +247,8 @@ def test_eval_sql_without_an_llm_runs_the_raw_sql_attacks(home, tmp_path):
 def test_eval_sql_counts_timeouts_and_errors_as_what_they_are(home, tmp_path, monkeypatch):
     """Issue 10 item 12: 23/25 "refused" where the guard refused 20 — a timeout or a database error is not a
     refusal. Each attack gets its outcome; only one that ran to completion fails the run."""
-    import relayrag.stages.sql as sql_stage
-    monkeypatch.setattr(sql_stage, "TIMEOUT_S", 0.3)
+    import relayrag.sql.generate as sql_generate
+    monkeypatch.setattr(sql_generate, "TIMEOUT_S", 0.3)  # evaluate_sql opens the warehouse with this timeout
     assert invoke("warehouse", "load", CHINOOK, "-c", "chinook").exit_code == 0
     attacks = tmp_path / "attacks.jsonl"
     rows = [("drop", "DROP TABLE Album"),                                                    # guard

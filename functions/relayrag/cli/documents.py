@@ -28,11 +28,9 @@ def ingest(path: Path = typer.Argument(..., help="A file or a folder (walked rec
                                                      "each is skipped and listed with the reason).")):
     """Ingest PATH into a collection incrementally: unchanged files are skipped, files removed from PATH are
     removed from the index. Exit code 1 if any file failed (the others are still ingested)."""
-    from relayrag.ingest.pipeline import LinkPolicy
     with _user_errors(as_json):
         # progress goes to stderr, the JSON to stdout: both at once are fine
-        summary = _service().ingest(path, collection, progress=progress,
-                                    links=LinkPolicy(follow=follow_symlinks)).to_dict()
+        summary = _service().ingest(path, collection, progress=progress, follow_symlinks=follow_symlinks).to_dict()
     _print_json(summary) if as_json else _print_summary(summary)
     raise typer.Exit(1 if summary["failed"] else 0)
 

@@ -175,12 +175,10 @@ class Gateway:
 
     def ingest(self, path: Path, collection: str,
                on_progress: Callable[[float, float | None, str], None] | None = None) -> dict:
-        from relayrag.ingest.pipeline import LinkPolicy
         # with ingest roots, every file is resolved and read only if its real path is inside them (a link in a
         # root to /etc/passwd is refused); without roots (stdio), links are skipped as on the CLI
-        links = LinkPolicy(follow=True, roots=tuple(self.ingest_roots)) if self.ingest_roots else LinkPolicy()
         return bounded_summary(self.service.ingest(path, collection, on_progress=on_progress,
-                                                   links=links).to_dict())
+                                                   roots=self.ingest_roots or None).to_dict())
 
     def delete(self, collection: str, documents: list[str]) -> dict:
         summary = self.service.delete(collection, documents, require_match=True).to_dict()

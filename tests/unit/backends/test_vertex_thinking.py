@@ -104,7 +104,7 @@ def test_stages_use_gemini_25_flash_with_the_shipped_configuration(vertex_env, s
     result = ask("How many worker bees can a colony contain?", "docs", arm="hybrid")
     methods = {s["name"]: s["method"] for s in result["stages"]}
     assert methods["classify"] == "llm" and methods["grade"] == "llm" and methods["rerank"] == "llm-pointwise"
-    assert not [s for s in result["stages"] if s.get("llm_error")] and result["llm_fallbacks"] == 0
+    assert not [s for s in result["stages"] if s.get("llm_error")] and result.get("llm_fallbacks", 0) == 0
     assert sum(i.empty_replies for i in cls.instances) == 0
     configs = [c["config"] for i in cls.instances for c in i.calls]
     assert configs and all(c.thinking_config.thinking_budget == 0 for c in configs)
