@@ -12,8 +12,8 @@ from relayrag.backends import registry
 from relayrag.backends.blobstore import BlobStore
 from relayrag.backends.docstore import DocStore
 from relayrag.backends.llm import LLM, build_llm
-from relayrag.errors import ConfigError, StageError
-from relayrag.ingest.snapshot import IndexSnapshot, load_snapshot
+from relayrag.errors import ConfigError, RelayragError, StageError
+from relayrag.ingest.snapshot import IndexSnapshot, load_snapshot, memory_limit_bytes
 from relayrag.settings import Settings, load_settings
 
 
@@ -73,7 +73,7 @@ class StageContext:
         self._llm = llm
         self._llm_built = llm is not None or llm_configured is False
         self._lock = threading.Lock()
-        self._snapshots: dict[str, IndexSnapshot] = {}
+        self._snapshots: dict[str, dict[str, IndexSnapshot]] = {}
         self._sql_configs = None
 
     @property
@@ -121,22 +121,57 @@ class StageContext:
         from relayrag.sql.warehouse import warehouse_record
         return warehouse_record(self.settings.home, collection)
 
-    def snapshot(self, collection: str) -> IndexSnapshot:
-        """The collection's current index snapshot (cached per version). Raises StageError if none exists or
-        if it was built by another embedder than this context's (its vectors would not be comparable)."""
+    def current_version(self, collection: str) -> str:
+        """The collection's current snapshot version. StageError if it has none."""
         meta = self.docstore.get_collection(collection)
         if meta is None or not meta.get("current_version"):
             known = ", ".join(c["name"] for c in self.docstore.list_collections()) or "none"
             raise StageError(f"collection {collection!r} has no index; run `relayrag ingest PATH "
                              f"--collection {collection}` first (collections: {known})")
-        version = meta["current_version"]
+        return meta["current_version"]
+
+    def snapshot(self, collection: str, version: str | None = None) -> IndexSnapshot:
+        """An index snapshot of `collection`: `version` (the one a run pinned at retrieve, so every stage of one
+        run reads the same rows), else the current one. Cached per (collection, version), the last
+        SNAPSHOTS_PER_COLLECTION of each collection. Raises StageError if the collection has no index, if the
+        pinned version is gone, or if it was built by another embedder than this context's (its vectors would
+        not be comparable); RelayragError if its files cannot be read (the message says how to recover)."""
+        if version is None:
+            version = self.current_version(collection)
         with self._lock:
-            snap = self._snapshots.get(collection)
-            if snap is None or snap.version != version:
-                snap = load_snapshot(self.blobstore, collection, version)
+            cached = self._snapshots.setdefault(collection, {})
+            snap = cached.get(version)
+            if snap is None:
+                snap = _load(self.blobstore, collection, version, dim=getattr(self.embedder, "dim", None),
+                             memory_limit=memory_limit_bytes(self.settings.memory_limit_mb))
                 check_snapshot_embedder(snap, self.embedder)
-                self._snapshots[collection] = snap
+                cached[version] = snap
+                while len(cached) > SNAPSHOTS_PER_COLLECTION:
+                    cached.pop(next(iter(cached)))
+            else:
+                cached[version] = cached.pop(version)  # most recently used last
         return snap
+
+
+SNAPSHOTS_PER_COLLECTION = 2  # the current version and the one runs in flight may still have pinned
+
+
+def _load(store: BlobStore, collection: str, version: str, **kw) -> IndexSnapshot:
+    try:
+        return load_snapshot(store, collection, version, **kw)
+    except FileNotFoundError as exc:
+        if not store.exists(f"snapshots/{collection}/{version}/manifest.json"):
+            raise StageError(f"index version {version} of collection {collection!r} no longer exists ({exc}); "
+                             f"ask again") from None
+        raise _unreadable(collection, version, exc) from None
+    except (OSError, ValueError, KeyError, EOFError) as exc:
+        raise _unreadable(collection, version, exc) from None
+
+
+def _unreadable(collection: str, version: str, exc: Exception) -> RelayragError:
+    return RelayragError(f"the index of collection {collection!r} (version {version}) cannot be read "
+                         f"({type(exc).__name__}: {' '.join(str(exc).split())[:300]}); rebuild it with `relayrag "
+                         f"ingest PATH --collection {collection}` (or `relayrag delete PATH --collection {collection}`)")
 
 
 _default: StageContext | None = None

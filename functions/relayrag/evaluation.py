@@ -13,7 +13,6 @@ BLOCK queries (the learning curve), regret against the best fixed arm, and the s
 
 from __future__ import annotations
 
-import json
 import math
 import time
 import uuid
@@ -22,6 +21,7 @@ from pathlib import Path
 
 import numpy as np
 
+from relayrag import jsonl
 from relayrag.context import StageContext
 from relayrag.errors import RelayragError
 from relayrag.retrieval.bandit import (BASE_ARMS, Arm, ThompsonBandit, context_params, fusion_weights,
@@ -73,13 +73,7 @@ def load_qrels(path: Path) -> dict[str, dict[str, int]]:
 
 
 def load_queries(path: Path) -> dict[str, str]:
-    out = {}
-    with path.open(encoding="utf-8") as fh:
-        for line in fh:
-            if line.strip():
-                row = json.loads(line)
-                out[str(row["_id"])] = row["text"]
-    return out
+    return {str(row["_id"]): row["text"] for row in jsonl.read(path)}
 
 
 def doc_ranking(snapshot, rows: list[int], depth: int = 100) -> list[str]:

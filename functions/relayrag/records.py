@@ -189,6 +189,7 @@ class StageTiming(BaseModel):
     ms: int | float
     method: str | None = None
     llm_error: str | None = None
+    llm_fallbacks: int | None = None
 
 
 class RunResult(BaseModel):
@@ -210,6 +211,7 @@ class RunResult(BaseModel):
     retry_count: int = 0
     regen_count: int = 0
     stages: list[StageTiming] = Field(default_factory=list)
+    llm_fallbacks: int = 0  # stage calls of this run that fell back to their no-LLM method
     sql: str | None = None
     rows: list[list[Any]] = Field(default_factory=list)
     row_count: int = 0
@@ -237,8 +239,12 @@ def result_from_record(run_id: str, run: dict, trace: list[dict]) -> RunResult:
         "retry_count": run.get("retry_count", 0),
         "regen_count": run.get("regen_count", 0),
         # llm_error: why a stage's LLM call failed and it fell back to its no-LLM method (only then)
+        # llm_fallbacks: that stage's fallbacks in a row in the serving process (a dead LLM path keeps growing)
         "stages": [{"name": t["name"], "ms": t["ms"], "method": t["method"],
-                    **({"llm_error": t["llm_error"]} if t.get("llm_error") else {})} for t in trace],
+                    **({"llm_error": t["llm_error"]} if t.get("llm_error") else {}),
+                    **({"llm_fallbacks": t["llm_fallbacks"]} if t.get("llm_fallbacks") else {})} for t in trace],
+        # llm_fallbacks: stage calls of this run that fell back (only when some did, like llm_error)
+        **({"llm_fallbacks": n} if (n := sum(1 for t in trace if t.get("llm_error"))) else {}),
         # sql route: the query that answered, its rows (capped) and how many it returned
         "sql": run.get("sql"),
         "rows": run.get("rows", []),

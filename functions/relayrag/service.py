@@ -261,7 +261,7 @@ class Service:
         else:
             from relayrag.engine.local import local_urls
             from relayrag.engine.local import run_workflow as run_local
-            value = run_local(workflow, {**args, "run_id": run_id, "urls": local_urls()}, on_event=on_event)
+            value = run_local(workflow, {**args, "run_id": run_id}, urls=local_urls(), on_event=on_event)
         result = None
         if ctx.docstore.get_run(run_id) is not None:
             result = RunResult.model_validate(build_result(ctx, run_id))
@@ -312,11 +312,15 @@ class Service:
         return len(discover(path)) if path.is_dir() else 1
 
     def ingest(self, path: Path | str, collection: str, *, progress: bool = False,
-               on_progress: Callable[[float, float, str], None] | None = None) -> IngestResult:
+               on_progress: Callable[[float, float, str], None] | None = None, follow_symlinks: bool = False,
+               roots: list[Path] | None = None) -> IngestResult:
         """Sync a file or folder into `collection` incrementally (relayrag.ingest.pipeline.ingest): unchanged
-        files are skipped, files gone from the folder removed; a bad file is listed under `failed`."""
-        from relayrag.ingest.pipeline import ingest as run_ingest
-        summary = run_ingest(self.ctx, path, collection, progress=progress, on_progress=on_progress)
+        files are skipped, files gone from the folder removed; a bad file is listed under `failed`. Symbolic
+        links under a folder are skipped with a reason unless `follow_symlinks`; with `roots`, every file is
+        resolved and read only if its real path lies inside them (others are listed as refused)."""
+        from relayrag.ingest.pipeline import LinkPolicy, ingest as run_ingest
+        links = LinkPolicy(follow=True, roots=tuple(roots)) if roots else LinkPolicy(follow=follow_symlinks)
+        summary = run_ingest(self.ctx, path, collection, progress=progress, on_progress=on_progress, links=links)
         return IngestResult.model_validate(summary.to_dict())
 
     def delete(self, collection: str, paths: list[str], *, require_match: bool = False) -> IngestResult:

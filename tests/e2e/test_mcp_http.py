@@ -94,6 +94,9 @@ def test_http_rejects_requests_without_a_valid_token(gateway, small_corpus):
             r = httpx.post(url, json=body, headers={**MCP_HEADERS, **headers}, timeout=10)
             assert r.status_code == 401, (headers, r.status_code, r.text)
             assert r.headers["www-authenticate"].startswith("Bearer")
+        for query in (f"token={TOKENS[0]}", f"access_token={TOKENS[0]}"):  # a token in the URL is not accepted
+            r = httpx.post(f"{url}?{query}", json=body, headers=MCP_HEADERS, timeout=10)
+            assert r.status_code == 401, (query, r.status_code, r.text)
     r = httpx.post(url, json=INIT, headers={**MCP_HEADERS, "authorization": f"Bearer {TOKENS[1]}"}, timeout=10)
     assert r.status_code == 200 and "relayrag" in r.text
 
@@ -219,3 +222,15 @@ def test_stdio_guard_sends_stray_output_to_stderr():
     assert p.returncode == 0, p.stderr
     assert p.stdout == '{"jsonrpc": "2.0"}\nafter\n'
     assert all(x in p.stderr for x in ("python noise", "c-level noise", "child noise"))
+
+
+def test_concurrent_asks_over_http_all_answer(gateway, small_corpus):
+    """Issue 10, held up well (kept as a regression test): 50 concurrent MCP asks, 0 errors (here 24)."""
+    async def go():
+        async with Client(gateway["url"], auth=TOKENS[0]) as c:
+            await c.call_tool("ingest", {"path": str(small_corpus), "collection": "many"})
+            return await asyncio.gather(*[c.call_tool("ask", {"question": QUESTION, "collection": "many"},
+                                                      raise_on_error=False) for _ in range(24)])
+    results = asyncio.run(go())
+    errors = [r.content[0].text for r in results if r.is_error]
+    assert errors == [] and all("60,000" in r.data["answer"] for r in results)

@@ -64,6 +64,9 @@ class RecordingMocks(pulumi.runtime.Mocks):
             out.update(serviceConfig=svc, url=f"https://{inputs['location']}-{PROJECT}.cloudfunctions.net/"
                                               f"{inputs['name']}")
             rid = f"projects/{PROJECT}/locations/{inputs['location']}/functions/{inputs['name']}"
+        elif args.typ == "gcp:projects/serviceIdentity:ServiceIdentity":
+            agent = f"service-123456789@gcp-sa-{inputs['service'].split('.')[0]}.iam.gserviceaccount.com"
+            out.update(email=agent, member=f"serviceAccount:{agent}")
         elif args.typ == "gcp:workflows/workflow:Workflow":
             rid = f"projects/{PROJECT}/locations/{inputs['region']}/workflows/{inputs['name']}"
         elif args.typ == "gcp:pubsub/topic:Topic":

@@ -163,10 +163,39 @@ def test_the_embedded_engine_runs_the_deployed_workflow_auth_included(full):
         return 200, {"run_id": body["run_id"], "route": routes.get(stage, "ok")}
 
     result = Interpreter(load_workflow(source), transport, sleep=lambda s: None).run(
-        {"question": "q", "collection": "c", "run_id": "r1",
-         "urls": {s: f"local://{s}" for s in _called_stages_from_text()}})
+        {"question": "q", "collection": "c", "run_id": "r1"},
+        env={"RELAYRAG_STAGE_URLS": json.dumps({s: f"local://{s}" for s in _called_stages_from_text()})})
     assert result == {"run_id": "r1", "route": "rag"}
     assert seen == ["classify", "hyde", "retrieve", "rerank", "grade", "generate", "hallucination_check"]
+
+
+def test_deployed_workflow_takes_stage_urls_only_from_its_deployment(full):
+    """Issue 10 item 2: every stage call carries the workflow service account's OIDC token
+    (https://cloud.google.com/workflows/docs/authenticate-from-workflow: "auth: type: OIDC"), so a caller who may
+    start executions (roles/workflows.invoker) must not choose where those calls go. The rendered YAML is run
+    with a hostile `urls` argument: every call still goes to the URLs of the deployment's RELAYRAG_STAGE_URLS."""
+    from relayrag.engine.interpreter import Interpreter, load_workflow
+
+    wf = full.one("gcp:workflows/workflow:Workflow", "rag")
+    deployed = {s: f"https://{s}-abc.a.run.app" for s in _called_stages_from_text()}
+    hostile = {s: "https://attacker.example/steal" for s in _called_stages_from_text()}
+    routes = {"classify": "rag", "grade": "pass", "hallucination_check": "grounded"}
+    seen = []
+
+    def transport(method, url, body, timeout):
+        seen.append(url)
+        stage = url.removeprefix("https://").split("-abc", 1)[0]
+        return 200, {"run_id": body["run_id"], "route": routes.get(stage, "ok")}
+
+    Interpreter(load_workflow(wf.inputs["sourceContents"]), transport, sleep=lambda s: None).run(
+        {"question": "q", "collection": "c", "run_id": "r1", "urls": hostile},
+        env={"RELAYRAG_STAGE_URLS": json.dumps(deployed)})
+    assert seen and all(u in deployed.values() for u in seen), seen
+    # and the deployment does set that variable (the functions' URLs; not asserted by value under mocks)
+    assert "RELAYRAG_STAGE_URLS" in wf.inputs["userEnvVars"]
+    # statically: no expression of the rendered workflow reads `urls` from the runtime argument
+    exprs = re.findall(r"\$\{([^}]*)\}", wf.inputs["sourceContents"])
+    assert not [e for e in exprs if "args" in e and "urls" in e]
 
 
 # ------------------------------------------------------------------------------------- IAM
@@ -179,8 +208,11 @@ def test_stage_identity_holds_exactly_its_allow_list(full, stage):
 
 
 def test_no_identity_holds_a_broad_role(full):
+    """No runtime identity holds a broad role. The one documented exception: the build identity's
+    roles/storage.objectAdmin (see test_build_identity_holds_the_documented_roles); it runs no code of ours."""
+    build = f"serviceAccount:{_emails(full)['build']}"
     for r in full.resources:
-        if r.typ in IAM_TYPES:
+        if r.typ in IAM_TYPES and not (r.inputs.get("member") == build and r.inputs["role"] == "roles/storage.objectAdmin"):
             assert not BROAD.search(r.inputs["role"]), f"{r.name}: {r.inputs['role']} is too broad"
     role = full.one("gcp:projects/iAMCustomRole:IAMCustomRole", "vertex-predict")
     assert role.inputs["permissions"] == ["aiplatform.endpoints.predict"]
@@ -408,3 +440,61 @@ def test_config_from_pulumi_refuses_a_stage_string():
         config_from_pulumi(Cfg(stages="classify"), Cfg(project=PROJECT, region="us-central1"))
     cfg = config_from_pulumi(Cfg(stages=["sql"], timeouts={"sql": "90"}), Cfg(project=PROJECT, region="us-east1"))
     assert (cfg.stages, cfg.region, cfg.spec("sql").timeout_s) == (("sql",), "us-east1", 90)
+
+
+# ------------------------------------------------------------------- fresh project (issue 10 item 4)
+def test_eventarc_service_agent_is_created_granted_and_awaited(full):
+    """A first `pulumi up` enabled Eventarc and created GCS triggers in one run without the Eventarc service
+    agent, and failed part-way (terraform-provider-google #25294). The fix pulumi-gcp #1290 shows:
+    `gcp.projects.ServiceIdentity` for eventarc.googleapis.com, its role, and the triggers depending on both.
+    https://cloud.google.com/eventarc/docs/roles-permissions ("Eventarc Service Agent", roles/eventarc.serviceAgent)"""
+    from relayrag_infra.stack import EVENTARC_AGENT_ROLE
+    agent = full.one("gcp:projects/serviceIdentity:ServiceIdentity", "eventarc-agent")
+    assert agent.inputs["service"] == "eventarc.googleapis.com"
+    grant = full.one("gcp:projects/iAMMember:IAMMember", "eventarc-agent-role")
+    assert grant.inputs["role"] == EVENTARC_AGENT_ROLE == "roles/eventarc.serviceAgent"
+    assert grant.inputs["member"] == agent.outputs["member"]
+    prereqs = {r._name for r in full.deployment.trigger_prereqs}
+    assert {"eventarc-agent", "eventarc-agent-role", "gcs-agent-pubsub-publisher"} <= prereqs
+
+
+def test_build_identity_holds_the_documented_roles(full):
+    """https://cloud.google.com/run/docs/configuring/services/build-service-account: Logs Writer, Artifact
+    Registry Writer and Storage Object Admin ("for retrieving the function source from the Cloud Storage
+    bucket, and to store build images"); objectViewer alone is not enough on a fresh project."""
+    email = _emails(full)["build"]
+    assert {role for _, role in _grants_of(full, email)} == {
+        "roles/logging.logWriter", "roles/artifactregistry.writer", "roles/storage.objectAdmin"}
+
+
+def test_bundle_requirements_are_pinned_exactly(full):
+    """Every stage bundle's requirements.txt pins each distribution with == (the versions installed where
+    `pulumi up` runs), so two deploys of the same commit build the same environment."""
+    from relayrag_infra import catalog
+    for src in full.of_type("gcp:storage/bucketObject:BucketObject"):
+        if "requirements.txt" not in getattr(src.inputs.get("source"), "assets", {}):
+            continue
+        lines = [ln for ln in src.inputs["source"].assets["requirements.txt"].text.splitlines() if ln.strip()]
+        assert lines and catalog.unpinned(lines) == [], (src.name, catalog.unpinned(lines))
+
+
+def test_the_lock_satisfies_pyproject_and_covers_every_bundle_requirement():
+    from packaging.requirements import Requirement
+
+    from relayrag_infra import catalog
+    lock, pins = catalog.read_lock(), catalog.pyproject_pins()
+    needed = {catalog._req_name(e) for g in catalog.REQUIREMENT_GROUPS.values() for e in g}
+    assert needed <= set(lock), sorted(needed - set(lock))
+    for name, version in lock.items():
+        spec = Requirement(pins.get(name, name)).specifier
+        assert spec.contains(version, prereleases=True), f"{name}=={version} violates pyproject's {spec}"
+
+
+def test_each_function_knows_its_memory(full):
+    """RELAYRAG_MEMORY_LIMIT_MB = the function's available_memory, so a stage refuses a snapshot that would
+    not fit with the size it needs (relayrag.ingest.snapshot.check_fits) instead of being killed."""
+    from relayrag_infra import catalog
+    for f in full.of_type(FN):
+        svc = f.inputs["serviceConfig"]
+        assert svc["environmentVariables"]["RELAYRAG_MEMORY_LIMIT_MB"] == str(catalog.memory_mib(svc["availableMemory"]))
+    assert catalog.memory_mib("2Gi") == 2048 and catalog.memory_mib("512Mi") == 512

@@ -229,17 +229,47 @@ def test_eval_sql_without_an_llm_runs_the_raw_sql_attacks(home, tmp_path):
     rep = json.loads(r.stdout)
     n_sql = sum(json.loads(line)["kind"] == "sql" for line in ADVERSARIAL.read_text().splitlines() if line.strip())
     assert rep["accuracy"] is None and rep["n"] == 0 and rep["llm"] is None
-    assert rep["guard"] == {"refused": n_sql, "total": n_sql, "db_unchanged": True, "skipped": 2}
+    assert rep["guard"] == {"refused": n_sql, "stopped": 0, "errors": 0, "ran": 0, "total": n_sql,
+                            "db_unchanged": True, "skipped": 2}
     assert rep["skipped"]["questions"] == 1 and rep["skipped"]["nl_attacks"] == 2
     assert "RELAYRAG_LLM" in rep["skipped"]["reason"]
     assert all(i["kind"] == "sql" and i["refused"] for i in rep["items"])
 
     human = invoke("eval", "sql", dev, "-c", "chinook", "--adversarial", ADVERSARIAL)
-    assert human.exit_code == 0 and f"guard: {n_sql}/{n_sql} refused, database unchanged: True" in human.stdout
+    assert human.exit_code == 0 and (f"guard: {n_sql}/{n_sql} refused, 0 stopped by a limit, 0 database errors, "
+                                     "0 ran; database unchanged: True") in human.stdout
     assert "skipped: 1 questions and 2 natural-language attacks" in one_line(human.stderr)
 
     nothing = invoke("eval", "sql", dev, "-c", "chinook")  # no attack to run, no LLM: nothing to check
     assert nothing.exit_code == 2 and "needs an LLM" in nothing.stderr
+
+
+def test_eval_sql_counts_timeouts_and_errors_as_what_they_are(home, tmp_path, monkeypatch):
+    """Issue 10 item 12: 23/25 "refused" where the guard refused 20 — a timeout or a database error is not a
+    refusal. Each attack gets its outcome; only one that ran to completion fails the run."""
+    import relayrag.sql.generate as sql_generate
+    monkeypatch.setattr(sql_generate, "TIMEOUT_S", 0.3)  # evaluate_sql opens the warehouse with this timeout
+    assert invoke("warehouse", "load", CHINOOK, "-c", "chinook").exit_code == 0
+    attacks = tmp_path / "attacks.jsonl"
+    rows = [("drop", "DROP TABLE Album"),                                                    # guard
+            ("cross", "SELECT COUNT(*) AS n FROM InvoiceLine a, InvoiceLine b, InvoiceLine c"),  # timeout
+            ("big", "SELECT repeat('x', 3000000) AS s"),                                       # result bytes
+            ("err", "SELECT CAST('abc' AS INT64) AS n")]                                      # database error
+    attacks.write_text("".join(json.dumps({"id": i, "kind": "sql", "input": q}) + "\n" for i, q in rows),
+                       encoding="utf-8")
+    dev = tmp_path / "dev.jsonl"
+    dev.write_text(json.dumps({"id": "q1", "question": "q", "gold_result": [[1]]}) + "\n", encoding="utf-8")
+    r = invoke("eval", "sql", dev, "-c", "chinook", "--adversarial", attacks, "--json")
+    rep = json.loads(r.stdout)
+    outcomes = {i["id"]: i["outcome"] for i in rep["items"]}
+    assert outcomes == {"drop": "refused", "cross": "timeout", "big": "result_bytes", "err": "error"}, rep["items"]
+    assert rep["guard"] == {"refused": 1, "stopped": 2, "errors": 1, "ran": 0, "total": 4, "db_unchanged": True,
+                            "skipped": 0}
+    assert r.exit_code == 0
+    attacks.write_text(json.dumps({"id": "ok", "kind": "sql", "input": "SELECT COUNT(*) AS n FROM Album"}) + "\n",
+                       encoding="utf-8")
+    ran = invoke("eval", "sql", dev, "-c", "chinook", "--adversarial", attacks, "--json")
+    assert ran.exit_code == 1 and json.loads(ran.stdout)["guard"]["ran"] == 1
 
 
 def test_eval_sql_help_describes_the_format_itself():
@@ -330,3 +360,43 @@ def test_the_sql_an_answer_came_from_prints_verbatim(make_llm_ctx, home):
     ran = json.loads(invoke("run", run_id).stdout)["run"]["sql"]  # the guarded query (BigQuery dialect)
     assert "[Brazil]" in ran and "'[b]' = '[b]'" in ran
     assert shown == f"SQL: {ran} (1 row)"
+
+
+def test_cli_skips_symlinks_with_a_reason_unless_asked_to_follow(home, tmp_path):
+    """Issue 10 item 11: the CLI followed file symlinks silently."""
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "a.txt").write_text("Otters hold hands while sleeping so they do not drift apart.", encoding="utf-8")
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (elsewhere / "b.txt").write_text("Wombats produce cube-shaped droppings.", encoding="utf-8")
+    (docs / "link.txt").symlink_to(elsewhere / "b.txt")
+    (docs / "dir").symlink_to(elsewhere, target_is_directory=True)
+    (docs / "loop").symlink_to(docs, target_is_directory=True)
+    r = invoke("ingest", docs, "-c", "s", "--json")
+    rep = json.loads(r.stdout)
+    assert rep["files"]["ingested"] == 1 and r.exit_code == 1
+    reasons = {Path(f["path"]).name: f["error"] for f in rep["failed"]}
+    assert set(reasons) == {"link.txt", "dir", "loop"}
+    assert "symbolic link to the file" in reasons["link.txt"] and "--follow-symlinks" in reasons["link.txt"]
+    followed = json.loads(invoke("ingest", docs, "-c", "t", "--json", "--follow-symlinks").stdout)
+    # link.txt, dir/b.txt: the same target read twice under two names; the loop back into docs/ is not re-read
+    assert followed["files"]["ingested"] == 3 and followed["failed"] == [], followed
+
+
+def test_ingest_reports_stay_one_line_and_json_keeps_progress_on_stderr(home, tmp_path, monkeypatch):
+    """Issue 10 item 14: a newline in a file name broke the one-line error output; `ingest --json --progress`
+    printed no progress (progress belongs on stderr while the JSON goes to stdout)."""
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    for i in range(3):
+        (docs / f"f{i}.txt").write_text(f"Report {i}: capybaras live near rivers.", encoding="utf-8")
+    (docs / "bad\nname.pdf").write_bytes(b"not a pdf")
+    human = invoke("ingest", docs, "-c", "h")
+    failed = [line for line in human.stdout.splitlines() if line.startswith("failed ")]
+    assert failed == [f"failed '{docs}/bad\\nname.pdf': bad\\nname.pdf: not a PDF: file does not start with %PDF- "
+                      "(random bytes named .pdf?)"], human.stdout
+    monkeypatch.setenv("TTY_COMPATIBLE", "1")  # rich draws progress only on a terminal; make stderr count as one
+    r = CliRunner().invoke(cli.app, ["ingest", str(docs), "-c", "j", "--json", "--progress"])
+    assert json.loads(r.stdout)["files"]["ingested"] == 3  # stdout: exactly one JSON document
+    assert "loading" in r.stderr

@@ -446,3 +446,59 @@ def test_an_unexpected_exception_is_a_tool_error_not_a_crash(server, small_corpu
             return err, (await c.call_tool("list_collections", {})).data
     err, still = run(go())
     assert err == "internal error (RuntimeError): disk on fire" and still["count"] == 0
+
+
+def test_symlinks_inside_ingest_roots_cannot_escape_them(home, wf_dir, small_corpus, tmp_path, monkeypatch):
+    """Issue 10 item 11: a symlink inside RELAYRAG_MCP_INGEST_ROOTS pointing at /etc/passwd was ingested with its
+    folder and `search` returned the passwd lines: the given path was resolved, the files under it were not."""
+    from relayrag.settings import load_settings
+    secret = tmp_path / "secret"
+    secret.mkdir()
+    (secret / "passwd.txt").write_text("root:x:0:0:root:/root:/bin/bash\nsecretuser:x:1000\n", encoding="utf-8")
+    (small_corpus / "passwd.txt").symlink_to(secret / "passwd.txt")
+    (small_corpus / "etc").symlink_to(secret, target_is_directory=True)
+    monkeypatch.setenv("RELAYRAG_MCP_INGEST_ROOTS", str(small_corpus))
+    load_settings.cache_clear()
+    (small_corpus / "bees-again.txt").symlink_to(small_corpus / "bees.txt")  # a link inside the root is fine
+
+    async def go():
+        async with Client(build_server(http=True)) as c:
+            ing = await c.call_tool("ingest", {"path": str(small_corpus), "collection": "docs"})
+            hits = await c.call_tool("search", {"query": "root secretuser bin bash", "collection": "docs"})
+            direct = await c.call_tool("ingest", {"path": str(small_corpus / "passwd.txt"), "collection": "docs"},
+                                       raise_on_error=False)
+            return ing, hits, direct
+
+    ing, hits, direct = run(go())
+    assert ing.data["files"]["ingested"] == 5  # the four files and the in-root link
+    refused = {Path(f["path"]).name: f["error"] for f in ing.data["failed"]}
+    assert set(refused) == {"passwd.txt", "etc"} and all("outside the folders" in e for e in refused.values())
+    assert not any("secretuser" in r["quote"] for r in hits.data["results"])
+    assert direct.is_error and "outside the folders" in direct.content[0].text
+
+
+def test_a_huge_argument_is_logged_as_a_size_and_a_prefix(caplog):
+    """Issue 10 item 14: a rejected 1 MB argument was logged in full (~29k lines)."""
+    import logging
+
+    from relayrag.mcp.server import install_log_caps
+    old = logging.getLogRecordFactory()
+    try:
+        install_log_caps()
+        huge = ("y" * 30 + "\n") * 34000
+        with caplog.at_level(logging.WARNING, logger="fastmcp.tools"):
+            logging.getLogger("fastmcp.tools").warning("Error validating tool 'ask': %s", huge)
+            try:
+                raise ValueError(huge)
+            except ValueError:
+                logging.getLogger("relayrag.mcp").exception("unexpected")
+            logging.getLogger("relayrag.mcp").warning("short message %s", "stays")
+        texts = [r.getMessage() + (r.exc_text or "") for r in caplog.records]
+        assert all(len(t) < 1000 and t.count("\n") == 0 for t in texts[:2]), [len(t) for t in texts]
+        assert "1,054,029 characters in 34,001 lines; the rest not logged" in texts[0]
+        assert texts[0].startswith("Error validating tool 'ask': yyyy")
+        assert texts[2] == "short message stays"
+    finally:
+        logging.setLogRecordFactory(old)
+        import relayrag.mcp.server as srv
+        srv._capped_factory = False

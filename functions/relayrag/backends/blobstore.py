@@ -14,7 +14,7 @@ class BlobStore(Protocol):
     def put_bytes(self, key: str, data: bytes) -> None: ...
     def get_bytes(self, key: str) -> bytes: ...
     def exists(self, key: str) -> bool: ...
-    def list(self, prefix: str) -> list[str]: ...
+    def list(self, prefix: str, include_partial: bool = False) -> list[str]: ...
     def delete_prefix(self, prefix: str) -> int: ...
     def local_path(self, key: str) -> Path | None: ...
 
@@ -53,13 +53,17 @@ class LocalBlobStore:
     def exists(self, key: str) -> bool:
         return self._path(key).is_file()
 
-    def list(self, prefix: str) -> list[str]:
+    def list(self, prefix: str, include_partial: bool = False) -> list[str]:
+        """Keys under the folder `prefix`, sorted. Temp files of writes in progress (or of writers that died
+        mid-write: `.tmp-*`) are left out unless `include_partial` (garbage collection must see them, or a
+        folder holding only such a file is never removed)."""
         base = self.root / prefix.strip("/") if prefix.strip("/") else self.root
         out: list[str] = []
         # os.walk skips folders that vanish mid-walk (another writer's delete_prefix), as a GCS list would
         for dirpath, _dirs, files in os.walk(base):
             rel = Path(dirpath).relative_to(self.root)
-            out.extend(str(rel / f).replace(os.sep, "/") for f in files if not f.startswith(".tmp-"))
+            out.extend(str(rel / f).replace(os.sep, "/") for f in files
+                       if include_partial or not f.startswith(".tmp-"))
         return sorted(out)
 
     def delete_prefix(self, prefix: str) -> int:

@@ -36,6 +36,13 @@ class DocStore(Protocol):
     def record_dead_letter(self, collection: str, path: str, entry: dict) -> None: ...
     def get_dead_letter(self, collection: str, path: str) -> dict | None: ...
     def list_dead_letters(self, collection: str) -> list[dict]: ...
+    # version pins: a run in flight keeps the snapshot version it retrieved from alive (GC spares it)
+    def pin_version(self, collection: str, version: str, run_id: str, ttl_s: float) -> None:
+        """Lease `version` of `collection` to `run_id` for `ttl_s` seconds from now (re-pinning renews it)."""
+        ...
+    def pinned_versions(self, collection: str) -> set[str]:
+        """Versions of `collection` leased to some run whose lease has not expired."""
+        ...
     # runs and traces
     def create_run(self, run_id: str, data: dict) -> None: ...
     def get_run(self, run_id: str) -> dict | None: ...
@@ -68,6 +75,8 @@ CREATE TABLE IF NOT EXISTS traces (
     run_id TEXT, seq INTEGER, entry TEXT, PRIMARY KEY (run_id, seq));
 CREATE TABLE IF NOT EXISTS dead_letters (
     collection TEXT, path TEXT, entry TEXT, PRIMARY KEY (collection, path));
+CREATE TABLE IF NOT EXISTS pins (
+    collection TEXT, run_id TEXT, version TEXT, until REAL, PRIMARY KEY (collection, run_id));
 CREATE TABLE IF NOT EXISTS arms (
     collection TEXT, arm TEXT, alpha REAL, beta REAL, pulls INTEGER, PRIMARY KEY (collection, arm));
 CREATE TABLE IF NOT EXISTS arm_rewards (
@@ -129,6 +138,7 @@ class SQLiteDocStore:
             cx.execute("DELETE FROM files WHERE collection=?", (name,))
             cx.execute("DELETE FROM dead_letters WHERE collection=?", (name,))
             cx.execute("DELETE FROM arms WHERE collection=?", (name,))
+            cx.execute("DELETE FROM pins WHERE collection=?", (name,))
             cx.execute("DELETE FROM arm_rewards WHERE collection=?", (name,))
 
     # -- ingestion records ---------------------------------------------------------------------
@@ -184,6 +194,20 @@ class SQLiteDocStore:
     def list_dead_letters(self, collection: str) -> list[dict]:
         rows = self._cx().execute("SELECT entry FROM dead_letters WHERE collection=? ORDER BY path", (collection,))
         return [json.loads(r[0]) for r in rows]
+
+    # -- version pins --------------------------------------------------------------------------
+    def pin_version(self, collection: str, version: str, run_id: str, ttl_s: float) -> None:
+        now = time.time()
+        with self._tx() as cx:
+            cx.execute("INSERT INTO pins(collection, run_id, version, until) VALUES (?,?,?,?) "
+                       "ON CONFLICT(collection, run_id) DO UPDATE SET version=excluded.version, until=excluded.until",
+                       (collection, run_id, version, now + ttl_s))
+            cx.execute("DELETE FROM pins WHERE collection=? AND until<?", (collection, now))
+
+    def pinned_versions(self, collection: str) -> set[str]:
+        rows = self._cx().execute("SELECT DISTINCT version FROM pins WHERE collection=? AND until>=?",
+                                  (collection, time.time()))
+        return {r[0] for r in rows}
 
     # -- runs ----------------------------------------------------------------------------------
     def create_run(self, run_id: str, data: dict) -> None:

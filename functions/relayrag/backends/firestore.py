@@ -12,6 +12,7 @@ map keys; `h(x)` = sha256 hex of x, because paths and arm names may contain '/')
     P_files/{name}/records/{h(path)}              {path, json}            one ingestion record per source
     P_files/{name}/dead_letters/{h(path)}         {path, json}
     P_files/{name}/staged/{version}-{h(path)}     {version, path, json (null = delete), staged_at}
+    P_files/{name}/pins/{run_id}                  {version, until}        a run's lease on a snapshot version
     P_arms/{name}/arms/{h(arm)}                   {arm, alpha_gain, beta_gain, pulls}   (Beta prior added on read)
     P_arms/{name}/arm_rewards/{h(reward_id)}      {reward_id, applied_at}   (reward_arms applied once per id)
     P_runs/{run_id}                               {run_id, created_at, json}
@@ -195,7 +196,7 @@ class FirestoreDocStore:
     def delete_collection(self, name: str) -> None:
         """Delete the collection's records, dead letters, staged changes and arms, then its document (last,
         so an interrupted delete leaves a collection whose missing records are simply re-ingested)."""
-        for kind in ("records", "dead_letters", "staged", "arms", "arm_rewards"):
+        for kind in ("records", "dead_letters", "staged", "arms", "arm_rewards", "pins"):
             self._delete_all([s.reference for s in self._sub(name, kind).stream()])
         ref = self._coll(name)
         if ref.get().exists:
@@ -375,6 +376,27 @@ class FirestoreDocStore:
         texts = {d["path"]: d["json"] for d in (s.to_dict() for s in self._sub(collection, "dead_letters").stream())
                  if d["path"] not in cleared}
         return [json.loads(texts[p]) for p in sorted(texts)]
+
+    # -- version pins --------------------------------------------------------------------------
+    def pin_version(self, collection: str, version: str, run_id: str, ttl_s: float) -> None:
+        """One document per run (a plain set: one writer per run, no contention)."""
+        self._sub(collection, "pins").document(_check_id("run_id", run_id)).set(
+            {"version": version, "until": time.time() + ttl_s})
+
+    def pinned_versions(self, collection: str) -> set[str]:
+        """Unexpired pins; expired ones are deleted on the way (best effort)."""
+        now, out, expired = time.time(), set(), []
+        for s in self._sub(collection, "pins").stream():
+            d = s.to_dict()
+            if float(d.get("until", 0.0)) >= now:
+                out.add(d["version"])
+            else:
+                expired.append(s.reference)
+        try:
+            self._delete_all(expired)
+        except Exception:  # noqa: BLE001 - another reader may delete the same expired pins
+            pass
+        return out
 
     # -- runs ----------------------------------------------------------------------------------
     def _run(self, run_id: str) -> Any:

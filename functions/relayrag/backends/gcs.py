@@ -107,8 +107,9 @@ class GCSBlobStore:
     def exists(self, key: str) -> bool:
         return self._bucket.blob(self._name(key)).exists()
 
-    def list(self, prefix: str) -> list[str]:
-        """Keys under the folder `prefix` ('' = all), sorted, like `LocalBlobStore.list`."""
+    def list(self, prefix: str, include_partial: bool = False) -> list[str]:
+        """Keys under the folder `prefix` ('' = all), sorted, like `LocalBlobStore.list` (GCS has no partial
+        objects: an upload is visible only once finalized, so `include_partial` changes nothing)."""
         p = prefix.strip("/")
         full = self.prefix + (p + "/" if p else "")
         return sorted(b.name[len(self.prefix):] for b in self.client.list_blobs(self.bucket_name, prefix=full))

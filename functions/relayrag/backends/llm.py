@@ -65,8 +65,36 @@ class OpenAICompatibleLLM:
             raise LLMError(f"LLM endpoint returned an unexpected body: {resp.text[:300]}") from exc
 
 
+THINKING_HEADROOM = 1024  # output tokens added to a call's cap for models whose thinking cannot be turned off
+
+
+def thinking_plan(model: str, max_tokens: int) -> tuple[dict | None, int]:
+    """(ThinkingConfig fields or None, max_output_tokens) for one Gemini call that wants `max_tokens` of reply.
+
+    Gemini 2.5 and later think before answering by default, and thinking tokens count against
+    `max_output_tokens`: with the stages' small caps (20 tokens for a yes/no) the model spends the whole cap
+    thinking and returns no text (finish reason MAX_TOKENS; python-genai issue #811). So:
+    - gemini-2.5-flash and gemini-2.5-flash-lite: thinking_budget 0 (thinking off; allowed on both);
+    - gemini-2.5-pro (thinking cannot be turned off; budget 128..32768): thinking_budget 128 and the cap
+      raised by THINKING_HEADROOM;
+    - gemini-3 and later (thinking_level; Pro cannot turn it off): thinking_level LOW and the cap raised
+      by THINKING_HEADROOM;
+    - older models (gemini-2.0, 1.5): no thinking configuration, the cap as asked.
+    Source: Vertex AI "Thinking" (https://cloud.google.com/vertex-ai/generative-ai/docs/thinking), budget
+    ranges per model; google-genai `types.ThinkingConfig` (thinking_budget, thinking_level)."""
+    name = model.rsplit("/", 1)[-1].lower()
+    if name.startswith("gemini-2.5-flash"):
+        return {"thinking_budget": 0}, max_tokens
+    if name.startswith("gemini-2.5"):
+        return {"thinking_budget": 128}, max_tokens + THINKING_HEADROOM
+    if name.startswith("gemini-") and name[7:8].isdigit() and int(name[7:].split(".")[0].split("-")[0]) >= 3:
+        return {"thinking_level": "LOW"}, max_tokens + THINKING_HEADROOM
+    return None, max_tokens
+
+
 class VertexLLM:
-    """Gemini on Vertex AI via google-genai (`vertexai=True`); needs `pip install 'relayrag[gcp]'`."""
+    """Gemini on Vertex AI via google-genai (`vertexai=True`); needs `pip install 'relayrag[gcp]'`.
+    Every call sets the thinking configuration explicitly (see `thinking_plan`)."""
 
     def __init__(self, project: str, location: str, model: str):
         try:
@@ -84,15 +112,33 @@ class VertexLLM:
         contents = [types.Content(role="model" if m["role"] == "assistant" else "user",
                                   parts=[types.Part(text=m["content"])])
                     for m in messages if m["role"] != "system"]
+        thinking, cap = thinking_plan(self.model, max_tokens)
         config = types.GenerateContentConfig(
-            system_instruction=system, temperature=temperature, max_output_tokens=max_tokens,
+            system_instruction=system, temperature=temperature, max_output_tokens=cap,
+            thinking_config=types.ThinkingConfig(**thinking) if thinking else None,
             response_mime_type="application/json" if json_schema else None,
             response_schema=json_schema if json_schema else None)
         try:
             resp = self._client.models.generate_content(model=self.model, contents=contents, config=config)
         except Exception as exc:  # google-genai raises its own hierarchy; surface it as LLMError
             raise LLMError(f"Vertex AI call failed: {exc}") from exc
-        return resp.text or ""
+        text = resp.text or ""
+        if not text.strip():
+            raise LLMError(f"Vertex AI returned no text ({_empty_reason(resp, cap)})")
+        return text
+
+
+def _empty_reason(resp, cap: int) -> str:
+    """Why a Gemini reply has no text: finish reason and thinking tokens, when the response says."""
+    cands = getattr(resp, "candidates", None) or []
+    finish = getattr(cands[0], "finish_reason", None) if cands else None
+    finish = getattr(finish, "name", finish)
+    usage = getattr(resp, "usage_metadata", None)
+    thoughts = getattr(usage, "thoughts_token_count", None) if usage else None
+    parts = [f"finish reason {finish}" if finish else "no candidates"]
+    if thoughts:
+        parts.append(f"{thoughts} thinking tokens of max_output_tokens {cap}")
+    return ", ".join(parts)
 
 
 def no_llm(settings: Settings) -> None:

@@ -7,8 +7,8 @@ User output goes to stdout (JSON with --json); progress and logs go to stderr.
 from __future__ import annotations
 
 import contextlib
-import json
 import os
+import re
 import sys
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -117,11 +117,27 @@ def _user_errors(as_json: bool = False):
 
 
 def _print_json(obj) -> None:
-    sys.stdout.write(json.dumps(obj, ensure_ascii=False) + "\n")
+    from relayrag import jsonl  # one line per object even when a value holds U+2028 (see relayrag.jsonl)
+    sys.stdout.write(jsonl.dumps(obj) + "\n")
     sys.stdout.flush()
 
 
 MAX_LISTED_UNSUPPORTED = 20
+
+
+_CONTROL = re.compile("[\x00-\x1f\x7f\x85\u2028\u2029]")
+
+
+def _one_line(text) -> str:
+    """`text` with control and line-break characters shown escaped (a newline in a file name as \\n), so every
+    reported item stays on one line."""
+    return _CONTROL.sub(lambda m: repr(m.group())[1:-1], str(text))
+
+
+def _shown_path(path) -> str:
+    """A path as printed in one-line reports: as is, or quoted and escaped when it holds a control character."""
+    text = str(path)
+    return text if not _CONTROL.search(text) else "'" + _one_line(text) + "'"
 
 
 def _print_summary(s: dict) -> None:
@@ -132,11 +148,11 @@ def _print_summary(s: dict) -> None:
          + f"{f['deleted']} deleted, {f['failed']} failed; {s['chunks_embedded']} chunks embedded, "
          f"{s['chunks_total']} in the index ({s['seconds']:.1f} s)")
     for w in s.get("warnings", []):
-        _say(err, ("warning", "yellow"), f" {w['path']}: {w['warning']}")
+        _say(err, ("warning", "yellow"), f" {_shown_path(w['path'])}: {_one_line(w['warning'])}")
     for path in unsupported[:MAX_LISTED_UNSUPPORTED]:
-        _say(out, ("skipped", "yellow"), f" {path}: unsupported type")
+        _say(out, ("skipped", "yellow"), f" {_shown_path(path)}: unsupported type")
     if len(unsupported) > MAX_LISTED_UNSUPPORTED:
         _say(out, ("skipped", "yellow"), f" … and {len(unsupported) - MAX_LISTED_UNSUPPORTED} more of an "
              "unsupported type (--json lists all)")
     for x in s["failed"]:
-        _say(out, ("failed", "red"), f" {x['path']}: {x['error']}")
+        _say(out, ("failed", "red"), f" {_shown_path(x['path'])}: {_one_line(x['error'])}")

@@ -22,11 +22,15 @@ def ingest(path: Path = typer.Argument(..., help="A file or a folder (walked rec
                                        "text, HTML, or a BEIR corpus.jsonl."),
            collection: str = typer.Option(..., "--collection", "-c", help="Collection name."),
            as_json: bool = typer.Option(False, "--json", help="Print the summary as one JSON object."),
-           progress: bool = typer.Option(True, "--progress/--no-progress", help="Progress bar on stderr.")):
+           progress: bool = typer.Option(True, "--progress/--no-progress", help="Progress bar on stderr."),
+           follow_symlinks: bool = typer.Option(False, "--follow-symlinks",
+                                                help="Read what symbolic links under PATH point at (by default "
+                                                     "each is skipped and listed with the reason).")):
     """Ingest PATH into a collection incrementally: unchanged files are skipped, files removed from PATH are
     removed from the index. Exit code 1 if any file failed (the others are still ingested)."""
     with _user_errors(as_json):
-        summary = _service().ingest(path, collection, progress=progress and not as_json).to_dict()
+        # progress goes to stderr, the JSON to stdout: both at once are fine
+        summary = _service().ingest(path, collection, progress=progress, follow_symlinks=follow_symlinks).to_dict()
     _print_json(summary) if as_json else _print_summary(summary)
     raise typer.Exit(1 if summary["failed"] else 0)
 

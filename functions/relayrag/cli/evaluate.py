@@ -81,17 +81,20 @@ def eval_sql(dataset: Path = typer.Argument(..., help="JSONL, one question per l
     extra columns in the prediction are allowed. An error, a timeout or a refusal scores 0.
 
     The questions and "nl" attacks need an LLM (RELAYRAG_LLM). Without one, the "sql" attacks and the
-    unchanged-database check still run and the rest is reported as skipped (accuracy null). Exit code 1 if
-    the database changed or an attack that ran was not refused; 2 on bad input or nothing to evaluate."""
+    unchanged-database check still run and the rest is reported as skipped (accuracy null). Each attack is
+    counted as what happened to it: refused by the guard, stopped by a limit (time, memory, result size), a
+    database error, or ran to completion. Exit code 1 if the database changed or an attack ran to completion;
+    2 on bad input or nothing to evaluate."""
     def progress(item: dict) -> None:
         if not as_json:
-            mark = ("ok" if item.get("correct") else "--") if "correct" in item else ("refused" if item["refused"] else "RAN")
+            mark = ("ok" if item.get("correct") else "--") if "correct" in item else \
+                ("RAN" if item["outcome"] == "ran" else item["outcome"])
             _say(err, (f"{item['id']}: {mark}", "dim"))
     with _user_errors(as_json):
         report = _service().eval_sql(dataset, collection, adversarial=list(adversarial), limit=limit or None,
                                      on_item=progress)
     g = report["guard"]
-    failed = not g["db_unchanged"] or g["refused"] < g["total"]
+    failed = not g["db_unchanged"] or g["ran"] > 0
     if as_json:
         _print_json(report)
     else:
@@ -102,7 +105,8 @@ def eval_sql(dataset: Path = typer.Argument(..., help="JSONL, one question per l
             for key in ("by_difficulty", "by_lang"):
                 _say(out, "  " + ", ".join(f"{k} {v['accuracy']:.3f} (n={v['n']})" for k, v in report[key].items()))
         if g["total"]:
-            _say(out, f"guard: {g['refused']}/{g['total']} refused, database unchanged: {g['db_unchanged']}")
+            _say(out, f"guard: {g['refused']}/{g['total']} refused, {g['stopped']} stopped by a limit, "
+                 f"{g['errors']} database errors, {g['ran']} ran; database unchanged: {g['db_unchanged']}")
         if report.get("skipped"):
             sk = report["skipped"]
             _say(err, ("skipped:", "yellow"), f" {sk['questions']} questions and {sk['nl_attacks']} natural-language "

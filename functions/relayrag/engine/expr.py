@@ -9,8 +9,10 @@ below. Reference: https://cloud.google.com/workflows/docs/reference/syntax/expre
 from __future__ import annotations
 
 import ast
+import contextvars
 import json
 import os
+from collections.abc import Mapping
 from typing import Any, Callable
 
 from relayrag.errors import WorkflowError
@@ -47,6 +49,20 @@ def _json_decode(data):
         raise WorkflowsRuntimeError({"tags": ["ValueError"], "message": f"json.decode: {exc}"}) from exc
 
 
+ENV_OVERLAY: contextvars.ContextVar[Mapping[str, str] | None] = contextvars.ContextVar("relayrag_workflow_env",
+                                                                                   default=None)
+"""Environment variables one embedded run sees through `sys.get_env` in place of (over) the process's: the
+embedded engine's route for deployment settings such as RELAYRAG_STAGE_URLS, which a deployed workflow
+reads from its own environment and never from execution arguments (Interpreter.run(env=...))."""
+
+
+def _get_env(name: str) -> str | None:
+    overlay = ENV_OVERLAY.get()
+    if overlay is not None and name in overlay:
+        return overlay[name]
+    return os.environ.get(name)
+
+
 FUNCTIONS: dict[str, Callable[..., Any]] = {
     "default": _default,
     "len": lambda v: len(v),
@@ -55,7 +71,7 @@ FUNCTIONS: dict[str, Callable[..., Any]] = {
     "int": lambda v: int(v),
     "double": lambda v: float(v),
     "map.get": _map_get,
-    "sys.get_env": lambda name: os.environ.get(name),
+    "sys.get_env": lambda name: _get_env(name),
     "json.decode": _json_decode,
     "json.encode_to_string": lambda v: json.dumps(v),
 }

@@ -17,11 +17,13 @@ from __future__ import annotations
 
 import copy
 import time
+from collections.abc import Mapping
 from typing import Any, Callable
 
 import yaml
 
-from relayrag.engine.expr import DEFAULT_RETRY_PREDICATE, RETRYABLE_CODES, WorkflowsRuntimeError, resolve
+from relayrag.engine.expr import (DEFAULT_RETRY_PREDICATE, ENV_OVERLAY, RETRYABLE_CODES, WorkflowsRuntimeError,
+                                  resolve)
 from relayrag.errors import WorkflowError
 
 HttpTransport = Callable[[str, str, Any, float], tuple[int, Any]]  # (method, url, body, timeout) -> (status, body)
@@ -56,11 +58,17 @@ class Interpreter:
         self.steps_run = 0
 
     # -- public ----------------------------------------------------------------------------------
-    def run(self, args: Any) -> Any:
+    def run(self, args: Any, env: Mapping[str, str] | None = None) -> Any:
+        """Run `main` with the runtime argument `args`. `env`: variables `sys.get_env` returns for this run
+        (over the process environment), as a deployment's environment would (e.g. RELAYRAG_STAGE_URLS)."""
         main = self.workflow["main"]
         params = main.get("params") or []
         scope = {params[0]: copy.deepcopy(args)} if params else {}
-        return self._run_workflow("main", main, scope)
+        token = ENV_OVERLAY.set(dict(env) if env is not None else None)
+        try:
+            return self._run_workflow("main", main, scope)
+        finally:
+            ENV_OVERLAY.reset(token)
 
     # -- workflows and steps -----------------------------------------------------------------------
     def _run_workflow(self, name: str, wf: dict, scope: dict) -> Any:

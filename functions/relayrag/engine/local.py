@@ -65,26 +65,27 @@ def local_transport(method: str, url: str, body: Any, timeout: float) -> tuple[i
 
 
 def run_workflow(name: str, args: dict, *, on_event: Callable[[dict], None] | None = None,
-                 transport=local_transport) -> Any:
+                 transport=local_transport, urls: dict[str, str] | None = None) -> Any:
+    """Run workflows/<name>.yaml embedded with the runtime argument `args`. Stage URLs reach the workflow as
+    a deployment gives them, through `sys.get_env("RELAYRAG_STAGE_URLS")` (`urls`, default: the local://
+    entry points), never through `args`: a deployed workflow ignores any `urls` argument."""
     source = (workflows_dir() / f"{name}.yaml").read_text(encoding="utf-8")
-    return Interpreter(load_workflow(source), transport, on_event=on_event).run(args)
+    env = {"RELAYRAG_STAGE_URLS": json.dumps(urls if urls is not None else local_urls())}
+    return Interpreter(load_workflow(source), transport, on_event=on_event).run(args, env=env)
 
 
 def ask(question: str, collection: str, *, run_id: str | None = None, arm: str | None = None,
         on_event: Callable[[dict], None] | None = None, ctx: StageContext | None = None,
         urls: dict[str, str] | None = None, transport=local_transport) -> dict:
-    """Run workflows/rag.yaml for one question and return the assembled result (see `build_result`)."""
+    """Run workflows/rag.yaml for one question and return the assembled result (see `build_result`).
+    `urls`: stage -> URL (default local://<stage>), given to the workflow as its deployment environment."""
     run_id = run_id or uuid.uuid4().hex
-    args = rag_args(question, collection, run_id=run_id, arm=arm, urls=urls or local_urls())
-    run_workflow("rag", args, on_event=on_event, transport=transport)
+    run_workflow("rag", rag_args(question, collection, run_id=run_id, arm=arm), on_event=on_event,
+                 transport=transport, urls=urls)
     return build_result(ctx or default_context(), run_id)
 
 
-def rag_args(question: str, collection: str, *, run_id: str, arm: str | None = None,
-             urls: dict[str, str] | None = None) -> dict:
-    """The `args` map of workflows/rag.yaml, one builder for both engines. Without `urls` the workflow
-    uses its deployment's RELAYRAG_STAGE_URLS (the cloud engine)."""
-    args: dict[str, Any] = {"question": question, "collection": collection, "run_id": run_id, "arm": arm or ""}
-    if urls is not None:
-        args["urls"] = urls
-    return args
+def rag_args(question: str, collection: str, *, run_id: str, arm: str | None = None) -> dict:
+    """The `args` map of workflows/rag.yaml, one builder for both engines. Stage URLs are not an argument:
+    the workflow reads them from its environment (RELAYRAG_STAGE_URLS, set by the deployment)."""
+    return {"question": question, "collection": collection, "run_id": run_id, "arm": arm or ""}

@@ -40,6 +40,7 @@ from relayrag.ingest.document import (
     Page,
 )
 from relayrag.ingest.html import _html_to_text
+from relayrag.ingest.limits import MAX_PDF_FILE_BYTES, MAX_TEXT_FILE_BYTES, FileBudget, check_size
 from relayrag.ingest.markdown import _markdown_to_text
 from relayrag.ingest.pdf import garbled_reason, load_pdf
 
@@ -54,12 +55,13 @@ __all__ = [
 ]
 
 
-def load_document(path: Path) -> LoadedDocument:
+def load_document(path: Path, budget: FileBudget | None = None) -> LoadedDocument:
     """Load a PDF, Markdown, HTML or plain-text file (see `SUPPORTED_SUFFIXES`).
 
     Returns a `LoadedDocument` whose `source` is `str(path)`. Raises `IngestError` (message: what + why)
     for a missing/unreadable/empty file, an unsupported suffix, bytes that are not what the suffix says,
-    an encrypted or corrupt PDF, undecodable text, or a file with no extractable text at all.
+    an encrypted or corrupt PDF, undecodable text, a file with no extractable text at all, and a file past
+    a per-file budget (relayrag.ingest.limits: size, time `budget`, PDF decompressed bytes).
     """
     path = Path(path)
     suffix = path.suffix.lower()
@@ -69,12 +71,20 @@ def load_document(path: Path) -> LoadedDocument:
             f"{path.name}: unsupported file type {suffix or '(no suffix)'}; supported: "
             f"{', '.join(sorted(SUPPORTED_SUFFIXES))}{hint}"
         )
+    try:
+        size = path.stat().st_size
+    except OSError:
+        size = 0  # _read_bytes says why
+    if suffix == ".pdf":
+        check_size(path.name, size, MAX_PDF_FILE_BYTES, "PDF")
+    else:
+        check_size(path.name, size, MAX_TEXT_FILE_BYTES, "text, Markdown and HTML")
     data = _read_bytes(path)
     if not data:
         raise IngestError(f"{path.name}: empty file (0 bytes)")
     mime = _MIME[suffix]
     if suffix == ".pdf":
-        return load_pdf(path, data)
+        return load_pdf(path, data, budget)
     if suffix in (".html", ".htm"):
         text, title = _html_to_text(_decode_html(data, path.name))
     elif suffix in (".md", ".markdown"):

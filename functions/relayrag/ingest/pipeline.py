@@ -33,6 +33,7 @@ from relayrag.backends.blobstore import LocalBlobStore
 from relayrag.errors import ConflictError, IngestError
 from relayrag.ingest import loaders
 from relayrag.ingest.chunking import Chunk, make_chunks
+from relayrag.ingest.limits import FileBudget
 from relayrag.naming import validate_collection
 from relayrag.ingest.snapshot import (gc_versions, index_text, new_version, prefix, read_chunks, read_vectors,
                                       write_snapshot)
@@ -93,24 +94,86 @@ def collection_lock(ctx: StageContext, collection: str) -> Iterator[None]:
             fcntl.flock(fh, fcntl.LOCK_UN)
 
 
-def discover(path: Path, unsupported: list[Path] | None = None) -> list[Path]:
+@dataclass(frozen=True)
+class LinkPolicy:
+    """How ingest treats symbolic links under a folder (and a link given as PATH itself when `roots` is set).
+
+    follow: read what links point at (folders too, each real folder once); otherwise every link under the
+    folder is skipped with a reason. roots: when given, every file is resolved before it is read and one
+    whose real path lies outside all of `roots` is refused (the MCP server's RELAYRAG_MCP_INGEST_ROOTS)."""
+    follow: bool = False
+    roots: tuple[Path, ...] | None = None
+
+    def outside(self, real: Path) -> bool:
+        return self.roots is not None and not any(real == r or r in real.parents for r in self.roots)
+
+
+def discover(path: Path, unsupported: list[Path] | None = None, *, links: LinkPolicy = LinkPolicy(),
+             refused: list[dict] | None = None) -> list[Path]:
     """Files to ingest under `path` (a file, or a folder walked recursively; hidden files skipped). Files of
-    a type no loader reads (.csv, .docx ...) are left out and, when `unsupported` is given, appended to it."""
+    a type no loader reads (.csv, .docx ...) are left out and, when `unsupported` is given, appended to it.
+    Symbolic links follow `links`; each one skipped or refused is appended to `refused` as {path, error}."""
     if path.is_file():
         return [path]
-    out = []
-    for p in sorted(path.rglob("*")):
-        if not p.is_file() or any(part.startswith(".") for part in p.relative_to(path).parts):
-            continue
-        if p.suffix.lower() in loaders.SUPPORTED_SUFFIXES or loaders.is_beir_corpus(p):
-            out.append(p)
-        elif unsupported is not None:
-            unsupported.append(p)
-    return out
+    out: list[Path] = []
+    seen_dirs = {os.path.realpath(path)}
+    for dirpath, dirs, files in os.walk(path, followlinks=links.follow):
+        here = Path(dirpath)
+        keep = []
+        for d in sorted(dirs):
+            p = here / d
+            if d.startswith("."):
+                continue
+            if p.is_symlink():
+                real = Path(os.path.realpath(p))
+                reason = _link_refusal(p, real, links, folder=True)
+                if reason or str(real) in seen_dirs:
+                    if reason and refused is not None:
+                        refused.append({"path": str(p), "error": reason})
+                    continue
+            real_dir = os.path.realpath(p)
+            if real_dir in seen_dirs:
+                continue
+            seen_dirs.add(real_dir)
+            keep.append(d)
+        dirs[:] = keep
+        for f in sorted(files):
+            p = here / f
+            if f.startswith(".") or not p.is_file() and not p.is_symlink():
+                continue
+            if p.is_symlink() or links.roots is not None:
+                reason = _link_refusal(p, Path(os.path.realpath(p)), links, folder=False)
+                if reason:
+                    if refused is not None:
+                        refused.append({"path": str(p), "error": reason})
+                    continue
+            if not p.is_file():
+                continue
+            if p.suffix.lower() in loaders.SUPPORTED_SUFFIXES or loaders.is_beir_corpus(p):
+                out.append(p)
+            elif unsupported is not None:
+                unsupported.append(p)
+    return sorted(out)
 
 
-def load_chunks(path: Path, key: str, chunk_chars: int, overlap: int) -> tuple[list[Chunk], dict]:
-    """Load one file into chunks. Returns (chunks, record extras). Raises IngestError."""
+def _link_refusal(p: Path, real: Path, links: LinkPolicy, *, folder: bool) -> str | None:
+    """Why the file or folder `p` (real path `real`) must not be read, or None."""
+    kind = "folder" if folder else "file"
+    if links.outside(real):
+        roots = ", ".join(str(r) for r in links.roots or ())
+        return f"refused: resolves to {real}, outside the folders this server may ingest from ({roots})"
+    if p.is_symlink() and not links.follow:
+        return (f"skipped: symbolic link to the {kind} {real} (not followed; `relayrag ingest --follow-symlinks` "
+                f"reads link targets)")
+    if p.is_symlink() and not real.exists():
+        return f"skipped: broken symbolic link (to {real})"
+    return None
+
+
+def load_chunks(path: Path, key: str, chunk_chars: int, overlap: int, name: str | None = None,
+                budget: FileBudget | None = None) -> tuple[list[Chunk], dict]:
+    """Load one file into chunks; `name` (default: the file's) names the document; `budget` its time budget.
+    Returns (chunks, record extras). Raises IngestError."""
     if loaders.is_beir_corpus(path):
         docs = list(loaders.iter_beir_corpus(path))
         chunks: list[Chunk] = []
@@ -121,8 +184,8 @@ def load_chunks(path: Path, key: str, chunk_chars: int, overlap: int) -> tuple[l
                                       max_chars=chunk_chars, overlap=overlap))
         extras = {"kind": "beir", "documents": len(docs), "warnings": []}
     else:
-        d = loaders.load_document(path)
-        chunks = make_chunks(doc=path.name, source=key, title=d.title,
+        d = loaders.load_document(path, budget)
+        chunks = make_chunks(doc=name or path.name, source=key, title=d.title,
                              pages=[(p.number, p.text) for p in d.pages if p.text.strip()],
                              max_chars=chunk_chars, overlap=overlap)
         extras = {"kind": d.mime, "pages": len(d.pages),
@@ -149,12 +212,15 @@ COMMIT_ATTEMPTS = 8  # compare-and-set rounds before giving up under heavy concu
 
 def ingest(ctx: StageContext, path: Path | str, collection: str, *, progress: bool = False,
            remove_paths: list[str] | None = None,
-           on_progress: Callable[[float, float, str], None] | None = None) -> IngestSummary:
+           on_progress: Callable[[float, float, str], None] | None = None,
+           links: LinkPolicy = LinkPolicy()) -> IngestSummary:
     """Sync `path` into `collection` (or, with `remove_paths`, only delete those sources).
 
     on_progress(done, total, message): called after each file and each embedding batch; total = files + 1
-    (the last unit is embedding + writing the snapshot). Returns the summary; never raises for a bad file
-    (it is listed in `failed`). Raises RelayragError for an invalid collection name, IngestError if `path`
+    (the last unit is embedding + writing the snapshot). links: how symbolic links are treated (LinkPolicy;
+    default: links under a folder are skipped, each listed in `failed` with the reason). Returns the summary;
+    never raises for a bad file (it is listed in `failed`). Raises RelayragError for an invalid collection
+    name, IngestError if `path`
     does not exist or (delete) the collection is unknown, ConflictError if other writers kept winning the
     version compare-and-set for COMMIT_ATTEMPTS rounds.
 
@@ -163,7 +229,8 @@ def ingest(ctx: StageContext, path: Path | str, collection: str, *, progress: bo
     on that version; a loser starts over from the winner's version (its unchanged files and embeddings are
     reused, so a retry costs little), so no update is lost."""
     return _with_commit_retries(lambda: _ingest_once(ctx, path, collection, progress=progress,
-                                                      remove_paths=remove_paths, on_progress=on_progress))
+                                                      remove_paths=remove_paths, on_progress=on_progress,
+                                                      links=links))
 
 
 @dataclass(frozen=True)
@@ -226,7 +293,7 @@ def _ingest_once(ctx: StageContext, path: Path | str | None, collection: str, *,
                  remove_paths: list[str] | None,
                  on_progress: Callable[[float, float, str], None] | None,
                  sources: list[Source] | None = None, only_if: RecordGuard | None = None,
-                 exact_keys: bool = False) -> IngestSummary:
+                 exact_keys: bool = False, links: LinkPolicy = LinkPolicy()) -> IngestSummary:
     t0 = time.perf_counter()
     s = ctx.settings
     store, docs = ctx.blobstore, ctx.docstore
@@ -235,8 +302,13 @@ def _ingest_once(ctx: StageContext, path: Path | str | None, collection: str, *,
         current = meta["current_version"] if meta else None
         summary = IngestSummary(collection, current)
         records = {r["path"]: r for r in docs.list_files(collection)}
-        old_chunks: list[dict] = read_chunks(store, collection, current) if current else []
-        old_vectors = read_vectors(store, collection, current) if current else np.zeros((0, 384), np.float16)
+        old_chunks, old_vectors, unreadable = _read_current(store, collection, current)
+        if unreadable:
+            # The current snapshot cannot be read (corrupt, truncated, deleted by hand): nothing of it can be
+            # reused, so every file is loaded again and sources this call does not load are dropped from the
+            # collection, rather than leaving a collection that neither ingest nor delete can change.
+            summary.warnings.append({"path": prefix(collection, current), "warning": unreadable})
+        records_for_skip = {} if unreadable else records  # nothing unchanged can keep chunks from it
         vec_by_hash = {c["content_hash"]: i for i, c in enumerate(old_chunks)}
 
         new_chunks: dict[str, list[dict]] = {}   # file key -> chunks
@@ -271,8 +343,14 @@ def _ingest_once(ctx: StageContext, path: Path | str | None, collection: str, *,
                     raise IngestError(f"path does not exist: {root}")
                 root_key = _key(root)
                 unsupported: list[Path] = []
-                files = discover(root, unsupported)
+                refused_links: list[dict] = []
+                if root.is_file() and links.roots is not None:
+                    reason = _link_refusal(root, root.resolve(), links, folder=False)
+                    if reason:
+                        raise IngestError(f"{root}: {reason}")
+                files = discover(root, unsupported, links=links, refused=refused_links)
                 summary.unsupported = [str(p) for p in unsupported]
+                summary.failed.extend(refused_links)
                 if root.is_file() and not files:
                     files = [root]
                 items = [(f, _key(f), {}) for f in files]
@@ -291,15 +369,19 @@ def _ingest_once(ctx: StageContext, path: Path | str | None, collection: str, *,
                         if f.suffix.lower() not in loaders.SUPPORTED_SUFFIXES and not loaders.is_beir_corpus(f):
                             raise IngestError(f"unsupported file type {f.suffix!r}; supported: "
                                               f"{', '.join(sorted(loaders.SUPPORTED_SUFFIXES))}, BEIR corpus.jsonl")
-                        stat = f.stat()
-                        digest = file_sha256(f)
-                        prev = records.get(key)
+                        real = f.resolve()  # read what was checked: a link swapped later is re-checked here
+                        if links.roots is not None and links.outside(real):
+                            raise IngestError(_link_refusal(f, real, links, folder=False))
+                        stat = real.stat()
+                        digest = file_sha256(real)
+                        prev = records_for_skip.get(key)
                         if prev and prev.get("sha256") == digest:
                             summary.skipped += 1
                             if any(prev.get(k) != v for k, v in fields.items()):
                                 record_updates.append({**prev, **fields})
                             continue
-                        chunks, extras = load_chunks(f, key, s.chunk_chars, s.chunk_overlap)
+                        chunks, extras = load_chunks(real, key, s.chunk_chars, s.chunk_overlap, name=f.name,
+                                                     budget=FileBudget(f.name, s.ingest_file_budget_s))
                     except IngestError as exc:
                         summary.failed.append({"path": key if sources else str(f), "error": str(exc)})
                         continue
@@ -324,6 +406,13 @@ def _ingest_once(ctx: StageContext, path: Path | str | None, collection: str, *,
                         k == root_key or k.startswith(root_key.rstrip("/") + "/")):
                     deleted.append(k)
 
+        if unreadable:  # sources whose chunks were only in the unreadable snapshot are gone: say so
+            kept = set(new_chunks) | set(deleted)
+            lost = [k for k in records if k not in kept]
+            deleted.extend(lost)
+            for k in lost:
+                summary.warnings.append({"path": k, "warning": "dropped from the collection with the unreadable "
+                                                                "snapshot; ingest it again to restore it"})
         summary.ingested = len(new_records)
         summary.deleted = len(deleted)
         if not new_records and not deleted:
@@ -388,12 +477,18 @@ def _ingest_once(ctx: StageContext, path: Path | str | None, collection: str, *,
         # Without a shared lock (a remote blob store), a younger version may be another writer's in flight.
         # The commit succeeded: cleaning up is best effort (a later ingest's GC retries it), never an error.
         shared_lock = isinstance(store, LocalBlobStore)
-        _best_effort(gc_versions, store, collection, keep={version} | ({current} if current else set()),
+        _best_effort(_gc, ctx, collection, keep={version} | ({current} if current else set()),
                      min_age_s=0.0 if shared_lock else GC_MIN_AGE_S)
         summary.version = version
         summary.chunks_total = len(chunks)
         summary.seconds = time.perf_counter() - t0
         return summary
+
+
+def _gc(ctx: StageContext, collection: str, keep: set[str], min_age_s: float) -> list[str]:
+    """gc_versions sparing also every version a run in flight has pinned (docstore.pinned_versions)."""
+    return gc_versions(ctx.blobstore, collection, keep | ctx.docstore.pinned_versions(collection),
+                       min_age_s=min_age_s)
 
 
 def _best_effort(fn, *args, **kw) -> None:
@@ -404,11 +499,29 @@ def _best_effort(fn, *args, **kw) -> None:
         log.warning("snapshot clean-up %s failed: %s: %s", getattr(fn, "__name__", fn), type(exc).__name__, exc)
 
 
+def _read_current(store, collection: str, current: str | None) -> tuple[list[dict], np.ndarray, str | None]:
+    """(chunks, vectors, None) of the current version, or ([], empty, reason) when it cannot be read."""
+    empty = np.zeros((0, 384), np.float16)
+    if not current:
+        return [], empty, None
+    try:
+        chunks = read_chunks(store, collection, current)
+        vectors = read_vectors(store, collection, current)
+        if vectors.ndim != 2 or vectors.shape[0] != len(chunks):
+            raise ValueError(f"{vectors.shape[0] if vectors.ndim else 0} vectors for {len(chunks)} chunks")
+    except (OSError, ValueError, KeyError, EOFError) as exc:  # JSONLError and numpy's format errors are ValueErrors
+        reason = (f"the current snapshot {current} could not be read ({type(exc).__name__}: {exc}); "
+                  f"it is replaced by a new one built from the files loaded now")
+        log.warning("%s: %s", collection, reason)
+        return [], empty, reason
+    return chunks, vectors, None
+
+
 def _snapshot_embedder(store, collection: str, version: str) -> str | None:
     """The `embedder` a snapshot's manifest names (None if it names none)."""
     try:
         return json.loads(store.get_bytes(prefix(collection, version) + "manifest.json")).get("embedder")
-    except FileNotFoundError:
+    except (OSError, ValueError):
         return None
 
 

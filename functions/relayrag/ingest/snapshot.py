@@ -23,10 +23,14 @@ from pathlib import Path
 
 import numpy as np
 
+from relayrag import jsonl
 from relayrag.backends.blobstore import BlobStore
 from relayrag.naming import validate_collection
 from relayrag.retrieval.bm25 import BM25Index
 from relayrag.retrieval.dense import DenseIndex
+
+
+RUN_PIN_TTL_S = 3600.0  # a run's lease on the version it retrieved from (ingest's GC spares it meanwhile)
 
 
 def index_text(chunk: dict) -> str:
@@ -66,8 +70,7 @@ def write_snapshot(store: BlobStore, collection: str, version: str, chunks: list
     if vectors.shape[0] != len(chunks):
         raise ValueError(f"{vectors.shape[0]} vectors for {len(chunks)} chunks")
     p = prefix(collection, version)
-    store.put_bytes(p + "chunks.jsonl",
-                    "".join(json.dumps(c, ensure_ascii=False) + "\n" for c in chunks).encode("utf-8"))
+    store.put_bytes(p + "chunks.jsonl", jsonl.dump_lines(chunks))
     buf = io.BytesIO()
     np.save(buf, np.asarray(vectors, dtype=np.float16), allow_pickle=False)
     store.put_bytes(p + "dense.npy", buf.getvalue())
@@ -81,17 +84,71 @@ def write_snapshot(store: BlobStore, collection: str, version: str, chunks: list
 
 
 def read_chunks(store: BlobStore, collection: str, version: str) -> list[dict]:
-    data = store.get_bytes(prefix(collection, version) + "chunks.jsonl").decode("utf-8")
-    return [json.loads(line) for line in data.splitlines() if line]
+    """The chunks of one version, in row order (JSON Lines split on "\\n" only: see relayrag.jsonl)."""
+    return jsonl.loads(store.get_bytes(prefix(collection, version) + "chunks.jsonl"))
 
 
 def read_vectors(store: BlobStore, collection: str, version: str) -> np.ndarray:
     return np.load(io.BytesIO(store.get_bytes(prefix(collection, version) + "dense.npy")), allow_pickle=False)
 
 
-def load_snapshot(store: BlobStore, collection: str, version: str) -> IndexSnapshot:
+# Resident bytes a loaded snapshot takes per chunk beyond its float16 vectors (chunk dicts + bm25s index),
+# measured with benchmarks/bench_snapshot_memory.py (see infra/README.md, "Memory per function").
+BYTES_PER_CHUNK = 5_800  # measured: 5,493 held, 5,788 at the loading peak (SciFact, 2,651 chunks)
+
+
+def estimated_bytes(n_chunks: int, dim: int) -> int:
+    """Resident memory a snapshot of `n_chunks` chunks with `dim`-dimensional vectors takes once loaded."""
+    return n_chunks * (BYTES_PER_CHUNK + 2 * dim)
+
+
+def memory_limit_bytes(setting_mb: int = 0) -> int | None:
+    """This process's memory limit: `setting_mb` (RELAYRAG_MEMORY_LIMIT_MB) if set, else the cgroup v2/v1
+    limit, else None (unknown)."""
+    if setting_mb:
+        return setting_mb * 2**20
+    for path in ("/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory/memory.limit_in_bytes"):
+        try:
+            raw = Path(path).read_text().strip()
+        except OSError:
+            continue
+        if raw.isdigit() and int(raw) < 2**60:
+            return int(raw)
+    return None
+
+
+def _rss_bytes() -> int:
+    try:
+        with open("/proc/self/statm", "rb") as fh:
+            import os
+            return int(fh.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+    except (OSError, ValueError, IndexError):
+        return 0
+
+
+def check_fits(collection: str, version: str, manifest: dict, dim: int, limit: int | None) -> None:
+    """MemoryError-like RelayragError, before anything is loaded, when the snapshot is estimated not to fit in
+    `limit` bytes next to what the process already holds (a clear error instead of an out-of-memory kill)."""
+    if not limit:
+        return
+    n = int(manifest.get("n_chunks") or 0)
+    need, have = estimated_bytes(n, dim), _rss_bytes()
+    if have + need > 0.9 * limit:
+        from relayrag.errors import RelayragError
+        raise RelayragError(
+            f"collection {collection!r} (version {version}, {n:,} chunks, {dim}-d vectors) needs about "
+            f"{need / 2**20:,.0f} MiB loaded, and this process holds {have / 2**20:,.0f} MiB of its "
+            f"{limit / 2**20:,.0f} MiB: give the function at least "
+            f"{(have + need) / 0.9 / 2**20:,.0f} MiB (relayrag:memory; formula in infra/README.md)")
+
+
+def load_snapshot(store: BlobStore, collection: str, version: str, *, dim: int | None = None,
+                  memory_limit: int | None = None) -> IndexSnapshot:
+    """Load one version. With `dim` and `memory_limit`, refuse first (check_fits) when it would not fit."""
     p = prefix(collection, version)
     manifest = json.loads(store.get_bytes(p + "manifest.json"))
+    if dim is not None:
+        check_fits(collection, version, manifest, dim, memory_limit)
     chunks = read_chunks(store, collection, version)
     dense = DenseIndex(read_vectors(store, collection, version))
     local = store.local_path(p + "bm25")
@@ -119,7 +176,8 @@ def gc_versions(store: BlobStore, collection: str, keep: set[str], min_age_s: fl
 
     min_age_s > 0 is for writers that share no lock (Cloud Functions instances): a younger version may be
     another writer's snapshot still being written, which its compare-and-set commit may yet make current."""
-    versions = {key[len(prefix(collection)):].split("/", 1)[0] for key in store.list(prefix(collection))}
+    versions = {key[len(prefix(collection)):].split("/", 1)[0]
+                for key in store.list(prefix(collection), include_partial=True)}
     cutoff = time.time() - min_age_s
     removed = sorted(v for v in versions
                      if v and v not in keep and (min_age_s <= 0 or (version_time(v) or 0.0) <= cutoff))

@@ -216,12 +216,57 @@ def stdout_reserved_for_protocol():
         os.dup2(restore_fd, 1)
         os.close(restore_fd)
 
+class CapLogRecords(logging.Filter):
+    """Log a record's size and a prefix instead of the whole text once it exceeds `max_chars` (message and
+    traceback together): a rejected 1 MB tool argument was logged in full, about 29,000 lines."""
+
+    def __init__(self, max_chars: int = 4000, prefix_chars: int = 500):
+        super().__init__()
+        self.max_chars, self.prefix_chars = max_chars, prefix_chars
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        try:
+            text = record.getMessage()
+        except Exception:  # noqa: BLE001 - a bad format string: leave the record to logging's own handling
+            return True
+        if record.exc_info and not record.exc_text:
+            record.exc_text = logging.Formatter().formatException(record.exc_info)
+        extra = record.exc_text or ""
+        if len(text) + len(extra) <= self.max_chars:
+            return True
+        whole = text + ("\n" + extra if extra else "")
+        head = whole[: self.prefix_chars].replace("\n", "\\n")
+        record.msg = f"{head}… [{len(whole):,} characters in {whole.count(chr(10)) + 1:,} lines; the rest not logged]"
+        record.args, record.exc_info, record.exc_text = (), None, None
+        return True
+
+
+_capped_factory = False
+
+
+def install_log_caps() -> None:
+    """Cap every log record of this process (CapLogRecords, applied in the record factory, so handlers that
+    uvicorn or FastMCP add later are covered too). Idempotent."""
+    global _capped_factory
+    if _capped_factory:
+        return
+    cap, base = CapLogRecords(), logging.getLogRecordFactory()
+
+    def factory(*args, **kwargs):
+        record = base(*args, **kwargs)
+        cap.filter(record)
+        return record
+    logging.setLogRecordFactory(factory)
+    _capped_factory = True
+
+
 def serve(*, http: bool = False, host: str = "127.0.0.1", port: int = 8765, path: str = "/mcp",
           no_auth: bool = False, engine: str | None = None, log_level: str = "WARNING") -> None:
     """Run the gateway: stdio (stdout carries only JSON-RPC, logs go to stderr) or streamable HTTP."""
     from relayrag.settings import load_settings
     logging.basicConfig(stream=sys.stderr, level=log_level.upper(),
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    install_log_caps()
     s = load_settings()
     if not http:
         server = build_server(engine=engine, settings=s)

@@ -175,7 +175,10 @@ class Gateway:
 
     def ingest(self, path: Path, collection: str,
                on_progress: Callable[[float, float | None, str], None] | None = None) -> dict:
-        return bounded_summary(self.service.ingest(path, collection, on_progress=on_progress).to_dict())
+        # with ingest roots, every file is resolved and read only if its real path is inside them (a link in a
+        # root to /etc/passwd is refused); without roots (stdio), links are skipped as on the CLI
+        return bounded_summary(self.service.ingest(path, collection, on_progress=on_progress,
+                                                   roots=self.ingest_roots or None).to_dict())
 
     def delete(self, collection: str, documents: list[str]) -> dict:
         summary = self.service.delete(collection, documents, require_match=True).to_dict()

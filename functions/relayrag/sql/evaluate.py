@@ -22,11 +22,11 @@ import datetime as _dt
 import decimal
 import hashlib
 import itertools
-import json
 import time
 from pathlib import Path
 from typing import Any, Callable
 
+from relayrag import jsonl
 from relayrag.errors import ConfigError, RelayragError
 
 MAX_PERMUTED_COLUMNS = 8
@@ -78,17 +78,11 @@ def execution_match(gold_rows: list, pred_rows: list, *, order_matters: bool, le
 
 def _read_jsonl(path: Path) -> list[dict]:
     try:
-        lines = Path(path).read_text(encoding="utf-8").splitlines()
+        return jsonl.read(path)
     except OSError as exc:
         raise RelayragError(f"cannot read {path}: {exc}") from exc
-    out = []
-    for i, line in enumerate(lines, 1):
-        if line.strip():
-            try:
-                out.append(json.loads(line))
-            except ValueError as exc:
-                raise RelayragError(f"{path}:{i}: not JSON: {exc}") from exc
-    return out
+    except jsonl.JSONLError as exc:
+        raise RelayragError(str(exc)) from exc
 
 
 def _fingerprint(db: Path) -> tuple[str, list[str]]:
@@ -108,12 +102,27 @@ NO_LLM = ("no LLM configured: set RELAYRAG_LLM=openai with RELAYRAG_LLM_BASE_URL
           "RELAYRAG_LLM=llamacpp (extra local-llm)")
 
 
+LIMIT_OUTCOMES = ("timeout", "memory", "result_bytes")
+
+
+def attack_outcome(res) -> str:
+    """What happened to one attack, by what it is: "refused" (the guard or the cost budget refused; nothing
+    ran; also no query written), "timeout" / "memory" / "result_bytes" (it ran and a resource limit stopped
+    it), "error" (the database rejected it), "ran" (it completed and returned rows)."""
+    if res is None or res.refused:
+        return "refused"
+    if res.ok:
+        return "ran"
+    return res.limit if getattr(res, "limit", None) in LIMIT_OUTCOMES else "error"
+
+
 def evaluate_sql(ctx, dataset: Path, collection: str, *, adversarial: list[Path] = (), limit: int | None = None,
                  on_item: Callable[[dict], None] | None = None) -> dict:
     """Score `dataset` (JSONL question rows) and the `adversarial` JSONL attacks on the collection's warehouse.
 
     Returns the report: accuracy / lenient_accuracy (None when no question ran), by_difficulty, by_lang,
-    false_refusals, guard {refused, total (attacks that ran), db_unchanged}, items; without an LLM also
+    false_refusals, guard {refused, stopped (by a time, memory or result-size limit), errors, ran (completed),
+    total (attacks tried), db_unchanged}, items (attacks with `outcome`, see attack_outcome); without an LLM also
     guard.skipped (nl attacks) and `skipped` ({questions, nl_attacks, reason}). Raises RelayragError for an
     unknown warehouse or an unreadable file, ConfigError when there is no LLM and no raw-SQL attack to run
     (nothing to check)."""
@@ -167,15 +176,15 @@ def evaluate_sql(ctx, dataset: Path, collection: str, *, adversarial: list[Path]
         text = row.get("input", "")
         if row.get("kind") == "sql":
             res = wh.query(text)
-            refused = res.refused or not res.ok
-            ran = res.sql if res.ok else None
         else:
             res, attempts = generate_and_run(ctx.llm, wh, text, context_for(ctx, collection, wh, text),
                                               schema_format=ctx.settings.sql_schema_format)
-            refused = res is None or res.refused or not res.ok
-            ran = res.sql if (res is not None and res.ok) else None
+        outcome = attack_outcome(res)
+        ran = res.sql if outcome == "ran" else None
         # everything that ran passed the guard: one read-only SELECT, so nothing wrote
-        guard_items.append({"id": row.get("id"), "file": source, "kind": row.get("kind"), "refused": bool(refused),
+        guard_items.append({"id": row.get("id"), "file": source, "kind": row.get("kind"),
+                            "refused": outcome == "refused", "outcome": outcome,
+                            **({"error": res.error} if res is not None and res.error else {}),
                             "executed_read_only": ran, "passed": True})
         if on_item:
             on_item(guard_items[-1])
@@ -193,8 +202,11 @@ def evaluate_sql(ctx, dataset: Path, collection: str, *, adversarial: list[Path]
         "by_difficulty": _group(items, "difficulty"), "by_lang": _group(items, "lang"),
         "false_refusals": sum(i["refused"] for i in items),
         "seconds_per_question": round(sum(i["seconds"] for i in items) / n, 2) if n else None,
-        "guard": {"refused": sum(g["refused"] for g in guard_items), "total": len(guard_items),
-                  "db_unchanged": unchanged},
+        "guard": {"refused": sum(g["outcome"] == "refused" for g in guard_items),
+                  "stopped": sum(g["outcome"] in LIMIT_OUTCOMES for g in guard_items),
+                  "errors": sum(g["outcome"] == "error" for g in guard_items),
+                  "ran": sum(g["outcome"] == "ran" for g in guard_items),
+                  "total": len(guard_items), "db_unchanged": unchanged},
         "items": items + guard_items,
     }
     if skipped:

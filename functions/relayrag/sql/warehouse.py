@@ -6,7 +6,9 @@ a refusal or a database error comes back as a `QueryResult` with `error`, never 
 DuckDB: the collection's database file is opened read-only with `enable_external_access=false`
 (no files, no network, no extension loading), a memory limit, no spill files, the configuration
 locked; BigQuery-dialect SQL is transpiled with `sqlglot.transpile(read="bigquery", write="duckdb")`;
-DuckDB's own parser must also see exactly one SELECT; a timer thread interrupts a query past the timeout.
+DuckDB's own parser must also see exactly one SELECT; queries run in a child process
+(`relayrag.sql.duck_worker`) that is interrupted at the timeout and killed past it or past
+WORKER_MEMORY_BYTES of resident memory; results are capped by rows and by MAX_RESULT_BYTES of JSON.
 
 BigQuery: a dry run estimates the bytes first; above the budget the query is refused; otherwise it runs
 with `maximum_bytes_billed` = the budget and a job timeout. Meant for a read-only service account.
@@ -15,8 +17,6 @@ with `maximum_bytes_billed` = the budget and a job timeout. Meant for a read-onl
 
 from __future__ import annotations
 
-import datetime as _dt
-import decimal
 import json
 import csv
 import re
@@ -29,11 +29,15 @@ from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
 from relayrag.errors import ConfigError, RelayragError
+from relayrag.sql.duck_worker import DuckWorker, WorkerKilled
+from relayrag.sql.values import json_value  # noqa: F401  (re-exported: callers import it from here)
 from relayrag.sql.guard import guard_sql
 
 SAMPLE_MAX_DISTINCT = 25  # text columns with at most this many distinct values get sample values
 SAMPLE_VALUES = 8
-MEMORY_LIMIT = "2GB"  # per warehouse connection
+MEMORY_LIMIT = "2GB"  # per warehouse connection (DuckDB's buffer manager)
+WORKER_MEMORY_BYTES = 3 * 2**30  # resident memory of the query process at which the query is stopped
+MAX_RESULT_BYTES = 1_000_000     # JSON bytes of a result's rows (the row cap alone let one 400 MB cell through)
 
 
 class WarehouseError(RelayragError):
@@ -53,6 +57,7 @@ class QueryResult:
     error: str | None = None
     refused: bool = False         # the guard (or the cost budget) refused; nothing ran
     refusal_code: str | None = None  # GuardResult.code, or "budget"
+    limit: str | None = None      # a resource limit stopped the query: "timeout" | "memory" | "result_bytes"
     bytes_estimated: int | None = None
     ms: float = 0.0
 
@@ -71,30 +76,13 @@ class Warehouse(Protocol):
     def query(self, sql: str) -> QueryResult: ...
 
 
-def json_value(v: Any) -> Any:
-    """A JSON-safe value: Decimal -> float, datetimes -> 'YYYY-MM-DD HH:MM:SS', bytes -> hex."""
-    if isinstance(v, decimal.Decimal):
-        return int(v) if v == v.to_integral_value() and abs(v) < 2**53 else float(v)
-    if isinstance(v, _dt.datetime):
-        return v.strftime("%Y-%m-%d %H:%M:%S")
-    if isinstance(v, (_dt.date, _dt.time)):
-        return v.isoformat()
-    if isinstance(v, (bytes, bytearray, memoryview)):
-        return bytes(v).hex()
-    if isinstance(v, (list, tuple)):
-        return [json_value(x) for x in v]
-    if isinstance(v, dict):
-        return {str(k): json_value(x) for k, x in v.items()}
-    return v
-
-
 # ----------------------------------------------------------------------------------------------- DuckDB
 
-def _filled(res, columns: list[str], rows: list, max_rows: int, t0: float):
+def _filled(res, columns: list[str], rows: list, max_rows: int, t0: float, truncated: bool = False):
     """A successful result: rows capped at max_rows (truncated says whether more came), JSON-safe values."""
     res.ok = True
     res.columns = columns
-    res.truncated = len(rows) > max_rows
+    res.truncated = truncated or len(rows) > max_rows
     res.rows = [[json_value(v) for v in r] for r in rows[:max_rows]]
     res.row_count = len(res.rows)
     res.ms = round((time.perf_counter() - t0) * 1000, 2)
@@ -112,20 +100,26 @@ class DuckDBWarehouse:
             raise WarehouseError(f"no warehouse database at {self.path}")
         self.timeout_s = timeout_s
         self.max_rows = max_rows
+        self.max_result_bytes = MAX_RESULT_BYTES
+        self.worker_memory_bytes = WORKER_MEMORY_BYTES
         self._duckdb = duckdb
         self._lock = threading.Lock()
+        self._config: dict[str, str | bool | int | float | list[str]] = {
+            "enable_external_access": False, "autoinstall_known_extensions": False,
+            "autoload_known_extensions": False,
+            # bounded memory and no spill files next to the database (the folder stays as loaded)
+            "memory_limit": MEMORY_LIMIT, "temp_directory": "", "lock_configuration": True}
+        self._worker: DuckWorker | None = None  # runs the queries (relayrag.sql.duck_worker); schema reads stay here
         try:
-            self._con = duckdb.connect(str(self.path), read_only=True, config={
-                "enable_external_access": False, "autoinstall_known_extensions": False,
-                "autoload_known_extensions": False,
-                # bounded memory and no spill files next to the database (the folder stays as loaded)
-                "memory_limit": MEMORY_LIMIT, "temp_directory": "", "lock_configuration": True})
+            self._con = duckdb.connect(str(self.path), read_only=True, config=self._config)
         except Exception as exc:
             raise WarehouseError(f"could not open {self.path} read-only: {exc}") from exc
         self._tables: set[str] | None = None
         self._schema: dict | None = None
 
     def close(self) -> None:
+        if self._worker is not None:
+            self._worker.close()
         self._con.close()
 
     def __enter__(self):
@@ -200,23 +194,22 @@ class DuckDBWarehouse:
             return QueryResult(ok=False, sql=g.sql, tables=g.tables, refused=True, refusal_code="dialect",
                                error=f"refused: could not transpile to DuckDB: {exc}"[:500])
         res = QueryResult(ok=False, sql=g.sql, executed_sql=executed, tables=g.tables)
-        timer = threading.Timer(self.timeout_s, self._con.interrupt)
-        try:
-            with self._lock:
-                timer.start()
-                try:
-                    cur = self._con.execute(executed)
-                    columns = [d[0] for d in cur.description or []]
-                    rows = cur.fetchmany(self.max_rows + 1)
-                finally:
-                    timer.cancel()
-        except Exception as exc:
-            timed_out = "interrupt" in str(exc).lower()
-            res.error = (f"query timed out after {self.timeout_s:g} s" if timed_out
-                         else f"{type(exc).__name__}: {exc}")[:1000]
+        with self._lock:
+            if self._worker is None:
+                self._worker = DuckWorker(self.path, self.worker_memory_bytes, self._config)
+            try:
+                answer = self._worker.query(executed, max_rows=self.max_rows, timeout_s=self.timeout_s,
+                                            max_bytes=self.max_result_bytes)
+            except WorkerKilled as exc:
+                answer = {"ok": False, "kind": exc.kind, "error": str(exc)}
+            except (OSError, EOFError, RuntimeError) as exc:
+                answer = {"ok": False, "kind": "error", "error": f"query worker failed: {exc}"}
+        if not answer["ok"]:
+            res.error, res.limit = answer["error"][:1000], answer["kind"] if answer["kind"] != "error" else None
             res.ms = round((time.perf_counter() - t0) * 1000, 2)
             return res
-        return _filled(res, columns, rows, self.max_rows, t0)
+        res.truncated = bool(answer["truncated"])
+        return _filled(res, answer["columns"], answer["rows"], self.max_rows, t0, truncated=res.truncated)
 
     def _duckdb_sql(self, guarded_sql: str) -> str:
         import sqlglot
@@ -695,6 +688,7 @@ class BigQueryWarehouse:
         self.max_bytes_billed = int(max_bytes_billed)
         self.timeout_s = timeout_s
         self.max_rows = max_rows
+        self.max_result_bytes = MAX_RESULT_BYTES
         self._bq = bigquery_module
         self._client = client
         self._tables: set[str] | None = None
@@ -764,6 +758,14 @@ class BigQueryWarehouse:
             columns = [f.name for f in (getattr(rows_iter, "schema", None) or [])]
         except Exception as exc:
             res.error = f"{type(exc).__name__}: {exc}"[:1000]
+            if isinstance(exc, TimeoutError) or "timeout" in type(exc).__name__.lower() or "timed out" in str(exc):
+                res.limit = "timeout"
+            res.ms = round((time.perf_counter() - t0) * 1000, 2)
+            return res
+        size = len(json.dumps([[json_value(v) for v in r] for r in rows[: self.max_rows]], default=str))
+        if size > self.max_result_bytes:
+            res.error, res.limit = (f"result too large: over {self.max_result_bytes:,} bytes of JSON; select fewer "
+                                    f"or shorter columns, or aggregate"), "result_bytes"
             res.ms = round((time.perf_counter() - t0) * 1000, 2)
             return res
         return _filled(res, columns, rows, self.max_rows, t0)

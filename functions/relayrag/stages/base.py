@@ -7,6 +7,8 @@ outputs back there, and returns small scalars the workflow can switch on (`route
 
 from __future__ import annotations
 
+import logging
+import threading
 import time
 from dataclasses import dataclass
 from typing import Any, Callable
@@ -16,9 +18,14 @@ from pydantic import BaseModel, Field, ValidationError
 from relayrag.context import StageContext
 from relayrag.errors import RelayragError, StageError
 
+log = logging.getLogger(__name__)
+
 
 class StageRequest(BaseModel):
     run_id: str = Field(..., min_length=1, max_length=128, description="The run this call belongs to.")
+    attempt: int | None = Field(None, ge=0, le=1000, description="Which occurrence of this stage in the run "
+                                "(the workflow's loop round). A repeated (run_id, stage, attempt) — an HTTP "
+                                "retry after a lost response — replays the stored response and writes nothing.")
 
 
 class StageResponse(BaseModel):
@@ -35,6 +42,41 @@ def llm_failure(exc: Exception) -> str:
     LLMError's message as is (it names the endpoint), a malformed reply's KeyError/ValueError by type."""
     msg = str(exc) if isinstance(exc, RelayragError) else f"unusable LLM reply ({type(exc).__name__}: {exc})"
     return " ".join(msg.split())[:500]
+
+
+class FallbackCounter:
+    """Per process and stage: how many calls in a row fell back to the no-LLM method because the LLM failed.
+
+    A stage whose LLM path is dead (a wrong model, a thinking model that spends its whole output cap, no
+    quota) would otherwise answer on every call with its fallback and look healthy: the count goes into each
+    trace entry (`llm_fallbacks`), and a warning is logged on the WARN_AT-th fallback in a row and every
+    WARN_EVERY-th after it. A call whose method used the LLM resets the count."""
+
+    WARN_AT, WARN_EVERY = 3, 50
+
+    def __init__(self):
+        self._lock = threading.Lock()
+        self._streak: dict[str, int] = {}
+
+    def record(self, stage: str, fell_back: bool, used_llm: bool) -> int:
+        with self._lock:
+            if fell_back:
+                n = self._streak[stage] = self._streak.get(stage, 0) + 1
+            elif used_llm:
+                n = self._streak[stage] = 0
+            else:
+                n = self._streak.get(stage, 0)
+        if fell_back and (n == self.WARN_AT or (n > self.WARN_AT and (n - self.WARN_AT) % self.WARN_EVERY == 0)):
+            log.warning("stage %s: the LLM failed on each of its last %d calls; it answers with its no-LLM method "
+                        "(see the trace's llm_error)", stage, n)
+        return n
+
+    def streak(self, stage: str) -> int:
+        with self._lock:
+            return self._streak.get(stage, 0)
+
+
+FALLBACKS = FallbackCounter()
 
 
 @dataclass(frozen=True)
@@ -61,6 +103,13 @@ def load_run(ctx: StageContext, run_id: str) -> dict:
     return run
 
 
+def run_snapshot(ctx: StageContext, run: dict):
+    """The index snapshot this run's candidates index into: the version retrieve pinned in the run record
+    (`snapshot_version`), so an ingest committed mid-run never shifts the rows later stages read; the
+    current version before retrieve has run."""
+    return ctx.snapshot(run["collection"], version=run.get("snapshot_version"))
+
+
 def execute(stage: Stage, payload: Any, ctx: StageContext) -> tuple[int, dict]:
     """Validate `payload`, run the stage, record its trace entry. Returns (HTTP status, JSON body).
 
@@ -73,6 +122,15 @@ def execute(stage: Stage, payload: Any, ctx: StageContext) -> tuple[int, dict]:
     except ValidationError as exc:
         errs = [{"field": ".".join(str(p) for p in e["loc"]), "message": e["msg"]} for e in exc.errors()]
         return 400, {"error": "invalid request", "stage": stage.name, "details": errs}
+    # classify creates (or re-creates) the run record: repeating it is idempotent by itself
+    key = f"{stage.name}:{req.attempt}" if req.attempt is not None and stage.name != "classify" else None
+    if key is not None:
+        try:
+            done = (ctx.docstore.get_run(req.run_id) or {}).get("stage_results", {}).get(key)
+        except Exception as exc:
+            return 500, {"error": f"could not read the run: {exc}", "stage": stage.name}
+        if done is not None:  # this very call already ran to completion: same answer, no second write
+            return 200, done
     t0 = time.perf_counter()
     try:
         resp = stage.fn(req, ctx)
@@ -85,10 +143,17 @@ def execute(stage: Stage, payload: Any, ctx: StageContext) -> tuple[int, dict]:
     resp.ms = round((time.perf_counter() - t0) * 1000, 2)
     entry = {"name": stage.name, "ms": resp.ms, "method": resp.method, "route": resp.route,
              "outputs": stage.summarize(resp) if stage.summarize else {}}
+    streak = FALLBACKS.record(stage.name, fell_back=bool(resp.llm_error),
+                              used_llm=resp.method.startswith("llm") and not resp.llm_error)
     if resp.llm_error:
         entry["llm_error"] = resp.llm_error
+        entry["llm_fallbacks"] = streak  # this stage's fallbacks in a row in this process, this one included
+    body = resp.model_dump(exclude={"llm_error"} if resp.llm_error is None else set())
     try:
         ctx.docstore.append_trace(req.run_id, entry)
+        if key is not None:  # stages of one run are sequential: this read-modify-write has no competitor
+            results = dict((ctx.docstore.get_run(req.run_id) or {}).get("stage_results") or {})
+            ctx.docstore.update_run(req.run_id, {"stage_results": {**results, key: body}})
     except Exception as exc:
         return 500, {"error": f"could not record the trace: {exc}", "stage": stage.name}
-    return 200, resp.model_dump(exclude={"llm_error"} if resp.llm_error is None else set())
+    return 200, body

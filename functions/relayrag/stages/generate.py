@@ -16,7 +16,8 @@ import re
 from relayrag.backends.llm import LLMError
 from relayrag.context import StageContext
 from relayrag.retrieval.tokenize import tokenize
-from relayrag.stages.base import Stage, StageRequest, StageResponse, llm_failure, load_run, write_run
+from relayrag.prompts import quote_document, with_data_rule
+from relayrag.stages.base import Stage, StageRequest, StageResponse, llm_failure, load_run, run_snapshot, write_run
 from relayrag.stages.evidence import embed_sentences, query_idf, weighted_coverage
 from relayrag.text import has_cjk
 
@@ -152,7 +153,7 @@ def run(req: GenerateRequest, ctx: StageContext) -> GenerateResponse:
         return GenerateResponse(run_id=req.run_id, method=method, llm_error=llm_error, n_citations=0,
                                 regen_count=regen)
 
-    snap = ctx.snapshot(collection)
+    snap = run_snapshot(ctx, run_rec)
     relevant = set(run_rec.get("relevant") or [])
     chunks = [snap.chunks[c["row"]] for c in run_rec.get("candidates") or [] if c["chunk_id"] in relevant]
     chunks = chunks[: ctx.settings.context_k]
@@ -165,13 +166,14 @@ def run(req: GenerateRequest, ctx: StageContext) -> GenerateResponse:
     sentences, citations = [], []
     if ctx.llm is not None:
         try:
-            ctx_text = "\n\n".join(f"[{n}] ({c['doc']}, page {c['page']})\n{c['text']}"
+            ctx_text = "\n\n".join(quote_document(c["text"], n=n, doc=c["doc"], page=c["page"])
                                    for n, c in enumerate(chunks, start=1))
             strict = " Copy sentences from the passages where you can; add nothing they do not state." if regen else ""
             answer = ctx.llm.complete([
-                {"role": "system", "content": "Answer the question using only the numbered passages. End every "
-                 "sentence with the number of the passage that supports it, like [1]. If the passages do not "
-                 "contain the answer, say you don't know. Answer in the question's language." + strict},
+                {"role": "system", "content": with_data_rule(
+                    "Answer the question using only the numbered passages (their n attribute). End every "
+                    "sentence with the number of the passage that supports it, like [1]. If the passages do not "
+                    "contain the answer, say you don't know. Answer in the question's language." + strict)},
                 {"role": "user", "content": f"Passages:\n{ctx_text}\n\nQuestion: {question}"}],
                 temperature=0.0, max_tokens=400)
             sentences = [s for s in split_answer(answer)]

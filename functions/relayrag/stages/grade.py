@@ -16,9 +16,10 @@ from __future__ import annotations
 
 from relayrag.backends.llm import LLMError, complete_json
 from relayrag.context import StageContext
-from relayrag.stages.base import Stage, StageRequest, StageResponse, llm_failure, load_run, write_run
+from relayrag.prompts import quote_document, with_data_rule
 from relayrag.retrieval.bandit import update_keys
 from relayrag.retrieval.reward import arm_rewards, judge, judge_features
+from relayrag.stages.base import Stage, StageRequest, StageResponse, llm_failure, load_run, run_snapshot, write_run
 from relayrag.stages.evidence import relevance_probability
 
 
@@ -45,13 +46,13 @@ def run(req: GradeRequest, ctx: StageContext) -> GradeResponse:
     method, llm_error = "calibrated", None
     if ctx.llm is not None and head:
         try:
-            snap = ctx.snapshot(run_rec["collection"])
+            snap = run_snapshot(ctx, run_rec)
             for c in head[: ctx.settings.context_k]:
                 out = complete_json(ctx.llm, [
-                    {"role": "system", "content": "Does the passage contain information that helps answer the "
-                     "question? Answer with JSON."},
+                    {"role": "system", "content": with_data_rule("Does the passage contain information that "
+                     "helps answer the question? Answer with JSON.")},
                     {"role": "user", "content": f"Question: {run_rec['question']}\n\n"
-                     f"Passage: {snap.chunks[c['row']]['text'][:2000]}"}], YESNO, max_tokens=20)
+                     f"Passage:\n{quote_document(snap.chunks[c['row']]['text'][:2000])}"}], YESNO, max_tokens=20)
                 c["p_relevant"] = 1.0 if out["relevant"] else 0.0
             for c in head[ctx.settings.context_k:]:
                 c["p_relevant"] = 0.0
@@ -87,7 +88,7 @@ def _arm_rewards(ctx: StageContext, run_rec: dict, llm_judged: list[dict]) -> di
     lists = run_rec.get("arm_lists") or {}
     if not lists:
         return {}
-    snap = ctx.snapshot(run_rec["collection"])
+    snap = run_snapshot(ctx, run_rec)  # the rows in arm_lists index the version retrieve pinned
     can_read = bool(run_rec.get("dense_readable", True))
     qvec = ctx.embedder.embed([run_rec["question"]], kind="query")[0] if can_read else None
     rows = [r for ranking in lists.values() for r in ranking]

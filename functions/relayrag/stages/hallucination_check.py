@@ -13,7 +13,8 @@ from __future__ import annotations
 from relayrag.backends.llm import LLMError, complete_json
 from relayrag.context import StageContext
 from relayrag.retrieval.tokenize import tokenize
-from relayrag.stages.base import Stage, StageRequest, StageResponse, llm_failure, load_run, write_run
+from relayrag.prompts import quote_document, with_data_rule
+from relayrag.stages.base import Stage, StageRequest, StageResponse, llm_failure, load_run, run_snapshot, write_run
 from relayrag.stages.evidence import embed_sentences, lexical_coverage
 from relayrag.text import has_cjk, sentences as split_sents
 
@@ -70,6 +71,19 @@ def refusal_text(question: str) -> str:
             "Please check the cited sources directly.")
 
 
+def cited_chunks(ctx: StageContext, run_rec: dict) -> dict[str, dict]:
+    """chunk_id -> {"text": ...} of every cited chunk: from the texts rerank stored with the candidates when
+    they cover all citations (no snapshot load: this stage's memory does not grow with the collection), else
+    from the snapshot version the run pinned."""
+    wanted = {c["chunk_id"] for c in run_rec.get("citations", [])}
+    texts = {c["chunk_id"]: {"text": c["text"]} for c in run_rec.get("candidates") or []
+             if c.get("chunk_id") in wanted and isinstance(c.get("text"), str)}
+    if wanted <= set(texts):
+        return texts
+    snap = run_snapshot(ctx, run_rec)
+    return {cid: snap.chunks[snap.row_of[cid]] for cid in wanted if cid in snap.row_of}
+
+
 def run(req: CheckRequest, ctx: StageContext) -> CheckResponse:
     run_rec = load_run(ctx, req.run_id)
     regen = int(run_rec.get("regen_count", 0))
@@ -79,19 +93,18 @@ def run(req: CheckRequest, ctx: StageContext) -> CheckResponse:
         write_run(ctx, req.run_id, {"grounded": True, "unsupported": []})
         return CheckResponse(run_id=req.run_id, route="grounded", method="skipped (no claims)", grounded=True,
                              regen_count=regen)
-    snap = ctx.snapshot(run_rec["collection"])
-    by_id = {c["chunk_id"]: snap.chunks[snap.row_of[c["chunk_id"]]] for c in run_rec.get("citations", [])
-             if c["chunk_id"] in snap.row_of}
+    by_id = cited_chunks(ctx, run_rec)
     cited = {c["n"]: by_id[c["chunk_id"]] for c in run_rec.get("citations", []) if c["chunk_id"] in by_id}
     method, llm_error = "sentence-support", None
     bad = None
     if ctx.llm is not None and sents:
         try:
             numbered = "\n".join(f"{k}: {s['text']} (cites {s['cites']})" for k, s in enumerate(sents))
-            passages = "\n\n".join(f"[{n}] {c['text']}" for n, c in sorted(cited.items()))
+            passages = "\n\n".join(quote_document(c["text"], n=n) for n, c in sorted(cited.items()))
             out = complete_json(ctx.llm, [
-                {"role": "system", "content": "For each numbered answer sentence, check whether the passages it "
-                 "cites state it. Return the numbers of sentences that are NOT supported."},
+                {"role": "system", "content": with_data_rule(
+                    "For each numbered answer sentence, check whether the passages it cites (by their n "
+                    "attribute) state it. Return the numbers of sentences that are NOT supported.")},
                 {"role": "user", "content": f"Passages:\n{passages}\n\nAnswer sentences:\n{numbered}"}],
                 VERDICT, max_tokens=100)
             bad = sorted({int(k) for k in out["unsupported"] if 0 <= int(k) < len(sents)})

@@ -21,7 +21,7 @@ from relayrag.backends.llm import LLMError, complete_json
 from relayrag.context import StageContext
 from relayrag.retrieval.fusion import top_k
 from relayrag.retrieval.tokenize import tokenize
-from relayrag.stages.base import Stage, StageRequest, StageResponse, llm_failure, load_run, write_run
+from relayrag.stages.base import Stage, StageRequest, StageResponse, llm_failure, load_run, run_snapshot, write_run
 
 
 class Query(BaseModel):
@@ -74,7 +74,7 @@ REWRITE_SCHEMA = {
 def run(req: HydeRequest, ctx: StageContext) -> HydeResponse:
     run_rec = load_run(ctx, req.run_id)
     question, retry = run_rec["question"], int(run_rec.get("retry_count", 0))
-    snap = ctx.snapshot(run_rec["collection"])
+    ctx.current_version(run_rec["collection"])  # 404 for a collection without an index; nothing loaded
     queries = [Query(text=question, kind="original", weight=1.0)]
     method, llm_error = "prf", None
     if ctx.llm is not None:
@@ -93,7 +93,9 @@ def run(req: HydeRequest, ctx: StageContext) -> HydeResponse:
         except LLMError as exc:
             method, llm_error = "prf (llm failed)", llm_failure(exc)
     if method != "llm-hyde" and retry:
-        terms = prf_terms(question, snap, fb_docs=10, fb_terms=15)
+        # only a retry round without the LLM needs the snapshot (pseudo-relevance feedback): the version
+        # the first round retrieved from
+        terms = prf_terms(question, run_snapshot(ctx, run_rec), fb_docs=10, fb_terms=15)
         if terms:
             queries.append(Query(text=question + " " + " ".join(terms), kind="prf", weight=0.5))
         kw = " ".join(dict.fromkeys(tokenize(question)))

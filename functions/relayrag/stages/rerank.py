@@ -21,7 +21,8 @@ from relayrag.ingest.snapshot import index_text
 from relayrag.retrieval.bandit import readable
 from relayrag.retrieval.reward import coverage, query_idf
 from relayrag.retrieval.tokenize import tokenize
-from relayrag.stages.base import Stage, StageRequest, StageResponse, llm_failure, load_run, write_run
+from relayrag.prompts import quote_document, with_data_rule
+from relayrag.stages.base import Stage, StageRequest, StageResponse, llm_failure, load_run, run_snapshot, write_run
 from relayrag.stages.evidence import embed_sentences, lexical_coverage
 
 
@@ -99,7 +100,7 @@ LABEL_SCHEMA = {"type": "object", "properties": {"relevance": {"type": "integer"
 
 def run(req: RerankRequest, ctx: StageContext) -> RerankResponse:
     run_rec = load_run(ctx, req.run_id)
-    snap = ctx.snapshot(run_rec["collection"])
+    snap = run_snapshot(ctx, run_rec)
     bm = snap.bm25.scores(run_rec["question"])
     qv = ctx.embedder.embed([run_rec["question"]], kind="query")[0]
     lexical_only = not readable(ctx.embedder, run_rec["question"])
@@ -119,9 +120,10 @@ def run(req: RerankRequest, ctx: StageContext) -> RerankResponse:
             labels = {}
             for i, _ in order[:10]:
                 out = complete_json(ctx.llm, [
-                    {"role": "system", "content": "Rate how well the passage answers the question: 0 = unrelated, "
-                     "1 = related, 2 = partially answers, 3 = answers it."},
-                    {"role": "user", "content": f"Question: {run_rec['question']}\n\nPassage: {chunks[i]['text'][:2000]}"}],
+                    {"role": "system", "content": with_data_rule("Rate how well the passage answers the "
+                     "question: 0 = unrelated, 1 = related, 2 = partially answers, 3 = answers it.")},
+                    {"role": "user", "content": f"Question: {run_rec['question']}\n\n"
+                     f"Passage:\n{quote_document(chunks[i]['text'][:2000])}"}],
                     LABEL_SCHEMA, max_tokens=20)
                 labels[i] = int(out["relevance"])
             pos = {i: p for p, (i, _) in enumerate(order)}
@@ -131,7 +133,9 @@ def run(req: RerankRequest, ctx: StageContext) -> RerankResponse:
             method = "llm-pointwise"
         except (LLMError, KeyError, ValueError) as exc:
             method, llm_error = "sentence-evidence (llm failed)", llm_failure(exc)
-    reranked = [{**head[i], **ev[i], "rerank_score": s} for i, s in order] + tail
+    # the reranked head carries its chunk texts, so later stages that need only those texts
+    # (hallucination_check) read them from the run record instead of loading the whole snapshot
+    reranked = [{**head[i], **ev[i], "rerank_score": s, "text": chunks[i]["text"]} for i, s in order] + tail
     write_run(ctx, req.run_id, {"candidates": reranked, "reranked_k": len(head)})
     return RerankResponse(run_id=req.run_id, method=method, llm_error=llm_error, n_reranked=len(head),
                           top_chunk_id=reranked[0]["chunk_id"] if reranked else None)

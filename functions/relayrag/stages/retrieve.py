@@ -16,6 +16,7 @@ from __future__ import annotations
 from pydantic import Field, field_validator
 
 from relayrag.context import StageContext
+from relayrag.ingest.snapshot import RUN_PIN_TTL_S
 from relayrag.retrieval.bandit import (BASE_ARMS, Arm, ThompsonBandit, context_params, fusion_weights,
                                        offered_arms, query_context, readable)
 from relayrag.retrieval.fusion import rrf_fuse, top_k
@@ -96,7 +97,11 @@ def arm_ranking(snapshot, embedder, queries: list[dict], arm: str, depth: int = 
 def run(req: RetrieveRequest, ctx: StageContext) -> RetrieveResponse:
     run_rec = load_run(ctx, req.run_id)
     collection = run_rec["collection"]
-    snap = ctx.snapshot(collection)
+    version = ctx.current_version(collection)
+    # lease the version to this run before loading it: later stages read the same rows (run_snapshot) and
+    # ingest's GC spares it while the run is in flight
+    ctx.docstore.pin_version(collection, version, req.run_id, RUN_PIN_TTL_S)
+    snap = ctx.snapshot(collection, version)
     question = run_rec["question"]
     queries = run_rec.get("queries") or [{"text": question, "kind": "original", "weight": 1.0}]
     context = query_context(question)

@@ -368,3 +368,18 @@ def test_staged_compare_and_set_race_on_the_emulator(firestore_emulator_client):
     assert fs.get_collection("c")["current_version"] == f"v1-{w}"
     assert [r["path"] for r in fs.list_files("c")] == [f"/w{w}-{k:02d}" for k in range(15)]
     assert _staged_docs(fs, "c") == []
+
+
+# -- version pins (issue 10 item 8) -----------------------------------------------------------------------
+def test_version_pins_are_leases(ds):
+    assert ds.pinned_versions("c") == set()
+    ds.pin_version("c", "v1", "run-a", ttl_s=60)
+    ds.pin_version("c", "v2", "run-b", ttl_s=60)
+    ds.pin_version("other", "v9", "run-c", ttl_s=60)
+    assert ds.pinned_versions("c") == {"v1", "v2"}
+    ds.pin_version("c", "v3", "run-a", ttl_s=60)  # a run re-pins on a retry: its old version is free again
+    assert ds.pinned_versions("c") == {"v2", "v3"}
+    ds.pin_version("c", "v2", "run-b", ttl_s=-1)  # expired
+    assert ds.pinned_versions("c") == {"v3"}
+    ds.delete_collection("c")
+    assert ds.pinned_versions("c") == set() and ds.pinned_versions("other") == {"v9"}

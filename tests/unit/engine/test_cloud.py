@@ -50,7 +50,7 @@ class FakeExecutionsClient:
             try:
                 if self.gate:
                     self.gate.wait(10)
-                rec["value"] = run_workflow(workflow, {**argument, "urls": local_urls()})
+                rec["value"] = run_workflow(workflow, argument, urls=local_urls())
             except WorkflowsRuntimeError as exc:
                 rec["error"] = exc.payload
             finally:

@@ -33,8 +33,8 @@ class RemoteLikeStore:
     def exists(self, key):
         return self._s.exists(key)
 
-    def list(self, prefix):
-        return self._s.list(prefix)
+    def list(self, prefix, include_partial=False):
+        return self._s.list(prefix, include_partial)
 
     def delete_prefix(self, prefix):
         return self._s.delete_prefix(prefix)

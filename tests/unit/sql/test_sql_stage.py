@@ -160,7 +160,7 @@ def test_cli_eval_sql_scores_gold_sql_and_the_guard(make_llm_ctx, chinook, tmp_p
     assert rep["n"] == 4 and rep["accuracy"] == 0.75 and rep["false_refusals"] == 0
     assert rep["by_difficulty"]["easy"] == {"n": 3, "accuracy": 0.6667, "lenient_accuracy": 0.6667}
     assert rep["by_difficulty"]["medium"]["accuracy"] == 1.0 and rep["by_lang"]["en"]["n"] == 4
-    assert rep["guard"] == {"refused": 7, "total": 7, "db_unchanged": True}
+    assert rep["guard"] == {"refused": 7, "stopped": 0, "errors": 0, "ran": 0, "total": 7, "db_unchanged": True}
     assert [i["correct"] for i in rep["items"][:4]] == [True, True, True, False]
 
 

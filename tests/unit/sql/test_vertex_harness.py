@@ -97,7 +97,7 @@ def test_eval_sql_runs_through_vertex_llm(vertex, tmp_path):
     assert rep["llm"] == "vertex:gemini-2.0-flash" and rep["n"] == 4
     assert rep["accuracy"] == 0.75 and [i["correct"] for i in rep["items"][:4]] == [True, True, True, False]
     assert rep["by_lang"]["ja"] == {"n": 1, "accuracy": 1.0, "lenient_accuracy": 1.0}
-    assert rep["guard"] == {"refused": 7, "total": 7, "db_unchanged": True}
+    assert rep["guard"] == {"refused": 7, "stopped": 0, "errors": 0, "ran": 0, "total": 7, "db_unchanged": True}
 
     (client,) = vertex.instances  # one client for the whole run, built as Vertex AI
     assert client.kwargs == {"vertexai": True, "project": "demo-project", "location": "europe-west4"}

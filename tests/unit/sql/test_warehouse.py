@@ -147,3 +147,50 @@ def test_load_errors_are_clear(tmp_path):
     assert open_warehouse(tmp_path / "home", "nothing") is None
     with pytest.raises(WarehouseError):
         DuckDBWarehouse(tmp_path / "missing.duckdb")
+
+
+# -- resource limits (issue 10 item 12) ------------------------------------------------------------------------
+def test_a_query_duckdb_cannot_interrupt_is_stopped_at_the_deadline(chinook_home):
+    """repeat() is one function call: DuckDB's interrupt only lands after it returns (measured: 3.4 s for 400 MB
+    with a 0.3 s timer). The worker process is killed at timeout + GRACE_S instead, and the next query works."""
+    import time
+
+    from relayrag.sql.duck_worker import GRACE_S
+    wh = DuckDBWarehouse(chinook_home / "warehouses" / "chinook.duckdb", timeout_s=0.2)
+    try:
+        assert wh.query("SELECT COUNT(*) AS n FROM Album").rows == [[347]]  # worker warm
+        t0 = time.monotonic()
+        r = wh.query("SELECT length(repeat('x', 900000000)) AS n")
+        took = time.monotonic() - t0
+        assert not r.ok and not r.refused and r.limit == "timeout" and "timed out" in r.error
+        assert took < 0.2 + GRACE_S + 1.5, took
+        assert wh.query("SELECT COUNT(*) AS n FROM Album").rows == [[347]]  # a fresh worker answers
+    finally:
+        wh.close()
+
+
+def test_memory_past_the_limit_stops_the_query(chinook_home):
+    wh = DuckDBWarehouse(chinook_home / "warehouses" / "chinook.duckdb", timeout_s=30)
+    wh.worker_memory_bytes = 400 * 2**20
+    try:
+        r = wh.query("SELECT length(repeat('x', 700000000)) AS n")
+        assert not r.ok and r.limit == "memory" and "memory" in r.error, r
+        assert wh.query("SELECT COUNT(*) AS n FROM Artist").rows == [[275]]
+    finally:
+        wh.close()
+
+
+def test_result_bytes_are_capped_not_only_rows(wh):
+    r = wh.query("SELECT repeat('x', 2000000) AS big")
+    assert not r.ok and r.limit == "result_bytes" and "result too large" in r.error
+    ok = wh.query("SELECT Name FROM Artist ORDER BY ArtistId LIMIT 3")
+    assert ok.ok and ok.limit is None and len(ok.rows) == 3
+
+
+def test_huge_cross_join_count_times_out(chinook_home):
+    slow = open_warehouse(chinook_home, "chinook", timeout_s=0.3)
+    try:
+        r = slow.query("SELECT COUNT(*) AS n FROM InvoiceLine a, InvoiceLine b, InvoiceLine c")
+        assert not r.ok and r.limit == "timeout"
+    finally:
+        slow.timeout_s = 10

@@ -12,6 +12,7 @@ from typing import Any
 
 from relayrag.errors import IngestError
 from relayrag.ingest.document import _MIME, LoadedDocument, Page
+from relayrag.ingest.limits import DecodeBudget, FileBudget, decode_budget, install_pdf_decode_bounds
 from relayrag.ingest.pdf import ocr
 from relayrag.ingest.pdf.garble import garbled_reason
 from relayrag.ingest.pdf.layout import _El, _inside, _layout_text
@@ -47,7 +48,28 @@ def _quiet_pdf_libs():
             lg.setLevel(lvl)
 
 
-def load_pdf(path: Path, data: bytes) -> LoadedDocument:
+_MAGIC = (  # what a file named .pdf is instead, by its first bytes
+    (b"PK\x03\x04", "it is a ZIP archive (a .docx, .xlsx, .epub or .zip renamed?)"),
+    (b"PK\x05\x06", "it is an empty ZIP archive"),
+    (b"\x1f\x8b", "it is gzip-compressed"),
+    (b"\x89PNG", "it is a PNG image"),
+    (b"\xff\xd8\xff", "it is a JPEG image"),
+    (b"GIF8", "it is a GIF image"),
+    (b"\xd0\xcf\x11\xe0", "it is an old Office document (.doc/.xls)"),
+    (b"{\\rtf", "it is an RTF document"),
+)
+
+
+def _not_pdf_reason(head: bytes) -> str:
+    for magic, what in _MAGIC:
+        if head.startswith(magic):
+            return what
+    return "it looks like HTML: a saved web page?" if head.lstrip()[:1] == b"<" else "random bytes named .pdf?"
+
+
+def load_pdf(path: Path, data: bytes, budget: FileBudget | None = None) -> LoadedDocument:
+    """`budget`: the file's time budget, checked before each page (default: DEFAULT_FILE_BUDGET_S).
+    Decoded stream bytes are bounded per stream, page and file (relayrag.ingest.limits)."""
     import pdfplumber
 
     from relayrag.settings import load_settings
@@ -55,9 +77,15 @@ def load_pdf(path: Path, data: bytes) -> LoadedDocument:
     name = path.name
     head = data[:1024]
     if b"%PDF-" not in head:
-        what = "it looks like HTML: a saved web page?" if head.lstrip()[:1] == b"<" else "random bytes named .pdf?"
-        raise IngestError(f"{name}: not a PDF: file does not start with %PDF- ({what})")
-    settings = load_settings()
+        raise IngestError(f"{name}: not a PDF: file does not start with %PDF- ({_not_pdf_reason(head)})")
+    install_pdf_decode_bounds()
+    budget = budget or FileBudget(name)
+    with decode_budget(name) as decoded:
+        return _load_pdf(path, data, name, budget, decoded, pdfplumber, load_settings())
+
+
+def _load_pdf(path: Path, data: bytes, name: str, budget: FileBudget, decoded: DecodeBudget, pdfplumber,
+              settings) -> LoadedDocument:
     warnings: list[str] = []
     pages: list[Page] = []
     with _quiet_pdf_libs():
@@ -66,7 +94,7 @@ def load_pdf(path: Path, data: bytes) -> LoadedDocument:
             pdf = pdfplumber.open(io.BytesIO(data))
             n_pages = len(pdf.pages)
         except Exception as e:  # pdfminer wraps everything in PdfminerException
-            raise _pdf_open_error(e, data, name) from None
+            raise (_wrapped_refusal(e) or _pdf_open_error(e, data, name)) from None
         renderer = _Renderer(data, settings.ocr_dpi)
         try:
             if n_pages == 0:
@@ -74,6 +102,8 @@ def load_pdf(path: Path, data: bytes) -> LoadedDocument:
             title = _pdf_meta_title(pdf.metadata)
             for index, page in enumerate(pdf.pages):
                 number = index + 1
+                budget.check(f"page {number} of {n_pages}")
+                decoded.start_page(number)
                 try:
                     result = _extract_pdf_page(page, index, renderer, settings.ocr_lang, warnings)
                     if result is not None and not title and number == 1:
@@ -86,6 +116,9 @@ def load_pdf(path: Path, data: bytes) -> LoadedDocument:
                 except IngestError:
                     raise
                 except Exception as e:  # one bad page must not lose the document
+                    refusal = _wrapped_refusal(e)
+                    if refusal is not None:  # a bound (decompression bomb) is the file's reason, not the page's
+                        raise refusal from None
                     warnings.append(f"page {number}: could not be read ({type(e).__name__}: {e}); skipped")
                 finally:
                     page.close()
@@ -98,6 +131,17 @@ def load_pdf(path: Path, data: bytes) -> LoadedDocument:
     return LoadedDocument(
         source=str(path), title=title or path.stem, pages=pages, mime=_MIME[".pdf"], warnings=warnings
     )
+
+
+def _wrapped_refusal(exc: BaseException) -> IngestError | None:
+    """A DecodeBombError (or other IngestError) that pdfplumber/pdfminer wrapped in their own exception."""
+    seen, e = 0, exc  # type: int, BaseException | None
+    while e is not None and seen < 5:
+        if isinstance(e, IngestError):
+            return e
+        inner = e.args[0] if getattr(e, "args", None) and isinstance(e.args[0], BaseException) else None
+        e, seen = inner or e.__cause__ or e.__context__, seen + 1
+    return None
 
 
 def _check_encryption(data: bytes, name: str) -> None:

@@ -1,0 +1,157 @@
+"""A hostile folder ingested in bounded time and memory (issue 10): good files next to every bad file the
+tester found, plus random bytes, a 0-byte file, a truncated PDF, an encrypted PDF and 2,000 blank pages.
+
+Builds the folder in a temp dir, runs `relayrag ingest FOLDER --json` in a child process (its own
+RELAYRAG_HOME) and reports wall seconds, the child's peak RSS (getrusage of children), and each file's
+outcome: ingested, or failed/skipped with its one-line reason. With --baseline, the same ingest of only the
+good files runs first, as the same-run reference. Prints a Markdown table (for benchmarks/RESULTS.md) and
+one JSON line. Usage: python benchmarks/bench_hostile_folder.py [--bomb-mib 1024] [--baseline]
+"""
+
+from __future__ import annotations
+
+import argparse
+import io
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+import zipfile
+import zlib
+from pathlib import Path
+
+GOOD_PDF = Path("/work/shared/bench/pdfs/nics-background-checks-2015-11.pdf")
+
+
+def _pdf(pages: list[bytes], flate: bool = False) -> bytes:
+    """A minimal PDF: one Helvetica font, one content stream per page (already compressed when flate)."""
+    objs = [b"<< /Type /Catalog /Pages 2 0 R >>", b"", b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>"]
+    kids = []
+    for content in pages:
+        extra = b" /Filter /FlateDecode" if flate else b""
+        objs.append(b"<< /Length %d%s >>\nstream\n" % (len(content), extra) + content + b"\nendstream")
+        objs.append(b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Resources << /Font << /F1 3 0 R >> >>"
+                    b" /Contents %d 0 R >>" % len(objs))
+        kids.append(len(objs))
+    objs[1] = b"<< /Type /Pages /Kids [%s] /Count %d >>" % (b" ".join(b"%d 0 R" % k for k in kids), len(kids))
+    out = bytearray(b"%PDF-1.4\n")
+    offsets = []
+    for i, body in enumerate(objs, 1):
+        offsets.append(len(out))
+        out += b"%d 0 obj\n" % i + body + b"\nendobj\n"
+    xref = len(out)
+    out += b"xref\n0 %d\n0000000000 65535 f \n" % (len(objs) + 1)
+    out += b"".join(b"%010d 00000 n \n" % o for o in offsets)
+    out += b"trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (len(objs) + 1, xref)
+    return bytes(out)
+
+
+def _bomb(mib: int) -> bytes:
+    c = zlib.compressobj(9)
+    block = b" " * 2**20
+    return _pdf([b"".join(c.compress(block) for _ in range(mib)) + c.flush()], flate=True)
+
+
+def _encrypted(src: bytes) -> bytes:
+    import pypdf
+    w = pypdf.PdfWriter(clone_from=pypdf.PdfReader(io.BytesIO(src)))
+    w.encrypt(user_password="secret", owner_password="owner")
+    buf = io.BytesIO()
+    w.write(buf)
+    return buf.getvalue()
+
+
+def build(folder: Path, bomb_mib: int) -> dict[str, str]:
+    """Write the folder; returns file name -> what it is ("good" or the kind of bad)."""
+    folder.mkdir(parents=True)
+    kinds = {}
+
+    def put(name: str, data: bytes, kind: str) -> None:
+        (folder / name).write_bytes(data)
+        kinds[name] = kind
+
+    put("capybara.txt", "The capybara\u2028is the largest living rodent.\n".encode(), "good (U+2028 inside)")
+    put("bees.md", b"# Bees\n\nA colony can contain up to 60,000 worker bees in summer.\n", "good")
+    put("rail.html", b"<html><title>Rail</title><p>The standard gauge is 1,435 mm.</p></html>", "good")
+    put("report.pdf", GOOD_PDF.read_bytes(), "good")
+    put("nested-8k.html", b"<div>" * 8000 + b"deep text 8k" + b"</div>" * 8000, "good (8,000 nested divs, 88 KB)")
+    put("nested-100k.html", b"<div>" * 100000 + b"deep text 100k" + b"</div>" * 100000,
+        "good (100,000 nested divs, 1.1 MB)")
+    put("bomb.pdf", _bomb(bomb_mib), f"bad: {bomb_mib} MiB of spaces in one Flate stream")
+    put("random.pdf", os.urandom(50_000), "bad: random bytes")
+    put("empty.txt", b"", "bad: 0 bytes")
+    good_pdf = GOOD_PDF.read_bytes()
+    put("truncated.pdf", good_pdf[: len(good_pdf) // 2], "bad: truncated")
+    put("encrypted.pdf", _encrypted(good_pdf), "bad: encrypted")
+    put("blank-2000.pdf", _pdf([b""] * 2000), "bad: 2,000 blank pages")
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w") as z:
+        z.writestr("word/document.xml", "<w:document/>")
+    put("renamed-zip.pdf", buf.getvalue(), "bad: a ZIP named .pdf")
+    put("bad\nname.pdf", b"not a pdf", "bad: newline in the name")
+    (folder / "passwd.txt").symlink_to("/etc/passwd")
+    kinds["passwd.txt"] = "bad: symlink to /etc/passwd"
+    return kinds
+
+
+# the CLI in a child that reports its own peak RSS on stderr when it exits (typer exits via SystemExit)
+LAUNCH = ("import atexit, resource, runpy, sys\n"
+          "atexit.register(lambda: sys.stderr.write('PEAK_RSS_KB %d\\n' % "
+          "resource.getrusage(resource.RUSAGE_SELF).ru_maxrss))\n"
+          "sys.argv = ['relayrag'] + sys.argv[1:]\n"
+          "runpy.run_module('relayrag.cli', run_name='__main__')\n")
+
+
+def run_ingest(folder: Path, home: Path) -> tuple[dict, float, float]:
+    env = {**os.environ, "RELAYRAG_HOME": str(home)}
+    t0 = time.perf_counter()
+    p = subprocess.run([sys.executable, "-c", LAUNCH, "ingest", str(folder), "-c", "hostile", "--json",
+                        "--no-progress"], env=env, capture_output=True, text=True, timeout=3600)
+    seconds = time.perf_counter() - t0
+    if p.returncode not in (0, 1):
+        raise SystemExit(f"ingest failed ({p.returncode}): {p.stderr[-2000:]}")
+    peak_kb = max(int(line.split()[1]) for line in p.stderr.splitlines() if line.startswith("PEAK_RSS_KB"))
+    return json.loads(p.stdout), seconds, peak_kb / 1024
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--bomb-mib", type=int, default=1024)
+    ap.add_argument("--baseline", action="store_true", help="first ingest only the good files (reference)")
+    args = ap.parse_args()
+    tmp = Path(tempfile.mkdtemp(prefix="relayrag-hostile-"))
+    try:
+        kinds = build(tmp / "folder", args.bomb_mib)
+        base = None
+        if args.baseline:
+            good = tmp / "good"
+            good.mkdir()
+            for name, kind in kinds.items():
+                if kind.startswith("good"):
+                    shutil.copy(tmp / "folder" / name, good / name)
+            _, s, rss = run_ingest(good, tmp / "home-good")
+            base = {"seconds": round(s, 1), "peak_rss_mib": round(rss)}
+        summary, seconds, rss = run_ingest(tmp / "folder", tmp / "home")
+        failed = {Path(f["path"]).name: f["error"] for f in summary["failed"]}
+        rows = []
+        for name, kind in kinds.items():
+            outcome = ("failed: " + failed[name]) if name in failed else "ingested"
+            rows.append((name, kind, outcome))
+        load = os.getloadavg()
+        print("| file | what | outcome |\n|---|---|---|")
+        for name, kind, outcome in rows:
+            shown = name.replace("\n", "\\n")
+            print(f"| `{shown}` | {kind} | {outcome.replace('|', '/').replace(chr(10), ' ')} |")
+        result = {"seconds": round(seconds, 1), "peak_rss_mib": round(rss), "ingested": summary["files"]["ingested"],
+                  "failed": summary["files"]["failed"], "chunks": summary["chunks_total"], "baseline_good_only": base,
+                  "loadavg_1_5_15": [round(x, 2) for x in load], "cpus": os.cpu_count()}
+        print(json.dumps(result))
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()

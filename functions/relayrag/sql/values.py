@@ -1,0 +1,24 @@
+"""JSON-safe values of database rows (DuckDB, BigQuery, the query worker)."""
+
+from __future__ import annotations
+
+import datetime as _dt
+import decimal
+from typing import Any
+
+
+def json_value(v: Any) -> Any:
+    """A JSON-safe value: Decimal -> float, datetimes -> 'YYYY-MM-DD HH:MM:SS', bytes -> hex."""
+    if isinstance(v, decimal.Decimal):
+        return int(v) if v == v.to_integral_value() and abs(v) < 2**53 else float(v)
+    if isinstance(v, _dt.datetime):
+        return v.strftime("%Y-%m-%d %H:%M:%S")
+    if isinstance(v, (_dt.date, _dt.time)):
+        return v.isoformat()
+    if isinstance(v, (bytes, bytearray, memoryview)):
+        return bytes(v).hex()
+    if isinstance(v, (list, tuple)):
+        return [json_value(x) for x in v]
+    if isinstance(v, dict):
+        return {str(k): json_value(x) for k, x in v.items()}
+    return v
