@@ -524,6 +524,65 @@ def eval_beir(dataset: Path = typer.Argument(..., help="BEIR folder: corpus.json
     _say(out, f"  timings: {report['timings']}")
 
 
+@eval_app.command("answers")
+def eval_answers(golden: Path = typer.Argument(..., help="Golden set JSONL, one question per line: {\"id\", \"question\", "
+                                          "\"answers\": [expected strings, any one suffices], \"doc\", \"page\" (where the "
+                                          "answer is), \"category\", \"unanswerable\": true|false}; or a BEIR folder with "
+                                          "answers.jsonl (ja-qa), whose corpus is ingested into the collection."),
+                 collection: str = typer.Option(..., "--collection", "-c", help="Collection to answer from."),
+                 twin: bool = typer.Option(False, "--twin", help="BEIR folder only: ingest the corpus WITHOUT the "
+                                           "questions' gold paragraphs and expect every question to be refused "
+                                           "(the unanswerable twin)."),
+                 limit: int = typer.Option(0, "--limit", help="Evaluate only the first N questions (0 = all)."),
+                 compare_llm: bool = typer.Option(True, "--compare-llm/--no-llm-run", help="With an LLM configured, "
+                                                  "also run the set with the LLM methods (the no-LLM run always happens)."),
+                 rows: bool = typer.Option(False, "--rows", help="With --json: include one row per question."),
+                 as_json: bool = typer.Option(False, "--json", help="Print the result as one JSON object.")):
+    """Answer quality on a golden set, overall and per category: answer accuracy (the answer contains an
+    expected string), citation precision (the first citation is the expected document/page), refusal
+    precision/recall, faithfulness (no-LLM support check; plus an LLM judge when an LLM is configured),
+    grounded answers to unanswerable questions, answer length and p50 latency. Runs the no-LLM methods, and
+    the LLM methods too when RELAYRAG_LLM is set."""
+    from relayrag.errors import RelayragError
+    from relayrag.evaluation_answers import evaluate_answers, load_golden, prepare_beir
+    ctx = _ctx()
+    with _user_errors(as_json):
+        if golden.is_dir():
+            items = prepare_beir(ctx, golden, collection, twin=twin, progress=not as_json)
+        elif twin:
+            raise RelayragError("--twin needs a BEIR folder with answers.jsonl, not a JSONL file")
+        else:
+            items = load_golden(golden)
+        if limit:
+            items = items[:limit]
+        n_runs = len(items) * (2 if compare_llm and ctx.llm is not None else 1)
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+        bar = Progress(TextColumn("answers"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
+                       console=_console(stderr=True), disable=as_json)
+        with bar:
+            task = bar.add_task("answers", total=n_runs)
+            report = evaluate_answers(ctx, items, collection, compare_llm=compare_llm,
+                                      on_item=lambda _r: bar.advance(task))
+        report["golden"] = str(golden) + (" (twin)" if twin else "")
+    if not rows:
+        for m in report["methods"].values():
+            m.pop("rows", None)
+    if as_json:
+        _print_json(report)
+        return
+    _say(out, (report["golden"], "bold"), f": {report['n']} questions, collection {collection}")
+    keys = ("answer_accuracy", "citation_precision", "refusal_precision", "refusal_recall",
+            "refusal_rate_answerable", "faithfulness", "faithfulness_llm", "grounded_unanswerable", "answer_chars",
+            "latency_ms_p50")
+
+    def fmt(m: dict) -> str:
+        return "  ".join(f"{k} {m[k]}" for k in keys if m.get(k) is not None) + f"  (n={m['n']})"
+    for name, m in report["methods"].items():
+        _say(out, (f"{name}", "bold"), "  " + fmt(m["overall"]))
+        for cat, g in m["by_category"].items():
+            _say(out, f"  {cat:13s} " + fmt(g))
+
+
 @eval_app.command("sql")
 def eval_sql(dataset: Path = typer.Argument(..., help="JSONL, one question per line: {\"id\", \"question\", "
                                          "\"gold_result\": [[value, ...], ...] (the expected rows), "
