@@ -3,7 +3,7 @@
 A golden set is JSONL, one question per line:
 
     {"id": "nics-ky-longgun", "question": "...", "answers": ["8,211", ...],   # any one suffices
-     "doc": "nics-background-checks-2015-11.pdf", "page": 1,               # where the answer is (optional)
+     "doc": "nics-background-checks-2015-11.pdf", "page": 1,    # where the answer is (optional; page: int or [ints])
      "category": "table",                                                   # fact | number | table | figure |
                                                                             #   multi | unanswerable | ... (free)
      "unanswerable": false}                                                 # true: no document says it
@@ -121,7 +121,8 @@ def beir_golden(dataset: Path, *, unanswerable: bool = False) -> list[dict]:
             gold = sorted(d for d, r in qrels.get(qid, {}).items() if r > 0)
             item = {"id": qid, "question": queries[qid], "answers": [] if unanswerable else row["answers"],
                     "doc": gold[0] if gold else None, "page": 1,
-                    "category": "unanswerable" if unanswerable else "ja", "unanswerable": unanswerable}
+                    "category": "unanswerable" if unanswerable else "ja", "unanswerable": unanswerable,
+                    "lang": "ja" if has_cjk(queries[qid]) else "en"}
             out.append(item)
     return out
 
@@ -169,7 +170,9 @@ def score_item(item: dict, res: dict, rec: dict, ctx: StageContext, judge=None) 
     cits = res.get("citations") or []
     if not refused and not item["unanswerable"] and item.get("doc") and cits:
         first = cits[0]
-        out["citation_ok"] = first["doc"] == item["doc"] and (item.get("page") in (None, first["page"]))
+        pages = item.get("page")
+        pages = [pages] if isinstance(pages, int) else (pages or [])
+        out["citation_ok"] = first["doc"] == item["doc"] and (not pages or first["page"] in pages)
     elif not refused and not item["unanswerable"] and item.get("doc"):
         out["citation_ok"] = False
     sents = rec.get("answer_sentences") or []
