@@ -3,7 +3,7 @@
     python mcp_gateway/server.py                       # stdio (stdout carries only JSON-RPC)
     python mcp_gateway/server.py --http --port 8765    # streamable HTTP, bearer tokens from RELAYRAG_MCP_TOKENS
 
-The implementation lives in the relayrag package (functions/relayrag/mcp_server.py) so that the installed
+The implementation lives in the relayrag package (functions/relayrag/mcp/) so that the installed
 `relayrag` command can serve it; this file only launches it with the CLI's flags and safety checks (HTTP
 refuses to start without a token unless --no-auth). See README.md here for client configurations.
 """

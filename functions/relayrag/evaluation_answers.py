@@ -249,7 +249,7 @@ def _groups(rows: list[dict]) -> dict[str, dict]:
     return {k: aggregate(v) for k, v in sorted(by.items())}
 
 
-def run_set(ctx: StageContext, items: list[dict], collection: str, *, judge=None,
+def run_set(ctx: StageContext, items: list[dict], collection: str, *, judge=None, arm: str | None = None,
             on_item: Callable[[dict], None] | None = None) -> list[dict]:
     """Ask every question through the workflow with `ctx` as the stages' context; scored rows."""
     from relayrag.engine.local import ask
@@ -261,7 +261,7 @@ def run_set(ctx: StageContext, items: list[dict], collection: str, *, judge=None
             item = {**item, "collection": collection}
             run_id = f"eval-{uuid.uuid4().hex[:12]}"
             t0 = time.perf_counter()
-            res = ask(item["question"], collection, run_id=run_id, ctx=ctx)
+            res = ask(item["question"], collection, run_id=run_id, ctx=ctx, arm=arm)
             ms = (time.perf_counter() - t0) * 1000
             rec = ctx.docstore.get_run(run_id) or {}
             row = score_item(item, res, rec, ctx, judge)
@@ -276,7 +276,8 @@ def run_set(ctx: StageContext, items: list[dict], collection: str, *, judge=None
 
 
 def evaluate_answers(ctx: StageContext, golden: Path | list[dict], collection: str, *, limit: int | None = None,
-                     compare_llm: bool = True, on_item: Callable[[dict], None] | None = None) -> dict:
+                     compare_llm: bool = True, arm: str | None = None,
+                     on_item: Callable[[dict], None] | None = None) -> dict:
     """Run the golden set against `collection`; returns the report printed by `relayrag eval answers --json`:
     {"golden", "collection", "methods": {"no-llm": {"overall", "by_category", "rows"}, "llm": ...}}.
     The "llm" entry exists only when an LLM is configured (and compare_llm)."""
@@ -290,11 +291,11 @@ def evaluate_answers(ctx: StageContext, golden: Path | list[dict], collection: s
     if compare_llm and ctx.llm is not None:
         todo.append(("llm", ctx, llm_judge(ctx.llm)))
     for name, c, judge in todo:
-        rows = run_set(c, items, collection, judge=judge,
+        rows = run_set(c, items, collection, judge=judge, arm=arm,
                        on_item=(lambda r, name=name: on_item({**r, "method": name})) if on_item else None)
         methods[name] = {"overall": aggregate(rows), "by_category": _groups(rows), "rows": rows}
     return {"golden": str(golden) if not isinstance(golden, list) else "(items)", "collection": collection,
-            "n": len(items), "methods": methods}
+            "n": len(items), "arm": arm or "bandit", "methods": methods}
 
 
 def prepare_beir(ctx: StageContext, dataset: Path, collection: str, *, twin: bool = False,

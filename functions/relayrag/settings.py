@@ -84,7 +84,7 @@ class Settings(BaseSettings):
     ocr_lang: str = Field("eng", description="tesseract language(s) for OCR fallback.")
     ocr_dpi: int = Field(200, description="Rasterisation DPI for OCR.")
 
-    # workflow engine and the MCP gateway (`relayrag mcp`, relayrag.mcp_server)
+    # workflow engine and the MCP gateway (`relayrag mcp`, relayrag.mcp)
     engine: str = Field("embedded", description="Workflow engine: embedded (in-process) | cloud (an execution "
                                                 "of RELAYRAG_WORKFLOW through the Workflows Executions API; extra "
                                                 "`gcp`; answers are read from the deployment's docstore).")

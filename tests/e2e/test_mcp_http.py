@@ -206,7 +206,7 @@ def test_http_refuses_to_start_without_auth_unless_no_auth(home, monkeypatch):
 def test_stdio_guard_sends_stray_output_to_stderr():
     code = """if True:
         import os, subprocess, sys
-        from relayrag.mcp_server import stdout_reserved_for_protocol
+        from relayrag.mcp.server import stdout_reserved_for_protocol
         with stdout_reserved_for_protocol():
             print("python noise")
             os.write(1, b"c-level noise\\n")

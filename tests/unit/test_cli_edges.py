@@ -292,7 +292,7 @@ def test_mcp_no_auth_is_refused_off_loopback(tmp_path):
 
 
 def test_is_loopback():
-    from relayrag.mcp_server import is_loopback
+    from relayrag.mcp.auth import is_loopback
     for host in ("127.0.0.1", "127.0.0.2", "::1", "[::1]", "localhost", "LOCALHOST"):
         assert is_loopback(host), host
     for host in ("0.0.0.0", "::", "192.168.1.5", "example.com", "localhost.example.com", ""):

@@ -1,4 +1,4 @@
-"""The MCP gateway (relayrag.mcp_server) through fastmcp's in-memory Client: every tool, its error cases,
+"""The MCP gateway (relayrag.mcp) through fastmcp's in-memory Client: every tool, its error cases,
 progress notifications, result limits, workflow tools picked up without restart, auth verifiers."""
 
 from __future__ import annotations
@@ -15,10 +15,10 @@ import fastmcp  # noqa: E402,F401  (in the dev extra: a missing install fails, i
 from fastmcp import Client  # noqa: E402
 from fastmcp.exceptions import ToolError  # noqa: E402
 
-from relayrag.mcp_server import (  # noqa: E402
-    BUILTIN_TOOLS, QUOTE_CHARS, WorkflowSpecError, bounded_summary, build_auth, build_server, cap_json, clip,
-    parse_tool_spec,
-)
+from relayrag.mcp.auth import build_auth  # noqa: E402
+from relayrag.mcp.server import build_server  # noqa: E402
+from relayrag.mcp.views import QUOTE_CHARS, bounded_summary, cap_json, clip  # noqa: E402
+from relayrag.mcp.workflow_tools import BUILTIN_TOOLS, WorkflowSpecError, parse_tool_spec  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -378,7 +378,7 @@ def test_parse_tool_spec_grammar():
 
 def test_rag_yaml_declares_its_tool_and_stays_a_plain_workflow():
     import yaml
-    from relayrag.mcp_server import load_tool_spec
+    from relayrag.mcp.workflow_tools import load_tool_spec
     text = (REPO / "workflows" / "rag.yaml").read_text()
     assert set(yaml.safe_load(text)) == {"main", "call_stage"}  # comments only: Cloud Workflows sees no change
     spec = load_tool_spec(REPO / "workflows" / "rag.yaml")

@@ -213,7 +213,7 @@ def test_mcp_gateway_cloud_engine_runs_ask_and_rag_as_executions(cli_client):
 
     from fastmcp import Client
 
-    from relayrag.mcp_server import build_server
+    from relayrag.mcp.server import build_server
     srv = build_server(engine="cloud")
     progress: list[str] = []
 

@@ -15,9 +15,7 @@ import time
 from pathlib import Path
 
 import pytest
-
 from relayrag.errors import IngestError
-from relayrag.ingest import loaders
 from relayrag.ingest.loaders import (
     SUPPORTED_SUFFIXES,
     LoadedDocument,
@@ -26,6 +24,7 @@ from relayrag.ingest.loaders import (
     iter_beir_corpus,
     load_document,
 )
+from relayrag.ingest.pdf import ocr
 
 EXAMPLES = Path(__file__).resolve().parents[3] / "examples" / "pdfs"
 FR = EXAMPLES / "federal-register-2020-17221.pdf"
@@ -40,7 +39,7 @@ needs_examples = pytest.mark.skipif(not FR.exists(), reason=f"example PDFs missi
 @pytest.fixture
 def no_tesseract(monkeypatch):
     """Make the loader believe tesseract is not installed."""
-    monkeypatch.setattr(loaders, "_tesseract_available", lambda: False)
+    monkeypatch.setattr(ocr, "_tesseract_available", lambda: False)
 
 
 # --------------------------------------------------------------------------------------------------
@@ -732,9 +731,7 @@ def test_sideways_text_page_reads_in_order(tmp_path, angle):
 
 @needs_tesseract
 def test_sideways_scan_is_turned_before_ocr(tmp_path):
-    from PIL import Image
-
-    from PIL import ImageDraw, ImageFont
+    from PIL import Image, ImageDraw, ImageFont
 
     img = Image.new("L", (1700, 2200), 255)
     draw = ImageDraw.Draw(img)

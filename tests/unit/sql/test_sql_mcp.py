@@ -13,7 +13,8 @@ import pytest
 import fastmcp  # noqa: F401  (dev extra: a missing install fails, it does not skip)
 from fastmcp import Client
 
-from relayrag.mcp_server import CELL_CHARS, MAX_SQL_ROWS, build_server
+from relayrag.mcp.server import build_server
+from relayrag.mcp.views import CELL_CHARS, MAX_SQL_ROWS
 from relayrag.sql.warehouse import load_warehouse
 from tests.conftest import sql_route_reply
 

@@ -1,0 +1,141 @@
+"""`relayrag` command line: the Typer apps, console output and error handling that every command module
+(relayrag.cli.documents, ask, serve, warehouse, model, evaluate) registers on. Embedded engine, no network.
+
+User output goes to stdout (JSON with --json); progress and logs go to stderr.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import sys
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+
+import typer  # noqa: E402
+from rich.console import Console  # noqa: E402
+from rich.text import Text  # noqa: E402
+
+# help texts are plain text (no rich markup: "[[value, ...]]" in a format description must print as written)
+app = typer.Typer(add_completion=False, no_args_is_help=True, rich_markup_mode=None,
+                  help="relayrag: cited, grounding-checked answers over your documents (embedded engine).")
+eval_app = typer.Typer(no_args_is_help=True, rich_markup_mode=None,
+                       help="Evaluate retrieval and the pipeline on a dataset.")
+app.add_typer(eval_app, name="eval")
+warehouse_app = typer.Typer(no_args_is_help=True, rich_markup_mode=None,
+                            help="Tables for Text-to-SQL: the collection's embedded DuckDB warehouse.")
+app.add_typer(warehouse_app, name="warehouse")
+model_app = typer.Typer(no_args_is_help=True, rich_markup_mode=None,
+                        help="The local GGUF model for RELAYRAG_LLM=llamacpp (extra local-llm).")
+app.add_typer(model_app, name="model")
+
+
+def _console(stderr: bool = False) -> Console:
+    # markup off: data (answers, quotes, paths, errors, SQL, names) prints verbatim, so "[see table 3]" or
+    # "notes[draft].txt" survive; labels get their style through Text (see _say). soft_wrap: no hard line
+    # breaks inside numbers or paths when output is redirected (rich would wrap at 80 columns).
+    return Console(stderr=stderr, markup=False, highlight=False, emoji=False, soft_wrap=True)
+
+
+out = _console()
+err = _console(stderr=True)
+
+
+def _say(console: Console, *parts) -> None:
+    """Print one line. A str part is data, printed verbatim; a (text, style) tuple is a styled label."""
+    console.print(Text.assemble(*parts))
+
+
+def _version_callback(value: bool) -> None:
+    if value:
+        from importlib.metadata import PackageNotFoundError, version
+        try:
+            v = version("relayrag")
+        except PackageNotFoundError:
+            v = "unknown (not installed as a package)"
+        sys.stdout.write(f"relayrag {v}\n")
+        raise typer.Exit(0)
+
+
+@app.callback()
+def _main(_version: bool = typer.Option(False, "--version", callback=_version_callback, is_eager=True,
+                                        help="Print the version and exit.")) -> None:
+    """relayrag: cited, grounding-checked answers over your documents (embedded engine)."""
+
+
+def _ctx():
+    from relayrag.context import default_context
+    return default_context()
+
+
+def _fail(message: str, as_json: bool = False):
+    """`error: MESSAGE` on stderr (and, with --json, `{"error": MESSAGE}` on stdout), exit code 2."""
+    if as_json:
+        _print_json({"error": message})
+    _say(err, ("error:", "red"), " ", message)
+    raise typer.Exit(2)
+
+
+CREDENTIALS_HINT = ("Google credentials are missing (RELAYRAG_DOCSTORE=firestore, RELAYRAG_BLOBSTORE=gcs, "
+                    "Vertex AI, BigQuery and the cloud engine need them): run `gcloud auth application-default "
+                    "login`, or set GOOGLE_APPLICATION_CREDENTIALS to a service-account key file, or point at an "
+                    "emulator with FIRESTORE_EMULATOR_HOST / STORAGE_EMULATOR_HOST")
+
+
+def _describe_user_error(exc: BaseException) -> str | None:
+    """A library error the user fixes by configuration, as one line; None when it is not one (a bug: the
+    traceback stays)."""
+    from pydantic import ValidationError
+    if isinstance(exc, ValidationError) and exc.title == "Settings":
+        from relayrag.settings import describe_settings_error
+        return describe_settings_error(exc)
+    for cls in type(exc).__mro__:  # google-auth is an optional extra: match by name, import nothing
+        if cls.__name__ == "DefaultCredentialsError" and cls.__module__.startswith("google.auth"):
+            return CREDENTIALS_HINT
+    return None
+
+
+@contextlib.contextmanager
+def _user_errors(as_json: bool = False):
+    """A RelayragError (settings, backends, bad input), an invalid RELAYRAG_* variable or missing Google
+    credentials become `error: <message>` on stderr, `{"error": ...}` on stdout with --json, and exit code 2
+    (no traceback)."""
+    from relayrag.errors import RelayragError
+    try:
+        yield
+    except typer.Exit:
+        raise
+    except RelayragError as exc:
+        _fail(str(exc), as_json)
+    except Exception as exc:
+        message = _describe_user_error(exc)
+        if message is None:
+            raise
+        _fail(message, as_json)
+
+
+def _print_json(obj) -> None:
+    sys.stdout.write(json.dumps(obj, ensure_ascii=False) + "\n")
+    sys.stdout.flush()
+
+
+MAX_LISTED_UNSUPPORTED = 20
+
+
+def _print_summary(s: dict) -> None:
+    f = s["files"]
+    unsupported = s.get("unsupported") or []
+    _say(out, (s["collection"], "bold"), f" version {s['version']}: {f['ingested']} ingested, {f['skipped']} "
+         f"skipped (unchanged), " + (f"{len(unsupported)} skipped (unsupported type), " if unsupported else "")
+         + f"{f['deleted']} deleted, {f['failed']} failed; {s['chunks_embedded']} chunks embedded, "
+         f"{s['chunks_total']} in the index ({s['seconds']:.1f} s)")
+    for w in s.get("warnings", []):
+        _say(err, ("warning", "yellow"), f" {w['path']}: {w['warning']}")
+    for path in unsupported[:MAX_LISTED_UNSUPPORTED]:
+        _say(out, ("skipped", "yellow"), f" {path}: unsupported type")
+    if len(unsupported) > MAX_LISTED_UNSUPPORTED:
+        _say(out, ("skipped", "yellow"), f" … and {len(unsupported) - MAX_LISTED_UNSUPPORTED} more of an "
+             "unsupported type (--json lists all)")
+    for x in s["failed"]:
+        _say(out, ("failed", "red"), f" {x['path']}: {x['error']}")

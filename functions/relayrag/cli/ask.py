@@ -1,0 +1,167 @@
+"""`relayrag ask` (answer, citations, grounding, timings) and `relayrag run` (a stored run)."""
+
+from __future__ import annotations
+
+import re
+from typing import Optional
+
+import typer
+
+from relayrag.cli.app import (
+    _ctx,
+    _fail,
+    _print_json,
+    _say,
+    _user_errors,
+    app,
+    err,
+    out,
+)
+
+
+@app.command()
+def ask(question: str = typer.Argument(..., help="The question."),
+        collection: str = typer.Option(..., "--collection", "-c", help="Collection name."),
+        as_json: bool = typer.Option(False, "--json", help="Print the result as one JSON object."),
+        stream: bool = typer.Option(False, "--stream", help="Print NDJSON stage events as they finish, then the result."),
+        arm: Optional[str] = typer.Option(None, "--arm", help="Force a retrieval arm: dense | bm25 | hybrid."),
+        engine: Optional[str] = typer.Option(None, "--engine", help="embedded | cloud (Cloud Workflows execution of "
+                                             "RELAYRAG_WORKFLOW); default: RELAYRAG_ENGINE, else embedded."),
+        timeout: float = typer.Option(900.0, "--timeout", help="Cloud engine: seconds to wait for the execution.")):
+    """Answer QUESTION from a collection: workflows/rag.yaml run by the embedded engine, every stage called
+    through its HTTP entry point in-process; or, with --engine cloud, one execution of the deployed workflow
+    through the Workflows Executions API (progress on stderr). The answer cites document and page."""
+    from relayrag.engine.expr import WorkflowsRuntimeError
+    from relayrag.engine.local import ask as run_ask
+    from relayrag.errors import RelayragError
+    from relayrag.naming import validate_collection
+    from relayrag.retrieval.bandit import Arm
+
+    if stream and as_json:
+        _fail("--stream already prints JSON (NDJSON events, then the result); use one of them")
+    with _user_errors(as_json or stream):
+        try:
+            validate_collection(collection)
+            if arm:
+                Arm.from_str(arm)
+        except ValueError as exc:
+            raise RelayragError(str(exc)) from None
+        if not question.strip():
+            raise RelayragError("the question is empty")
+        from relayrag.settings import load_settings
+        settings = load_settings()
+        engine = (engine or settings.engine or "embedded").strip().lower()
+        if engine not in ("embedded", "cloud"):
+            raise RelayragError(f"unknown engine {engine!r}; valid: embedded, cloud")
+
+        def on_event(e: dict) -> None:
+            r = e.get("result") or {}
+            if stream:
+                _print_json({"event": "stage", "name": e["step"], "ms": r.get("ms", e["ms"]),
+                             "method": r.get("method"), "route": r.get("route")})
+            elif engine == "cloud":
+                _say(err, (f"  {e['step']} done ({float(r.get('ms') or e.get('ms') or 0):.0f} ms)", "dim"))
+
+        def on_state(state: str, elapsed: float) -> None:
+            _say(err, (f"execution {state.lower()} ({elapsed:.1f} s)", "dim"))
+
+        try:
+            if engine == "cloud":
+                from relayrag.engine.cloud import ask as cloud_ask, describe_error
+                try:
+                    result = cloud_ask(question, collection, arm=arm, on_event=on_event, on_state=on_state,
+                                       timeout_s=timeout)
+                except Exception as exc:
+                    msg = describe_error(exc)
+                    if msg is None:
+                        raise
+                    raise RelayragError(msg) from exc
+            else:
+                result = run_ask(question, collection, arm=arm, on_event=on_event)
+        except WorkflowsRuntimeError as exc:
+            body = exc.payload.get("body")
+            msg = body.get("error") if isinstance(body, dict) and body.get("error") else str(exc)
+            for d in (body.get("details") or []) if isinstance(body, dict) else []:
+                msg += f"; {d['field']}: {d['message']}"
+            raise RelayragError(msg) from None
+    if stream:
+        _print_json({"event": "result", **result})
+    elif as_json:
+        _print_json(result)
+    else:
+        _warn_llm_fallback(result, settings)
+        _say(out, ("Q:", "bold"), " ", question)
+        _say(out, ("A:", "bold"), " ", result["answer"])
+        if result.get("sql"):
+            n = result.get("row_count", 0)
+            _say(out, ("SQL:", "bold"), " ", result["sql"], f" ({n} row{'s' if n != 1 else ''})")
+        for c in result["citations"]:
+            quote = display_quote(c["quote"], result["answer"], c["n"])
+            _say(out, f"  [{c['n']}] {c['doc']}, page {c['page']}: “{quote}”")
+        flag = "grounded" if result["grounded"] else ("refused" if result["refused"] else "not grounded")
+        _say(out, (f"run {result['run_id']} · route {result['route']} · arm {result['arm']} · {flag} · "
+                   + ", ".join(f"{s['name']} {s['ms']:.0f} ms" for s in result["stages"]), "dim"))
+
+
+def _llm_endpoint(settings) -> str:
+    """Where the configured LLM lives, for messages: `openai endpoint URL (model M)`, ..."""
+    llm = getattr(settings.llm, "value", settings.llm)
+    if llm == "openai":
+        return f"the OpenAI-compatible endpoint {settings.llm_base_url} (model {settings.llm_model})"
+    if llm == "vertex":
+        return f"Vertex AI (project {settings.gcp_project or '?'}, {settings.gcp_location}, model {settings.llm_model})"
+    if llm == "llamacpp":
+        return f"llama.cpp ({settings.llm_model_path or 'the bundled model'})"
+    return f"the LLM backend {llm}"
+
+
+def _warn_llm_fallback(result: dict, settings) -> None:
+    """One stderr warning when any stage fell back to its no-LLM method because the LLM failed."""
+    failed = [s for s in result.get("stages", []) if s.get("llm_error")]
+    if failed:
+        names = ", ".join(dict.fromkeys(s["name"] for s in failed))
+        _say(err, ("warning:", "yellow"), f" the LLM failed, so {names} used the no-LLM method; "
+             f"{_llm_endpoint(settings)}: {failed[0]['llm_error']}")
+
+
+MARKERS = re.compile(r"((?:\s*\[\d+\])+)")
+QUOTE_CHARS = 400  # a longer quote is shown as a window around the sentence it supports
+
+
+def display_quote(quote: str, answer: str, n: int, limit: int = QUOTE_CHARS) -> str:
+    """The part of citation `n`'s quote to show: the whole quote when it is at most `limit` characters;
+    else a window around the answer sentence(s) that cite [n] where the quote contains them verbatim
+    (the extractive answer quotes its sentences; a table row comes after its header, so a plain prefix
+    could end before the row), never cutting those sentences; else the first `limit` characters. Cuts
+    are marked with '…'."""
+    if len(quote) <= limit:
+        return quote
+    parts = MARKERS.split(answer)
+    spans = []
+    for text, marks in zip(parts[0::2], parts[1::2]):
+        if n in {int(m) for m in re.findall(r"\[(\d+)\]", marks)}:
+            sent = " ".join(text.split())
+            at = quote.find(sent) if sent else -1
+            if at >= 0:
+                spans.append((at, at + len(sent)))
+    if not spans:
+        return quote[:limit].rstrip() + " …"
+    s, e = min(a for a, _ in spans), max(b for _, b in spans)
+    room = max(0, limit - (e - s))
+    start = max(0, s - (room * 2) // 3)  # more context before (a table's header), less after
+    end = min(len(quote), e + (room - (s - start)))
+    return ("… " if start else "") + quote[start:end].strip() + (" …" if end < len(quote) else "")
+
+
+@app.command()
+def run(run_id: str = typer.Argument(..., help="A run_id printed by `ask`.")):
+    """Print a run's record and per-stage trace as JSON (an error is `{"error": ...}` and exit code 2)."""
+    from relayrag.errors import RelayragError
+    with _user_errors(as_json=True):
+        ctx = _ctx()
+        rec = ctx.docstore.get_run(run_id)
+        if rec is None:
+            raise RelayragError(f"unknown run_id {run_id!r}")
+        rec.pop("candidates", None)
+        trace = ctx.docstore.get_trace(run_id)
+    _print_json({"run": rec, "trace": trace})

@@ -1,0 +1,158 @@
+"""`relayrag eval beir|answers|sql`: retrieval, answer-quality and Text-to-SQL evaluation."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+from relayrag.cli.app import (
+    _console,
+    _ctx,
+    _print_json,
+    _say,
+    _user_errors,
+    err,
+    eval_app,
+    out,
+)
+
+
+@eval_app.command("beir")
+def eval_beir(dataset: Path = typer.Argument(..., help="BEIR folder: corpus.jsonl, queries.jsonl, qrels/test.tsv."),
+              collection: str = typer.Option(..., "--collection", "-c", help="Collection name."),
+              as_json: bool = typer.Option(False, "--json", help="Print the result as one JSON object."),
+              limit: int = typer.Option(0, "--limit", help="Evaluate only the first N test queries (0 = all); the whole corpus is "
+                                "still ingested (SciFact: about 10 min on 2 cores, once)."),
+              split: str = typer.Option("test", "--split", help="qrels file name under qrels/."),
+              pipeline: bool = typer.Option(True, "--pipeline/--no-pipeline", help="Also score the full pipeline.")):
+    """Ingest (if needed) and score a BEIR dataset: nDCG@10, Recall@100, MRR@10 for each arm, the bandit,
+    and the full pipeline's final ranking."""
+    from relayrag.evaluation import evaluate_beir
+    with _user_errors(as_json):
+        report = evaluate_beir(_ctx(), dataset, collection, limit=limit or None, split=split, pipeline=pipeline,
+                               progress=not as_json)
+    if as_json:
+        _print_json(report)
+        return
+    _say(out, (report["dataset"], "bold"), f": {report['queries']} queries")
+    rows = dict(report["arms"])
+    if report.get("pipeline"):
+        rows["pipeline"] = report["pipeline"]
+    for name, m in rows.items():
+        _say(out, f"  {name:10s} nDCG@10 {m['ndcg@10']:.4f}  Recall@100 {m['recall@100']:.4f}  MRR@10 {m['mrr@10']:.4f}")
+    _say(out, f"  timings: {report['timings']}")
+
+
+@eval_app.command("answers")
+def eval_answers(golden: Path = typer.Argument(..., help="Golden set JSONL, one question per line: {\"id\", \"question\", "
+                                          "\"answers\": [expected strings, any one suffices], \"doc\", \"page\" (where the "
+                                          "answer is), \"category\", \"unanswerable\": true|false}; or a BEIR folder with "
+                                          "answers.jsonl (ja-qa), whose corpus is ingested into the collection."),
+                 collection: str = typer.Option(..., "--collection", "-c", help="Collection to answer from."),
+                 twin: bool = typer.Option(False, "--twin", help="BEIR folder only: ingest the corpus WITHOUT the "
+                                           "questions' gold paragraphs and expect every question to be refused "
+                                           "(the unanswerable twin)."),
+                 limit: int = typer.Option(0, "--limit", help="Evaluate only the first N questions (0 = all)."),
+                 arm: str = typer.Option("", "--arm", help="Force a retrieval arm (dense | bm25 | hybrid) to measure "
+                                         "answering apart from the bandit's choice; default: the bandit."),
+                 compare_llm: bool = typer.Option(True, "--compare-llm/--no-llm-run", help="With an LLM configured, "
+                                                  "also run the set with the LLM methods (the no-LLM run always happens)."),
+                 rows: bool = typer.Option(False, "--rows", help="With --json: include one row per question."),
+                 as_json: bool = typer.Option(False, "--json", help="Print the result as one JSON object.")):
+    """Answer quality on a golden set, overall and per category: answer accuracy (the answer contains an
+    expected string), citation precision (the first citation is the expected document/page), refusal
+    precision/recall, faithfulness (no-LLM support check; plus an LLM judge when an LLM is configured),
+    grounded answers to unanswerable questions, answer length and p50 latency. Runs the no-LLM methods, and
+    the LLM methods too when RELAYRAG_LLM is set."""
+    from relayrag.errors import RelayragError
+    from relayrag.evaluation_answers import evaluate_answers, load_golden, prepare_beir
+    ctx = _ctx()
+    with _user_errors(as_json):
+        if golden.is_dir():
+            items = prepare_beir(ctx, golden, collection, twin=twin, progress=not as_json)
+        elif twin:
+            raise RelayragError("--twin needs a BEIR folder with answers.jsonl, not a JSONL file")
+        else:
+            items = load_golden(golden)
+        if limit:
+            items = items[:limit]
+        n_runs = len(items) * (2 if compare_llm and ctx.llm is not None else 1)
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+        bar = Progress(TextColumn("answers"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
+                       console=_console(stderr=True), disable=as_json)
+        with bar:
+            task = bar.add_task("answers", total=n_runs)
+            report = evaluate_answers(ctx, items, collection, compare_llm=compare_llm, arm=arm or None,
+                                      on_item=lambda _r: bar.advance(task))
+        report["golden"] = str(golden) + (" (twin)" if twin else "")
+    if not rows:
+        for m in report["methods"].values():
+            m.pop("rows", None)
+    if as_json:
+        _print_json(report)
+        return
+    _say(out, (report["golden"], "bold"), f": {report['n']} questions, collection {collection}")
+    keys = ("answer_accuracy", "citation_precision", "refusal_precision", "refusal_recall",
+            "refusal_rate_answerable", "faithfulness", "faithfulness_llm", "grounded_unanswerable", "answer_chars",
+            "latency_ms_p50")
+
+    def fmt(m: dict) -> str:
+        return "  ".join(f"{k} {m[k]}" for k in keys if m.get(k) is not None) + f"  (n={m['n']})"
+    for name, m in report["methods"].items():
+        _say(out, (f"{name}", "bold"), "  " + fmt(m["overall"]))
+        for cat, g in m["by_category"].items():
+            _say(out, f"  {cat:13s} " + fmt(g))
+
+
+@eval_app.command("sql")
+def eval_sql(dataset: Path = typer.Argument(..., help="JSONL, one question per line: {\"id\", \"question\", "
+                                         "\"gold_result\": [[value, ...], ...] (the expected rows), "
+                                         "\"order_matters\": true|false, and optionally \"difficulty\" and "
+                                         "\"lang\" (reported per group)}."),
+             collection: str = typer.Option(..., "--collection", "-c", help="Collection with a warehouse."),
+             adversarial: list[Path] = typer.Option([], "--adversarial", help="JSONL of guard attacks (repeatable), "
+                                                    "one per line: {\"id\", \"input\", \"kind\": \"sql\" (raw SQL "
+                                                    "sent to the warehouse through the guard) | \"nl\" (a request "
+                                                    "through the whole LLM path)}. Each must be refused and the "
+                                                    "database left unchanged."),
+             limit: int = typer.Option(0, "--limit", help="Evaluate only the first N questions (0 = all)."),
+             as_json: bool = typer.Option(False, "--json", help="Print the result as one JSON object.")):
+    """Execution accuracy of Text-to-SQL (strict and lenient, by difficulty and language) and the guard's
+    refusals.
+
+    Matching: the rows the generated SQL returns and `gold_result` are normalised (numbers rounded to 2
+    decimals, 5.0 equals 5, datetimes as 'YYYY-MM-DD HH:MM:SS', null stays null) and compared as multisets
+    of rows, or as lists when `order_matters`. Strict: the same number of columns, in any order; lenient:
+    extra columns in the prediction are allowed. An error, a timeout or a refusal scores 0.
+
+    The questions and "nl" attacks need an LLM (RELAYRAG_LLM). Without one, the "sql" attacks and the
+    unchanged-database check still run and the rest is reported as skipped (accuracy null). Exit code 1 if
+    the database changed or an attack that ran was not refused; 2 on bad input or nothing to evaluate."""
+    from relayrag.sql.evaluate import evaluate_sql
+
+    def progress(item: dict) -> None:
+        if not as_json:
+            mark = ("ok" if item.get("correct") else "--") if "correct" in item else ("refused" if item["refused"] else "RAN")
+            _say(err, (f"{item['id']}: {mark}", "dim"))
+    with _user_errors(as_json):
+        report = evaluate_sql(_ctx(), dataset, collection, adversarial=list(adversarial), limit=limit or None,
+                              on_item=progress)
+    g = report["guard"]
+    failed = not g["db_unchanged"] or g["refused"] < g["total"]
+    if as_json:
+        _print_json(report)
+    else:
+        if report["n"]:
+            _say(out, (report["dataset"], "bold"), f" ({report['n']} questions, {report['llm']}): EX "
+                 f"{report['accuracy']:.3f} (lenient {report['lenient_accuracy']:.3f}), "
+                 f"false refusals {report['false_refusals']}")
+            for key in ("by_difficulty", "by_lang"):
+                _say(out, "  " + ", ".join(f"{k} {v['accuracy']:.3f} (n={v['n']})" for k, v in report[key].items()))
+        if g["total"]:
+            _say(out, f"guard: {g['refused']}/{g['total']} refused, database unchanged: {g['db_unchanged']}")
+        if report.get("skipped"):
+            sk = report["skipped"]
+            _say(err, ("skipped:", "yellow"), f" {sk['questions']} questions and {sk['nl_attacks']} natural-language "
+                 f"attacks: {sk['reason']}")
+    raise typer.Exit(1 if failed else 0)

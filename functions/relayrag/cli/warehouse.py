@@ -1,0 +1,103 @@
+"""`relayrag warehouse load|config|schema`: the collection's embedded DuckDB warehouse and SQL config."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+from relayrag.cli.app import (
+    _ctx,
+    _print_json,
+    _say,
+    _user_errors,
+    err,
+    out,
+    warehouse_app,
+)
+
+
+@warehouse_app.command("load")
+def warehouse_load(paths: list[Path] = typer.Argument(..., help="CSV, Parquet or SQLite files, or folders of them."),
+                   collection: str = typer.Option(..., "--collection", "-c", help="Collection name."),
+                   replace: bool = typer.Option(False, "--replace", help="Rebuild the warehouse from these files only."),
+                   config: Optional[Path] = typer.Option(None, "--config", help="A relayrag.sql.yaml to store with "
+                                                         "the warehouse: glossary, filter sets, examples, table "
+                                                         "allow-list, notes (format: README section 'Tables "
+                                                         "(Text-to-SQL)', or `python -m pydoc relayrag.sql.config`)."),
+                   as_json: bool = typer.Option(False, "--json", help="Print the result as one JSON object.")):
+    """Load tables into RELAYRAG_HOME/warehouses/<collection>.duckdb (one table per CSV/Parquet file, named
+    after it; every table of a SQLite file). `ask` then routes table questions of the collection to sql."""
+    from relayrag.sql.warehouse import load_warehouse
+    with _user_errors(as_json):
+        rec = load_warehouse(_ctx().settings.home, collection, list(paths), replace=replace, config=config)
+    if as_json:
+        _print_json(rec)
+        return
+    _say(out, (collection, "bold"), f": loaded {', '.join(rec['written'])} into {rec['path']} "
+         f"({len(rec['tables'])} tables, {rec['seconds']:.1f} s)")
+    if rec.get("config"):
+        _print_sql_config(rec["config"])
+    if rec.get("config_error"):
+        _say(err, ("warning:", "yellow"), " the stored SQL config no longer fits the tables and is still used as "
+             f"is:\n{rec['config_error']}")
+
+
+def _print_sql_config(c: dict) -> None:
+    tables = "all tables" if c.get("tables") is None else f"tables {', '.join(c['tables'])}"
+    _say(out, f"SQL config {c.get('config', '')}: {c['glossary']} glossary terms, {c['filters']} filter sets, "
+         f"{c['examples']} examples, {tables}")
+
+
+@warehouse_app.command("config")
+def warehouse_config(file: Optional[Path] = typer.Argument(None, help="A relayrag.sql.yaml to validate and store "
+                                                           "(replaces the stored one). Omit it to print the "
+                                                           "stored file."),
+                     collection: str = typer.Option(..., "--collection", "-c", help="Collection name."),
+                     remove: bool = typer.Option(False, "--remove", help="Delete the stored SQL config."),
+                     as_json: bool = typer.Option(False, "--json", help="Print the result as one JSON object.")):
+    """Replace, show or remove a collection's SQL config (glossary, filter sets, question→SQL examples,
+    table allow-list, notes). A new file is checked against the warehouse first: its SQL must pass the
+    guard and (embedded warehouse) run; nothing is stored when it does not."""
+    from relayrag.errors import RelayragError
+    from relayrag.naming import validate_collection
+    from relayrag.sql import config as sqlconfig
+    with _user_errors(as_json):
+        home = _ctx().settings.home
+        validate_collection(collection)
+        if remove and file is not None:
+            raise RelayragError("give either FILE (to store it) or --remove, not both")
+        if remove:
+            removed = sqlconfig.remove_config(home, collection)
+            _print_json({"collection": collection, "removed": removed}) if as_json else _say(
+                out, f"{collection}: SQL config {'removed' if removed else 'was not set'}")
+            return
+        if file is None:
+            stored = sqlconfig.stored_config_path(home, collection)
+            if not stored.is_file():
+                raise RelayragError(f"collection {collection!r} has no SQL config; store one with `relayrag "
+                                    f"warehouse config FILE --collection {collection}`")
+            if as_json:
+                _print_json(sqlconfig.parse_config(stored).model_dump(mode="json"))
+            else:
+                sys.stdout.write(stored.read_text(encoding="utf-8"))
+            return
+        summary = sqlconfig.store_config(home, collection, file)
+    _print_json({"collection": collection, **summary}) if as_json else _print_sql_config(summary)
+
+
+@warehouse_app.command("schema")
+def warehouse_schema(collection: str = typer.Option(..., "--collection", "-c", help="Collection name.")):
+    """Print the schema JSON the sql stage gives the LLM (tables, columns, types, keys, sample values)."""
+    from relayrag.errors import RelayragError
+    from relayrag.naming import validate_collection
+    from relayrag.sql.warehouse import open_warehouse
+    with _user_errors(as_json=True):
+        validate_collection(collection)
+        wh = open_warehouse(_ctx().settings.home, collection)
+        if wh is None:
+            raise RelayragError(f"collection {collection!r} has no warehouse; run `relayrag warehouse load PATH "
+                                f"--collection {collection}`")
+        _print_json(wh.schema())

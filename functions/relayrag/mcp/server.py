@@ -1,0 +1,253 @@
+"""MCP gateway: relayrag's tools for agent clients (FastMCP), over stdio or authenticated streamable HTTP.
+
+Built-in tools: `ask`, `search`, `ingest`, `delete_document`, `list_collections`, `get_run`. On top of these,
+every `workflows/*.yaml` that declares itself a tool in machine-readable comment lines (see
+`parse_tool_spec`; the YAML itself is untouched, so it still deploys on Cloud Workflows) becomes a tool.
+The workflows folder is re-scanned on every `tools/list` and `tools/call` (cached by mtime and size), so a
+new or changed file is picked up without a restart. Nothing from a workflow file is ever executed as
+Python: the declaration is parsed as data and the YAML is run by the embedded interpreter, whose
+expressions are whitelisted (relayrag.engine.expr).
+
+Every tool error comes back as an MCP tool error (`ToolError`) with a message meant for the user; an
+unexpected exception is logged to stderr with its traceback and reported by type and message. Results are
+bounded (quotes, answers, counts) so a client is never flooded.
+
+`relayrag mcp` (relayrag.cli) calls `serve`; `mcp_gateway/server.py` exposes `build_server()` for
+`fastmcp run` and other hosts.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import sys
+from pathlib import Path
+from typing import Annotated, Literal
+
+from fastmcp import Context, FastMCP
+from fastmcp.exceptions import ToolError
+from fastmcp.server.auth import TokenVerifier
+from pydantic import Field
+
+from relayrag.errors import ConfigError
+from relayrag.mcp.auth import build_auth, is_loopback, split_list
+from relayrag.mcp.tools import Gateway, in_thread, progress_from_thread, stage_progress
+from relayrag.mcp.views import MAX_SEARCH_K
+from relayrag.mcp.workflow_tools import WorkflowToolProvider
+from relayrag.naming import COLLECTION_PATTERN
+
+log = logging.getLogger("relayrag.mcp")
+
+CollectionName = Annotated[str, Field(
+    description="Collection name (letters, digits, '_', '-', '.'; up to 64 characters), as given to ingest.",
+    pattern=COLLECTION_PATTERN)]
+ArmName = Literal["dense", "bm25", "hybrid"]
+
+INSTRUCTIONS = """relayrag answers questions from ingested documents with citations (document and page) and a
+grounding check. Typical use: list_collections → ask (or search for raw ranked chunks) → get_run for the
+trace of a run. ingest adds a file or folder to a collection; delete_document removes documents.
+Collections with a warehouse (tables) also answer sql_query: one guarded read-only SELECT, its rows and
+a sentence; ask routes table questions there too.
+Workflow tools (from the server's workflows folder) may also be listed."""
+
+
+# -- the server ----------------------------------------------------------------------------------------
+
+def build_server(*, engine: str | None = None, http: bool = False, auth: TokenVerifier | None = None,
+                 settings=None) -> FastMCP:
+    """The FastMCP server. `http=True` restricts ingest to RELAYRAG_MCP_INGEST_ROOTS (required there);
+    `auth` is only enforced on HTTP transports."""
+    from relayrag.settings import load_settings
+    s = settings or load_settings()
+    gw = Gateway(engine=engine or s.engine, ingest_roots=[Path(r) for r in split_list(s.mcp_ingest_roots)],
+                 restrict_ingest=http)
+    mcp = FastMCP("relayrag", instructions=INSTRUCTIONS, auth=auth, providers=[WorkflowToolProvider(gw)],
+                  mask_error_details=False)
+    mcp.gateway = gw  # for tests and hosts
+
+    @mcp.tool(annotations={"readOnlyHint": False, "openWorldHint": False})
+    async def ask(
+        question: Annotated[str, Field(description="The question, in any language.", min_length=1, max_length=4000)],
+        collection: CollectionName,
+        arm: Annotated[ArmName | None, Field(description="Force a retrieval arm; default: the per-collection "
+                                                         "bandit chooses.")] = None,
+        ctx: Context = None,
+    ) -> dict:
+        """Answer a question from a collection with the RAG workflow (workflows/rag.yaml): classify, expand,
+        retrieve, rerank, grade, generate, hallucination check. Returns the answer, citations (document,
+        page, a short quote), `grounded` (every sentence supported by its cited chunk), `refused`, the
+        retrieval arm, per-stage timings and the run_id (see get_run)."""
+        report = progress_from_thread(ctx)
+        return await in_thread(gw.ask, question, collection, arm, stage_progress(report))
+
+    @mcp.tool(annotations={"readOnlyHint": True, "openWorldHint": False})
+    async def search(
+        query: Annotated[str, Field(description="What to look for (a question or keywords).", min_length=1,
+                                    max_length=4000)],
+        collection: CollectionName,
+        k: Annotated[int, Field(description=f"How many chunks to return (1-{MAX_SEARCH_K}).", ge=1,
+                                le=MAX_SEARCH_K)] = 5,
+        arm: Annotated[ArmName, Field(description="Retrieval method: dense (embeddings), bm25 (keywords) or "
+                                                  "hybrid (reciprocal-rank fusion of both).")] = "hybrid",
+        doc: Annotated[str | None, Field(description="Only chunks of this document: a file name as cited "
+                                                     "(e.g. report.pdf), a glob (*.pdf) or the ingested path.",
+                                         max_length=1000)] = None,
+        page: Annotated[int | None, Field(description="Only chunks from this page (1-based).", ge=1)] = None,
+    ) -> dict:
+        """Retrieval only (no answer generation, no LLM): the top-k chunks of a collection for a query, best
+        first, each with its fused rank score, document, page, chunk_id and a short quote. Optional filters
+        by document name and page."""
+        return await in_thread(gw.search, query, collection, k, arm, doc, page)
+
+    @mcp.tool(annotations={"readOnlyHint": False, "destructiveHint": False, "idempotentHint": True,
+                           "openWorldHint": False})
+    async def ingest(
+        path: Annotated[str, Field(description="Absolute path on the server (or file:// URI) of a file or folder "
+                                               "(walked recursively): PDF, Markdown, text, HTML, or a BEIR "
+                                               "corpus.jsonl.", min_length=1, max_length=4096)],
+        collection: CollectionName,
+        ctx: Context = None,
+    ) -> dict:
+        """Ingest a file or folder into a collection incrementally: unchanged files are skipped, embeddings are
+        reused, files that disappeared from the folder are removed. Returns the summary: files ingested /
+        skipped / deleted / failed, per-file errors (a bad file never blocks the others), chunks embedded and
+        total, and the new index version. Sends progress notifications while it runs."""
+        root = gw.resolve_ingest_path(path)
+        n_files = await in_thread(gw.count_files, root)
+        total = float(n_files + 1)  # the pipeline counts files + 1 (embedding and snapshot)
+        if ctx is not None:
+            await ctx.report_progress(0, total, f"ingesting {n_files} file(s) from {root}")
+        failure: ToolError | None = None
+        try:
+            summary = await in_thread(gw.ingest, root, collection, progress_from_thread(ctx))
+        except ToolError as exc:
+            failure = exc
+        if failure is not None:
+            raise failure
+        if ctx is not None:
+            f = summary["files"]
+            await ctx.report_progress(total, total, f"done: {f['ingested']} ingested, {f['skipped']} unchanged, "
+                                                    f"{f['deleted']} deleted, {f['failed']} failed")
+        return summary
+
+    @mcp.tool(annotations={"readOnlyHint": False, "destructiveHint": True, "idempotentHint": True,
+                           "openWorldHint": False})
+    async def delete_document(
+        collection: CollectionName,
+        documents: Annotated[list[Annotated[str, Field(min_length=1, max_length=4096)]], Field(
+            description="Documents to remove: file names as cited (e.g. report.pdf) or ingested paths "
+                        "(a folder path removes everything under it).", min_length=1, max_length=100)],
+    ) -> dict:
+        """Remove documents from a collection: their chunks, BM25 terms, vectors and ingestion records, in a new
+        index version. Returns the summary; names that matched nothing are listed under `failed`."""
+        return await in_thread(gw.delete, collection, documents)
+
+    @mcp.tool(annotations={"readOnlyHint": True, "openWorldHint": False})
+    async def list_collections() -> dict:
+        """The collections with their current index version, last update, and file / document / chunk counts;
+        `warehouse` gives a collection's table count and whether it has an SQL config (null: no tables).
+        Collections with only a warehouse are listed with a null version."""
+        return await in_thread(gw.list_collections)
+
+    @mcp.tool(annotations={"readOnlyHint": True, "openWorldHint": False})
+    async def sql_query(
+        question: Annotated[str, Field(description="A question about the collection's tables, in any language "
+                                                   "(e.g. 'How many customers are in Brazil?').",
+                                       min_length=1, max_length=4000)],
+        collection: CollectionName,
+    ) -> dict:
+        """Answer a question from a collection's warehouse with ONE read-only SELECT written by the configured
+        LLM (temperature 0, schema JSON + the collection's glossary, filter sets and similar examples) and
+        checked by the SQL guard before it runs. `status` says what happened: `ok` gives `sql`, `tables`,
+        `columns`, `rows` (at most 50; `rows_omitted` counts the rest), `row_count` and a one-
+        or two-sentence `answer` in the question's language; `refused` gives the guard's reason (nothing
+        ran); `error` the database error after one repair round; `unavailable` says how to configure an LLM.
+        Also returns the run_id (see get_run) and, when glossary terms were mapped, `enhanced_question`."""
+        return await in_thread(gw.sql_query, question, collection)
+
+    @mcp.tool(annotations={"readOnlyHint": True, "openWorldHint": False})
+    async def get_run(
+        run_id: Annotated[str, Field(description="A run_id returned by ask or a workflow tool.", min_length=1,
+                                     max_length=200)],
+    ) -> dict:
+        """The record and trace of a run: question, route, answer, citations, retrieval arm (and the bandit's
+        draws), reward, grounded / refused, retry and regeneration counts, and each stage with its method,
+        route, milliseconds and outputs."""
+        return await in_thread(gw.get_run, run_id)
+
+    return mcp
+
+
+class _ProtocolStdout:
+    """`sys.stdout` while serving stdio: text writes (print) go to stderr; `.buffer`, which the MCP SDK wraps
+    when the stdio transport starts, is the real stdout."""
+
+    def __init__(self, buffer, text_sink):
+        self.buffer = buffer
+        self._sink = text_sink
+
+    def write(self, s: str) -> int:
+        return self._sink.write(s)
+
+    def flush(self) -> None:
+        self._sink.flush()
+
+    def __getattr__(self, name: str):
+        return getattr(self._sink, name)
+
+
+@contextlib.contextmanager
+def stdout_reserved_for_protocol():
+    """Keep stdout for JSON-RPC only: the protocol gets a private duplicate of fd 1, fd 1 itself points at
+    stderr (so stray output of C libraries and subprocesses lands there) and Python-level prints go to
+    stderr too. Restored on exit."""
+    sys.stdout.flush()
+    saved, restore_fd, proto_fd = sys.stdout, os.dup(1), os.dup(1)
+    os.dup2(2, 1)
+    proto = os.fdopen(proto_fd, "wb")  # the SDK may close it when its wrapper is collected
+    sys.stdout = _ProtocolStdout(proto, sys.stderr)
+    try:
+        yield proto
+    finally:
+        sys.stdout = saved
+        with contextlib.suppress(OSError, ValueError):
+            proto.close()
+        os.dup2(restore_fd, 1)
+        os.close(restore_fd)
+
+def serve(*, http: bool = False, host: str = "127.0.0.1", port: int = 8765, path: str = "/mcp",
+          no_auth: bool = False, engine: str | None = None, log_level: str = "WARNING") -> None:
+    """Run the gateway: stdio (stdout carries only JSON-RPC, logs go to stderr) or streamable HTTP."""
+    from relayrag.settings import load_settings
+    logging.basicConfig(stream=sys.stderr, level=log_level.upper(),
+                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    s = load_settings()
+    if not http:
+        server = build_server(engine=engine, settings=s)
+        with stdout_reserved_for_protocol():
+            server.run(transport="stdio", show_banner=False)
+        return
+    auth = build_auth(s)
+    if no_auth and not is_loopback(host):
+        raise ConfigError(f"refusing --no-auth on --host {host}, which is not a loopback address: without "
+                          f"authentication anyone who can reach port {port} of this machine could ask, ingest and "
+                          "delete documents. --no-auth is only for a loopback "
+                          "address (127.0.0.1, ::1, localhost); to serve other hosts set RELAYRAG_MCP_TOKENS "
+                          "(comma-separated bearer tokens) or RELAYRAG_MCP_JWT_PUBLIC_KEY")
+    if no_auth:
+        bar = "!" * 78
+        sys.stderr.write(f"\n{bar}\n!! relayrag mcp --no-auth: the HTTP endpoint accepts EVERY request without a "
+                         f"token.\n!! Anyone who can reach {host}:{port} can read, ingest and delete documents.\n"
+                         f"!! Never do this on a shared network; set RELAYRAG_MCP_TOKENS instead.\n{bar}\n\n")
+        auth = None
+    elif auth is None:
+        raise ConfigError("refusing to serve MCP over HTTP without authentication: set RELAYRAG_MCP_TOKENS "
+                          "(comma-separated bearer tokens) or RELAYRAG_MCP_JWT_PUBLIC_KEY, or pass --no-auth "
+                          "(unsafe) for a throwaway local test")
+    if not is_loopback(host):
+        log.warning("listening on %s: bearer tokens travel in clear text unless a TLS proxy is in front", host)
+    sys.stderr.write(f"relayrag MCP gateway on http://{host}:{port}{path} "
+                     f"({'NO AUTH' if auth is None else 'bearer-token auth'})\n")
+    build_server(engine=engine, http=True, auth=auth, settings=s).run(
+        transport="http", host=host, port=port, path=path, show_banner=False, log_level=log_level.lower())
