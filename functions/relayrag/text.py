@@ -64,3 +64,26 @@ def split_sentences(text: str) -> list[tuple[int, int]]:
 
 def sentences(text: str) -> list[str]:
     return [text[s:e] for s, e in split_sentences(text)]
+
+
+# --- table rows ("cell | cell", as the loaders render tables) ------------------------------------------
+
+
+def is_header_row(row: str) -> bool:
+    """A table row of labels (no numeric cell, at least two filled cells)."""
+    cells = [c.strip() for c in row.split("|")]
+    filled = [c for c in cells if c]
+    if len(filled) < 2:
+        return False
+    return not any(re.fullmatch(r"[\d\s,.$%()\-–+*/]+", c) and re.search(r"\d", c) for c in filled)
+
+
+def column_header(rows: list[str]) -> str:
+    """Of a table's leading label rows, the one that names the columns: most filled cells (a group row
+    "| | | Pre-Pawn | | |" spans several columns and leaves most cells empty)."""
+    best, best_n = "", 0
+    for r in rows:
+        n = sum(1 for c in r.split("|") if c.strip())
+        if n > best_n:
+            best, best_n = r, n
+    return " ".join(best.split())

@@ -29,7 +29,7 @@ import re
 from dataclasses import dataclass
 
 from relayrag.retrieval.tokenize import tokenize
-from relayrag.text import has_cjk, normalize
+from relayrag.text import column_header, has_cjk, is_header_row, normalize  # noqa: F401 (re-exported)
 
 # Thresholds learned on the dev sets (see the module docstring and benchmarks/RESULTS.md).
 COVERAGE_MIN = {"en": 0.5, "cjk": 0.5}
@@ -41,7 +41,8 @@ _QUESTION_WORDS = frozenset("""
 what which who whom whose when where why how many much does did do doe done is are was were be been being can
 could would should will shall may might must have has had the a an of in on for to by with at from and or it its this that
 these those i you we they he she his her tell me please give list name describe explain say said show shows
-any some about there their than as into per according document documents page""".split())
+any some about there their than as into per according document documents page number numbers amount value
+kind type sort""".split())
 _KANA_OR_PUNCT = re.compile(r"^[\u3040-\u309f\u30fc\u3000-\u303f\uff01-\uff0f\uff1a-\uff20・ー、。「」（）()?？!！]+$")
 _QUESTION_KANJI = frozenset("何誰")
 _HIRAGANA = re.compile(r"[\u3040-\u309f]")
@@ -173,26 +174,6 @@ def section_heading(text: str, start: int) -> str:
         if is_heading(ln):
             return ln.strip()
     return ""
-
-
-def is_header_row(row: str) -> bool:
-    """A table row of labels (no numeric cell, at least two filled cells)."""
-    cells = [c.strip() for c in row.split("|")]
-    filled = [c for c in cells if c]
-    if len(filled) < 2:
-        return False
-    return not any(re.fullmatch(r"[\d\s,.$%()\-–+*/]+", c) and re.search(r"\d", c) for c in filled)
-
-
-def column_header(rows: list[str]) -> str:
-    """Of a table's leading label rows, the one that names the columns: most filled cells (a group row
-    "| | | Pre-Pawn | | |" spans several columns and leaves most cells empty)."""
-    best, best_n = "", 0
-    for r in rows:
-        n = sum(1 for c in r.split("|") if c.strip())
-        if n > best_n:
-            best, best_n = r, n
-    return " ".join(best.split())
 
 
 def table_header_above(text: str, start: int, fallback: str = "") -> str:

@@ -34,11 +34,14 @@ def weighted_coverage(query_weights: dict[str, float], text: str) -> float:
 
 
 def query_idf(query_tokens: list[str], bm25_index) -> dict[str, float]:
-    """BM25-style idf per distinct query token over the snapshot's chunks: ln(1 + (N - df + 0.5)/(df + 0.5))."""
+    """BM25-style idf per distinct query token over the snapshot's chunks: ln(1 + (N - df + 0.5)/(df + 0.5)),
+    with df >= 1: a word no chunk contains weighs as much as the rarest word that occurs, not more (else a
+    generic question word absent from the corpus would outweigh all the words an answer does contain)."""
     n = max(1, bm25_index.n_docs)
     out = {}
     for t in dict.fromkeys(query_tokens):
         df = int(np.count_nonzero(bm25_index.scores(t))) if bm25_index.n_docs else 0
+        df = max(df, 1)
         out[t] = math.log(1 + (n - df + 0.5) / (df + 0.5))
     return out
 

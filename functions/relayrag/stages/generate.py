@@ -76,7 +76,7 @@ def with_table_header(chunk_text: str, start: int, row: str, header: str = "") -
 
 def _units(text: str, cjk: bool) -> list[tuple[int, int]]:
     """Sentence spans of a chunk; in English a short non-row sentence is joined to the next one (a caption
-    "Figure 7-26." and its title "Self-locking nuts." are one unit)."""
+    "Figure 7-26." and its title "Self-locking nuts." are one unit; under 20 characters)."""
     spans = sentence_spans(text, max_sentences=80)
     if cjk:
         return spans
@@ -84,7 +84,7 @@ def _units(text: str, cjk: bool) -> list[tuple[int, int]]:
     k = 0
     while k < len(spans):
         s, e = spans[k]
-        if (e - s < 30 and " | " not in text[s:e] and k + 1 < len(spans)
+        if (e - s < 20 and " | " not in text[s:e] and k + 1 < len(spans)
                 and " | " not in text[spans[k + 1][0]:spans[k + 1][1]]):
             e = spans[k + 1][1]
             k += 1
@@ -153,7 +153,8 @@ def extractive(question: str, chunks: list[dict], embedder, max_sentences: int, 
 
     Every sentence (English: short ones joined to the next) of the context chunks is scored with its local
     context: English 0.5·cosine(question, sentence) + 0.5·lexical, CJK lexical only (the English MiniLM
-    is noise on Japanese), where lexical = 0.7·coverage(sentence) + 0.3·coverage(sentence + context), minus
+    is noise on Japanese), where lexical = 0.7·coverage of the non-entity terms (what is asked) by the
+    sentence + 0.3·coverage of all terms by sentence + context (the entity may sit in a heading), minus
     0.3·(1 − entity coverage) (stages/answerability.py). The best sentence that answers the question
     (answerability.Support.answers) leads; up to max_sentences − 1 more that also answer it and score
     >= 80 % of it are added by MMR (λ = 0.7). Near-duplicates (same normalised text, or cosine >=
@@ -168,6 +169,8 @@ def extractive(question: str, chunks: list[dict], embedder, max_sentences: int, 
     weights = content_weights(question, idf)
     entities = question_entities(question)
     qset = set(weights)
+    ent_toks = {t for g in entities for t in g}
+    asked = {t: w for t, w in weights.items() if t not in ent_toks} or weights  # what is asked about it
     headings = page_headings(snap, chunks)
     units = [_units(c["text"], cjk) for c in chunks]
     flat = [(i, k) for i in range(len(chunks)) for k in range(len(units[i]))]
@@ -187,7 +190,7 @@ def extractive(question: str, chunks: list[dict], embedder, max_sentences: int, 
             continue  # a label row or a group row names columns; it answers nothing
         context, header = local_context(c, units[i], k, headings.get((c["source"], c["page"]), ""))
         sup = support(weights, entities, text, context, c["text"])
-        lex = 0.7 * support(weights, [], text).coverage + 0.3 * sup.coverage
+        lex = 0.7 * support(asked, [], text).coverage + 0.3 * sup.coverage
         score = (lex if cjk else 0.5 * float(cos[idx]) + 0.5 * lex) - 0.3 * (1.0 - sup.entity_coverage)
         if not cjk and len(stripped) < 30 and not is_row:
             score -= 0.15  # fragments ("Iowa Ethanol", headings) rarely answer anything
@@ -298,8 +301,15 @@ def run(req: GenerateRequest, ctx: StageContext) -> GenerateResponse:
     chunks = [snap.chunks[c["row"]] for c in run_rec.get("candidates") or [] if c["chunk_id"] in relevant]
     chunks = chunks[: ctx.settings.context_k]
     if not chunks:
-        ctx.docstore.update_run(req.run_id, {"answer": not_found_text(question, collection), "citations": [],
-                                             "answer_sentences": [], "found": False})
+        related = []
+        for c in (run_rec.get("candidates") or [])[:3]:  # nothing relevant: the closest, as related reading
+            ch = snap.chunks[c["row"]]
+            bs = c.get("best_sentence") or [0, min(300, len(ch["text"]))]
+            related.append({"doc": ch["doc"], "page": ch["page"], "chunk_id": ch["chunk_id"],
+                            "quote": " ".join(ch["text"][bs[0]:bs[1]].split())[:300]})
+        ctx.docstore.update_run(req.run_id, {"answer": not_found_text(question, collection, related),
+                                             "citations": [], "answer_sentences": [], "found": False,
+                                             "related": related})
         return GenerateResponse(run_id=req.run_id, method="not-found", regen_count=regen, found=False)
 
     sentences, citations, decision = extractive(question, chunks, ctx.embedder, 1 if regen else 3, snap.bm25, snap)

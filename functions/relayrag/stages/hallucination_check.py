@@ -117,9 +117,8 @@ def run(req: CheckRequest, ctx: StageContext) -> CheckResponse:
                 {"role": "user", "content": f"Question: {run_rec['question']}\n\nPassages:\n{passages}\n\n"
                  f"Answer sentences:\n{numbered}"}],
                 VERDICT, max_tokens=120)
-            bad = sorted({int(k) for k in out["unsupported"] if 0 <= int(k) < len(sents)})
-            answers = bool(out["answers_question"])
-            method = "llm"
+            llm_bad = sorted({int(k) for k in out["unsupported"] if 0 <= int(k) < len(sents)})
+            bad, answers, method = llm_bad, bool(out["answers_question"]), "llm"
         except (LLMError, KeyError, ValueError, TypeError) as exc:
             method, llm_error = "sentence-support (llm failed)", llm_failure(exc)
     if bad is None:

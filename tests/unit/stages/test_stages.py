@@ -115,7 +115,7 @@ def test_llm_methods_used_when_configured(make_llm_ctx, small_corpus):
         if schema and "relevant" in schema["properties"]:
             return {"relevant": "queen" in messages[1]["content"].split("Passage:")[1]}
         if schema and "unsupported" in schema["properties"]:
-            return {"unsupported": []}
+            return {"unsupported": [], "answers_question": True}
         assert "numbered passages" in sys_msg
         return "The queen lays up to 2,000 eggs per day [1]."
 
