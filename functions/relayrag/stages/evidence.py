@@ -40,10 +40,17 @@ def query_idf(query_tokens: list[str], bm25_index) -> dict[str, float]:
     n = max(1, bm25_index.n_docs)
     out = {}
     for t in dict.fromkeys(query_tokens):
-        df = int(np.count_nonzero(bm25_index.scores(t))) if bm25_index.n_docs else 0
+        df = int(np.count_nonzero(bm25_index.token_scores([t]))) if bm25_index.n_docs else 0
         df = max(df, 1)
         out[t] = math.log(1 + (n - df + 0.5) / (df + 0.5))
     return out
+
+
+def absent_tokens(query_tokens: list[str], bm25_index) -> set[str]:
+    """The query tokens no chunk of the index contains."""
+    if not bm25_index.n_docs:
+        return set(query_tokens)
+    return {t for t in dict.fromkeys(query_tokens) if not np.count_nonzero(bm25_index.token_scores([t]))}
 
 
 def sentence_spans(text: str, max_sentences: int = 40) -> list[tuple[int, int]]:

@@ -18,9 +18,9 @@ from relayrag.context import StageContext
 from relayrag.retrieval.tokenize import tokenize
 from relayrag.stages.base import Stage, StageRequest, StageResponse, llm_failure, load_run
 from relayrag.stages.answerability import (
-    content_weights, is_header_row, page_heading, previous_sentence, question_entities, section_heading, support,
+    content_weights, expects_number, has_number, is_header_row, is_heading, page_heading, previous_sentence, question_entities, section_heading, support,
     table_header_above)
-from relayrag.stages.evidence import query_idf, sentence_spans
+from relayrag.stages.evidence import absent_tokens, query_idf, sentence_spans
 from relayrag.text import has_cjk
 
 DUPLICATE_COSINE = 0.95
@@ -75,22 +75,40 @@ def with_table_header(chunk_text: str, start: int, row: str, header: str = "") -
 
 
 def _units(text: str, cjk: bool) -> list[tuple[int, int]]:
-    """Sentence spans of a chunk; in English a short non-row sentence is joined to the next one (a caption
-    "Figure 7-26." and its title "Self-locking nuts." are one unit; under 20 characters)."""
+    """Sentence spans of a chunk; in CJK text a sentence whose brackets are still open is joined to the next
+    one; in English a short non-row sentence (under 20 characters: a caption "Figure 7-26." and its title
+    "Self-locking nuts.") or one ending with ":" (it introduces what follows) is joined to the next one."""
     spans = sentence_spans(text, max_sentences=80)
-    if cjk:
-        return spans
+    rows: list[tuple[int, int]] = []
+    for s, e in spans:  # a table row is one unit even where a cell holds ". " ("Up to $6,715. | Up to …")
+        if rows and "\n" not in text[rows[-1][1]:s] and " | " in text[rows[-1][0]:e]:
+            rows[-1] = (rows[-1][0], e)
+        else:
+            rows.append((s, e))
+    spans = rows
+    if cjk:  # a 。 inside 「…」 or （…） does not end the sentence: join until the brackets close
+        joined: list[tuple[int, int]] = []
+        for s, e in spans:
+            if joined and _open_brackets(text[joined[-1][0]:joined[-1][1]]) > 0:
+                joined[-1] = (joined[-1][0], e)
+            else:
+                joined.append((s, e))
+        return joined
     out: list[tuple[int, int]] = []
     k = 0
     while k < len(spans):
         s, e = spans[k]
-        if (e - s < 20 and " | " not in text[s:e] and k + 1 < len(spans)
+        if ((e - s < 20 or text[s:e].rstrip().endswith(":")) and " | " not in text[s:e] and k + 1 < len(spans)
                 and " | " not in text[spans[k + 1][0]:spans[k + 1][1]]):
             e = spans[k + 1][1]
             k += 1
         out.append((s, e))
         k += 1
     return out
+
+
+def _open_brackets(t: str) -> int:
+    return sum(t.count(o) - t.count(c) for o, c in ("「」", "『』", "（）", "()"))
 
 
 def _norm_text(t: str) -> str:
@@ -108,13 +126,27 @@ def page_headings(snap, chunks: list[dict]) -> dict[tuple[str, int], str]:
     return {k: page_heading(first[k][1]) if k in first else "" for k in want}
 
 
+def doc_openings(snap, chunks: list[dict]) -> dict[str, str]:
+    """source → the text of its document's first chunk (where a report names its subject)."""
+    want = {c["source"] for c in chunks}
+    first: dict[str, tuple[int, int, str]] = {}
+    for c in (snap.chunks if snap is not None else chunks):
+        if c["source"] in want:
+            key = (c["page"], c["start"])
+            if c["source"] not in first or key < first[c["source"]][:2]:
+                first[c["source"]] = (*key, c["text"])
+    return {k: v[2] for k, v in first.items()}
+
+
 def local_context(chunk: dict, spans: list[tuple[int, int]], k: int, heading: str) -> tuple[str, str]:
     """(context text, column-name row or "") of unit k: title, page heading, section heading, the
     preceding sentence, and for a table row its table's column-name row."""
     text = chunk["text"]
     s, e = spans[k]
     row = " | " in text[s:e]
-    header = table_header_above(text, s, chunk.get("context", "")) if row else ""
+    # only a data row (one with a numeric cell) reads under a column-name row: rows of labels only (an
+    # address block) are their own table
+    header = table_header_above(text, s, chunk.get("context", "")) if row and not is_header_row(text[s:e]) else ""
     parts = [chunk.get("title", ""), heading, section_heading(text, s)]
     parts.append(header if row else previous_sentence(text, spans, k))
     return "\n".join(p for p in parts if p), header
@@ -166,12 +198,15 @@ def extractive(question: str, chunks: list[dict], embedder, max_sentences: int, 
     cjk = has_cjk(question)
     qtok = tokenize(question)
     idf = query_idf(qtok, bm25_index) if bm25_index is not None else None
-    weights = content_weights(question, idf)
+    absent = absent_tokens(qtok, bm25_index) if bm25_index is not None else set()
+    weights = content_weights(question, idf, absent)
     entities = question_entities(question)
+    want_number = expects_number(question)
     qset = set(weights)
     ent_toks = {t for g in entities for t in g}
     asked = {t: w for t, w in weights.items() if t not in ent_toks} or weights  # what is asked about it
     headings = page_headings(snap, chunks)
+    openings = doc_openings(snap, chunks)
     units = [_units(c["text"], cjk) for c in chunks]
     flat = [(i, k) for i in range(len(chunks)) for k in range(len(units[i]))]
     texts = [chunks[i]["text"][units[i][k][0]:units[i][k][1]] for i, k in flat]
@@ -179,6 +214,9 @@ def extractive(question: str, chunks: list[dict], embedder, max_sentences: int, 
     if not cjk and texts:
         vecs = embedder.embed(texts, kind="document")
         cos = vecs @ embedder.embed([question], kind="query")[0]
+    headers_of = [{" ".join(c.get("context", "").split())} | {
+        table_header_above(c["text"], s) for s, e in units[i]
+        if " | " in c["text"][s:e] and not is_header_row(c["text"][s:e])} for i, c in enumerate(chunks)]
     cands = []
     for idx, ((i, k), text) in enumerate(zip(flat, texts)):
         c = chunks[i]
@@ -186,16 +224,26 @@ def extractive(question: str, chunks: list[dict], embedder, max_sentences: int, 
         if len(stripped) < (2 if cjk else 12):
             continue
         is_row = " | " in text
-        if is_row and (is_header_row(text) or sum(1 for x in _cells(text) if x) < 2):
-            continue  # a label row or a group row names columns; it answers nothing
+        cells = _cells(text)
+        if is_row and (sum(1 for x in cells if x) < max(2, len(cells) / 2) or stripped in headers_of[i]):
+            continue  # a column-name row or a group row ("| | Pre-Pawn | |") names columns; it answers nothing
         context, header = local_context(c, units[i], k, headings.get((c["source"], c["page"]), ""))
-        sup = support(weights, entities, text, context, c["text"])
-        lex = 0.7 * support(asked, [], text).coverage + 0.3 * sup.coverage
+        sup = support(weights, entities, text, context, c["text"] + "\n" + openings.get(c["source"], ""))
+        own = text  # a table row is read with its column names, section line and the page's caption
+        if is_row:
+            own += "\n".join(["", header, section_heading(c["text"], units[i][k][0]),
+                               headings.get((c["source"], c["page"]), "")])
+        lex = 0.7 * support(asked, [], own).coverage + 0.3 * sup.coverage
         score = (lex if cjk else 0.5 * float(cos[idx]) + 0.5 * lex) - 0.3 * (1.0 - sup.entity_coverage)
-        if not cjk and len(stripped) < 30 and not is_row:
-            score -= 0.15  # fragments ("Iowa Ethanol", headings) rarely answer anything
+        if is_row and header:  # a table row is picked by its label: "Kentucky", "Totals"
+            label = tokenize(cells[0])
+            if label and all(t in qset or t in ent_toks for t in label):
+                score += 0.15
+        if not cjk and not is_row and (len(stripped) < 30 or is_heading(stripped) or stripped == c.get("title")):
+            score -= 0.15  # fragments ("Iowa Ethanol") and headings rarely answer anything
         cands.append({"score": score, "i": i, "span": units[i][k], "idx": idx, "text": stripped,
-                      "context": context, "header": header, "support": sup, "ok": sup.answers(cjk)})
+                      "context": context, "header": header, "support": sup,
+                      "ok": sup.answers(cjk) and (not want_number or has_number(text, cjk))})
     if not cands:
         return [], [], {"answerable": False, "support": None, "related": [], "evidence": []}
     cands.sort(key=lambda t: (-t["ok"], -t["score"]))

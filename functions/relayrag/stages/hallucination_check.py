@@ -20,9 +20,10 @@ from relayrag.backends.llm import LLMError, complete_json
 from relayrag.context import StageContext
 from relayrag.retrieval.tokenize import tokenize
 from relayrag.stages.base import Stage, StageRequest, StageResponse, llm_failure, load_run
-from relayrag.stages.answerability import Support, content_weights, question_entities, support
-from relayrag.stages.evidence import embed_sentences, lexical_coverage, query_idf
-from relayrag.stages.generate import not_found_text
+from relayrag.stages.answerability import (
+    Support, content_weights, expects_number, has_number, question_entities, support)
+from relayrag.stages.evidence import absent_tokens, embed_sentences, lexical_coverage, query_idf
+from relayrag.stages.generate import doc_openings, not_found_text
 from relayrag.text import has_cjk, sentences as split_sents
 
 SUPPORT_COSINE = 0.80
@@ -67,15 +68,18 @@ def unsupported_sentences(answer_sentences: list[dict], cited: dict[int, dict], 
     return bad
 
 
-def question_support(question: str, sentences: list[dict], citations: list[dict], bm25_index=None) -> Support:
+def question_support(question: str, sentences: list[dict], citations: list[dict], bm25_index=None,
+                     wider: str = "") -> Support:
     """Does the answer, read with its sentences' local context, cover what the question asks?
     (stages/answerability.py). A sentence without a stored context (an LLM answer) is read with the quotes
-    of the citations it names."""
+    of the citations it names. `wider`: the cited chunks and their documents' opening chunks."""
     quotes = {c["n"]: c.get("quote", "") for c in citations}
     text = " ".join(s.get("source") or s["text"] for s in sentences)
     context = "\n".join(s.get("context") or " ".join(quotes.get(n, "") for n in s["cites"]) for s in sentences)
-    idf = query_idf(tokenize(question), bm25_index) if bm25_index is not None else None
-    return support(content_weights(question, idf), question_entities(question), text, context)
+    qtok = tokenize(question)
+    idf = query_idf(qtok, bm25_index) if bm25_index is not None else None
+    absent = absent_tokens(qtok, bm25_index) if bm25_index is not None else set()
+    return support(content_weights(question, idf, absent), question_entities(question), text, context, wider)
 
 
 VERDICT = {"type": "object", "properties": {"unsupported": {"type": "array", "items": {"type": "integer"}},
@@ -123,8 +127,12 @@ def run(req: CheckRequest, ctx: StageContext) -> CheckResponse:
             method, llm_error = "sentence-support (llm failed)", llm_failure(exc)
     if bad is None:
         bad = unsupported_sentences(sents, cited, ctx.embedder)
-        sup = question_support(run_rec["question"], sents, run_rec.get("citations", []), snap.bm25)
-        answers = bool(sents) and sup.answers(has_cjk(run_rec["question"]))
+        openings = doc_openings(snap, list(cited.values()))
+        wider = "\n".join([c["text"] for c in cited.values()] + list(openings.values()))
+        sup = question_support(run_rec["question"], sents, run_rec.get("citations", []), snap.bm25, wider)
+        cjk = has_cjk(run_rec["question"])
+        answers = bool(sents) and sup.answers(cjk) and (
+            not expects_number(run_rec["question"]) or any(has_number(s.get("source") or s["text"], cjk) for s in sents))
     grounded = bool(sents) and not bad and answers
     patch: dict = {"grounded": grounded, "unsupported": [sents[k]["text"] for k in bad],
                    "answers_question": answers}
