@@ -23,3 +23,7 @@ class WorkflowError(RelayragError):
 
 class ConflictError(RelayragError):
     """An optimistic-concurrency check failed: another writer committed first (retry from a fresh read)."""
+
+
+class NotFoundError(RelayragError):
+    """An unknown collection, run, warehouse or document (the message names what exists)."""

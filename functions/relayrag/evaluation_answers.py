@@ -42,7 +42,7 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Callable
 
-from relayrag.context import StageContext, set_default_context
+from relayrag.context import StageContext, default_context, set_default_context
 from relayrag.errors import RelayragError
 from relayrag.text import has_cjk
 
@@ -255,7 +255,8 @@ def run_set(ctx: StageContext, items: list[dict], collection: str, *, judge=None
     from relayrag.engine.local import ask
 
     rows = []
-    set_default_context(ctx)
+    previous = default_context()
+    set_default_context(ctx)  # the stages' entry points read the process default
     try:
         for item in items:
             item = {**item, "collection": collection}
@@ -271,7 +272,7 @@ def run_set(ctx: StageContext, items: list[dict], collection: str, *, judge=None
             if on_item:
                 on_item(row)
     finally:
-        set_default_context(None)
+        set_default_context(previous)
     return rows
 
 
@@ -290,9 +291,11 @@ def evaluate_answers(ctx: StageContext, golden: Path | list[dict], collection: s
     todo = [("no-llm", plain, None)]
     if compare_llm and ctx.llm is not None:
         todo.append(("llm", ctx, llm_judge(ctx.llm)))
+    n_runs = len(items) * len(todo)
     for name, c, judge in todo:
         rows = run_set(c, items, collection, judge=judge, arm=arm,
-                       on_item=(lambda r, name=name: on_item({**r, "method": name})) if on_item else None)
+                       on_item=(lambda r, name=name: on_item({**r, "method": name, "n_runs": n_runs}))
+                       if on_item else None)
         methods[name] = {"overall": aggregate(rows), "by_category": _groups(rows), "rows": rows}
     return {"golden": str(golden) if not isinstance(golden, list) else "(items)", "collection": collection,
             "n": len(items), "arm": arm or "bandit", "methods": methods}

@@ -21,9 +21,7 @@ from relayrag.mcp.tools import (  # noqa: F401
     Gateway,
     _error_message,
     in_thread,
-    known_collections,
     progress_from_thread,
-    require_collection,
     stage_progress,
     to_tool_error,
 )

@@ -45,6 +45,12 @@ class DocStore(Protocol):
     # Thompson-sampling arms: Beta(alpha, beta) per (collection, arm)
     def get_arms(self, collection: str) -> dict[str, tuple[float, float]]: ...
     def reward_arm(self, collection: str, arm: str, reward: float) -> tuple[float, float]: ...
+    def reward_arms(self, collection: str, rewards: dict[str, float], *, reward_id: str
+                    ) -> dict[str, tuple[float, float]] | None:
+        """Apply several arms' Beta updates at once, at most once per `reward_id` (a retried grade call
+        rewards nothing twice). Returns the new {arm: (alpha, beta)}, or None if `reward_id` was applied
+        before (then nothing changes)."""
+        ...
 
 
 _SCHEMA = """
@@ -60,6 +66,8 @@ CREATE TABLE IF NOT EXISTS dead_letters (
     collection TEXT, path TEXT, entry TEXT, PRIMARY KEY (collection, path));
 CREATE TABLE IF NOT EXISTS arms (
     collection TEXT, arm TEXT, alpha REAL, beta REAL, pulls INTEGER, PRIMARY KEY (collection, arm));
+CREATE TABLE IF NOT EXISTS arm_rewards (
+    collection TEXT, reward_id TEXT, applied_at REAL, PRIMARY KEY (collection, reward_id));
 """
 
 PRIOR = (1.0, 1.0)  # uniform Beta prior for a new arm
@@ -117,6 +125,7 @@ class SQLiteDocStore:
             cx.execute("DELETE FROM files WHERE collection=?", (name,))
             cx.execute("DELETE FROM dead_letters WHERE collection=?", (name,))
             cx.execute("DELETE FROM arms WHERE collection=?", (name,))
+            cx.execute("DELETE FROM arm_rewards WHERE collection=?", (name,))
 
     # -- ingestion records ---------------------------------------------------------------------
     def get_file(self, collection: str, path: str) -> dict | None:
@@ -222,3 +231,26 @@ class SQLiteDocStore:
             )
             a, b = cx.execute("SELECT alpha, beta FROM arms WHERE collection=? AND arm=?", (collection, arm)).fetchone()
         return a, b
+
+    def reward_arms(self, collection: str, rewards: dict[str, float], *, reward_id: str
+                    ) -> dict[str, tuple[float, float]] | None:
+        """One transaction: record `reward_id` (None if it is already recorded: nothing changes), then the
+        Beta update of every arm in `rewards` (each r clamped to [0, 1])."""
+        if not reward_id:
+            raise ValueError("reward_id must be a non-empty string")
+        out = {}
+        with self._tx() as cx:
+            if cx.execute("SELECT 1 FROM arm_rewards WHERE collection=? AND reward_id=?",
+                          (collection, reward_id)).fetchone():
+                return None
+            cx.execute("INSERT INTO arm_rewards(collection, reward_id, applied_at) VALUES (?,?,?)",
+                       (collection, reward_id, time.time()))
+            for arm, reward in rewards.items():
+                r = min(1.0, max(0.0, float(reward)))
+                cx.execute(
+                    "INSERT INTO arms(collection, arm, alpha, beta, pulls) VALUES (?,?,?,?,1) "
+                    "ON CONFLICT(collection, arm) DO UPDATE SET alpha=alpha+?, beta=beta+?, pulls=pulls+1",
+                    (collection, arm, PRIOR[0] + r, PRIOR[1] + 1 - r, r, 1 - r))
+                out[arm] = tuple(cx.execute("SELECT alpha, beta FROM arms WHERE collection=? AND arm=?",
+                                            (collection, arm)).fetchone())
+        return out

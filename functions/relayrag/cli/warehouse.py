@@ -9,9 +9,9 @@ from typing import Optional
 import typer
 
 from relayrag.cli.app import (
-    _ctx,
     _print_json,
     _say,
+    _service,
     _user_errors,
     err,
     out,
@@ -30,9 +30,8 @@ def warehouse_load(paths: list[Path] = typer.Argument(..., help="CSV, Parquet or
                    as_json: bool = typer.Option(False, "--json", help="Print the result as one JSON object.")):
     """Load tables into RELAYRAG_HOME/warehouses/<collection>.duckdb (one table per CSV/Parquet file, named
     after it; every table of a SQLite file). `ask` then routes table questions of the collection to sql."""
-    from relayrag.sql.warehouse import load_warehouse
     with _user_errors(as_json):
-        rec = load_warehouse(_ctx().settings.home, collection, list(paths), replace=replace, config=config)
+        rec = _service().warehouse_load(collection, list(paths), replace=replace, config=config)
     if as_json:
         _print_json(rec)
         return
@@ -63,41 +62,29 @@ def warehouse_config(file: Optional[Path] = typer.Argument(None, help="A relayra
     guard and (embedded warehouse) run; nothing is stored when it does not."""
     from relayrag.errors import RelayragError
     from relayrag.naming import validate_collection
-    from relayrag.sql import config as sqlconfig
     with _user_errors(as_json):
-        home = _ctx().settings.home
+        service = _service()
         validate_collection(collection)
         if remove and file is not None:
             raise RelayragError("give either FILE (to store it) or --remove, not both")
         if remove:
-            removed = sqlconfig.remove_config(home, collection)
+            removed = service.sql_config_remove(collection)
             _print_json({"collection": collection, "removed": removed}) if as_json else _say(
                 out, f"{collection}: SQL config {'removed' if removed else 'was not set'}")
             return
         if file is None:
-            stored = sqlconfig.stored_config_path(home, collection)
-            if not stored.is_file():
-                raise RelayragError(f"collection {collection!r} has no SQL config; store one with `relayrag "
-                                    f"warehouse config FILE --collection {collection}`")
+            text, parsed = service.sql_config_text(collection)
             if as_json:
-                _print_json(sqlconfig.parse_config(stored).model_dump(mode="json"))
+                _print_json(parsed)
             else:
-                sys.stdout.write(stored.read_text(encoding="utf-8"))
+                sys.stdout.write(text)
             return
-        summary = sqlconfig.store_config(home, collection, file)
+        summary = service.sql_config_store(collection, file)
     _print_json({"collection": collection, **summary}) if as_json else _print_sql_config(summary)
 
 
 @warehouse_app.command("schema")
 def warehouse_schema(collection: str = typer.Option(..., "--collection", "-c", help="Collection name.")):
     """Print the schema JSON the sql stage gives the LLM (tables, columns, types, keys, sample values)."""
-    from relayrag.errors import RelayragError
-    from relayrag.naming import validate_collection
-    from relayrag.sql.warehouse import open_warehouse
     with _user_errors(as_json=True):
-        validate_collection(collection)
-        wh = open_warehouse(_ctx().settings.home, collection)
-        if wh is None:
-            raise RelayragError(f"collection {collection!r} has no warehouse; run `relayrag warehouse load PATH "
-                                f"--collection {collection}`")
-        _print_json(wh.schema())
+        _print_json(_service().warehouse_schema(collection))

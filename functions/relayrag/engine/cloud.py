@@ -4,7 +4,7 @@
 workflows/rag.yaml) through the Workflows Executions API with the argument JSON the embedded engine passes
 (question, collection, run_id, arm; the stage URLs come from the deployment's RELAYRAG_STAGE_URLS), polls
 `get_execution` with exponential backoff until the execution ends, and returns the same result as the
-embedded engine (relayrag.engine.local.build_result), read from the docstore the stages write: so the
+embedded engine (relayrag.records.build_result), read from the docstore the stages write: so the
 caller's RELAYRAG_DOCSTORE must be the deployment's (firestore, same project, database and prefix).
 
 While it runs, the run's trace is read from the docstore, one entry per finished stage; each new entry
@@ -179,7 +179,8 @@ def ask(question: str, collection: str, *, run_id: str | None = None, arm: str |
     on_event gets one event per finished stage (from the run's trace in the docstore, so only when the
     docstore is the deployment's); on_state(state, elapsed_s) gets the execution's state changes.
     Raises like `run_execution`, and WorkflowError if the run record is not in this docstore."""
-    from relayrag.engine.local import build_result, rag_args
+    from relayrag.engine.local import rag_args
+    from relayrag.records import build_result
     ctx = ctx or default_context()
     workflow = require_workflow(workflow if workflow is not None else ctx.settings.workflow)
     run_id = run_id or uuid.uuid4().hex

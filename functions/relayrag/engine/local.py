@@ -17,15 +17,22 @@ from werkzeug.test import EnvironBuilder
 from relayrag import entrypoints
 from relayrag.context import StageContext, default_context
 from relayrag.engine.interpreter import Interpreter, load_workflow
+from relayrag.records import build_result
 from relayrag.stages import STAGES
 
 
 def workflows_dir() -> Path:
-    """RELAYRAG_WORKFLOWS_DIR, else the repo's workflows/ (source of truth for the topology)."""
+    """The folder of workflow YAMLs: RELAYRAG_WORKFLOWS_DIR; else, in a source checkout (editable install),
+    the repository's workflows/ (the source of truth for the topology); else the copy a wheel ships inside
+    the package (relayrag/workflows/, put there by setup.py's build step)."""
     env = os.environ.get("RELAYRAG_WORKFLOWS_DIR")
     if env:
         return Path(env)
-    return Path(__file__).resolve().parents[3] / "workflows"
+    package = Path(__file__).resolve().parents[1]
+    repo = package.parents[1] / "workflows"
+    if (package.parent.name == "functions") and repo.is_dir():
+        return repo
+    return package / "workflows"
 
 
 def local_urls() -> dict[str, str]:
@@ -81,32 +88,3 @@ def rag_args(question: str, collection: str, *, run_id: str, arm: str | None = N
     if urls is not None:
         args["urls"] = urls
     return args
-
-
-def build_result(ctx: StageContext, run_id: str) -> dict:
-    """The user-facing result of a run, from its record and trace in the docstore."""
-    run = ctx.docstore.get_run(run_id) or {}
-    trace = ctx.docstore.get_trace(run_id)
-    return {
-        "run_id": run_id,
-        "question": run.get("question"),
-        "collection": run.get("collection"),
-        "route": run.get("route"),
-        "answer": run.get("answer", ""),
-        "citations": [{k: c[k] for k in ("n", "doc", "page", "chunk_id", "quote") if k in c}
-                      for c in run.get("citations", [])],
-        "arm": run.get("arm"),
-        "grounded": bool(run.get("grounded", False)),
-        "refused": bool(run.get("refused", False)),
-        "found": bool(run.get("found", True)),
-        "reward": run.get("reward"),
-        "retry_count": run.get("retry_count", 0),
-        "regen_count": run.get("regen_count", 0),
-        # llm_error: why a stage's LLM call failed and it fell back to its no-LLM method (only then)
-        "stages": [{"name": t["name"], "ms": t["ms"], "method": t["method"],
-                    **({"llm_error": t["llm_error"]} if t.get("llm_error") else {})} for t in trace],
-        # sql route: the query that answered, its rows (capped) and how many it returned
-        "sql": run.get("sql"),
-        "rows": run.get("rows", []),
-        "row_count": run.get("row_count", 0),
-    }

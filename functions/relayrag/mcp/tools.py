@@ -3,10 +3,8 @@ thread helpers every tool uses."""
 
 from __future__ import annotations
 
-import fnmatch
 import logging
 import traceback
-import uuid
 from pathlib import Path
 from typing import Any, Callable
 from urllib.parse import unquote, urlparse
@@ -17,7 +15,7 @@ import anyio.to_thread
 from fastmcp import Context
 from fastmcp.exceptions import ToolError
 
-from relayrag.errors import ConfigError, RelayragError
+from relayrag.errors import ConfigError, NotFoundError, RelayragError
 from relayrag.mcp.views import (
     ANSWER_CHARS,
     MAX_COLLECTIONS,
@@ -32,6 +30,7 @@ from relayrag.mcp.views import (
     sql_cell,
 )
 from relayrag.mcp.workflow_tools import WorkflowCatalog, WorkflowToolSpec
+from relayrag.service import Service
 
 log = logging.getLogger("relayrag.mcp")
 
@@ -92,45 +91,20 @@ def stage_progress(report: Callable[[float, float | None, str], None]) -> Callab
         report(count, None, f"{event.get('step')} done ({float(ms):.0f} ms, {r.get('method') or 'step'})")
     return on_event
 
-def known_collections(ctx) -> list[str]:
-    from relayrag.sql.warehouse import list_warehouses
-    names = {c["name"] for c in ctx.docstore.list_collections()}
-    return sorted(names | {w["collection"] for w in list_warehouses(ctx.settings.home)})
-
-
-def require_collection(ctx, name: str, *, allow_warehouse: bool = False) -> dict:
-    """The collection's metadata; with `allow_warehouse`, a collection that only has a warehouse passes
-    too (returns {}). Raises ToolError naming the known collections."""
-    from relayrag.sql.warehouse import warehouse_record
-    meta = ctx.docstore.get_collection(name)
-    if meta is None or not meta.get("current_version"):
-        if allow_warehouse and warehouse_record(ctx.settings.home, name) is not None:
-            return meta or {}
-        known = ", ".join(known_collections(ctx)[:20]) or "none yet"
-        raise ToolError(f"unknown collection {name!r} (collections: {known}); ingest documents into it first"
-                        + (" or load tables with `relayrag warehouse load`" if allow_warehouse else ""))
-    return meta
-
-# -- the gateway --------------------------------------------------------------------------------------
-
 class Gateway:
-    """Tool implementations over the process-wide StageContext (relayrag.context.default_context)."""
+    """The built-in tools over the service layer (relayrag.service.Service on the process-wide context):
+    arguments checked for MCP (paths, roots), results bounded for clients (relayrag.mcp.views)."""
 
     def __init__(self, *, engine: str = "embedded", ingest_roots: list[Path] | None = None,
                  restrict_ingest: bool = False):
         if engine not in ENGINES:
             raise ConfigError(f"unknown engine {engine!r}; valid: {', '.join(ENGINES)}")
-        from relayrag.engine.local import workflows_dir
         self.engine = engine
+        self.service = Service(engine=engine)
         self.ingest_roots = [Path(r).expanduser().resolve() for r in (ingest_roots or [])]
         self.restrict_ingest = restrict_ingest
-        # the folder run_workflow reads (RELAYRAG_WORKFLOWS_DIR, else the repository's workflows/)
-        self.catalog = WorkflowCatalog(workflows_dir)
-
-    @staticmethod
-    def ctx():
-        from relayrag.context import default_context
-        return default_context()
+        # the folder run_workflow reads (RELAYRAG_WORKFLOWS_DIR, else the repository's or the package's workflows/)
+        self.catalog = WorkflowCatalog(self.service.workflows_dir)
 
     def require_embedded(self, workflow: str) -> None:
         """Workflow tools other than `rag` exist only in the embedded engine's workflows folder; the cloud
@@ -142,87 +116,36 @@ class Gateway:
 
     # ask --------------------------------------------------------------------------------------------
     def ask(self, question: str, collection: str, arm: str | None, on_event: Callable[[dict], None]) -> dict:
-        from relayrag.engine.local import ask as run_ask
-        ctx = self.ctx()
-        if self.engine == "cloud":
-            from relayrag.engine.cloud import ask as run_ask  # noqa: F811 - same signature, Cloud Workflows
-        require_collection(ctx, collection, allow_warehouse=True)
-        return result_view(run_ask(question, collection, arm=arm, on_event=on_event, ctx=ctx))
+        self.service.require_collection(collection, allow_warehouse=True)
+        return result_view(self.service.ask(question, collection, arm=arm, on_event=on_event).to_dict())
 
     # sql_query --------------------------------------------------------------------------------------
     def sql_query(self, question: str, collection: str) -> dict:
-        """The sql stage on its own (no classify): a run record with route sql, the stage through the generic
-        adapter (relayrag.stages.base.execute, trace included), and its outcome as a structured result."""
-        import time
-
-        from relayrag.sql.warehouse import list_warehouses, warehouse_record
-        from relayrag.stages import STAGES
-        from relayrag.stages.base import execute
-        ctx = self.ctx()
-        if warehouse_record(ctx.settings.home, collection) is None:
-            have = ", ".join(w["collection"] for w in list_warehouses(ctx.settings.home)[:20]) or "none yet"
-            raise ToolError(f"collection {collection!r} has no warehouse (collections with one: {have}); load "
-                            f"tables with `relayrag warehouse load PATH --collection {collection}`")
-        run_id = uuid.uuid4().hex
-        ctx.docstore.create_run(run_id, {"run_id": run_id, "question": question, "collection": collection,
-                                         "created_at": time.time(), "retry_count": 0, "regen_count": 0,
-                                         "route": "sql", "route_method": "mcp:sql_query"})
-        status, body = execute(STAGES["sql"], {"run_id": run_id}, ctx)
-        if status != 200:
-            raise ToolError(f"sql: {body.get('error')}")
-        rec = ctx.docstore.get_run(run_id) or {}
-        out: dict[str, Any] = {"run_id": run_id, "collection": collection, "question": question,
-                               "answer": clip(rec.get("answer", ""), ANSWER_CHARS)}
-        attempts = rec.get("sql_attempts") or []
-        sctx = rec.get("sql_context") or {}
-        if sctx.get("rewritten"):
-            out["enhanced_question"] = sctx.get("enhanced_question")
-        if not body.get("available"):
-            return {**out, "status": "unavailable", "message": rec.get("answer", ""),
-                    "reason": "no-llm" if body.get("method") == "no-llm" else body.get("method")}
-        if not body.get("ok"):
-            last = attempts[-1] if attempts else {}
-            error = str(last.get("error") or "no query was generated")
-            key = "refused" if body.get("refused") else "error"
-            return {**out, "status": key, key: {"reason": clip(error.removeprefix("refused: "), 1000),
-                                                "sql": last.get("sql"), "attempts": len(attempts)}}
-        rows = rec.get("rows") or []
-        shown = [[sql_cell(v) for v in r] for r in rows[:MAX_SQL_ROWS]]
-        out.update({"status": "ok", "sql": rec.get("sql"), "tables": rec.get("sql_tables") or [],
-                    "columns": rec.get("columns") or [], "rows": shown, "row_count": rec.get("row_count", 0),
-                    "attempts": len(attempts)})
-        if rec.get("row_count", 0) > len(shown):
-            out["rows_omitted"] = rec["row_count"] - len(shown)
+        """The sql stage on its own (no classify), as the service runs it; rows and texts bounded."""
+        r = self.service.sql_query(question, collection)
+        out: dict[str, Any] = {"run_id": r.run_id, "collection": r.collection, "question": r.question,
+                               "answer": clip(r.answer, ANSWER_CHARS)}
+        if r.enhanced_question is not None:
+            out["enhanced_question"] = r.enhanced_question
+        if r.status == "unavailable":
+            return {**out, "status": r.status, "message": r.message, "reason": r.reason}
+        if r.status in ("refused", "error"):
+            return {**out, "status": r.status, r.status: {"reason": clip(r.error, 1000), "sql": r.sql,
+                                                          "attempts": r.attempts}}
+        shown = [[sql_cell(v) for v in row] for row in r.rows[:MAX_SQL_ROWS]]
+        out.update({"status": "ok", "sql": r.sql, "tables": r.tables, "columns": r.columns, "rows": shown,
+                    "row_count": r.row_count, "attempts": r.attempts})
+        if r.row_count > len(shown):
+            out["rows_omitted"] = r.row_count - len(shown)
         return out
 
     # search -----------------------------------------------------------------------------------------
     def search(self, query: str, collection: str, k: int, arm: str, doc: str | None, page: int | None) -> dict:
-        from relayrag.stages.retrieve import arm_ranking
-        ctx = self.ctx()
-        require_collection(ctx, collection)
-        snap = ctx.snapshot(collection)
-        filtered = doc is not None or page is not None
-        depth = len(snap) if filtered else max(100, k)
-        ranking = arm_ranking(snap, ctx.embedder, [{"text": query, "kind": "original", "weight": 1.0}], arm,
-                              depth=depth)
-
-        def keep(c: dict) -> bool:
-            if page is not None and c.get("page") != page:
-                return False
-            if doc is not None and not (fnmatch.fnmatchcase(c.get("doc", ""), doc) or c.get("source") == doc):
-                return False
-            return True
-
-        hits = [(r, s) for r, s in ranking if keep(snap.chunks[r])]
-        results = []
-        for rank, (row, score) in enumerate(hits[:k], 1):
-            c = snap.chunks[row]
-            results.append({"rank": rank, "score": round(score, 6), "doc": c["doc"], "page": c["page"],
-                            "chunk_id": c["chunk_id"], "title": clip(c.get("title", ""), 200),
-                            "quote": best_quote(c["text"], query)})
-        return {"query": query, "collection": collection, "version": snap.version, "arm": arm,
-                "filters": {k_: v for k_, v in (("doc", doc), ("page", page)) if v is not None},
-                "matches": len(hits), "results": results}
+        r = self.service.search(query, collection, k=k, arm=arm, doc=doc, page=page)
+        results = [{"rank": h.rank, "score": h.score, "doc": h.doc, "page": h.page, "chunk_id": h.chunk_id,
+                    "title": clip(h.title, 200), "quote": best_quote(h.text, query)} for h in r.hits]
+        return {"query": r.query, "collection": r.collection, "version": r.version, "arm": r.arm,
+                "filters": r.filters, "matches": r.matches, "results": results}
 
     # ingest / delete --------------------------------------------------------------------------------
     def resolve_ingest_path(self, path: str) -> Path:
@@ -246,57 +169,41 @@ class Gateway:
             raise ToolError(f"path does not exist on the server: {str(p)!r}")
         return p
 
-    @staticmethod
-    def count_files(root: Path) -> int:
-        from relayrag.ingest.pipeline import discover
-        return len(discover(root)) if root.is_dir() else 1
+    def count_files(self, root: Path) -> int:
+        return self.service.count_files(root)
 
     def ingest(self, path: Path, collection: str,
                on_progress: Callable[[float, float | None, str], None] | None = None) -> dict:
-        from relayrag.ingest.pipeline import ingest as run_ingest
-        return bounded_summary(run_ingest(self.ctx(), path, collection, on_progress=on_progress).to_dict())
+        return bounded_summary(self.service.ingest(path, collection, on_progress=on_progress).to_dict())
 
     def delete(self, collection: str, documents: list[str]) -> dict:
-        from relayrag.ingest.pipeline import ingest as run_ingest
-        ctx = self.ctx()
-        require_collection(ctx, collection)
-        summary = run_ingest(ctx, ".", collection, remove_paths=documents).to_dict()
-        if summary["files"]["deleted"] == 0:
-            names = sorted({r.get("name") or Path(r["path"]).name for r in ctx.docstore.list_files(collection)})
-            shown = ", ".join(names[:20]) + (f", … ({len(names)} in all)" if len(names) > 20 else "")
-            raise ToolError(f"no document matched {documents!r} in collection {collection!r}; it holds: "
-                            f"{shown or 'no documents'} (pass a file name or the ingested path)")
+        summary = self.service.delete(collection, documents, require_match=True).to_dict()
+        for key in ("deleted_paths", "files_left"):  # the tool's result is the ingest summary
+            summary.pop(key, None)
         return bounded_summary(summary)
 
     # collections / runs -----------------------------------------------------------------------------
     def list_collections(self) -> dict:
-        from relayrag.sql.warehouse import list_warehouses
-        ctx = self.ctx()
-        cols = [dict(c) for c in ctx.docstore.list_collections()]
-        warehouses = {w["collection"]: w for w in list_warehouses(ctx.settings.home)}
-        names = {c["name"] for c in cols}
-        cols += [{"name": n} for n in warehouses if n not in names]  # warehouse only: no documents
-        cols.sort(key=lambda c: c["name"])
+        cols = self.service.list_collections()
         out = []
         for c in cols[:MAX_COLLECTIONS]:
-            st = c.get("stats") or {}
-            w = warehouses.get(c["name"])
-            out.append({"name": c["name"], "version": c.get("current_version"), "updated_at": iso(c.get("updated_at")),
+            st, w = c.stats, c.warehouse
+            out.append({"name": c.name, "version": c.current_version,
+                        "updated_at": iso(getattr(c, "updated_at", None)),
                         "files": st.get("n_files"), "documents": st.get("n_documents"), "chunks": st.get("n_chunks"),
-                        "warehouse": {"tables": len(w["tables"]), "sql_config": bool(w["config"])} if w else None})
+                        "warehouse": {"tables": len(w.tables), "sql_config": bool(w.config)} if w else None})
         res: dict[str, Any] = {"collections": out, "count": len(cols)}
         if len(cols) > MAX_COLLECTIONS:
             res["omitted"] = len(cols) - MAX_COLLECTIONS
         return res
 
     def get_run(self, run_id: str) -> dict:
-        from relayrag.engine.local import build_result
-        ctx = self.ctx()
-        rec = ctx.docstore.get_run(run_id)
-        if rec is None:
-            raise ToolError(f"unknown run_id {run_id!r} (run ids are returned by ask and workflow tools)")
-        trace = ctx.docstore.get_trace(run_id)
-        out = result_view(build_result(ctx, run_id))
+        try:
+            detail = self.service.get_run(run_id)
+        except NotFoundError:
+            raise ToolError(f"unknown run_id {run_id!r} (run ids are returned by ask and workflow tools)") from None
+        rec, trace = detail.record, detail.trace
+        out = result_view(detail.result.to_dict())
         out["stages"] = [{"name": t.get("name"), "ms": t.get("ms"), "method": t.get("method"),
                           "route": t.get("route"), "outputs": cap_json(t.get("outputs"), 2000)}
                          for t in trace[:MAX_STAGES]]
@@ -315,17 +222,9 @@ class Gateway:
         report = progress_from_thread(ctx)
 
         def run() -> dict:
-            from relayrag.engine.local import build_result, local_urls, run_workflow
-            run_id = uuid.uuid4().hex
-            if self.engine == "cloud":  # rag.yaml as deployed: stage URLs come from the deployment
-                from relayrag.engine.cloud import TraceFollower, run_execution
-                value = run_execution(self.ctx().settings.workflow, {**args, "run_id": run_id},
-                                      poll=TraceFollower(self.ctx(), run_id, stage_progress(report)))
-            else:
-                value = run_workflow(spec.workflow, {**args, "run_id": run_id, "urls": local_urls()},
-                                     on_event=stage_progress(report))
-            out: dict[str, Any] = {"workflow": f"{spec.workflow}.yaml", "run_id": run_id, "result": cap_json(value)}
-            if self.ctx().docstore.get_run(run_id) is not None:
-                out["run"] = result_view(build_result(self.ctx(), run_id))
+            r = self.service.run_workflow(spec.workflow, args, on_event=stage_progress(report))
+            out: dict[str, Any] = {"workflow": r.workflow, "run_id": r.run_id, "result": cap_json(r.value)}
+            if r.result is not None:
+                out["run"] = result_view(r.result.to_dict())
             return out
         return await in_thread(run)

@@ -46,7 +46,7 @@ def citation_view(c: dict) -> dict:
 
 
 def result_view(result: dict) -> dict:
-    """A run's user-facing result (relayrag.engine.local.build_result), bounded."""
+    """A run's user-facing result (relayrag.records.build_result), bounded."""
     cites = result.get("citations") or []
     out = dict(result)
     out["answer"] = clip(result.get("answer", ""), ANSWER_CHARS)

@@ -2,8 +2,10 @@
 
 No-LLM method `calibrated`: P(relevant) per candidate from its best sentence's cosine and lexical
 coverage (relevance_probability); relevant = P >= 0.5. LLM method `llm`: a yes/no judgement per
-candidate (top `context_k`). Reward to the bandit = mean P over the top 5 candidates, so an arm is
-rewarded for putting relevant chunks high. Route: `pass` when something is relevant; else `retry`
+candidate (top `context_k`). Reward to the bandit: every arm whose list retrieve computed (`arm_lists`) is
+rewarded for its own ranking before rerank — its DCG@10 under the reward judge's P(relevant)
+(relayrag.retrieval.reward; the LLM's yes/no replaces it for the chunks the LLM judged) relative to the best
+list's — in one idempotent docstore update per (run, attempt), under the query's context. Route: `pass` when something is relevant; else `retry`
 (back to hyde, with retry_count + 1) while retry_count < max_retries; then `pass` with nothing relevant
 (generate will say it found nothing rather than guess). CRAG-style corrective loop (Yan et al., 2024).
 """
@@ -13,6 +15,8 @@ from __future__ import annotations
 from relayrag.backends.llm import LLMError, complete_json
 from relayrag.context import StageContext
 from relayrag.stages.base import Stage, StageRequest, StageResponse, llm_failure, load_run
+from relayrag.retrieval.bandit import arm_key
+from relayrag.retrieval.reward import arm_rewards, judge, judge_features
 from relayrag.stages.evidence import relevance_probability
 
 
@@ -53,12 +57,14 @@ def run(req: GradeRequest, ctx: StageContext) -> GradeResponse:
         except (LLMError, KeyError) as exc:
             method, llm_error = "calibrated (llm failed)", llm_failure(exc)
     relevant = [c["chunk_id"] for c in head if c.get("p_relevant", 0.0) >= 0.5]
-    top = head[:5]
-    reward = sum(c["p_relevant"] for c in top) / len(top) if top else 0.0
     arm = run_rec.get("arm")
-    if arm and run_rec.get("arm_draws"):  # only bandit-chosen arms learn (a forced arm is an experiment)
-        ctx.docstore.reward_arm(run_rec["collection"], arm, reward)
     retry = int(run_rec.get("retry_count", 0))
+    rewards = _arm_rewards(ctx, run_rec, head if method == "llm" else [])
+    reward = rewards.get(arm, 0.0)
+    if rewards and run_rec.get("arm_draws"):  # only bandit-chosen runs teach (a forced arm is an experiment)
+        context = run_rec.get("bandit_context", "latin")
+        ctx.docstore.reward_arms(run_rec["collection"], {arm_key(context, a): r for a, r in rewards.items()},
+                                 reward_id=f"{req.run_id}:{retry}")
     if relevant:
         route = "pass"
     elif retry < ctx.settings.max_retries:
@@ -67,9 +73,26 @@ def run(req: GradeRequest, ctx: StageContext) -> GradeResponse:
         route = "pass"
     ctx.docstore.update_run(req.run_id, {"candidates": head + cands[len(head):], "relevant": relevant,
                                          "reward": round(reward, 4), "retry_count": retry,
-                                         "rewards": run_rec.get("rewards", []) + [{"arm": arm, "reward": round(reward, 4)}]})
+                                         "rewards": run_rec.get("rewards", []) + [
+                                             {"arm": arm, "reward": round(reward, 4),
+                                              "arm_rewards": {a: round(r, 4) for a, r in rewards.items()}}]})
     return GradeResponse(run_id=req.run_id, route=route, method=method, llm_error=llm_error, n_relevant=len(relevant),
                          reward=round(reward, 4), retry_count=retry)
+
+
+def _arm_rewards(ctx: StageContext, run_rec: dict, llm_judged: list[dict]) -> dict[str, float]:
+    """{arm: reward} for the lists in run_rec["arm_lists"] (empty if none or nothing judged relevant)."""
+    lists = run_rec.get("arm_lists") or {}
+    if not lists:
+        return {}
+    snap = ctx.snapshot(run_rec["collection"])
+    can_read = bool(run_rec.get("dense_readable", True))
+    qvec = ctx.embedder.embed([run_rec["question"]], kind="query")[0] if can_read else None
+    rows = [r for ranking in lists.values() for r in ranking]
+    p = judge(judge_features(run_rec["question"], qvec, rows, snap), can_read)
+    for c in llm_judged[: ctx.settings.context_k]:  # the LLM's yes/no wins where it judged
+        p[c["row"]] = float(c.get("p_relevant", 0.0))
+    return arm_rewards(lists, p)
 
 
 STAGE = Stage("grade", GradeRequest, GradeResponse, run,

@@ -1,7 +1,14 @@
-"""retrieve: candidate chunks from the collection's current snapshot with one arm — dense, bm25 or
-hybrid (RRF of both, Cormack et al. 2009) — chosen per collection by Thompson sampling (see
+"""retrieve: candidate chunks from the collection's current snapshot with one arm — dense, bm25 or hybrid
+(weighted RRF of both, Cormack et al. 2009) — chosen by contextual Thompson sampling (see
 relayrag.retrieval.bandit) unless the request forces one. Several queries (from hyde) are fused with
-weighted RRF. Candidates go to the run record; the response carries only the arm and a few scalars.
+weighted RRF.
+
+The query's context is its script. The dense arm is offered only where the embedder can read the query
+(few unknown word pieces), and hybrid fuses only readable lists, weighted by their posterior mean rewards in
+that context (a list far below the best is dropped: `fusion_weights`). Every offered arm's list is computed
+(they cost milliseconds; hybrid needs both base lists anyway) and their top 10 rows go to the run record as
+`arm_lists`, so grade can reward each arm for its own ranking. Candidates (with `retrieve_rank`, the rank in
+the chosen arm's list before rerank) go to the run record; the response carries the arm and a few scalars.
 """
 
 from __future__ import annotations
@@ -9,8 +16,10 @@ from __future__ import annotations
 from pydantic import Field, field_validator
 
 from relayrag.context import StageContext
-from relayrag.retrieval.bandit import Arm, ThompsonBandit
+from relayrag.retrieval.bandit import (BASE_ARMS, Arm, ThompsonBandit, context_params, fusion_weights,
+                                       offered_arms, query_context, readable)
 from relayrag.retrieval.fusion import rrf_fuse, top_k
+from relayrag.retrieval.reward import DEPTH as REWARD_DEPTH
 from relayrag.stages.base import Stage, StageRequest, StageResponse, load_run
 
 DEPTH = 100  # per-arm list depth before fusion (as the baseline: top-100 per arm)
@@ -29,44 +38,90 @@ class RetrieveResponse(StageResponse):
     arm: str
     n_candidates: int = 0
     top_score: float = 0.0
+    context: str = ""
 
 
-def arm_ranking(snapshot, embedder, queries: list[dict], arm: str, depth: int = DEPTH
-                ) -> list[tuple[int, float]]:
-    """[(row, fused score)] best first for one arm over all queries (weighted RRF across queries)."""
-    rankings, weights = [], []
-    dense_q = [q for q in queries if q["kind"] != "keywords"]
-    sparse_q = [q for q in queries if q["kind"] != "hyde"]
-    if arm in ("dense", "hybrid") and dense_q:
-        vecs = embedder.embed([q["text"] for q in dense_q], kind="query")
-        for q, v in zip(dense_q, vecs):
-            rankings.append([int(i) for i in top_k(snapshot.dense.scores(v), depth)])
-            weights.append(q["weight"])
-    if arm in ("bm25", "hybrid"):
-        for q in sparse_q:
+def _base_lists(snapshot, embedder, queries: list[dict], arms, depth: int) -> dict[str, list]:
+    """{base arm: [(ranking of rows, weight) per query]} for the base arms in `arms`."""
+    out: dict[str, list] = {}
+    if "dense" in arms:
+        dense_q = [q for q in queries if q["kind"] != "keywords"]
+        if dense_q:
+            vecs = embedder.embed([q["text"] for q in dense_q], kind="query")
+            out["dense"] = [([int(i) for i in top_k(snapshot.dense.scores(v), depth)], q["weight"])
+                            for q, v in zip(dense_q, vecs)]
+    if "bm25" in arms:
+        out["bm25"] = []
+        for q in (q for q in queries if q["kind"] != "hyde"):
             s = snapshot.bm25.scores(q["text"])
-            rankings.append([int(i) for i in top_k(s, depth) if s[i] > 0])
-            weights.append(q["weight"])
-    return [(int(r), float(sc)) for r, sc in rrf_fuse(rankings, k=60, weights=weights)]
+            out["bm25"].append(([int(i) for i in top_k(s, depth) if s[i] > 0], q["weight"]))
+    return out
+
+
+def _fuse(parts: list[tuple[list[int], float]]) -> list[tuple[int, float]]:
+    if not parts:
+        return []
+    return [(int(r), float(sc)) for r, sc in rrf_fuse([p for p, _ in parts], k=60, weights=[w for _, w in parts])]
+
+
+def arm_rankings(snapshot, embedder, queries: list[dict], arms: list[str], depth: int = DEPTH, *,
+                 dense_readable: bool = True, weights: dict[str, float] | None = None
+                 ) -> dict[str, list[tuple[int, float]]]:
+    """{arm: [(row, fused score)] best first} for each of `arms`; the base lists are computed once.
+
+    hybrid = weighted RRF of the readable base lists (dense only if `dense_readable`), list weights
+    `weights` (default 1 each; a weight of 0 leaves that list out) times each query's own weight."""
+    weights = weights or {}
+    hybrid_inputs = [a for a in BASE_ARMS if (a != "dense" or dense_readable) and weights.get(a, 1.0) > 0]
+    need = set(a for a in arms if a != "hybrid") | (set(hybrid_inputs) if "hybrid" in arms else set())
+    base = _base_lists(snapshot, embedder, queries, need, depth)
+    out = {}
+    for arm in arms:
+        if arm == "hybrid":
+            out[arm] = _fuse([(r, w * weights.get(a, 1.0)) for a in hybrid_inputs for r, w in base.get(a, [])])
+        else:
+            out[arm] = _fuse(base.get(arm, []))
+    return out
+
+
+def arm_ranking(snapshot, embedder, queries: list[dict], arm: str, depth: int = DEPTH, *,
+                weights: dict[str, float] | None = None) -> list[tuple[int, float]]:
+    """[(row, fused score)] best first for one arm over all queries (weighted RRF across queries). Hybrid
+    leaves out the dense list when the embedder cannot read the first query (bandit.readable)."""
+    dense_readable = arm != "hybrid" or not queries or readable(embedder, queries[0]["text"])
+    return arm_rankings(snapshot, embedder, queries, [arm], depth, dense_readable=dense_readable,
+                        weights=weights)[arm]
 
 
 def run(req: RetrieveRequest, ctx: StageContext) -> RetrieveResponse:
     run_rec = load_run(ctx, req.run_id)
     collection = run_rec["collection"]
     snap = ctx.snapshot(collection)
-    queries = run_rec.get("queries") or [{"text": run_rec["question"], "kind": "original", "weight": 1.0}]
+    question = run_rec["question"]
+    queries = run_rec.get("queries") or [{"text": question, "kind": "original", "weight": 1.0}]
+    context = query_context(question)
+    can_read = readable(ctx.embedder, question, context)
+    offered = offered_arms(can_read)
+    params = context_params(ctx.docstore.get_arms(collection), context, [a.value for a in Arm])
+    weights = fusion_weights(params)
     if req.arm:
         arm, method, draws = req.arm, "forced", {}
     else:
-        arm, draws = ThompsonBandit().choose(ctx.docstore.get_arms(collection))
+        arm, draws = ThompsonBandit().choose(params, offered)
         method = "thompson"
-    ranking = arm_ranking(snap, ctx.embedder, queries, arm)[: ctx.settings.retrieve_k]
-    candidates = [{"chunk_id": snap.chunks[r]["chunk_id"], "row": r, "retrieve_score": s} for r, s in ranking]
-    ctx.docstore.update_run(req.run_id, {"arm": arm, "arm_draws": draws, "snapshot_version": snap.version,
-                                         "candidates": candidates})
+    computed = list(dict.fromkeys([*offered, arm]))
+    lists = arm_rankings(snap, ctx.embedder, queries, computed, dense_readable=can_read, weights=weights)
+    ranking = lists[arm][: ctx.settings.retrieve_k]
+    candidates = [{"chunk_id": snap.chunks[r]["chunk_id"], "row": r, "retrieve_score": s, "retrieve_rank": i}
+                  for i, (r, s) in enumerate(ranking, start=1)]
+    ctx.docstore.update_run(req.run_id, {
+        "arm": arm, "arm_draws": draws, "bandit_context": context, "dense_readable": can_read,
+        "fusion_weights": weights, "snapshot_version": snap.version, "candidates": candidates,
+        "arm_lists": {a: [r for r, _ in lists[a][:REWARD_DEPTH]] for a in computed}})
     return RetrieveResponse(run_id=req.run_id, method=method, arm=arm, n_candidates=len(candidates),
-                            top_score=round(candidates[0]["retrieve_score"], 6) if candidates else 0.0)
+                            top_score=round(candidates[0]["retrieve_score"], 6) if candidates else 0.0,
+                            context=context)
 
 
 STAGE = Stage("retrieve", RetrieveRequest, RetrieveResponse, run,
-              lambda r: {"arm": r.arm, "n_candidates": r.n_candidates})
+              lambda r: {"arm": r.arm, "n_candidates": r.n_candidates, "context": r.context})

@@ -158,6 +158,20 @@ def test_arms_beta_update(ds):
     assert ds.get_arms("other") == {}
 
 
+def test_reward_arms_applies_each_reward_id_once(ds):
+    out = ds.reward_arms("c", {"ja/bm25": 1.0, "latin/hybrid": 0.25}, reward_id="run1:0")
+    assert out == {"ja/bm25": (2.0, 1.0), "latin/hybrid": (1.25, 1.75)}
+    assert ds.reward_arms("c", {"ja/bm25": 1.0, "latin/hybrid": 0.25}, reward_id="run1:0") is None  # a retry
+    assert ds.reward_arms("c", {"ja/bm25": 5.0}, reward_id="run1:1") == {"ja/bm25": (3.0, 1.0)}  # clamped
+    assert ds.get_arms("c") == {"ja/bm25": (3.0, 1.0), "latin/hybrid": (1.25, 1.75)}
+    assert ds.reward_arms("other", {"ja/bm25": 0.0}, reward_id="run1:0") == {"ja/bm25": (1.0, 2.0)}  # per collection
+    with pytest.raises(ValueError):
+        ds.reward_arms("c", {"x": 1.0}, reward_id="")
+    ds.delete_collection("c")
+    assert ds.get_arms("c") == {}
+    assert ds.reward_arms("c", {"ja/bm25": 1.0}, reward_id="run1:0") == {"ja/bm25": (2.0, 1.0)}  # ids went too
+
+
 # -- concurrency (SQLite and the real Firestore emulator) ----------------------------------------------------
 def _run_threads(n, fn):
     errors = []
@@ -192,6 +206,20 @@ def test_concurrent_rewards_lose_none(concurrent_ds):
     assert arms["bm25"] == pytest.approx((1.0 + 8 * 25 * 0.25, 1.0 + 8 * (25 * 0.75 + 25)), abs=1e-9)
     # every call got its own post-update state: 400 distinct alphas 2..401
     assert sorted(a for a, _ in returned) == [float(x) for x in range(2, 402)]
+
+
+def test_concurrent_duplicate_rewards_apply_once(concurrent_ds):
+    """8 threads deliver the same 20 reward ids (a retried grade call): each id counts exactly once."""
+    applied = []
+
+    def worker(i):
+        for k in range(20):
+            if concurrent_ds.reward_arms("c", {"latin/bm25": 1.0, "latin/dense": 0.0}, reward_id=f"r{k}") is not None:
+                applied.append(k)
+
+    _run_threads(8, worker)
+    assert sorted(applied) == list(range(20))
+    assert concurrent_ds.get_arms("c") == {"latin/bm25": (21.0, 1.0), "latin/dense": (1.0, 21.0)}
 
 
 def test_concurrent_traces_get_distinct_ordered_seqs(concurrent_ds):

@@ -53,7 +53,25 @@ def test_bandit_chooses_and_grade_rewards(indexed):
     assert out["route"] == "pass" and out["n_relevant"] >= 1 and out["reward"] > 0
     run = indexed.docstore.get_run("r1")
     arms = indexed.docstore.get_arms("t")
-    assert run["arm"] in arms and sum(a + b for a, b in arms.values()) == pytest.approx(3)  # prior 2 + one reward
+    # every offered arm's own list was rewarded once, in the query's context: 3 × (prior 2 + one reward)
+    assert run["bandit_context"] == "latin" and set(run["arm_lists"]) == {"dense", "bm25", "hybrid"}
+    assert set(arms) == {"latin/dense", "latin/bm25", "latin/hybrid"} and f"latin/{run['arm']}" in arms
+    assert all(a + b == pytest.approx(3) for a, b in arms.values())
+    assert max(a for a, _ in arms.values()) == pytest.approx(2.0)  # the best list gets reward 1
+    # grade is idempotent per (run, attempt): a retried call rewards nothing twice
+    call("grade", {"run_id": "r1"}, indexed)
+    assert indexed.docstore.get_arms("t") == arms
+
+
+def test_japanese_question_does_not_fuse_the_english_dense_arm(indexed):
+    call("classify", {"run_id": "j", "question": "富士山の標高は何メートルですか？", "collection": "t"}, indexed)
+    out = call("retrieve", {"run_id": "j"}, indexed)
+    run = indexed.docstore.get_run("j")
+    assert out["context"] == "ja" and run["dense_readable"] is False
+    assert out["arm"] == "bm25" and set(run["arm_lists"]) == {"bm25"}  # dense and hybrid are not offered
+    forced = call("retrieve", {"run_id": "j", "arm": "hybrid"}, indexed)  # forced hybrid = the BM25 list
+    run = indexed.docstore.get_run("j")
+    assert forced["arm"] == "hybrid" and run["arm_lists"]["hybrid"] == run["arm_lists"]["bm25"]
 
 
 def test_generate_and_check_cite_the_page(indexed):

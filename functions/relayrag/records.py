@@ -1,0 +1,202 @@
+"""The run record: what the stages of one run hand each other through the docstore, typed.
+
+A run is one question through workflows/rag.yaml. `classify` (or the `sql_query` tool) creates its record;
+every later stage reads it and writes a patch back (`DocStore.update_run`). The record is a JSON object in
+the docstore (SQLite locally, one Firestore document in the cloud: at most 1 MiB, so candidates and SQL rows
+are capped by the stages that write them). This module gives that object a schema:
+
+- `RunRecord` — the record; unknown keys are kept (`extra="allow"`), so a stage that adds a key never
+  breaks a reader, and older records still validate.
+- `Candidate`, `Citation`, `QueryVariant`, `ArmReward` — its structured items.
+- `ClassifyRoute`, `GradeRoute`, `CheckRoute` — what the workflow switches on after classify, grade and
+  hallucination_check (the `route` of their responses).
+- `RunResult` and `build_result` — the user-facing result of a run that every front end shows (CLI `ask
+  --json`, MCP `ask`/`get_run`, the cloud engine), derived from the record and the stage trace.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from relayrag.enums import ChoiceEnum
+
+# Firestore's document limit is 1 MiB (1,048,576 bytes, field names included); a record must fit in it.
+FIRESTORE_DOCUMENT_BYTES = 1_048_576
+
+
+class ClassifyRoute(ChoiceEnum):
+    """classify's decision: answer from documents, answer small talk without retrieval, or query tables."""
+
+    rag = "rag"
+    chitchat = "chitchat"
+    sql = "sql"
+
+
+class GradeRoute(ChoiceEnum):
+    """grade's decision: go on to generate, or retrieve again with the other arm (bounded by max_retries)."""
+
+    pass_ = "pass"
+    retry = "retry"
+
+
+class CheckRoute(ChoiceEnum):
+    """hallucination_check's decision: the answer is grounded, regenerate it, or refuse (bounded retries)."""
+
+    grounded = "grounded"
+    regenerate = "regenerate"
+    refuse = "refuse"
+
+
+class _Item(BaseModel):
+    model_config = ConfigDict(extra="allow")
+
+
+class Candidate(_Item):
+    """A retrieved chunk of the pinned index version: `row` in the snapshot, scores added by each stage
+    (retrieve_score: the arm's fused score; rerank_score; best_sentence: [start, end) character offsets)."""
+
+    chunk_id: str
+    row: int
+    retrieve_score: float | None = None
+
+
+class Citation(_Item):
+    """[n] in the answer: the chunk it cites, its document (file name) and 1-based page, a quote."""
+
+    n: int
+    doc: str
+    page: int
+    chunk_id: str
+    quote: str = ""
+
+
+class QueryVariant(_Item):
+    """A retrieval query written by hyde: the original question, a hypothetical answer or a rewrite."""
+
+    text: str
+    kind: str
+    weight: float = 1.0
+
+
+class ArmReward(_Item):
+    arm: str
+    reward: float
+
+
+class RunRecord(BaseModel):
+    """The docstore record of one run. Keys appear as the stages run; every field but the identity is
+    optional. Unknown keys are kept (`extra="allow"`)."""
+
+    model_config = ConfigDict(extra="allow")
+
+    run_id: str
+    question: str = ""
+    collection: str = ""
+    created_at: float | None = None
+    # classify
+    route: ClassifyRoute | None = None
+    route_method: str | None = None
+    # hyde
+    queries: list[QueryVariant] = Field(default_factory=list)
+    # retrieve (snapshot_version pins the index version every later stage reads)
+    arm: str | None = None
+    arm_draws: dict[str, Any] = Field(default_factory=dict)
+    snapshot_version: str | None = None
+    candidates: list[Candidate] = Field(default_factory=list)
+    # rerank / grade
+    reranked_k: int | None = None
+    relevant: list[Any] = Field(default_factory=list)
+    reward: int | float | None = None
+    rewards: list[ArmReward] = Field(default_factory=list)
+    retry_count: int = 0
+    # generate / hallucination_check
+    answer: str = ""
+    citations: list[Citation] = Field(default_factory=list)
+    found: bool = True
+    grounded: bool = False
+    refused: bool = False
+    regen_count: int = 0
+    # sql
+    sql: str | None = None
+    rows: list[list[Any]] = Field(default_factory=list)
+    columns: list[str] = Field(default_factory=list)
+    row_count: int = 0
+
+    def json_bytes(self) -> int:
+        """Size of the record as JSON (UTF-8), to compare with FIRESTORE_DOCUMENT_BYTES."""
+        return len(self.model_dump_json(exclude_unset=True).encode("utf-8"))
+
+
+class StageTiming(BaseModel):
+    """One stage call of a run: name, milliseconds, the method it used, and why its LLM call failed if it
+    fell back to the no-LLM method (only then)."""
+
+    model_config = ConfigDict(extra="allow")
+
+    name: str
+    ms: int | float
+    method: str | None = None
+    llm_error: str | None = None
+
+
+class RunResult(BaseModel):
+    """The user-facing result of a run (CLI `ask --json`, MCP `ask`, the cloud engine's `ask`)."""
+
+    model_config = ConfigDict(extra="allow")
+
+    run_id: str
+    question: str | None = None
+    collection: str | None = None
+    route: str | None = None
+    answer: str = ""
+    citations: list[Citation] = Field(default_factory=list)
+    arm: str | None = None
+    grounded: bool = False
+    refused: bool = False
+    found: bool = True
+    reward: int | float | None = None
+    retry_count: int = 0
+    regen_count: int = 0
+    stages: list[StageTiming] = Field(default_factory=list)
+    sql: str | None = None
+    rows: list[list[Any]] = Field(default_factory=list)
+    row_count: int = 0
+
+    def to_dict(self) -> dict:
+        """The JSON object front ends print: the keys `build_result` set, nothing added."""
+        return self.model_dump(mode="json", exclude_unset=True)
+
+
+def result_from_record(run_id: str, run: dict, trace: list[dict]) -> RunResult:
+    """`RunResult` from a stored record (a dict as the docstore returns it) and its trace."""
+    return RunResult.model_validate({
+        "run_id": run_id,
+        "question": run.get("question"),
+        "collection": run.get("collection"),
+        "route": run.get("route"),
+        "answer": run.get("answer", ""),
+        "citations": [{k: c[k] for k in ("n", "doc", "page", "chunk_id", "quote") if k in c}
+                      for c in run.get("citations", [])],
+        "arm": run.get("arm"),
+        "grounded": bool(run.get("grounded", False)),
+        "refused": bool(run.get("refused", False)),
+        "found": bool(run.get("found", True)),
+        "reward": run.get("reward"),
+        "retry_count": run.get("retry_count", 0),
+        "regen_count": run.get("regen_count", 0),
+        # llm_error: why a stage's LLM call failed and it fell back to its no-LLM method (only then)
+        "stages": [{"name": t["name"], "ms": t["ms"], "method": t["method"],
+                    **({"llm_error": t["llm_error"]} if t.get("llm_error") else {})} for t in trace],
+        # sql route: the query that answered, its rows (capped) and how many it returned
+        "sql": run.get("sql"),
+        "rows": run.get("rows", []),
+        "row_count": run.get("row_count", 0),
+    })
+
+
+def build_result(ctx, run_id: str) -> dict:
+    """The user-facing result of a run, from its record and trace in `ctx.docstore` (see `RunResult`)."""
+    run = ctx.docstore.get_run(run_id) or {}
+    return result_from_record(run_id, run, ctx.docstore.get_trace(run_id)).to_dict()

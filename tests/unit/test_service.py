@@ -1,0 +1,113 @@
+"""relayrag.service: every operation front ends call, on a real embedded context (temp RELAYRAG_HOME), with
+typed results and the errors front ends present."""
+
+from __future__ import annotations
+
+import pytest
+from relayrag.errors import NotFoundError, RelayragError
+from relayrag.records import RunResult
+from relayrag.service import (
+    CollectionInfo,
+    IngestResult,
+    RunDetail,
+    SearchResult,
+    Service,
+    SqlQueryResult,
+    check_arm,
+    check_engine,
+)
+
+from tests.conftest import EXAMPLES, sql_route_reply
+
+CHINOOK = EXAMPLES / "chinook" / "chinook.sqlite"
+
+
+@pytest.fixture
+def service(ctx, small_corpus):
+    svc = Service(ctx)
+    first = svc.ingest(small_corpus, "docs")
+    assert isinstance(first, IngestResult) and first.files["ingested"] == 4 and first.version
+    return svc
+
+
+def test_ask_returns_a_typed_cited_result_and_get_run_reads_it_back(service):
+    res = service.ask("How many worker bees live in a colony in summer?", "docs")
+    assert isinstance(res, RunResult) and res.route == "rag" and res.grounded and "60,000" in res.answer
+    assert res.citations[0].doc == "bees.txt" and res.citations[0].page == 1
+    assert [s.name for s in res.stages][:3] == ["classify", "hyde", "retrieve"]
+    detail = service.get_run(res.run_id)
+    assert isinstance(detail, RunDetail) and detail.result == res
+    assert "candidates" not in detail.record and detail.record["question"].startswith("How many")
+    assert [t["name"] for t in detail.trace] == [s.name for s in res.stages]
+    # the dict front ends print holds what build_result set, nothing more
+    assert set(res.to_dict()) == {"run_id", "question", "collection", "route", "answer", "citations", "arm",
+                                  "grounded", "refused", "found", "reward", "retry_count", "regen_count",
+                                  "stages", "sql", "rows", "row_count"}
+
+
+def test_search_filters_and_ranks(service):
+    r = service.search("waggle dance", "docs", k=2, arm="bm25")
+    assert isinstance(r, SearchResult) and r.hits[0].doc == "bees.txt" and r.hits[0].rank == 1
+    assert len(r.hits) <= 2 and r.version
+    only = service.search("electricity", "docs", k=5, doc="*.md")
+    assert only.filters == {"doc": "*.md"} and {h.doc for h in only.hits} == {"solar.md"}
+    with pytest.raises(RelayragError, match="unknown retrieval arm 'fast'; valid: dense, bm25, hybrid"):
+        service.search("x", "docs", arm="fast")
+    with pytest.raises(NotFoundError, match=r"unknown collection 'nope' \(collections: docs\)"):
+        service.search("x", "nope")
+
+
+def test_ingest_is_incremental_and_delete_reports_what_went(service, small_corpus):
+    again = service.ingest(small_corpus, "docs")
+    assert again.files["skipped"] == 4 and again.chunks_embedded == 0
+    gone = service.delete("docs", ["bees.txt"])
+    assert gone.files["deleted"] == 1 and [p.rsplit("/", 1)[-1] for p in gone.deleted_paths] == ["bees.txt"]
+    assert gone.files_left == 3
+    with pytest.raises(NotFoundError, match="no document matched"):
+        service.delete("docs", ["bees.txt"], require_match=True)
+    with pytest.raises(RelayragError):
+        service.delete("bad name!", ["x"])
+
+
+def test_list_collections_merges_documents_and_warehouses(service):
+    service.warehouse_load("tables_only", [CHINOOK])
+    cols = service.list_collections()
+    assert all(isinstance(c, CollectionInfo) for c in cols)
+    by = {c.name: c for c in cols}
+    assert by["docs"].current_version and by["docs"].warehouse is None
+    assert by["tables_only"].current_version is None and by["tables_only"].warehouse.tables
+    assert [c.name for c in cols] == sorted(by)
+    assert service.warehouse_schema("tables_only")["tables"]
+    with pytest.raises(NotFoundError, match="has no warehouse"):
+        service.warehouse_schema("docs")
+
+
+def test_sql_query_typed_statuses(make_llm_ctx):
+    ctx, _ = make_llm_ctx(sql_route_reply("SELECT 1 AS one"))
+    svc = Service(ctx)
+    svc.warehouse_load("shop", [CHINOOK])
+    ok = svc.sql_query("one?", "shop")
+    assert isinstance(ok, SqlQueryResult) and ok.status == "ok" and ok.rows == [[1]] and ok.columns == ["one"]
+    ctx2, _ = make_llm_ctx(sql_route_reply("DELETE FROM Customer"))
+    refused = Service(ctx2).sql_query("wipe it", "shop")
+    assert refused.status == "refused" and refused.error and refused.sql
+    with pytest.raises(NotFoundError, match="has no warehouse"):
+        svc.sql_query("x", "nothing")
+
+
+def test_unknown_run_engine_and_arm():
+    assert check_engine(" Cloud ") == "cloud" and check_arm("bm25") == "bm25"
+    with pytest.raises(RelayragError, match="unknown engine 'lambda'"):
+        check_engine("lambda")
+    with pytest.raises(ValueError, match="valid: dense, bm25, hybrid"):
+        check_arm("x")
+
+
+def test_get_run_of_unknown_id(ctx):
+    with pytest.raises(NotFoundError, match="unknown run_id 'nope'"):
+        Service(ctx).get_run("nope")
+
+
+def test_cloud_only_runs_the_deployed_rag_workflow(ctx):
+    with pytest.raises(RelayragError, match="runs only on the embedded engine"):
+        Service(ctx, engine="cloud").run_workflow("echo", {})
