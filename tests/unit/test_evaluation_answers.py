@@ -131,3 +131,66 @@ def test_cli_eval_answers_json(tmp_path, small_corpus):
     bad = subprocess.run([str(rr), "eval", "answers", str(golden), "-c", "t", "--twin", "--json"], env=env,
                          capture_output=True, text=True, timeout=600)
     assert bad.returncode == 2 and "BEIR folder" in bad.stdout + bad.stderr
+
+
+def test_llm_and_no_llm_methods_compared_over_an_openai_compatible_double(home, small_corpus, tmp_path):
+    """The LLM methods through the OpenAI wire protocol (httpx MockTransport): the generation prompt carries
+    the extractive evidence as numbered passages; the double answers from the passage that shares most
+    words with the question, or NOT_FOUND; the eval reports both methods and the LLM judge's faithfulness."""
+    import re
+
+    import httpx
+
+    from relayrag.backends.llm import OpenAICompatibleLLM
+    from relayrag.context import StageContext, build_blobstore, build_docstore, set_default_context
+    from relayrag.settings import load_settings
+
+    prompts = []
+
+    def handler(request: httpx.Request):
+        body = json.loads(request.content)
+        msgs = body["messages"]
+        props = ((body.get("response_format") or {}).get("json_schema") or {}).get("schema", {}).get("properties", {})
+        user = msgs[-1]["content"]
+        if "route" in props:
+            out = {"route": "rag"}
+        elif "hypothetical_passage" in props:
+            out = {"hypothetical_passage": user, "rewrites": []}
+        elif "relevance" in props:
+            out = {"relevance": 2}
+        elif "relevant" in props:
+            out = {"relevant": True}
+        elif "answers_question" in props:
+            out = {"unsupported": [], "answers_question": "mercury" not in user}
+        elif "supported" in props:
+            out = {"supported": True}
+        elif props:
+            out = {k: "" for k in props}
+        else:
+            prompts.append(user)
+            question = user.rsplit("Question:", 1)[1]
+            words = set(re.findall(r"\w+", question.lower()))
+            passages = re.findall(r"^\[(\d+)\] \(.*\)\n(.*)", user, re.M)
+            best = max(passages, key=lambda p: len(words & set(re.findall(r"\w+", p[1].lower()))), default=None)
+            out = "NOT_FOUND" if "mercury" in question or best is None else f"{best[1]} [{best[0]}]"
+        content = out if isinstance(out, str) else json.dumps(out)
+        return httpx.Response(200, json={"choices": [{"message": {"content": content}}]})
+
+    s = load_settings()
+    llm = OpenAICompatibleLLM("http://127.0.0.1:9/v1", "double", transport=httpx.MockTransport(handler))
+    ctx = StageContext(s, build_blobstore(s), build_docstore(s), llm=llm)
+    set_default_context(ctx)
+    assert not ingest(ctx, small_corpus, "t").failed
+    golden = _write(tmp_path / "g.jsonl", [
+        {"id": "eggs", "question": "How many eggs does the queen lay per day?", "answers": ["2,000"],
+         "doc": "bees.txt", "page": 1},
+        {"id": "mercury", "question": "What is the boiling point of mercury in kelvin?", "unanswerable": True}])
+    rep = evaluate_answers(ctx, golden, "t")
+    assert set(rep["methods"]) == {"no-llm", "llm"}
+    for name in ("no-llm", "llm"):
+        o = rep["methods"][name]["overall"]
+        assert o["answer_accuracy"] == 1.0 and o["refusal_recall"] == 1.0 and o["grounded_unanswerable"] == 0, (
+            name, prompts[:1], [(r["answer"], r["refused"], r["grounded"]) for r in rep["methods"][name]["rows"]])
+    assert rep["methods"]["llm"]["overall"]["faithfulness_llm"] == 1.0
+    assert rep["methods"]["no-llm"]["overall"]["faithfulness_llm"] is None
+    assert prompts and "[1] (bees.txt, page 1; context:" in prompts[0]

@@ -312,14 +312,17 @@ def extractive(question: str, chunks: list[dict], embedder, max_sentences: int, 
 
 
 def split_answer(answer: str) -> list[dict]:
-    """LLM answer → [{text, cites}] by sentence; markers [n] attach to the sentence they end."""
+    """LLM answer → [{text, cites}] by sentence; markers [n] attach to the sentence they end, also when
+    written after its full stop ("… per day. [1]")."""
     from relayrag.text import sentences
-    out = []
+    out: list[dict] = []
     for sent in sentences(answer):
         cites = [int(m) for m in MARKER.findall(sent)]
         text = MARKER.sub("", sent).strip()
         if text:
             out.append({"text": text, "cites": cites})
+        elif out:
+            out[-1]["cites"] += [n for n in cites if n not in out[-1]["cites"]]
     return out
 
 

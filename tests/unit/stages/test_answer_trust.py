@@ -227,3 +227,10 @@ def test_llm_generation_uses_numbered_evidence_and_can_say_not_found(make_llm_ct
     assert "[1] (pumps.pdf, page" in prompts[0] and "context:" in prompts[0]
     res = ask("What is the maximum flow of the C-300?", "m", ctx=ctx)
     assert not res["found"] and "could not find an answer" in res["answer"]
+
+
+def test_llm_markers_after_the_full_stop_attach_to_the_sentence():
+    from relayrag.stages.generate import split_answer
+    assert split_answer("The B-200 moves 80 litres per minute. [2] It weighs 31 kg [1][2].") == [
+        {"text": "The B-200 moves 80 litres per minute.", "cites": [2]},
+        {"text": "It weighs 31 kg.", "cites": [1, 2]}]
