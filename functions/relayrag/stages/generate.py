@@ -317,10 +317,14 @@ def split_answer(answer: str) -> list[dict]:
     from relayrag.text import sentences
     out: list[dict] = []
     for sent in sentences(answer):
+        lead = re.match(r"(?:\s*\[\d+\])+", sent)  # "… day. [1] Next …": [1] ends the previous sentence
+        if lead and out:
+            out[-1]["cites"] += [n for n in map(int, MARKER.findall(lead.group(0))) if n not in out[-1]["cites"]]
+            sent = sent[lead.end():]
         cites = [int(m) for m in MARKER.findall(sent)]
         text = MARKER.sub("", sent).strip()
         if text:
-            out.append({"text": text, "cites": cites})
+            out.append({"text": text, "cites": list(dict.fromkeys(cites))})
         elif out:
             out[-1]["cites"] += [n for n in cites if n not in out[-1]["cites"]]
     return out
