@@ -70,12 +70,16 @@ def sentences(text: str) -> list[str]:
 
 
 def is_header_row(row: str) -> bool:
-    """A table row of labels (no numeric cell, at least two filled cells)."""
+    """A table row of labels: at least two filled cells, none of them a bare number ("37,499.96", "$0"),
+    and at most half of them holding digits at all (a data row "Stabilizer wiring change | Up to 79
+    work-hours … | Up to $3,790 | …" has numbers in words; a header "W/E 02/24/17 | Last Week | …" has one)."""
     cells = [c.strip() for c in row.split("|")]
     filled = [c for c in cells if c]
     if len(filled) < 2:
         return False
-    return not any(re.fullmatch(r"[\d\s,.$%()\-–+*/]+", c) and re.search(r"\d", c) for c in filled)
+    if any(re.fullmatch(r"[\d\s,.$%()\-–+*/]+", c) and re.search(r"\d", c) for c in filled):
+        return False
+    return sum(1 for c in filled if re.search(r"\d", c)) <= len(filled) / 2
 
 
 def column_header(rows: list[str]) -> str:
