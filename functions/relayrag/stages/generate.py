@@ -189,7 +189,7 @@ def extractive(question: str, chunks: list[dict], embedder, max_sentences: int, 
     sentence + 0.3·coverage of all terms by sentence + context (the entity may sit in a heading), minus
     0.3·(1 − entity coverage) (stages/answerability.py). The best sentence that answers the question
     (answerability.Support.answers) leads; up to max_sentences − 1 more that also answer it and score
-    >= 80 % of it are added by MMR (λ = 0.7). Near-duplicates (same normalised text, or cosine >=
+    >= 80 % of it (CJK: its neighbouring sentences at >= 30 %) are added by MMR (λ = 0.7). Near-duplicates (same normalised text, or cosine >=
     DUPLICATE_COSINE) are quoted once, citing every chunk that says them. A table row whose question names
     one of its columns answers as "row — column: cell".
 
@@ -241,7 +241,7 @@ def extractive(question: str, chunks: list[dict], embedder, max_sentences: int, 
                 score += 0.15
         if not cjk and not is_row and (len(stripped) < 30 or is_heading(stripped) or stripped == c.get("title")):
             score -= 0.15  # fragments ("Iowa Ethanol") and headings rarely answer anything
-        cands.append({"score": score, "i": i, "span": units[i][k], "idx": idx, "text": stripped,
+        cands.append({"score": score, "i": i, "k": k, "span": units[i][k], "idx": idx, "text": stripped,
                       "context": context, "header": header, "support": sup,
                       "ok": sup.answers(cjk) and (not want_number or has_number(text, cjk))})
     if not cands:
@@ -268,7 +268,11 @@ def extractive(question: str, chunks: list[dict], embedder, max_sentences: int, 
         return vecs is not None and float(vecs[a["idx"]] @ vecs[b["idx"]]) >= DUPLICATE_COSINE
 
     chosen = [best]
-    pool = [c for c in cands[1:60] if c["ok"] and c["score"] >= 0.8 * best["score"]]
+    # CJK: the sentences next to the best one also qualify at 30 % of its score (a Japanese answer often sits
+    # in the sentence before or after the one that restates the question)
+    pool = [c for c in cands[1:60] if c["ok"] and (
+        c["score"] >= 0.8 * best["score"]
+        or (cjk and c["i"] == best["i"] and abs(c["k"] - best["k"]) == 1 and c["score"] >= 0.3 * best["score"]))]
     while len(chosen) < max_sentences:
         pick, pick_val = None, -1e9
         for cand in pool:
