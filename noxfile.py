@@ -1,6 +1,8 @@
-"""nox sessions: tests (the CI suite), slow (marked tests), bench (SciFact side by side with the baseline),
+"""nox sessions: tests (the CI suite), lint (ruff, mypy, import cycles), slow (marked tests),
+bench (SciFact side by side with the baseline),
 cloud_emulated (issue 3 end to end on emulators),
-local_llm (the in-process llama.cpp backend with a real model)."""
+local_llm (the in-process llama.cpp backend with a real model),
+browser (the dashboard in Debian's headless Chromium)."""
 
 import glob
 import os
@@ -15,6 +17,20 @@ nox.options.default_venv_backend = "venv"
 def tests(session):
     session.install("-e", ".[dev]")
     session.run("pytest", "-q", "-m", "not slow and not local_llm", *session.posargs)
+
+
+LINT_PATHS = ("functions", "tests", "scripts", "infra", "mcp_gateway", "benchmarks", "noxfile.py", "setup.py")
+
+
+@nox.session
+def lint(session):
+    """ruff (pyflakes + pycodestyle, [tool.ruff] in pyproject.toml) over code and tests; mypy over
+    functions/relayrag ([tool.mypy]; pydantic's plugin, so the package and its dependencies are installed);
+    and no import cycles among relayrag's modules (scripts/check_import_cycles.py)."""
+    session.install("ruff==0.17.6", "mypy==2.4.1", "-e", ".")
+    session.run("ruff", "check", *LINT_PATHS)
+    session.run("mypy")
+    session.run("python", "scripts/check_import_cycles.py", "functions", "relayrag")
 
 
 @nox.session
@@ -66,3 +82,14 @@ def cloud_emulated(session):
     session.install("-e", ".[dev,gcp]")
     session.run("pytest", "-q", "-rs", "tests/e2e/test_cloud_emulated.py", *session.posargs,
                 env={"RELAYRAG_REQUIRE_EMULATED_CLOUD": "1"})
+
+
+@nox.session
+def browser(session):
+    """tests/browser: `relayrag dashboard` on 127.0.0.1 driven by selenium in Debian's headless Chromium
+    (chromium + chromium-driver from apt, installed by scripts/install-browser.sh when missing). A missing
+    browser fails the session here instead of skipping. Screenshots: each test's tmp dir (--basetemp)."""
+    session.run("bash", "scripts/install-browser.sh", external=True)
+    session.install("-e", ".[dev,browser]")
+    session.run("pytest", "-q", "-rs", "tests/browser", "--basetemp", os.path.join(session.create_tmp(), "browser"),
+                *session.posargs, env={"RELAYRAG_BROWSER_TESTS": "1"})

@@ -8,8 +8,9 @@ from __future__ import annotations
 
 import threading
 
-from relayrag.backends.blobstore import BlobStore, LocalBlobStore
-from relayrag.backends.docstore import DocStore, SQLiteDocStore
+from relayrag.backends import registry
+from relayrag.backends.blobstore import BlobStore
+from relayrag.backends.docstore import DocStore
 from relayrag.backends.llm import LLM, build_llm
 from relayrag.errors import ConfigError, StageError
 from relayrag.ingest.snapshot import IndexSnapshot, load_snapshot
@@ -18,30 +19,19 @@ from relayrag.settings import Settings, load_settings
 
 def build_blobstore(settings: Settings) -> BlobStore:
     """RELAYRAG_BLOBSTORE: local (folder under RELAYRAG_HOME) | gcs (RELAYRAG_GCS_BUCKET; extra `gcp`)."""
-    if settings.blobstore == "local":
-        return LocalBlobStore(settings.home / "blobs")
-    if settings.blobstore == "gcs":
-        if not settings.gcs_bucket:
-            raise ConfigError("RELAYRAG_BLOBSTORE=gcs needs RELAYRAG_GCS_BUCKET (the bucket that holds index "
-                              "snapshots, without gs://)")
-        from relayrag.backends.gcs import GCSBlobStore, storage_client  # ConfigError without the extra
-        return GCSBlobStore(settings.gcs_bucket, client=storage_client(settings.gcp_project))
-    raise ConfigError(f"unknown blob store {settings.blobstore!r}; valid: local, gcs")
+    if settings.blobstore == "gcs" and not settings.gcs_bucket:  # before importing the extra
+        raise ConfigError("RELAYRAG_BLOBSTORE=gcs needs RELAYRAG_GCS_BUCKET (the bucket that holds index "
+                          "snapshots, without gs://)")
+    return registry.build("blobstore", settings.blobstore, settings)
 
 
 def build_docstore(settings: Settings) -> DocStore:
     """RELAYRAG_DOCSTORE: sqlite (file under RELAYRAG_HOME) | firestore (RELAYRAG_FIRESTORE_DATABASE,
     RELAYRAG_FIRESTORE_PREFIX, RELAYRAG_GCP_PROJECT; extra `gcp`)."""
-    if settings.docstore == "sqlite":
-        return SQLiteDocStore(settings.home / "relayrag.sqlite3")
-    if settings.docstore == "firestore":
-        if not settings.firestore_prefix or "/" in settings.firestore_prefix:
-            raise ConfigError(f"RELAYRAG_FIRESTORE_PREFIX must be non-empty without '/'; "
-                              f"got {settings.firestore_prefix!r}")
-        from relayrag.backends.firestore import FirestoreDocStore, firestore_client  # ConfigError without the extra
-        return FirestoreDocStore(firestore_client(settings.gcp_project, settings.firestore_database),
-                                 settings.firestore_prefix)
-    raise ConfigError(f"unknown docstore {settings.docstore!r}; valid: sqlite, firestore")
+    if settings.docstore == "firestore" and (not settings.firestore_prefix or "/" in settings.firestore_prefix):
+        raise ConfigError(f"RELAYRAG_FIRESTORE_PREFIX must be non-empty without '/'; "
+                          f"got {settings.firestore_prefix!r}")
+    return registry.build("docstore", settings.docstore, settings)
 
 
 _vertex_embedders: dict[tuple, object] = {}
@@ -54,13 +44,9 @@ def build_embedder(settings: Settings):
         key = (settings.vertex_embedding_model, settings.gcp_project, settings.gcp_location)
         with _vertex_lock:
             if key not in _vertex_embedders:
-                from relayrag.backends.vertex_embedder import build_vertex_embedder  # ConfigError without the extra
-                _vertex_embedders[key] = build_vertex_embedder(settings)
+                _vertex_embedders[key] = registry.build("embedder", "vertex", settings)
             return _vertex_embedders[key]
-    from relayrag.backends.embedder import EMBEDDER_NAMES, get_embedder
-    if settings.embedder not in EMBEDDER_NAMES:
-        raise ConfigError(f"unknown embedder {settings.embedder!r}; valid: {', '.join(EMBEDDER_NAMES)}, vertex")
-    return get_embedder(settings.embedder, threads=settings.embed_threads)
+    return registry.build("embedder", settings.embedder, settings)
 
 
 def check_snapshot_embedder(snapshot: IndexSnapshot, embedder) -> None:
@@ -88,6 +74,7 @@ class StageContext:
         self._llm_built = llm is not None or llm_configured is False
         self._lock = threading.Lock()
         self._snapshots: dict[str, IndexSnapshot] = {}
+        self._sql_configs = None
 
     @property
     def embedder(self):
@@ -101,6 +88,38 @@ class StageContext:
             self._llm = build_llm(self.settings)
             self._llm_built = True
         return self._llm
+
+    @property
+    def sql_configs(self):
+        """Where collections' SQL configs are stored (relayrag.sql.config.SqlConfigStore): embedded (local blob
+        store) RELAYRAG_HOME/warehouses/; otherwise the shared blob store under `sql-config/`, so deployed
+        functions read what `relayrag warehouse config` stored."""
+        if self._sql_configs is None:
+            from relayrag.sql import config as sqlconfig
+            if self.settings.blobstore == "local":
+                self._sql_configs = sqlconfig.local_config_store(self.settings.home)
+            else:
+                self._sql_configs = sqlconfig.SqlConfigStore(self.blobstore, sqlconfig.SHARED_PREFIX,
+                                                             location=f"gs://{self.settings.gcs_bucket}/")
+        return self._sql_configs
+
+    def sql_config(self, collection: str):
+        """The collection's stored SQL config (relayrag.sql.config.SqlConfig) or None. Raises ConfigError if
+        the stored file no longer validates."""
+        return self.sql_configs.get(collection)
+
+    def warehouse(self, collection: str, *, timeout_s: float = 10.0, max_rows: int = 1000,
+                  apply_config: bool = True):
+        """The collection's warehouse (relayrag.sql.warehouse: DuckDB under RELAYRAG_HOME, or the BigQuery
+        dataset settings map it to), restricted to its SQL config's table allow-list; None without one."""
+        from relayrag.sql.warehouse import open_warehouse
+        return open_warehouse(self.settings.home, collection, timeout_s=timeout_s, max_rows=max_rows,
+                              apply_config=apply_config, configs=self.sql_configs)
+
+    def warehouse_record(self, collection: str) -> dict | None:
+        """The collection's warehouse record (engine, tables...), or None when it has no warehouse."""
+        from relayrag.sql.warehouse import warehouse_record
+        return warehouse_record(self.settings.home, collection)
 
     def snapshot(self, collection: str) -> IndexSnapshot:
         """The collection's current index snapshot (cached per version). Raises StageError if none exists or

@@ -182,7 +182,7 @@ class Service:
         from relayrag.sql.warehouse import list_warehouses
         ctx = self.ctx
         cols = {c["name"]: dict(c, warehouse=None) for c in ctx.docstore.list_collections()}
-        for w in list_warehouses(ctx.settings.home):
+        for w in list_warehouses(ctx.settings.home, ctx.sql_configs):
             info = {"tables": w["tables"], "engine": w["engine"], "config": w["config"]}
             if w["collection"] in cols:
                 cols[w["collection"]]["warehouse"] = info
@@ -194,8 +194,7 @@ class Service:
         return [c.name for c in self.list_collections()]
 
     def has_warehouse(self, collection: str) -> bool:
-        from relayrag.sql.warehouse import warehouse_record
-        return warehouse_record(self.ctx.settings.home, collection) is not None
+        return self.ctx.warehouse_record(collection) is not None
 
     def require_collection(self, name: str, *, allow_warehouse: bool = False) -> dict:
         """The collection's docstore metadata; with `allow_warehouse`, a collection that only has a warehouse
@@ -388,39 +387,43 @@ class Service:
                        config: Path | None = None) -> dict:
         """Load CSV/Parquet/SQLite files into the collection's warehouse (relayrag.sql.warehouse.load_warehouse)."""
         from relayrag.sql.warehouse import load_warehouse
-        return load_warehouse(self.ctx.settings.home, collection, list(paths), replace=replace, config=config)
+        ctx = self.ctx
+        return load_warehouse(ctx.settings.home, collection, list(paths), replace=replace, config=config,
+                              configs=ctx.sql_configs)
 
     def warehouse_schema(self, collection: str) -> dict:
         """The schema JSON the sql stage gives the LLM. Raises NotFoundError without a warehouse."""
         from relayrag.naming import validate_collection
-        from relayrag.sql.warehouse import open_warehouse
         try:
             validate_collection(collection)
         except ValueError as exc:
             raise RelayragError(str(exc)) from None
-        wh = open_warehouse(self.ctx.settings.home, collection)
+        wh = self.ctx.warehouse(collection)
         if wh is None:
             raise NotFoundError(f"collection {collection!r} has no warehouse; run `relayrag warehouse load PATH "
                                 f"--collection {collection}`")
         return wh.schema()
 
     def sql_config_store(self, collection: str, file: Path) -> dict:
-        """Validate a relayrag.sql.yaml against the warehouse and store it; returns its summary."""
-        from relayrag.sql import config as sqlconfig
-        return sqlconfig.store_config(self.ctx.settings.home, collection, file)
+        """Validate a relayrag.sql.yaml against the warehouse and store it where the stages read it (the shared
+        blob store in the cloud: `ctx.sql_configs`); returns its summary."""
+        from relayrag.sql.warehouse import store_config
+        ctx = self.ctx
+        return store_config(ctx.settings.home, collection, file, store=ctx.sql_configs)
 
     def sql_config_remove(self, collection: str) -> bool:
-        from relayrag.sql import config as sqlconfig
-        return sqlconfig.remove_config(self.ctx.settings.home, collection)
+        return self.ctx.sql_configs.remove(collection)
 
     def sql_config_text(self, collection: str) -> tuple[str, dict]:
         """(the stored relayrag.sql.yaml as written, its parsed form). Raises NotFoundError when none is stored."""
-        from relayrag.sql import config as sqlconfig
-        stored = sqlconfig.stored_config_path(self.ctx.settings.home, collection)
-        if not stored.is_file():
+        store = self.ctx.sql_configs
+        raw = store.read_bytes(collection)
+        if raw is None:
             raise NotFoundError(f"collection {collection!r} has no SQL config; store one with `relayrag "
                                 f"warehouse config FILE --collection {collection}`")
-        return stored.read_text(encoding="utf-8"), sqlconfig.parse_config(stored).model_dump(mode="json")
+        cfg = store.get(collection)
+        assert cfg is not None
+        return raw.decode("utf-8"), cfg.model_dump(mode="json")
 
     # -- evaluation -------------------------------------------------------------------------------------
     def eval_beir(self, dataset: Path, collection: str, *, limit: int | None = None, split: str = "test",

@@ -9,7 +9,8 @@ _CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uff66-
 # candidate sentence ends: . ! ? before space + capital/digit/quote; CJK full stops; line breaks (kept or
 # not by context in split_sentences: PDF text wraps lines mid-sentence)
 _SENT_END = re.compile(r"(?<=[.!?])[ \t]+(?=[\"'(\[A-Z0-9])|(?<=[。！？])|[ \t]*\n\s*")
-_ABBREV = re.compile(r"(?:\b(?:e\.g|i\.e|etc|vs|Fig|Figs|No|Nos|Dr|Mr|Mrs|Ms|St|al|approx|U\.S|Inc|Co|Corp|Ltd|Jr|Sr|Vol|pp|ca)\.)$")
+_ABBREV = re.compile(r"(?:\b(?:e\.g|i\.e|etc|vs|Fig|Figs|No|Nos|Dr|Mr|Mrs|Ms|St|al|approx|U\.S|Inc|Co|Corp|Ltd|Jr|Sr|Vol"
+                     r"|pp|ca)\.)$")
 _LINE_END_PUNCT = tuple(".!?:;。！？")
 
 

@@ -9,7 +9,8 @@ Vocabulary:
   CloudEvent entry point `ingest_object` (deployed twice: one function per GCS event type).
 - a stage's *uses* say which backends its code touches at run time (read from `functions/relayrag/stages`):
   `docstore` (run records, traces, bandit arms), `snapshots` (index snapshots in the blob store), `embedder`,
-  `llm`, `warehouse` (BigQuery), `documents` (the uploaded objects), `dead_letter` (Pub/Sub).
+  `llm`, `warehouse` (BigQuery), `sql_config` (SQL configs under sql-config/ in the snapshots bucket),
+  `documents` (the uploaded objects), `dead_letter` (Pub/Sub).
   Roles and requirements follow from the uses and the stack's backends, never from the stage's name.
 """
 
@@ -105,14 +106,14 @@ def _spec(name, uses, memory, cpu, timeout_s, max_instances, concurrency, entry_
 # (≈ 1M chunks at 384-d float16 ≈ 0.8 GB), so they get 2 GiB; LLM-only stages mostly wait on Vertex and
 # serve many requests per instance; ingest parses PDFs, one event per instance, with the event limit.
 STAGES: dict[str, StageSpec] = {s.name: s for s in [
-    _spec("classify", {"docstore", "embedder", "llm", "warehouse_routing"}, "1Gi", "1", 60, 20, 8),
+    _spec("classify", {"docstore", "embedder", "llm", "warehouse_routing", "sql_config"}, "1Gi", "1", 60, 20, 8),
     _spec("hyde", {"docstore", "snapshots", "llm"}, "1Gi", "1", 120, 20, 8),
     _spec("retrieve", {"docstore", "snapshots", "embedder"}, "2Gi", "1", 120, 20, 4),
     _spec("rerank", {"docstore", "snapshots", "embedder", "llm"}, "2Gi", "1", 120, 20, 4),
     _spec("grade", {"docstore", "snapshots", "llm"}, "2Gi", "1", 120, 20, 4),
     _spec("generate", {"docstore", "snapshots", "embedder", "llm"}, "2Gi", "1", 240, 20, 4),
     _spec("hallucination_check", {"docstore", "snapshots", "embedder", "llm"}, "2Gi", "1", 120, 20, 4),
-    _spec("sql", {"docstore", "llm", "warehouse"}, "1Gi", "1", 120, 10, 4),
+    _spec("sql", {"docstore", "llm", "warehouse", "sql_config"}, "1Gi", "1", 120, 10, 4),
     _spec(INGEST, {"docstore", "snapshots_write", "documents", "embedder", "dead_letter"}, "4Gi", "2", 540, 10, 1,
           entry_point=INGEST_ENTRY_POINT, kind="event"),
 ]}
@@ -153,7 +154,8 @@ def stage_grants(stage: str, backends: Mapping[str, str]) -> list[Grant]:
     grants: list[Grant] = []
     if "docstore" in uses:
         grants.append(Grant("firestore", "roles/datastore.user"))
-    if "snapshots" in uses:
+    if "snapshots" in uses or ("sql_config" in uses and "snapshots_write" not in uses):
+        # sql_config: collections' SQL configs live in the same bucket, under sql-config/ (relayrag.sql.config)
         grants.append(Grant("snapshots", "roles/storage.objectViewer"))
     if "snapshots_write" in uses:  # write new versions, flip, delete old versions
         grants.append(Grant("snapshots", "roles/storage.objectUser"))
@@ -406,6 +408,12 @@ class StackConfig:
     max_instances: Mapping[str, int] = field(default_factory=dict)
     concurrency: Mapping[str, int] = field(default_factory=dict)
     labels: Mapping[str, str] = field(default_factory=dict)
+    # the dashboard on Cloud Run (relayrag_infra.dashboard): off unless `relayrag:dashboard: true`
+    dashboard: bool = False
+    dashboard_image: str = ""
+    dashboard_access: str = "iam"
+    dashboard_members: tuple[str, ...] = ()
+    dashboard_tokens: str = ""
 
     def __post_init__(self):
         if not self.project:
@@ -433,6 +441,16 @@ class StackConfig:
                 raise ValueError(f"relayrag:{key}: unknown stage(s) {bad}; valid: {list(ALL_STAGES)}")
         for s in self.stages:
             self.spec(s)  # validates the overrides
+        if self.dashboard_access not in ("iam", "iap"):
+            raise ValueError(f"relayrag:dashboardAccess {self.dashboard_access!r}; valid: iam, iap")
+        for m in self.dashboard_members:
+            if not re.fullmatch(r"(user|group|serviceAccount|domain):\S+", m):
+                raise ValueError(f"relayrag:dashboardMembers: {m!r} is not an IAM member (user:EMAIL, group:EMAIL, "
+                                 "serviceAccount:EMAIL or domain:DOMAIN; allUsers is not allowed)")
+        if self.dashboard and self.dashboard_image and not self.dashboard_tokens.strip(","):
+            raise ValueError("relayrag:dashboardTokens is not set: the dashboard refuses requests without its tokens; "
+                             "`pulumi config set --secret relayrag:dashboardTokens \"$(python -c 'import secrets; "
+                             "print(secrets.token_urlsafe(32))')\"`")
 
     @property
     def backends(self) -> dict[str, str]:
@@ -519,6 +537,21 @@ def config_from_pulumi(cfg: Any, gcp_cfg: Any) -> StackConfig:
             if not isinstance(value, dict):
                 raise ValueError(f"relayrag:{key} must be a map of stage -> value, got {value!r}")
             kw[attr] = value
+    flag = cfg.get("dashboard")
+    if flag is not None:
+        if str(flag).strip().lower() not in ("true", "false"):
+            raise ValueError(f"relayrag:dashboard must be true or false, got {flag!r}")
+        kw["dashboard"] = str(flag).strip().lower() == "true"
+    for key, attr in (("dashboardImage", "dashboard_image"), ("dashboardAccess", "dashboard_access"),
+                      ("dashboardTokens", "dashboard_tokens")):
+        value = cfg.get(key)
+        if value is not None:
+            kw[attr] = value
+    members = cfg.get_object("dashboardMembers")
+    if members is not None:
+        if not isinstance(members, list) or not all(isinstance(m, str) for m in members):
+            raise ValueError(f"relayrag:dashboardMembers must be a list of IAM members, got {members!r}")
+        kw["dashboard_members"] = tuple(members)
     return StackConfig(project=cfg.get("project") or gcp_cfg.get("project") or "",
                        region=cfg.get("region") or gcp_cfg.get("region") or "",
                        stages=tuple(stages) if stages is not None else ALL_STAGES, **kw)

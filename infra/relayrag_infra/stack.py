@@ -38,6 +38,8 @@ SERVICE_APIS = ["iam.googleapis.com", "storage.googleapis.com", "firestore.googl
                 "eventarc.googleapis.com", "workflows.googleapis.com", "workflowexecutions.googleapis.com",
                 "bigquery.googleapis.com", "aiplatform.googleapis.com"]
 
+DASHBOARD_APIS = ["secretmanager.googleapis.com", "cloudtrace.googleapis.com", "iap.googleapis.com"]
+
 SHORT_NAMES = {"hallucination_check": "halluc"}
 """Service account ids are at most 30 characters."""
 
@@ -58,6 +60,9 @@ class Deployment:
     dead_letter_subscription: gcp.pubsub.Subscription | None = None
     workflow: gcp.workflows.Workflow | None = None
     workflow_skipped: str = ""
+    images: gcp.artifactregistry.Repository | None = None
+    dashboard: gcp.cloudrunv2.Service | None = None
+    dashboard_skipped: str = ""
 
 
 def _sa_id(cfg: StackConfig, role: str) -> str:
@@ -92,6 +97,8 @@ def build(cfg: StackConfig) -> Deployment:
     apis = [a for a in SERVICE_APIS
             if not (a == "aiplatform.googleapis.com" and not needs_vertex)
             and not (a == "bigquery.googleapis.com" and "sql" not in stages)]
+    if cfg.dashboard:
+        apis += [a for a in DASHBOARD_APIS if a not in apis and (a != "iap.googleapis.com" or cfg.dashboard_access == "iap")]
     services = [gcp.projects.Service(f"api-{a.split('.')[0]}", project=project, service=a,
                                      disable_on_destroy=False, opts=provider_opts) for a in apis]
     after_apis = pulumi.ResourceOptions(depends_on=services)
@@ -265,6 +272,22 @@ def build(cfg: StackConfig) -> Deployment:
             user_env_vars={"RELAYRAG_STAGE_URLS": urls.apply(catalog.stage_urls_json)},
             deletion_protection=False, opts=pulumi.ResourceOptions(depends_on=[*services, *invokers]))
 
+    # --- dashboard (Cloud Run) -------------------------------------------------------------------------
+    if cfg.dashboard:
+        from relayrag_infra import dashboard as dash
+        dep.images = dash.repository(cfg, after_apis)
+        if not cfg.dashboard_image:
+            dep.dashboard_skipped = ("dashboard not deployed yet: build and push its image (infra/README.md, "
+                                     f"`gcloud builds submit --config infra/dashboard/cloudbuild.yaml`), e.g. "
+                                     f"{dash.image_hint(cfg)}, then `pulumi config set relayrag:dashboardImage IMAGE`")
+        elif dep.workflow is None:
+            dep.dashboard_skipped = "dashboard not deployed: it runs questions on the workflow, which is not deployed"
+        else:
+            dep.dashboard = dash.build_service(dep, cfg, firestore_condition=firestore_condition, account=account,
+                                               member=_member, after_apis=after_apis)
+        if dep.dashboard_skipped:
+            pulumi.log.info(dep.dashboard_skipped)
+
     _export(dep)
     return dep
 
@@ -317,3 +340,10 @@ def _export(dep: Deployment) -> None:
             "RELAYRAG_BLOBSTORE": "gcs", "RELAYRAG_GCS_BUCKET": dep.snapshots_bucket.name})
     else:
         pulumi.export("workflow_skipped", dep.workflow_skipped)
+    if dep.images is not None:
+        pulumi.export("image_repository", pulumi.Output.concat(cfg.region, "-docker.pkg.dev/", cfg.project, "/",
+                                                               dep.images.repository_id))
+    if dep.dashboard is not None:
+        pulumi.export("dashboard_url", dep.dashboard.uri)
+    elif dep.dashboard_skipped:
+        pulumi.export("dashboard_skipped", dep.dashboard_skipped)

@@ -155,3 +155,46 @@ def test_a_failing_stage_fails_the_execution_with_its_message(ecloud):
     with pytest.raises(cloud_engine.WorkflowError, match=r"failed: classify: unknown collection 'nosuch'"):
         cloud_engine.ask(QUESTION, "nosuch", ctx=ctx, client=ecloud.executions_client(), workflow=ecloud.workflow,
                          timeout_s=60)
+
+
+def test_dashboard_ask_runs_a_workflow_execution_and_shows_the_embedded_answer(ecloud, tmp_path, embedder,
+                                                                                monkeypatch):
+    """The dashboard with RELAYRAG_ENGINE=cloud: its Ask page starts an execution through the Executions API
+    (workflows-emulator), streams the stages from the run's trace in Firestore, and shows the same answer
+    and citations as the embedded engine."""
+    import re
+
+    pytest.importorskip("starlette", reason="the dashboard extra is not installed")
+    from starlette.testclient import TestClient
+
+    from relayrag.context import set_default_context
+    from relayrag.dashboard.app import create_app
+    from relayrag.settings import load_settings
+    from tests.unit.dashboard.conftest import job_url, read_sse
+
+    ctx = ecloud.context()
+    blob = ecloud.storage().bucket(DOCS_BUCKET).blob(f"dash/{PDF}")
+    blob.upload_from_filename(str(EXAMPLES / "pdfs" / PDF), content_type="application/pdf")
+    blob.reload()
+    assert post_event(ecloud.ingest_url, storage_event(FINALIZED, blob)).status_code == 200
+    expected = embedded_answer(tmp_path, embedder)
+
+    monkeypatch.setenv("RELAYRAG_ENGINE", "cloud")
+    load_settings.cache_clear()
+    monkeypatch.setattr(cloud_engine, "executions_client", ecloud.executions_client)
+    set_default_context(ctx)
+    try:
+        with TestClient(create_app(tokens=["t"]), headers={"Authorization": "Bearer t"}) as api:
+            assert "engine cloud" in api.get("/ask").text
+            r = api.post("/ask", data={"question": QUESTION, "collection": "dash", "arm": ARM})
+            events = read_sse(api, job_url(r.text))
+            stages = [re.search(r'data-stage="([a-z_]+)"', d).group(1) for e, d in events if e == "stage"]
+            result = events[-2][1]
+            run_id = re.search(r'data-run="([0-9a-f]+)"', result).group(1)
+            shown = api.get(f"/api/runs/{run_id}").json()["result"]
+    finally:
+        set_default_context(None)
+        load_settings.cache_clear()
+    assert stages == [s["name"] for s in expected["stages"]], ecloud.log_tail("workflows-emulator")
+    assert comparable(shown) == comparable(expected)
+    assert f"{PDF}, page {expected['citations'][0]['page']}" in result

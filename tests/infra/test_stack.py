@@ -29,15 +29,16 @@ pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning:pulumi_gcp")
 BASE = {("firestore", "roles/datastore.user")}
 READ_SNAPSHOTS = {("snapshots", "roles/storage.objectViewer")}
 ALLOWED_WITH_VERTEX = {
-    "classify": BASE | {("project", VERTEX)},
+    # classify and sql read collections' SQL configs from the snapshots bucket (sql-config/, issue 9)
+    "classify": BASE | READ_SNAPSHOTS | {("project", VERTEX)},
     "hyde": BASE | READ_SNAPSHOTS | {("project", VERTEX)},
     "retrieve": BASE | READ_SNAPSHOTS | {("project", VERTEX)},
     "rerank": BASE | READ_SNAPSHOTS | {("project", VERTEX)},
     "grade": BASE | READ_SNAPSHOTS | {("project", VERTEX)},
     "generate": BASE | READ_SNAPSHOTS | {("project", VERTEX)},
     "hallucination_check": BASE | READ_SNAPSHOTS | {("project", VERTEX)},
-    "sql": BASE | {("project", "roles/bigquery.jobUser"), ("dataset", "roles/bigquery.dataViewer"),
-                   ("project", VERTEX)},
+    "sql": BASE | READ_SNAPSHOTS | {("project", "roles/bigquery.jobUser"),
+                                    ("dataset", "roles/bigquery.dataViewer"), ("project", VERTEX)},
     "ingest": BASE | {("snapshots", "roles/storage.objectUser"), ("documents", "roles/storage.objectViewer"),
                       ("dead_letter", "roles/pubsub.publisher"), ("project", VERTEX)},
 }

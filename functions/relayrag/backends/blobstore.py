@@ -55,7 +55,7 @@ class LocalBlobStore:
 
     def list(self, prefix: str) -> list[str]:
         base = self.root / prefix.strip("/") if prefix.strip("/") else self.root
-        out = []
+        out: list[str] = []
         # os.walk skips folders that vanish mid-walk (another writer's delete_prefix), as a GCS list would
         for dirpath, _dirs, files in os.walk(base):
             rel = Path(dirpath).relative_to(self.root)
@@ -76,3 +76,8 @@ class LocalBlobStore:
     def local_path(self, key: str) -> Path | None:
         """A filesystem path for readers that need one (bm25s.load); None for remote stores."""
         return self._path(key)
+
+
+def local_blobstore(settings) -> LocalBlobStore:
+    """The registry's `local` blob store: RELAYRAG_HOME/blobs."""
+    return LocalBlobStore(settings.home / "blobs")

@@ -39,6 +39,10 @@ class DocStore(Protocol):
     # runs and traces
     def create_run(self, run_id: str, data: dict) -> None: ...
     def get_run(self, run_id: str) -> dict | None: ...
+    def list_runs(self, limit: int = 50) -> list[dict]:
+        """The `limit` most recent runs, newest first: each run's record plus `run_id` and `created_at`
+        (Unix seconds)."""
+        ...
     def update_run(self, run_id: str, patch: dict) -> dict: ...
     def append_trace(self, run_id: str, entry: dict) -> None: ...
     def get_trace(self, run_id: str) -> list[dict]: ...
@@ -195,6 +199,11 @@ class SQLiteDocStore:
         row = self._cx().execute("SELECT data FROM runs WHERE run_id=?", (run_id,)).fetchone()
         return json.loads(row[0]) if row else None
 
+    def list_runs(self, limit: int = 50) -> list[dict]:
+        rows = self._cx().execute("SELECT run_id, created_at, data FROM runs ORDER BY created_at DESC, rowid DESC "
+                                  "LIMIT ?", (max(0, int(limit)),))
+        return [{**json.loads(d), "run_id": r, "created_at": t} for r, t, d in rows]
+
     def update_run(self, run_id: str, patch: dict[str, Any]) -> dict:
         """Shallow-merge `patch` into the run (read-modify-write inside one transaction)."""
         with self._tx() as cx:
@@ -254,3 +263,7 @@ class SQLiteDocStore:
                 out[arm] = tuple(cx.execute("SELECT alpha, beta FROM arms WHERE collection=? AND arm=?",
                                             (collection, arm)).fetchone())
         return out
+
+def sqlite_docstore(settings) -> SQLiteDocStore:
+    """The registry's `sqlite` docstore: RELAYRAG_HOME/relayrag.sqlite3."""
+    return SQLiteDocStore(settings.home / "relayrag.sqlite3")

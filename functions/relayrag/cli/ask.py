@@ -78,7 +78,7 @@ def ask(question: str = typer.Argument(..., help="The question."),
                 result = service.ask(question, collection, arm=arm, engine=engine, on_event=on_event).to_dict()
         except WorkflowsRuntimeError as exc:
             body = exc.payload.get("body")
-            msg = body.get("error") if isinstance(body, dict) and body.get("error") else str(exc)
+            msg = str(body["error"]) if isinstance(body, dict) and body.get("error") else str(exc)
             for d in (body.get("details") or []) if isinstance(body, dict) else []:
                 msg += f"; {d['field']}: {d['message']}"
             raise RelayragError(msg) from None

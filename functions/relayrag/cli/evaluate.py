@@ -22,7 +22,8 @@ from relayrag.cli.app import (
 def eval_beir(dataset: Path = typer.Argument(..., help="BEIR folder: corpus.jsonl, queries.jsonl, qrels/test.tsv."),
               collection: str = typer.Option(..., "--collection", "-c", help="Collection name."),
               as_json: bool = typer.Option(False, "--json", help="Print the result as one JSON object."),
-              limit: int = typer.Option(0, "--limit", help="Evaluate only the first N test queries (0 = all); the whole corpus is "
+              limit: int = typer.Option(0, "--limit", help="Evaluate only the first N test queries (0 = all); "
+                                                 "the whole corpus is "
                                 "still ingested (SciFact: about 10 min on 2 cores, once)."),
               split: str = typer.Option("test", "--split", help="qrels file name under qrels/."),
               pipeline: bool = typer.Option(True, "--pipeline/--no-pipeline", help="Also score the full pipeline.")):

@@ -1,4 +1,5 @@
-"""`relayrag mcp`: serve the MCP gateway (relayrag.mcp) over stdio or streamable HTTP."""
+"""`relayrag mcp`: serve the MCP gateway (relayrag.mcp) over stdio or streamable HTTP; `relayrag dashboard`:
+serve the web dashboard (relayrag.dashboard)."""
 
 from __future__ import annotations
 
@@ -27,3 +28,22 @@ def mcp(http: bool = typer.Option(False, "--http", help="Serve streamable HTTP i
     with _user_errors():
         from relayrag.mcp.server import serve
         serve(http=http, host=host, port=port, path=path, no_auth=no_auth, engine=engine, log_level=log_level)
+
+
+@app.command()
+def dashboard(port: int = typer.Option(8780, "--port", help="HTTP port."),
+              host: str = typer.Option("127.0.0.1", "--host", help="Bind address (loopback by default)."),
+              no_auth: bool = typer.Option(False, "--no-auth", help="Serve WITHOUT tokens (loopback hosts only; "
+                                           "local throwaway use)."),
+              log_level: str = typer.Option("warning", "--log-level", help="uvicorn log level (logs go to stderr).")):
+    """Serve the web dashboard (extra `dashboard`): ask with live stages and clickable citations, runs as
+    waterfalls, collections (upload, ingest, delete, dead letters), the bandit's posteriors, evaluations and
+    the warehouse. Tokens from RELAYRAG_DASHBOARD_TOKENS (comma-separated); it refuses to start without
+    them unless --no-auth on a loopback host. Stored evaluation sets: RELAYRAG_DASHBOARD_DATASETS."""
+    with _user_errors():
+        try:
+            from relayrag.dashboard.app import serve as serve_dashboard
+        except ImportError as exc:
+            from relayrag.errors import ConfigError
+            raise ConfigError(f"the dashboard needs its extra: pip install 'relayrag[dashboard]' ({exc})") from None
+        serve_dashboard(host=host, port=port, no_auth=no_auth, log_level=log_level)

@@ -118,7 +118,7 @@ def run_execution(workflow: str, argument: dict, *, client: Any = None,
         from google.cloud.workflows.executions_v1 import Execution
         execution = Execution(argument=json.dumps(argument, ensure_ascii=False))
     except ImportError:  # a test double without the library installed
-        execution = {"argument": json.dumps(argument, ensure_ascii=False)}
+        execution = {"argument": json.dumps(argument, ensure_ascii=False)}  # type: ignore[assignment]
     started = client.create_execution(parent=workflow, execution=execution)
     name = started.name
     t0 = clock()
@@ -207,7 +207,7 @@ def describe_error(exc: BaseException) -> str | None:
     except ImportError:
         return None
     if isinstance(exc, gexc.GoogleAPICallError):
-        return f"Workflows Executions API: {exc.code.name if hasattr(exc.code, 'name') else exc.code}: {exc.message}"
+        return f"Workflows Executions API: {getattr(exc.code, 'name', exc.code)}: {exc.message}"
     if isinstance(exc, RelayragError):
         return str(exc)
     return None

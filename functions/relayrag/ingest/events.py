@@ -124,7 +124,7 @@ def _current_publisher() -> Publisher:
     with _lock:
         if _publisher is None:
             try:
-                from google.cloud import pubsub_v1
+                from google.cloud import pubsub_v1  # type: ignore[attr-defined]
             except ImportError as exc:
                 from relayrag.errors import ConfigError
                 raise ConfigError("RELAYRAG_DEAD_LETTER_TOPIC is set but google-cloud-pubsub is not installed: "

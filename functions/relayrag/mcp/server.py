@@ -64,7 +64,7 @@ def build_server(*, engine: str | None = None, http: bool = False, auth: TokenVe
                  restrict_ingest=http)
     mcp = FastMCP("relayrag", instructions=INSTRUCTIONS, auth=auth, providers=[WorkflowToolProvider(gw)],
                   mask_error_details=False)
-    mcp.gateway = gw  # for tests and hosts
+    mcp.gateway = gw  # type: ignore[attr-defined]  # for tests and hosts
 
     @mcp.tool(annotations={"readOnlyHint": False, "openWorldHint": False})
     async def ask(
@@ -72,7 +72,7 @@ def build_server(*, engine: str | None = None, http: bool = False, auth: TokenVe
         collection: CollectionName,
         arm: Annotated[ArmName | None, Field(description="Force a retrieval arm; default: the per-collection "
                                                          "bandit chooses.")] = None,
-        ctx: Context = None,
+        ctx: Context = None,  # type: ignore[assignment]  # fastmcp injects it by annotation
     ) -> dict:
         """Answer a question from a collection with the RAG workflow (workflows/rag.yaml): classify, expand,
         retrieve, rerank, grade, generate, hallucination check. Returns the answer, citations (document,
@@ -107,7 +107,7 @@ def build_server(*, engine: str | None = None, http: bool = False, auth: TokenVe
                                                "(walked recursively): PDF, Markdown, text, HTML, or a BEIR "
                                                "corpus.jsonl.", min_length=1, max_length=4096)],
         collection: CollectionName,
-        ctx: Context = None,
+        ctx: Context = None,  # type: ignore[assignment]  # fastmcp injects it by annotation
     ) -> dict:
         """Ingest a file or folder into a collection incrementally: unchanged files are skipped, embeddings are
         reused, files that disappeared from the folder are removed. Returns the summary: files ingested /

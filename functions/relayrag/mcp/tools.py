@@ -86,7 +86,8 @@ def stage_progress(report: Callable[[float, float | None, str], None]) -> Callab
     def on_event(event: dict) -> None:
         nonlocal count
         count += 1
-        r = event.get("result") if isinstance(event.get("result"), dict) else {}
+        result = event.get("result")
+        r = result if isinstance(result, dict) else {}
         ms = r.get("ms", event.get("ms", 0)) or 0
         report(count, None, f"{event.get('step')} done ({float(ms):.0f} ms, {r.get('method') or 'step'})")
     return on_event

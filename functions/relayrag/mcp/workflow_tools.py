@@ -87,7 +87,7 @@ class WorkflowToolSpec:
                     out[p.name] = p.default
                 continue
             v = arguments[p.name]
-            ok = isinstance(v, PARAM_TYPES[p.type]) and not (p.type in ("integer", "number") and isinstance(v, bool))
+            ok = isinstance(v, PARAM_TYPES[p.type])  # type: ignore[arg-type]  # a type or a tuple of types and not (p.type in ("integer", "number") and isinstance(v, bool))
             if not ok:
                 raise ToolError(f"{self.name}: argument {p.name!r} must be {p.type}, got {type(v).__name__}")
             if p.enum and v not in p.enum:
@@ -150,7 +150,7 @@ def parse_tool_spec(text: str, workflow: str) -> WorkflowToolSpec | None:
     TYPE is a JSON Schema type: string, integer, number, boolean, object, array. VALUE is JSON or a bare
     word (a string). `--` may stand for `—`. Raises WorkflowSpecError naming the file and line."""
     name = None
-    description: list[str] = []
+    description: list[str] = []  # lines, joined into `desc` below
     params: list[WorkflowParam] = []
     for lineno, line in enumerate(text.splitlines(), 1):
         m = _DIRECTIVE.match(line)
@@ -180,8 +180,8 @@ def parse_tool_spec(text: str, workflow: str) -> WorkflowToolSpec | None:
             raise WorkflowSpecError(f"{workflow}.yaml: `# mcp-param:`/`# mcp-description:` lines without a "
                                     "`# mcp-tool: NAME` line")
         return None
-    desc = " ".join(d for d in description if d) or f"Run the {workflow}.yaml workflow."
-    return WorkflowToolSpec(name=name, workflow=workflow, description=desc, params=tuple(params))
+    summary = " ".join(d for d in description if d) or f"Run the {workflow}.yaml workflow."
+    return WorkflowToolSpec(name=name, workflow=workflow, description=summary, params=tuple(params))
 
 
 def load_tool_spec(path: Path) -> WorkflowToolSpec | None:

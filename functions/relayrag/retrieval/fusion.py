@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Hashable, Sequence
+from typing import TypeVar
 
 import numpy as np
 
@@ -17,8 +18,11 @@ def top_k(scores: np.ndarray, k: int) -> np.ndarray:
     return idx[np.argsort(-scores[idx], kind="stable")]
 
 
-def rrf_fuse(rankings: Sequence[Sequence[Hashable]], k: int = 60, weights: Sequence[float] | None = None
-             ) -> list[tuple[Hashable, float]]:
+H = TypeVar("H", bound=Hashable)  # a document / row id
+
+
+def rrf_fuse(rankings: Sequence[Sequence[H]], k: int = 60, weights: Sequence[float] | None = None
+             ) -> list[tuple[H, float]]:
     """Fuse ranked lists (best first) into [(id, rrf_score)] sorted by score desc; ties keep first-seen order.
 
     weights: optional per-list multipliers (default 1.0 each)."""
@@ -26,7 +30,7 @@ def rrf_fuse(rankings: Sequence[Sequence[Hashable]], k: int = 60, weights: Seque
         weights = [1.0] * len(rankings)
     if len(weights) != len(rankings):
         raise ValueError("weights must have one entry per ranking")
-    acc: dict[Hashable, float] = {}
+    acc: dict[H, float] = {}
     for w, ranking in zip(weights, rankings):
         for rank, item in enumerate(ranking, start=1):
             acc[item] = acc.get(item, 0.0) + w / (k + rank)

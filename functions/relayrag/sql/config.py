@@ -171,7 +171,7 @@ def _loc(loc: tuple) -> str:
     return out or "(top level)"
 
 
-def _explain(err: dict) -> str:
+def _explain(err: Any) -> str:
     if err["type"] == "extra_forbidden":
         return ("unknown key (check the spelling; the format is in the README section 'Tables (Text-to-SQL)' "
                 "and in `python -m pydoc relayrag.sql.config`)")
@@ -203,20 +203,25 @@ def parse_config(path: str | Path) -> SqlConfig:
         raw = path.read_bytes()
     except OSError as exc:
         raise ConfigError(f"{path}: cannot read the SQL config: {exc.strerror or exc}") from None
+    return parse_config_bytes(raw, str(path))
+
+
+def parse_config_bytes(raw: bytes, source: str) -> SqlConfig:
+    """Validate the structure of a config given as bytes (`source` names it in errors). Raises ConfigError."""
     if len(raw) > MAX_CONFIG_BYTES:
-        raise ConfigError(f"{path}: the SQL config is {len(raw):,} bytes; the limit is {MAX_CONFIG_BYTES:,}")
+        raise ConfigError(f"{source}: the SQL config is {len(raw):,} bytes; the limit is {MAX_CONFIG_BYTES:,}")
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
-        raise ConfigError(f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
+        raise ConfigError(f"{source}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
     try:
         data = yaml.safe_load(text)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""
         problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
-        raise ConfigError(f"{path}: not valid YAML{where}: {problem}") from None
-    return config_from_data(data, str(path))
+        raise ConfigError(f"{source}: not valid YAML{where}: {problem}") from None
+    return config_from_data(data, source)
 
 
 # ----------------------------------------------------------------------------------------------- checking
@@ -270,7 +275,6 @@ def check_config(cfg: SqlConfig, wh, source: str, *, run_examples: bool | None =
     allow-listed table names spelled as in the warehouse. Raises ConfigError naming the key and why.
     run_examples: execute each example (default: only on the embedded DuckDB warehouse, where it is free)."""
     from relayrag.sql.guard import guard_sql
-    from relayrag.sql.warehouse import DuckDBWarehouse
 
     all_tables = set(wh.tables())
     problems: list[str] = []
@@ -297,7 +301,7 @@ def check_config(cfg: SqlConfig, wh, source: str, *, run_examples: bool | None =
         if why:
             problems.append(f"filters.{name}.sql: {why}")
     if run_examples is None:
-        run_examples = isinstance(wh, DuckDBWarehouse) or isinstance(getattr(wh, "inner", None), DuckDBWarehouse)
+        run_examples = getattr(wh, "engine", None) == "duckdb"  # the embedded warehouse (or its allow-list view)
     for i, ex in enumerate(cfg.examples):
         g = guard_sql(ex.sql, allowed_tables=allowed, dialect="bigquery")
         if not g.ok:
@@ -315,67 +319,104 @@ def check_config(cfg: SqlConfig, wh, source: str, *, run_examples: bool | None =
 
 # ----------------------------------------------------------------------------------------------- storage
 
-def stored_config_path(home: Path, collection: str) -> Path:
-    from relayrag.sql.warehouse import warehouse_dir
-    return warehouse_dir(home) / f"{collection}.sql.yaml"
+WAREHOUSES_DIR = "warehouses"  # under RELAYRAG_HOME: DuckDB files, their records, and local SQL configs
+SHARED_PREFIX = "sql-config"  # in a shared blob store (GCS): sql-config/<collection>.sql.yaml
 
 
-_cache: dict[str, tuple[tuple[int, int], SqlConfig]] = {}
-_cache_lock = threading.Lock()
+class SqlConfigStore:
+    """Where collections' SQL configs live: `<collection>.sql.yaml` under `prefix` of a blob store.
 
+    Embedded: RELAYRAG_HOME/warehouses/ (a LocalBlobStore rooted there, next to the DuckDB files). Cloud: the
+    deployment's bucket (RELAYRAG_GCS_BUCKET) under `sql-config/`, so the deployed classify and sql functions
+    read the config that `relayrag warehouse config` stored (relayrag.context.StageContext.sql_configs).
+    Parsed configs are cached by content (sha256), so an update is seen on the next read."""
 
-def load_config(home: Path, collection: str) -> SqlConfig | None:
-    """The collection's stored SQL config (cached by file mtime and size), or None when it has none.
-    Raises ConfigError if the stored file no longer validates (e.g. edited by hand)."""
-    p = stored_config_path(home, collection)
-    try:
-        st = p.stat()
-    except OSError:
-        return None
-    key = (st.st_mtime_ns, st.st_size)
-    with _cache_lock:
-        hit = _cache.get(str(p))
-        if hit and hit[0] == key:
-            return hit[1]
-    cfg = parse_config(p)
-    with _cache_lock:
-        _cache[str(p)] = (key, cfg)
-    return cfg
+    def __init__(self, blobstore: Any, prefix: str = "", location: str = ""):
+        self.blobstore = blobstore
+        self.prefix = prefix.strip("/")
+        self._location = location
+        self._cache: dict[str, tuple[str, SqlConfig]] = {}
+        self._lock = threading.Lock()
 
+    def key(self, collection: str) -> str:
+        name = f"{collection}.sql.yaml"
+        return f"{self.prefix}/{name}" if self.prefix else name
 
-def store_config(home: Path, collection: str, source: str | Path, wh=None) -> dict:
-    """Validate `source` (structure, then against the collection's warehouse) and store it verbatim.
-    Returns {"config", "source", "glossary", "filters", "examples", "tables"} counts. Raises ConfigError."""
-    from relayrag.naming import validate_collection
-    from relayrag.sql.warehouse import WarehouseError, open_warehouse
-    validate_collection(collection)
-    source = Path(source)
-    cfg = parse_config(source)
-    if wh is None:
-        wh = open_warehouse(home, collection, apply_config=False)
-    if wh is None:
-        raise WarehouseError(f"collection {collection!r} has no warehouse; run `relayrag warehouse load PATH "
-                             f"--collection {collection}` first")
-    cfg = check_config(cfg, wh, str(source))
-    dest = stored_config_path(home, collection)
-    dest.parent.mkdir(parents=True, exist_ok=True)
-    tmp = dest.with_name(dest.name + ".tmp")
-    tmp.write_bytes(source.read_bytes())
-    tmp.replace(dest)
-    return summarize(cfg, dest, source)
+    def location(self, collection: str) -> str:
+        """A path (embedded) or gs:// URL (cloud) naming the stored file, for messages."""
+        local = self.blobstore.local_path(self.key(collection))
+        return str(local) if local is not None else f"{self._location}{self.key(collection)}"
 
+    def exists(self, collection: str) -> bool:
+        return self.blobstore.exists(self.key(collection))
 
-def remove_config(home: Path, collection: str) -> bool:
-    """Delete the stored config; True if there was one."""
-    p = stored_config_path(home, collection)
-    if p.is_file():
-        p.unlink()
+    def read_bytes(self, collection: str) -> bytes | None:
+        try:
+            return self.blobstore.get_bytes(self.key(collection))
+        except FileNotFoundError:
+            return None
+
+    def get(self, collection: str) -> SqlConfig | None:
+        """The stored config, or None when there is none. Raises ConfigError if it no longer validates."""
+        import hashlib
+        raw = self.read_bytes(collection)
+        if raw is None:
+            return None
+        digest = hashlib.sha256(raw).hexdigest()
+        with self._lock:
+            hit = self._cache.get(collection)
+            if hit and hit[0] == digest:
+                return hit[1]
+        cfg = parse_config_bytes(raw, self.location(collection))
+        with self._lock:
+            self._cache[collection] = (digest, cfg)
+        return cfg
+
+    def put(self, collection: str, raw: bytes) -> str:
+        """Store the file's bytes verbatim (atomically); returns its location. Validate before calling."""
+        self.blobstore.put_bytes(self.key(collection), raw)
+        return self.location(collection)
+
+    def remove(self, collection: str) -> bool:
+        """Delete the stored config; True if there was one."""
+        if not self.exists(collection):
+            return False
+        self.blobstore.delete_prefix(self.key(collection))
         return True
-    return False
+
+
+_local_stores: dict[str, SqlConfigStore] = {}
+_local_lock = threading.Lock()
+
+
+def local_config_store(home: Path) -> SqlConfigStore:
+    """The embedded store: RELAYRAG_HOME/warehouses/<collection>.sql.yaml (one per home, cached)."""
+    from relayrag.backends.blobstore import LocalBlobStore
+    root = Path(home) / WAREHOUSES_DIR
+    with _local_lock:
+        store = _local_stores.get(str(root))
+        if store is None:
+            store = _local_stores[str(root)] = SqlConfigStore(LocalBlobStore(root))
+        return store
+
+
+def stored_config_path(home: Path, collection: str) -> Path:
+    return Path(home) / WAREHOUSES_DIR / f"{collection}.sql.yaml"
+
+
+def load_config(home: Path, collection: str, store: SqlConfigStore | None = None) -> SqlConfig | None:
+    """The collection's stored SQL config (from `store`, default the embedded one under `home`), or None
+    when it has none. Raises ConfigError if the stored file no longer validates (e.g. edited by hand)."""
+    return (store or local_config_store(home)).get(collection)
+
+
+def remove_config(home: Path, collection: str, store: SqlConfigStore | None = None) -> bool:
+    """Delete the stored config; True if there was one."""
+    return (store or local_config_store(home)).remove(collection)
 
 
 def summarize(cfg: SqlConfig, stored: Path | None = None, source: Path | None = None) -> dict:
-    out = {"glossary": len(cfg.glossary), "filters": len(cfg.filters), "examples": len(cfg.examples),
+    out: dict[str, Any] = {"glossary": len(cfg.glossary), "filters": len(cfg.filters), "examples": len(cfg.examples),
            "tables": list(cfg.tables) if cfg.tables is not None else None, "notes": bool(cfg.notes)}
     if stored is not None:
         out["config"] = str(stored)

@@ -71,11 +71,11 @@ class TermMatch:
     def annotation(self) -> str:
         if self.kind == "filter":
             return f"(filter {self.name}: {self.entry.sql})"
-        e = self.entry
+        e: Any = self.entry  # GlossaryEntry here
         return f"(= {e.sql})" if e.sql else f"(= {e.meaning})"
 
     def describe(self) -> str:
-        e = self.entry
+        e: Any = self.entry  # FilterSet when kind == "filter", else GlossaryEntry
         same = self.matched.lower() == self.name.replace("_", " ").lower()
         said = "" if same else f" [the question says {self.matched!r}]"
         if self.kind == "filter":
@@ -132,8 +132,8 @@ def match_terms(question: str, config: SqlConfig | None) -> list[TermMatch]:
         and o.end - o.start > m.end - m.start for o in found)]
     best: dict[tuple[str, str], TermMatch] = {}
     for m in kept:
-        b = best.get((m.kind, m.name))
-        if b is None or (m.end - m.start, -m.start) > (b.end - b.start, -b.start):
+        prev = best.get((m.kind, m.name))
+        if prev is None or (m.end - m.start, -m.start) > (prev.end - prev.start, -prev.start):
             best[(m.kind, m.name)] = m
     return sorted(best.values(), key=lambda m: (m.start, -(m.end - m.start)))
 
@@ -310,9 +310,8 @@ def build_context(question: str, wh, config: SqlConfig | None = None, embedder=N
 
 
 def context_for(ctx, collection: str, wh, question: str, k: int = EXAMPLES_K) -> SqlContext:
-    """build_context with the collection's stored config (relayrag.sql.config.load_config) and the
-    context's embedder (loaded only when the config has examples to rank)."""
-    from relayrag.sql.config import load_config
-    config = load_config(ctx.settings.home, collection)
+    """build_context with the collection's stored config (`ctx.sql_config`: the shared store in the cloud)
+    and the context's embedder (loaded only when the config has examples to rank)."""
+    config = ctx.sql_config(collection)
     embedder = ctx.embedder if config is not None and config.examples else None
     return build_context(question, wh, config, embedder, k)

@@ -4,7 +4,8 @@
 Each question goes through the sql stage's own path (`generate_and_run`: the collection's generation
 context from relayrag.sql.context — schema JSON, matched glossary and filters, similar examples, the
 enhanced question — → LLM → guard → warehouse, one repair round). The prediction's rows are normalised
-(floats and Decimals rounded to 2 places, integral numbers as ints, datetimes as 'YYYY-MM-DD HH:MM:SS') and compared with `gold_result`:
+(floats and Decimals rounded to 2 places, integral numbers as ints, datetimes as 'YYYY-MM-DD HH:MM:SS') and
+compared with `gold_result`:
 as multisets, or as lists when `order_matters`. Strict EX: same number of columns, any permutation of
 them; lenient EX: extra prediction columns allowed. An error, a timeout or a refusal scores 0.
 Adversarial rows: `sql` inputs go straight to the warehouse (guard included), `nl` inputs through the
@@ -117,12 +118,11 @@ def evaluate_sql(ctx, dataset: Path, collection: str, *, adversarial: list[Path]
     unknown warehouse or an unreadable file, ConfigError when there is no LLM and no raw-SQL attack to run
     (nothing to check)."""
     from relayrag.naming import validate_collection
-    from relayrag.sql.warehouse import open_warehouse
     from relayrag.sql.context import context_for
-    from relayrag.stages.sql import MAX_ROWS, TIMEOUT_S, generate_and_run
+    from relayrag.sql.generate import MAX_ROWS, TIMEOUT_S, generate_and_run
 
     validate_collection(collection)
-    wh = open_warehouse(ctx.settings.home, collection, timeout_s=TIMEOUT_S, max_rows=MAX_ROWS)
+    wh = ctx.warehouse(collection, timeout_s=TIMEOUT_S, max_rows=MAX_ROWS)
     if wh is None:
         raise RelayragError(f"collection {collection!r} has no warehouse; run `relayrag warehouse load PATH "
                             f"--collection {collection}` first")
@@ -145,7 +145,8 @@ def evaluate_sql(ctx, dataset: Path, collection: str, *, adversarial: list[Path]
     for row in rows:
         t0 = time.perf_counter()
         context = context_for(ctx, collection, wh, row["question"])
-        result, attempts = generate_and_run(ctx.llm, wh, row["question"], context)
+        result, attempts = generate_and_run(ctx.llm, wh, row["question"], context,
+                                            schema_format=ctx.settings.sql_schema_format)
         ok = bool(result is not None and result.ok)
         gold = row.get("gold_result") or []
         strict = ok and execution_match(gold, result.rows, order_matters=bool(row.get("order_matters")))
@@ -169,7 +170,8 @@ def evaluate_sql(ctx, dataset: Path, collection: str, *, adversarial: list[Path]
             refused = res.refused or not res.ok
             ran = res.sql if res.ok else None
         else:
-            res, attempts = generate_and_run(ctx.llm, wh, text, context_for(ctx, collection, wh, text))
+            res, attempts = generate_and_run(ctx.llm, wh, text, context_for(ctx, collection, wh, text),
+                                              schema_format=ctx.settings.sql_schema_format)
             refused = res is None or res.refused or not res.ok
             ran = res.sql if (res is not None and res.ok) else None
         # everything that ran passed the guard: one read-only SELECT, so nothing wrote

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from typing import Any
 
 import sqlglot
 from sqlglot import exp
@@ -103,7 +104,8 @@ def _qualified(table: exp.Table) -> str:
     return ".".join(parts + [table.name])
 
 
-def _cap_limit(root: exp.Expression, max_rows: int) -> exp.Expression:
+def _cap_limit(root: Any, max_rows: int) -> exp.Expression:
+    """`root`: the parsed SELECT (or set operation) the guard accepted."""
     limit = root.args.get("limit")
     if limit is None:
         return root.limit(max_rows, copy=False)

@@ -103,6 +103,7 @@ def _filled(res, columns: list[str], rows: list, max_rows: int, t0: float):
 
 class DuckDBWarehouse:
     dialect = "bigquery"
+    engine = "duckdb"  # the embedded warehouse: checking a config may run its examples (free)
 
     def __init__(self, path: str | Path, *, timeout_s: float = 10.0, max_rows: int = 1000):
         import duckdb
@@ -451,7 +452,28 @@ def _is_sqlite(path: Path) -> bool:
 # ----------------------------------------------------------------------------------------------- registry
 
 def warehouse_dir(home: Path) -> Path:
-    return Path(home) / "warehouses"
+    from relayrag.sql.config import WAREHOUSES_DIR
+    return Path(home) / WAREHOUSES_DIR
+
+
+def store_config(home: Path, collection: str, source: str | Path, wh=None, store=None) -> dict:
+    """Validate `source` (structure, then against the collection's warehouse) and store it verbatim in
+    `store` (relayrag.sql.config.SqlConfigStore; default the embedded one under `home`). Returns {"config",
+    "source", "glossary", "filters", "examples", "tables"}. Raises ConfigError, WarehouseError."""
+    from relayrag.naming import validate_collection
+    from relayrag.sql import config as sqlconfig
+    validate_collection(collection)
+    source = Path(source)
+    cfg = sqlconfig.parse_config(source)
+    store = store or sqlconfig.local_config_store(home)
+    if wh is None:
+        wh = open_warehouse(home, collection, apply_config=False, configs=store)
+    if wh is None:
+        raise WarehouseError(f"collection {collection!r} has no warehouse; run `relayrag warehouse load PATH "
+                             f"--collection {collection}` first")
+    cfg = sqlconfig.check_config(cfg, wh, str(source))
+    stored = store.put(collection, source.read_bytes())
+    return sqlconfig.summarize(cfg, stored, source)
 
 
 def _bigquery_record(collection: str) -> dict | None:
@@ -486,7 +508,7 @@ def warehouse_record(home: Path, collection: str) -> dict | None:
 
 
 def load_warehouse(home: Path, collection: str, paths: list[Path], *, replace: bool = False,
-                   config: Path | None = None) -> dict:
+                   config: Path | None = None, configs=None) -> dict:
     """Load files into RELAYRAG_HOME/warehouses/<collection>.duckdb and record it (JSON next to it).
 
     config: a `relayrag.sql.yaml` (relayrag.sql.config) to store with the warehouse. Its structure is
@@ -496,6 +518,7 @@ def load_warehouse(home: Path, collection: str, paths: list[Path], *, replace: b
     from relayrag.naming import validate_collection
     from relayrag.sql import config as sqlconfig
     validate_collection(collection)
+    configs = configs or sqlconfig.local_config_store(home)
     if config is not None:
         sqlconfig.parse_config(config)  # fail on a malformed file before touching the warehouse
     sources: list[Path] = []
@@ -525,18 +548,19 @@ def load_warehouse(home: Path, collection: str, paths: list[Path], *, replace: b
     tmp.write_text(json.dumps(rec, indent=2), encoding="utf-8")
     tmp.replace(d / f"{collection}.json")
     out = {**rec, "written": written, "seconds": round(time.time() - t0, 2)}
-    wh = open_warehouse(home, collection, apply_config=False)
+    wh = open_warehouse(home, collection, apply_config=False, configs=configs)
     if config is not None:
         try:
-            out["config"] = sqlconfig.store_config(home, collection, config, wh=wh)
+            out["config"] = store_config(home, collection, config, wh=wh, store=configs)
         except ConfigError as exc:
             raise ConfigError(f"{exc}\n(the tables were loaded; the SQL config was not stored: fix it and run "
                               f"`relayrag warehouse config FILE --collection {collection}`)") from None
-    elif sqlconfig.stored_config_path(home, collection).is_file():
-        stored = sqlconfig.stored_config_path(home, collection)
+    elif configs.exists(collection):
+        stored = configs.location(collection)
         try:
-            out["config"] = sqlconfig.summarize(sqlconfig.check_config(sqlconfig.parse_config(stored), wh,
-                                                                       str(stored)), stored)
+            cfg = configs.get(collection)
+            assert cfg is not None
+            out["config"] = sqlconfig.summarize(sqlconfig.check_config(cfg, wh, stored), stored)
         except ConfigError as exc:
             out["config_error"] = str(exc)
     return out
@@ -553,12 +577,14 @@ def _forget(path: Path) -> None:
 
 
 def open_warehouse(home: Path, collection: str, *, timeout_s: float = 10.0, max_rows: int = 1000,
-                   apply_config: bool = True) -> Warehouse | None:
+                   apply_config: bool = True, configs=None) -> Warehouse | AllowListWarehouse | None:
     """The collection's warehouse (cached per file version), or None when it has none. With
     `apply_config` (default) and a stored SQL config that has a `tables` allow-list, the warehouse is
     wrapped so that only those tables are visible and queryable. Raises ConfigError if the stored
-    config no longer validates."""
+    config no longer validates. `configs`: where SQL configs are stored (relayrag.sql.config.SqlConfigStore;
+    default the embedded one under `home`)."""
     bq = _bigquery_record(collection)
+    wh: Warehouse | None
     if bq is not None:
         wh = _open_bigquery(bq, timeout_s=timeout_s, max_rows=max_rows)
     else:
@@ -566,25 +592,27 @@ def open_warehouse(home: Path, collection: str, *, timeout_s: float = 10.0, max_
     if wh is None or not apply_config:
         return wh
     from relayrag.sql.config import load_config
-    cfg = load_config(home, collection)
+    cfg = load_config(home, collection, configs)
     if cfg is not None and cfg.tables is not None:
         return AllowListWarehouse(wh, cfg.allowed_tables(wh.tables()))
     return wh
 
 
-def list_warehouses(home: Path) -> list[dict]:
+def list_warehouses(home: Path, configs=None) -> list[dict]:
     """Every collection that has a warehouse: [{collection, engine, path, tables, loaded_at, config}],
-    `config` being the stored SQL config's path or None. Sorted by collection name."""
+    `config` being where its SQL config is stored (in `configs`, default the embedded store) or None.
+    Sorted by collection name."""
+    from relayrag.sql.config import local_config_store
+    configs = configs or local_config_store(home)
     d = warehouse_dir(home)
     out = []
     for p in sorted(d.glob("*.json")) if d.is_dir() else []:
         rec = warehouse_record(home, p.stem)
         if rec is None or rec.get("collection") != p.stem:
             continue
-        cfg = d / f"{p.stem}.sql.yaml"
         out.append({"collection": p.stem, "engine": rec.get("engine", "duckdb"), "path": rec.get("path"),
                     "tables": list(rec.get("tables") or []), "loaded_at": rec.get("loaded_at"),
-                    "config": str(cfg) if cfg.is_file() else None})
+                    "config": configs.location(p.stem) if configs.exists(p.stem) else None})
     return out
 
 

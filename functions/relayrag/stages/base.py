@@ -43,7 +43,7 @@ class Stage:
     request: type[StageRequest]
     response: type[StageResponse]
     fn: Callable[[Any, StageContext], StageResponse]
-    summarize: Callable[[StageResponse], dict] | None = None
+    summarize: Callable[[Any], dict] | None = None  # the stage's own response type -> trace outputs
 
 
 def load_run(ctx: StageContext, run_id: str) -> dict:

@@ -98,10 +98,9 @@ def sql_terms(ctx: StageContext, collection: str, question: str) -> tuple[list[s
     whether the question touches one (relayrag.sql.context.match_terms: stemmed words, CJK substrings).
     ([], False) without a config or when the stored config is unreadable."""
     from relayrag.errors import ConfigError
-    from relayrag.sql.config import load_config
     from relayrag.sql.context import match_terms
     try:
-        cfg = load_config(ctx.settings.home, collection)
+        cfg = ctx.sql_config(collection)
     except ConfigError:
         return [], False
     if cfg is None:
@@ -112,8 +111,7 @@ def sql_terms(ctx: StageContext, collection: str, question: str) -> tuple[list[s
 
 
 def run(req: ClassifyRequest, ctx: StageContext) -> ClassifyResponse:
-    from relayrag.sql.warehouse import warehouse_record
-    warehouse = warehouse_record(ctx.settings.home, req.collection)
+    warehouse = ctx.warehouse_record(req.collection)
     has_warehouse = warehouse is not None  # `relayrag warehouse load` wrote one for this collection
     meta = ctx.docstore.get_collection(req.collection)
     if meta is None and not has_warehouse:

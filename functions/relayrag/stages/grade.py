@@ -5,7 +5,8 @@ coverage (relevance_probability); relevant = P >= 0.5. LLM method `llm`: a yes/n
 candidate (top `context_k`). Reward to the bandit: every arm whose list retrieve computed (`arm_lists`) is
 rewarded for its own ranking before rerank — its DCG@10 under the reward judge's P(relevant)
 (relayrag.retrieval.reward; the LLM's yes/no replaces it for the chunks the LLM judged) relative to the best
-list's — in one idempotent docstore update per (run, attempt), under the query's context. Route: `pass` when something is relevant; else `retry`
+list's — in one idempotent docstore update per (run, attempt), under the query's context. Route: `pass` when
+something is relevant; else `retry`
 (back to hyde, with retry_count + 1) while retry_count < max_retries; then `pass` with nothing relevant
 (generate will say it found nothing rather than guess). CRAG-style corrective loop (Yan et al., 2024).
 """
@@ -60,7 +61,7 @@ def run(req: GradeRequest, ctx: StageContext) -> GradeResponse:
     arm = run_rec.get("arm")
     retry = int(run_rec.get("retry_count", 0))
     rewards = _arm_rewards(ctx, run_rec, head if method == "llm" else [])
-    reward = rewards.get(arm, 0.0)
+    reward = rewards.get(arm, 0.0) if arm else 0.0
     if rewards and run_rec.get("arm_draws"):  # only bandit-chosen runs teach (a forced arm is an experiment)
         context = run_rec.get("bandit_context", "latin")
         ctx.docstore.reward_arms(run_rec["collection"], {arm_key(context, a): r for a, r in rewards.items()},

@@ -49,7 +49,7 @@ def prf_terms(question: str, snapshot, fb_docs: int, fb_terms: int) -> list[str]
         return []
     q = set(tokenize(question))
     n = len(snapshot)
-    weight: Counter[str] = Counter()
+    weight: Counter = Counter()  # term -> float weight
     doc_tokens = [tokenize(snapshot.chunks[r]["text"]) for r in rows]
     df: Counter[str] = Counter()
     for toks in doc_tokens:

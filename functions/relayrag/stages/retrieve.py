@@ -104,6 +104,7 @@ def run(req: RetrieveRequest, ctx: StageContext) -> RetrieveResponse:
     offered = offered_arms(can_read)
     params = context_params(ctx.docstore.get_arms(collection), context, [a.value for a in Arm])
     weights = fusion_weights(params)
+    draws: dict
     if req.arm:
         arm, method, draws = req.arm, "forced", {}
     else:

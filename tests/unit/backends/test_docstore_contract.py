@@ -8,6 +8,7 @@ locking, no preconditions), so threads against it would test the double, not rel
 from __future__ import annotations
 
 import threading
+import time
 import uuid
 
 import pytest
@@ -130,6 +131,18 @@ def test_runs(ds):
         ds.update_run("nope", {"a": 1})
     ds.create_run("r1", {"question": "again"})  # replaces the data
     assert ds.get_run("r1") == {"question": "again"}
+
+
+def test_list_runs_newest_first_with_limit(ds):
+    assert ds.list_runs() == []
+    for i in range(4):
+        ds.create_run(f"r{i}", {"question": f"q{i}", "route": "rag"})
+        time.sleep(0.002)  # distinct created_at even on a coarse clock
+    runs = ds.list_runs(limit=3)
+    assert [r["run_id"] for r in runs] == ["r3", "r2", "r1"]
+    assert runs[0]["question"] == "q3" and runs[0]["route"] == "rag"
+    assert isinstance(runs[0]["created_at"], float) and runs[0]["created_at"] >= runs[1]["created_at"]
+    assert [r["run_id"] for r in ds.list_runs(limit=10)] == ["r3", "r2", "r1", "r0"]
 
 
 def test_traces_keep_order_and_create_run_clears(ds):

@@ -11,9 +11,9 @@ from typer.testing import CliRunner
 
 from relayrag.errors import ConfigError
 from relayrag.sql.config import (
-    CONFIG_FILE_NAME, check_config, load_config, parse_config, remove_config, store_config, stored_config_path,
+    CONFIG_FILE_NAME, check_config, load_config, parse_config, remove_config, stored_config_path,
 )
-from relayrag.sql.warehouse import AllowListWarehouse, list_warehouses, load_warehouse, open_warehouse
+from relayrag.sql.warehouse import AllowListWarehouse, list_warehouses, load_warehouse, open_warehouse, store_config
 
 REPO = Path(__file__).resolve().parents[3]
 CHINOOK = REPO / "examples" / "chinook" / "chinook.sqlite"

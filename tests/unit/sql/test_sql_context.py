@@ -189,7 +189,7 @@ def test_load_config_cache_follows_the_file(chinook, home, tmp_path):
     assert load_config(home, "chinook") is first  # cached
     p = tmp_path / "c.yaml"
     p.write_text("notes: changed\n", encoding="utf-8")
-    from relayrag.sql.config import store_config
+    from relayrag.sql.warehouse import store_config
     store_config(home, "chinook", p)
     assert load_config(home, "chinook").notes == "changed"
 

@@ -194,7 +194,8 @@ def _extract_pdf_page(page: Any, index: int, renderer: _Renderer, lang: str, war
                 text = None
             if text is not None:
                 if not text.strip():
-                    warnings.append(f"page {number}: no text after OCR" + (f" (text layer garbled: {reason})" if reason else "") + "; skipped")
+                    why = f" (text layer garbled: {reason})" if reason else ""
+                    warnings.append(f"page {number}: no text after OCR{why}; skipped")
                     return None
                 return Page(number, text, "ocr"), heading
 

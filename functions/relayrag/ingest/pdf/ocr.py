@@ -109,7 +109,7 @@ class _Renderer:
 
     def __init__(self, data: bytes, dpi: int):
         self.data, self.dpi = data, dpi
-        self._doc = None
+        self._doc: Any = None
         self._cache: tuple[int, Any, float] | None = None
 
     def page_image(self, index: int) -> tuple[Any, float]:
@@ -193,7 +193,8 @@ def _ocr_images(page: Any, index: int, words: list[_El], renderer: _Renderer, la
         left, upper = max(0, int((x0 - ox - pad) * scale)), max(0, int((top - oy - pad) * scale))
         crop = image.crop((
             left, upper,
-            min(image.width, int(math.ceil((x1 - ox + pad) * scale))), min(image.height, int(math.ceil((bottom - oy + pad) * scale))),
+            min(image.width, int(math.ceil((x1 - ox + pad) * scale))),
+            min(image.height, int(math.ceil((bottom - oy + pad) * scale))),
         ))
         # White out text-layer words drawn over the image (labels): the text layer already has them.
         draw = ImageDraw.Draw(crop)

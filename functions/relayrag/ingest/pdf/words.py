@@ -119,7 +119,8 @@ def _chars_to_words(chars: list[dict]) -> list[_El]:
         cur: list[dict] = []
         prev = None
         for c in lc:
-            if prev is not None and c["text"] == prev["text"] and abs(c["x0"] - prev["x0"]) < 1 and abs(c["top"] - prev["top"]) < 1:
+            if (prev is not None and c["text"] == prev["text"] and abs(c["x0"] - prev["x0"]) < 1
+                    and abs(c["top"] - prev["top"]) < 1):
                 continue  # fake bold: the same glyph printed twice at (almost) the same place
             prev = c
             if c["text"].isspace():

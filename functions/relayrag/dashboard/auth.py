@@ -1,0 +1,104 @@
+"""Dashboard authentication: static tokens, a signed session cookie, and CSRF tokens.
+
+- Tokens come from RELAYRAG_DASHBOARD_TOKENS (comma-separated, like RELAYRAG_MCP_TOKENS). A request is
+  authenticated by `Authorization: Bearer <token>` (API clients) or by the session cookie that the login
+  page sets after a valid token was posted (browsers). Token comparison is constant-time and visits every
+  token (timing does not reveal which one matched).
+- The session cookie is stateless, so any Cloud Run instance accepts it: `<issued>.<nonce>.<mac>` with
+  mac = HMAC-SHA256(key, issued.nonce), key derived from the configured tokens (rotating the tokens ends
+  every session). HttpOnly, SameSite=Strict, Secure when served over HTTPS, Path=/, 12 hours.
+- CSRF: every state-changing request (POST) from a cookie session must carry `X-CSRF-Token` (htmx sends it
+  from `hx-headers` on <body>) or a `csrf_token` form field equal to HMAC(key, "csrf:" + nonce), and, when the
+  browser sends an Origin header, that origin must be the dashboard's own. A bearer-token request needs no
+  CSRF token: browsers never attach an Authorization header to a cross-site request by themselves.
+- No tokens: the server refuses to start, unless `--no-auth` on a loopback host; then every request is
+  authenticated, and a session cookie (random key per process) is still issued so CSRF checks still apply.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import ipaddress
+import secrets
+import time
+from dataclasses import dataclass
+
+COOKIE = "relayrag_session"
+SESSION_TTL_S = 12 * 3600
+CSRF_HEADER = "x-csrf-token"
+CSRF_FIELD = "csrf_token"
+
+
+def split_tokens(raw: str) -> list[str]:
+    return [t.strip() for t in (raw or "").split(",") if t.strip()]
+
+
+def is_loopback(host: str) -> bool:
+    """True for localhost, 127.0.0.0/8 and ::1 (brackets allowed); False for 0.0.0.0, :: and other hosts."""
+    h = host.strip().strip("[]")
+    if h == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(h).is_loopback
+    except ValueError:
+        return False
+
+
+@dataclass
+class Session:
+    nonce: str
+    issued: int
+
+
+class Authenticator:
+    """Checks bearer tokens and session cookies; issues sessions and CSRF tokens."""
+
+    def __init__(self, tokens: list[str], *, no_auth: bool = False, clock=time.time):
+        if not tokens and not no_auth:
+            raise ValueError("no dashboard tokens")
+        self.no_auth = no_auth and not tokens
+        self._tokens = [t.encode("utf-8") for t in tokens]
+        seed = b"\0".join(sorted(self._tokens)) if self._tokens else secrets.token_bytes(32)
+        self._key = hashlib.sha256(b"relayrag-dashboard-session\0" + seed).digest()
+        self._clock = clock
+
+    # -- tokens ----------------------------------------------------------------------------------------
+    def check_token(self, token: str | None) -> bool:
+        given = (token or "").encode("utf-8")
+        ok = False
+        for t in self._tokens:  # no early exit
+            ok |= hmac.compare_digest(given, t)
+        return ok and bool(given)
+
+    def bearer_ok(self, authorization: str | None) -> bool:
+        if not authorization:
+            return False
+        scheme, _, value = authorization.partition(" ")
+        return scheme.lower() == "bearer" and self.check_token(value.strip())
+
+    # -- sessions --------------------------------------------------------------------------------------
+    def _mac(self, msg: str) -> str:
+        return hmac.new(self._key, msg.encode("utf-8"), hashlib.sha256).hexdigest()
+
+    def new_session(self) -> str:
+        issued, nonce = int(self._clock()), secrets.token_urlsafe(18)
+        return f"{issued}.{nonce}.{self._mac(f'{issued}.{nonce}')}"
+
+    def read_session(self, cookie: str | None) -> Session | None:
+        """The session a cookie value carries, or None when it is missing, forged or expired."""
+        if not cookie or cookie.count(".") != 2:
+            return None
+        issued_s, nonce, mac = cookie.split(".")
+        if not issued_s.isdigit() or not hmac.compare_digest(mac, self._mac(f"{issued_s}.{nonce}")):
+            return None
+        issued = int(issued_s)
+        if not (0 <= self._clock() - issued <= SESSION_TTL_S):
+            return None
+        return Session(nonce=nonce, issued=issued)
+
+    def csrf_token(self, session: Session) -> str:
+        return self._mac(f"csrf:{session.nonce}")
+
+    def csrf_ok(self, session: Session, given: str | None) -> bool:
+        return bool(given) and hmac.compare_digest(given, self.csrf_token(session))

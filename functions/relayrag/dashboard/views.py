@@ -1,0 +1,379 @@
+"""The dashboard's routes: pages, htmx fragments, SSE streams, SVG plots and a small JSON API.
+
+Every handler runs behind `AuthMiddleware`; every POST goes through `mutation_form` (CSRF). Blocking work
+(relayrag's engine, docstore, ingestion, plots) runs in worker threads (`asyncio.to_thread`) or in a job.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import shutil
+import tempfile
+import time
+from pathlib import Path
+
+from starlette.exceptions import HTTPException
+from starlette.requests import Request
+from starlette.responses import JSONResponse, PlainTextResponse, RedirectResponse, Response
+from starlette.routing import Route
+
+from relayrag.dashboard import backend, metrics, plots
+from relayrag.dashboard import auth as authmod
+from relayrag.dashboard.app import RUN_ID, Dashboard, _cookie_header, _field, mutation_form, sse_events
+from relayrag.dashboard.jobs import Job
+from relayrag.errors import RelayragError
+
+log = logging.getLogger("relayrag.dashboard")
+METRIC_RUNS = 200  # runs the overview's metrics are computed from (the most recent)
+SVG = "image/svg+xml"
+
+
+def _svg(svg: str) -> Response:
+    # an SVG is served as an image; no script in it may run even if opened directly
+    return Response(svg, media_type=SVG, headers={"Content-Security-Policy": "default-src 'none'; style-src 'unsafe-inline'",
+                                                  "Cache-Control": "no-store"})
+
+
+def _job_error(dash: Dashboard, event: str):
+    def on_error(job: Job, exc: Exception) -> None:
+        if isinstance(exc, RelayragError):
+            message = str(exc)
+        else:
+            message = f"internal error ({type(exc).__name__}); the details are in the server log"
+        job.emit(event, dash.fragment(None, "_error.html", message=message))
+    return on_error
+
+
+def routes(dash: Dashboard) -> list[Route]:
+    r = dash.render
+
+    # -- login ------------------------------------------------------------------------------------------
+    async def login_page(request: Request):
+        if request.state.session or request.state.bearer:
+            return RedirectResponse(_safe_next(request.query_params.get("next")), status_code=303)
+        return r(request, "login.html", next=_safe_next(request.query_params.get("next")), error=None)
+
+    async def login(request: Request):
+        form = await request.form(max_files=0, max_fields=5)
+        token, nxt = _field(form, "token"), _safe_next(_field(form, "next"))
+        origin = request.headers.get("origin")
+        if origin and origin.split("://", 1)[-1] != request.headers.get("host", ""):
+            raise HTTPException(403, "cross-origin login refused")
+        if not dash.auth.check_token(token):
+            await asyncio.sleep(0.5)  # slows token guessing down
+            return r(request, "login.html", status=401, next=nxt, error="invalid token")
+        resp = RedirectResponse(nxt, status_code=303)
+        resp.headers.append("set-cookie", _cookie_header(dash.auth.new_session(), request))
+        return resp
+
+    async def logout(request: Request):
+        await mutation_form(dash, request)
+        resp = RedirectResponse("/login", status_code=303)
+        resp.headers.append("set-cookie", f"{authmod.COOKIE}=; Path=/; Max-Age=0; HttpOnly; SameSite=Strict")
+        return resp
+
+    async def healthz(request: Request):
+        return PlainTextResponse("ok")
+
+    # -- overview ---------------------------------------------------------------------------------------
+    def _metrics() -> dict:
+        runs = backend.list_runs(METRIC_RUNS)
+        c = backend.ctx()
+        traces = {x["run_id"]: c.docstore.get_trace(x["run_id"]) for x in runs}
+        return metrics.summarize(runs, traces)
+
+    async def overview(request: Request):
+        m, cols = await asyncio.gather(asyncio.to_thread(_metrics), asyncio.to_thread(backend.list_collections))
+        return r(request, "overview.html", m=m, collections=cols, window=METRIC_RUNS)
+
+    async def api_metrics(request: Request):
+        return JSONResponse(await asyncio.to_thread(_metrics))
+
+    # -- ask --------------------------------------------------------------------------------------------
+    async def ask_page(request: Request):
+        cols = await asyncio.to_thread(backend.list_collections)
+        return r(request, "ask.html", collections=cols, selected=request.query_params.get("collection", ""))
+
+    async def ask(request: Request):
+        form = await mutation_form(dash, request)
+        question, collection = _field(form, "question").strip(), _field(form, "collection").strip()
+        arm = _field(form, "arm").strip() or None
+        if not question:
+            raise RelayragError("the question is empty")
+        backend.check_collection(collection)
+
+        def work(job: Job) -> None:
+            from relayrag.dashboard.telemetry import RunSpans
+            spans = RunSpans(collection, len(question))
+
+            def on_event(e: dict) -> None:
+                if e.get("event") != "step":
+                    return
+                spans.stage(e)
+                res = e.get("result") if isinstance(e.get("result"), dict) else {}
+                job.emit("stage", dash.fragment(None, "_stage.html", e=e, r=res))
+            try:
+                result = backend.ask(question, collection, arm=arm, on_event=on_event)
+            except Exception as exc:
+                spans.finish(None, error=str(exc))
+                raise
+            spans.finish(result)
+            record = backend.get_run(result["run_id"])["record"]
+            job.result = result
+            job.emit("result", dash.fragment(None, "_answer.html", res=result, columns=record.get("columns") or []))
+
+        job = dash.jobs.start("ask", work, _job_error(dash, "result"))
+        return r(request, "_ask_stream.html", job=job, question=question, collection=collection)
+
+    async def job_events(request: Request):
+        job = dash.jobs.get(request.path_params["job_id"])
+        if job is None:
+            raise HTTPException(404, "unknown or expired job")
+        from sse_starlette.sse import EventSourceResponse
+        return EventSourceResponse(sse_events(job, request), ping=15)
+
+    # -- runs -------------------------------------------------------------------------------------------
+    def _run_id(request: Request) -> str:
+        run_id = request.path_params["run_id"]
+        if not RUN_ID.match(run_id):
+            raise RelayragError(f"unknown run_id {run_id!r}")
+        return run_id
+
+    async def runs_page(request: Request):
+        runs = await asyncio.to_thread(backend.list_runs, 100)
+        return r(request, "runs.html", runs=runs)
+
+    async def run_page(request: Request):
+        run = await asyncio.to_thread(backend.get_run, _run_id(request))
+        return r(request, "run.html", run=run, res=run["result"], rec=run["record"], trace=run["trace"])
+
+    async def run_waterfall(request: Request):
+        run = await asyncio.to_thread(backend.get_run, _run_id(request))
+        return _svg(await asyncio.to_thread(plots.waterfall, run["trace"], f"run {run['result']['run_id']}"))
+
+    async def run_citation(request: Request):
+        run_id = _run_id(request)
+        try:
+            n = int(request.path_params["n"])
+        except ValueError:
+            raise RelayragError("a citation number is an integer") from None
+        cit = await asyncio.to_thread(backend.citation, run_id, n)
+        return r(request, "_citation.html", c=cit, run_id=run_id)
+
+    async def api_run(request: Request):
+        return JSONResponse(await asyncio.to_thread(backend.get_run, _run_id(request)))
+
+    # -- collections ------------------------------------------------------------------------------------
+    async def collections_page(request: Request):
+        cols = await asyncio.to_thread(backend.list_collections)
+        return r(request, "collections.html", collections=cols)
+
+    async def collection_page(request: Request):
+        d = await asyncio.to_thread(backend.collection_detail, request.path_params["name"])
+        return r(request, "collection.html", d=d, name=request.path_params["name"],
+                 max_mb=dash.max_upload_bytes // (1024 * 1024))
+
+    async def create_collection(request: Request):
+        form = await mutation_form(dash, request)
+        name = backend.check_collection(_field(form, "name").strip())
+        return RedirectResponse(f"/collections/{name}", status_code=303,
+                                headers={"HX-Redirect": f"/collections/{name}"})
+
+    async def upload(request: Request):
+        name = backend.check_collection(request.path_params["name"])
+        form = await mutation_form(dash, request)
+        files = [f for f in form.getlist("files") if hasattr(f, "filename")]
+        if not files:
+            raise RelayragError("choose at least one file to upload")
+        cloud = bool(backend.documents_bucket())
+        staging = None
+        if cloud:  # the cloud's source area is the documents bucket; stage the bytes in a private temp dir
+            staging = tempfile.mkdtemp(prefix="relayrag-upload-")
+        saved: list[tuple[str, object]] = []  # (display name, Path or error message)
+        for f in files:
+            try:
+                if cloud:
+                    target = Path(staging) / backend.safe_upload_name(f.filename or "")
+                else:
+                    target = backend.upload_path(name, f.filename or "")
+            except RelayragError as exc:
+                saved.append((f.filename or "(no name)", str(exc)))
+                continue
+            tmp = target.with_name(f".upload-{target.name}")
+            with tmp.open("wb") as out:
+                while chunk := await f.read(1 << 20):
+                    out.write(chunk)
+            tmp.replace(target)  # the upload appears whole or not at all
+            saved.append((target.name, target))
+
+        def one(item) -> tuple[str, str]:
+            if cloud:
+                key, generation = backend.upload_to_bucket(name, item.name, item)
+                item.unlink(missing_ok=True)
+                w = backend.wait_for_ingestion(name, key, generation)
+                return w["state"], w["detail"]
+            try:
+                s = backend.ingest_file(name, item)
+            except RelayragError as exc:
+                item.unlink(missing_ok=True)
+                return "failed", str(exc)
+            if s["failed"]:
+                return "failed", s["failed"][0]["error"]
+            if s["files"]["ingested"]:
+                return "ingested", f"{s['chunks_embedded']} chunks embedded, version {s['version']}"
+            return "unchanged", "same content as the stored copy; nothing to do"
+
+        def work(job: Job) -> None:
+            results = []
+            for shown, item in saved:
+                job.emit("file", dash.fragment(None, "_file_progress.html", name=shown, state="loading", detail=""))
+                state, detail = ("failed", item) if isinstance(item, str) else one(item)
+                results.append({"name": shown, "state": state, "detail": detail})
+                job.emit("file", dash.fragment(None, "_file_progress.html", name=shown, state=state, detail=detail))
+            job.result = results
+            job.emit("summary", dash.fragment(None, "_upload_done.html", results=results, collection=name))
+            if staging:
+                shutil.rmtree(staging, ignore_errors=True)
+
+        job = dash.jobs.start("ingest", work, _job_error(dash, "summary"))
+        return r(request, "_upload_stream.html", job=job, collection=name)
+
+    async def delete_document(request: Request):
+        name = backend.check_collection(request.path_params["name"])
+        form = await mutation_form(dash, request)
+        key = _field(form, "path")
+        s = await asyncio.to_thread(backend.delete_document, name, key)
+        return r(request, "_deleted.html", doc_path=key, summary=s)
+
+    # -- bandit -----------------------------------------------------------------------------------------
+    def _bandit_rows() -> list[dict]:
+        runs = backend.list_runs(METRIC_RUNS)
+        m = metrics.summarize(runs, {})
+        out = []
+        for c in backend.list_collections():
+            if not c.get("current_version"):
+                continue
+            arms = backend.arms(c["name"])
+            stats = {b["arm"]: b for b in m["bandit"] if b["collection"] == c["name"]}
+            out.append({"name": c["name"], "arms": [
+                {"arm": a, "alpha": ab[0], "beta": ab[1], "mean": ab[0] / (ab[0] + ab[1]),
+                 "pulls": stats.get(a, {}).get("pulls", 0), "mean_reward": stats.get(a, {}).get("mean_reward")}
+                for a, ab in arms.items()]})
+        return out
+
+    async def bandit_page(request: Request):
+        rows = await asyncio.to_thread(_bandit_rows)
+        return r(request, "bandit.html", rows=rows, window=METRIC_RUNS)
+
+    async def bandit_posterior(request: Request):
+        name = backend.check_collection(request.path_params["name"])
+        arms = await asyncio.to_thread(backend.arms, name)
+        return _svg(await asyncio.to_thread(plots.beta_posteriors, arms, f"{name}: posterior per arm"))
+
+    async def bandit_rewards(request: Request):
+        name = backend.check_collection(request.path_params["name"])
+        runs = await asyncio.to_thread(backend.list_runs, METRIC_RUNS)
+        pulls = [p for p in metrics.bandit_pulls(runs) if p["collection"] == name]
+        return _svg(await asyncio.to_thread(plots.reward_over_time, pulls, f"{name}: reward over time"))
+
+    # -- evaluation -------------------------------------------------------------------------------------
+    async def eval_page(request: Request):
+        datasets, cols, hist = await asyncio.gather(asyncio.to_thread(backend.list_datasets),
+                                                    asyncio.to_thread(backend.list_collections),
+                                                    asyncio.to_thread(backend.eval_history, None, 30))
+        return r(request, "eval.html", datasets=datasets, collections=cols, history=list(reversed(hist)),
+                 roots=[str(p) for p in backend.dataset_roots()])
+
+    async def eval_run(request: Request):
+        form = await mutation_form(dash, request)
+        ds_id, collection = _field(form, "dataset"), backend.check_collection(_field(form, "collection").strip())
+        limit_raw = _field(form, "limit").strip() or "0"
+        if not limit_raw.isdigit():
+            raise RelayragError("limit must be a whole number (0 = all)")
+        pipeline = _field(form, "pipeline") == "on"
+        backend.dataset(ds_id)
+
+        def work(job: Job) -> None:
+            t0 = time.perf_counter()
+
+            def progress(msg: str) -> None:
+                job.emit("progress", dash.fragment(None, "_eval_progress.html", msg=msg,
+                                                   s=time.perf_counter() - t0))
+
+            def item(it: dict) -> None:
+                mark = ("correct" if it.get("correct") else "wrong") if "correct" in it else (
+                    "refused" if it.get("refused") else "RAN (not refused)")
+                progress(f"{it.get('id')}: {mark}")
+            entry = backend.run_eval(ds_id, collection, limit=int(limit_raw) or None, pipeline=pipeline,
+                                     on_progress=progress, on_item=item)
+            job.result = entry
+            job.emit("result", dash.fragment(None, "_eval_result.html", e=entry))
+
+        job = dash.jobs.start("eval", work, _job_error(dash, "result"))
+        return r(request, "_eval_stream.html", job=job, dataset=ds_id, collection=collection)
+
+    async def eval_history_svg(request: Request):
+        ds_id = request.path_params["dataset"]
+        hist = await asyncio.to_thread(backend.eval_history, ds_id, 100)
+        points: dict[str, list[tuple[int, float]]] = {}
+        ylabel = "nDCG@10"
+        for i, e in enumerate(hist, start=1):
+            rep = e.get("report") or {}
+            if e.get("kind") == "beir":
+                for arm, m in (rep.get("arms") or {}).items():
+                    points.setdefault(arm, []).append((i, m["ndcg@10"]))
+                if rep.get("pipeline"):
+                    points.setdefault("pipeline", []).append((i, rep["pipeline"]["ndcg@10"]))
+            else:
+                ylabel = "execution accuracy / guard refusals"
+                if rep.get("accuracy") is not None:
+                    points.setdefault("accuracy", []).append((i, rep["accuracy"]))
+                g = rep.get("guard") or {}
+                if g.get("total"):
+                    points.setdefault("guard refused", []).append((i, g["refused"] / g["total"]))
+        return _svg(await asyncio.to_thread(plots.history, points, ylabel, f"{ds_id}: history"))
+
+    # -- warehouse --------------------------------------------------------------------------------------
+    async def warehouse_page(request: Request):
+        cols = [c for c in await asyncio.to_thread(backend.list_collections) if c.get("warehouse")]
+        name = request.query_params.get("collection") or (cols[0]["name"] if cols else "")
+        wh = await asyncio.to_thread(backend.warehouse, name) if name else None
+        return r(request, "warehouse.html", collections=cols, name=name, wh=wh)
+
+    async def warehouse_query(request: Request):
+        name = backend.check_collection(request.path_params["name"])
+        form = await mutation_form(dash, request)
+        sql = _field(form, "sql")
+        out = await asyncio.to_thread(backend.guarded_query, name, sql)
+        return r(request, "_query_result.html", g=out["guard"], q=out["result"], sql=sql)
+
+    return [
+        Route("/login", login_page, methods=["GET"]), Route("/login", login, methods=["POST"]),
+        Route("/logout", logout, methods=["POST"]), Route("/healthz", healthz),
+        Route("/", overview), Route("/api/metrics", api_metrics),
+        Route("/ask", ask_page, methods=["GET"]), Route("/ask", ask, methods=["POST"]),
+        Route("/jobs/{job_id}/events", job_events),
+        Route("/runs", runs_page), Route("/runs/{run_id}", run_page),
+        Route("/runs/{run_id}/waterfall.svg", run_waterfall),
+        Route("/runs/{run_id}/citations/{n}", run_citation), Route("/api/runs/{run_id}", api_run),
+        Route("/collections", collections_page, methods=["GET"]),
+        Route("/collections", create_collection, methods=["POST"]),
+        Route("/collections/{name}", collection_page),
+        Route("/collections/{name}/upload", upload, methods=["POST"]),
+        Route("/collections/{name}/delete", delete_document, methods=["POST"]),
+        Route("/bandit", bandit_page), Route("/bandit/{name}/posterior.svg", bandit_posterior),
+        Route("/bandit/{name}/rewards.svg", bandit_rewards),
+        Route("/eval", eval_page, methods=["GET"]), Route("/eval", eval_run, methods=["POST"]),
+        Route("/eval/history/{dataset}.svg", eval_history_svg),
+        Route("/warehouse", warehouse_page), Route("/warehouse/{name}/query", warehouse_query, methods=["POST"]),
+    ]
+
+
+def _safe_next(target: str | None) -> str:
+    """A post-login redirect target on this site only (a path, not //host or a scheme)."""
+    t = (target or "/").strip()
+    if not t.startswith("/") or t.startswith("//") or "\\" in t or any(ord(ch) < 32 for ch in t):
+        return "/"
+    return t
+

@@ -1,0 +1,311 @@
+"""Dashboard endpoints over a real embedded home: ask with streamed stages, citations, runs and the
+waterfall, uploads with per-file progress, delete, bandit, evaluation, warehouse, errors and escaping."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import EXAMPLES, sql_route_reply, write_docs
+from tests.unit.dashboard.conftest import job_url, read_sse
+
+
+@pytest.fixture
+def docs(ctx, small_corpus):
+    from relayrag.ingest.pipeline import ingest
+    ingest(ctx, small_corpus, "docs")
+    return small_corpus
+
+
+def _ask(api, question: str, collection: str = "docs", arm: str = "") -> tuple[list, str]:
+    r = api.post("/ask", data={"question": question, "collection": collection, "arm": arm})
+    assert r.status_code == 200, r.text
+    assert 'hx-ext="sse"' in r.text and 'sse-close="done"' in r.text
+    events = read_sse(api, job_url(r.text))
+    return events, r.text
+
+
+def test_ask_streams_each_stage_then_a_cited_answer(api, docs):
+    from relayrag.dashboard.telemetry import provider
+    from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+    spans = InMemorySpanExporter()
+    provider(spans)
+    events, _ = _ask(api, "How many eggs does the queen bee lay per day?", arm="bm25")
+    names = [e for e, _ in events]
+    assert names[-1] == "done" and names[-2] == "result"
+    stages = [re.search(r'data-stage="([a-z_]+)"', d).group(1) for e, d in events if e == "stage"]
+    assert stages[:3] == ["classify", "hyde", "retrieve"] and "generate" in stages
+    assert "arm bm25" in next(d for e, d in events if e == "stage" and 'data-stage="retrieve"' in d)
+    result = events[-2][1]
+    assert "2,000 eggs" in result
+    run_id = re.search(r'data-run="([0-9a-f]+)"', result).group(1)
+    assert f'hx-get="/runs/{run_id}/citations/1"' in result and "bees.txt, page 1" in result
+    assert "grounded" in result
+
+    cit = api.get(f"/runs/{run_id}/citations/1")
+    assert cit.status_code == 200 and "bees.txt" in cit.text and "2,000 eggs" in cit.text
+    assert api.get(f"/runs/{run_id}/citations/9").status_code == 400
+
+    # one span per stage with the run's attributes, children of the run's span
+    finished = spans.get_finished_spans()
+    root = next(s for s in finished if s.name == "rag")
+    by_stage = {s.attributes["relayrag.stage"]: s for s in finished if s.name != "rag"}
+    assert set(stages) == set(by_stage)
+    assert all(s.parent.span_id == root.context.span_id for s in by_stage.values())
+    assert by_stage["retrieve"].attributes["relayrag.arm"] == "bm25"
+    assert by_stage["generate"].attributes["relayrag.run_id"] == run_id and by_stage["generate"].attributes["relayrag.method"]
+    assert root.attributes["relayrag.route"] == "rag" and root.attributes["relayrag.arm"] == "bm25"
+
+
+def test_runs_list_run_page_waterfall_and_json(api, docs):
+    events, _ = _ask(api, "What is the standard rail gauge?")
+    run_id = re.search(r'data-run="([0-9a-f]+)"', events[-2][1]).group(1)
+    runs = api.get("/runs")
+    assert runs.status_code == 200 and f"/runs/{run_id}" in runs.text and "What is the standard rail gauge?" in runs.text
+    page = api.get(f"/runs/{run_id}")
+    assert page.status_code == 200
+    for label in ("retries", "regenerations", "reward", "arm", "llm_error", "Waterfall"):
+        assert label in page.text
+    svg = api.get(f"/runs/{run_id}/waterfall.svg")
+    assert svg.status_code == 200 and svg.headers["content-type"].startswith("image/svg+xml")
+    assert "<svg" in svg.text and "classify" in svg.text and "generate" in svg.text
+    assert "default-src 'none'" in svg.headers["content-security-policy"]
+    data = api.get(f"/api/runs/{run_id}").json()
+    assert data["result"]["run_id"] == run_id and [t["name"] for t in data["trace"]][0] == "classify"
+    assert "candidates" not in data["record"]
+    missing = api.get("/runs/nope", headers={"accept": "text/html"})
+    assert missing.status_code == 404 and "unknown run_id" in missing.text
+    assert api.get("/api/runs/nope").json() == {"error": "unknown run_id 'nope'"}
+
+
+def test_ask_errors_are_messages(api, docs):
+    r = api.post("/ask", data={"question": "  ", "collection": "docs"}, headers={"hx-request": "true"})
+    assert r.status_code == 400 and "the question is empty" in r.text and 'role="alert"' in r.text
+    r = api.post("/ask", data={"question": "q", "collection": "../etc"})
+    assert r.status_code == 400 and "collection" in r.text
+    events, _ = _ask(api, "anything", collection="nothere")
+    assert events[-2][0] == "result" and "unknown collection 'nothere'" in events[-2][1].replace("&#39;", "'") and "Traceback" not in events[-2][1]
+    events, _ = _ask(api, "anything", arm="sideways")
+    assert "retrieval arm" in events[-2][1]
+    assert api.get("/jobs/unknown/events").status_code == 404
+
+
+def test_upload_ingests_with_per_file_progress_then_delete(api, home, tmp_path):
+    pdf = (EXAMPLES / "pdfs" / "federal-register-2020-17221.pdf").read_bytes()
+    files = [("files", ("directive.pdf", pdf, "application/pdf")),
+             ("files", ("../../escape.md", b"# Escape\n\nThis note tries to leave the upload folder.", "text/markdown")),
+             ("files", ("broken.pdf", b"%PDF-1.4 not really", "application/pdf")),
+             ("files", ("table.csv", b"a,b\n1,2\n", "text/csv"))]
+    r = api.post("/collections/up/upload", files=files)
+    assert r.status_code == 200, r.text
+    events = read_sse(api, job_url(r.text))
+    done = {}
+    for e, d in events:
+        if e == "file":
+            m = re.search(r'data-file="([^"]+)" data-state="([a-z]+)"', d)
+            done[m.group(1)] = (m.group(2), d)
+    assert done["directive.pdf"][0] == "ingested"
+    assert done["escape.md"][0] == "ingested"          # the base name only: it lands in the source area
+    assert done["broken.pdf"][0] == "failed" and "broken.pdf" in done["broken.pdf"][1]
+    assert done["table.csv"][0] == "failed" and "unsupported file type" in done["table.csv"][1]
+    assert "2 ingested" in events[-2][1] and "2 failed" in events[-2][1]
+    src = home / "sources" / "up"
+    assert sorted(p.name for p in src.iterdir()) == ["directive.pdf", "escape.md"]  # failed uploads are not kept
+    assert not (home.parent / "escape.md").exists() and not (home / "escape.md").exists()
+
+    page = api.get("/collections/up")
+    assert "directive.pdf" in page.text and "escape.md" in page.text
+    key = str(src / "directive.pdf")
+    r = api.post("/collections/up/delete", data={"path": key})
+    assert r.status_code == 200 and "deleted" in r.text
+    assert not (src / "directive.pdf").exists()
+    assert "directive.pdf" not in api.get("/collections/up").text
+    r = api.post("/collections/up/delete", data={"path": key})
+    assert r.status_code == 400 and "has no document" in r.text
+
+
+def test_upload_size_limit_and_empty_upload(api, home):
+    big = b"x" * (1024 * 1024 + 10)  # the app under test allows 1 MB
+    r = api.post("/collections/up/upload", files=[("files", ("big.txt", big, "text/plain"))])
+    assert r.status_code == 413 and "upload limit" in r.text
+    # a chunked body (no Content-Length) is cut off while it is read
+    boundary = "b0undary"
+
+    def chunked():
+        yield (f"--{boundary}\r\nContent-Disposition: form-data; name=\"files\"; filename=\"big.txt\"\r\n"
+               f"Content-Type: text/plain\r\n\r\n").encode()
+        for _ in range(20):
+            yield b"y" * 65536
+        yield f"\r\n--{boundary}--\r\n".encode()
+    r = api.post("/collections/up/upload", content=chunked(),
+                 headers={"content-type": f"multipart/form-data; boundary={boundary}"})
+    assert r.status_code == 413 and "upload limit" in r.text
+    assert list((home / "sources").glob("up/*")) == []  # nothing of the cut-off upload was kept
+    r = api.post("/collections/up/upload", data={"x": "1"})
+    assert r.status_code == 400 and "choose at least one file" in r.text
+
+
+def test_document_text_and_file_names_are_escaped(api, home):
+    payload = "<script>document.title='owned'</script><img src=x onerror=alert(1)>"
+    name = "<img src=x onerror=alert(2)>.txt"  # plain text keeps the markup verbatim as document text
+    files = [("files", (name, f"Notes. The launch code is 4242. {payload}".encode(), "text/plain"))]
+    events = read_sse(api, job_url(api.post("/collections/xss/upload", files=files).text))
+    assert "<img src=x" not in "".join(d for _, d in events) and "&lt;img src=x onerror=alert(2)&gt;.txt" in events[1][1]
+    page = api.get("/collections/xss").text
+    assert "<img src=x" not in page and "&lt;img src=x onerror=alert(2)&gt;.txt" in page
+    events, _ = _ask(api, "What is the launch code?", collection="xss")
+    answer = events[-2][1]
+    assert "4242" in answer and "<script>" not in answer and "onerror=alert(1)>" not in answer
+    run_id = re.search(r'data-run="([0-9a-f]+)"', answer).group(1)
+    cit = api.get(f"/runs/{run_id}/citations/1").text
+    assert "<script>" not in cit and "&lt;script&gt;" in cit
+
+
+def test_bandit_page_and_plots(api, docs):
+    _ask(api, "How tall is Tokyo Tower?")
+    page = api.get("/bandit")
+    assert page.status_code == 200 and 'src="/bandit/docs/posterior.svg"' in page.text
+    for arm in ("dense", "bm25", "hybrid"):
+        assert arm in page.text
+    svg = api.get("/bandit/docs/posterior.svg")
+    assert svg.status_code == 200 and "Beta(" in svg.text and "<path" in svg.text
+    assert api.get("/bandit/docs/rewards.svg").status_code == 200
+    assert api.get("/bandit/..%2Fx/posterior.svg").status_code in (400, 404)
+
+
+def test_overview_metrics_from_run_records(api, docs):
+    _ask(api, "How many worker bees live in a colony?")
+    _ask(api, "What is the airspeed of a swallow carrying a coconut?")
+    m = api.get("/api/metrics").json()
+    assert m["runs"] == 2 and m["routes"].get("rag", 0) + m["routes"].get("chitchat", 0) == 2
+    assert m["stages"]["classify"]["n"] == 2 and m["stages"]["classify"]["p95_ms"] >= m["stages"]["classify"]["p50_ms"]
+    assert m["refusal_rate"] is not None
+    page = api.get("/")
+    assert page.status_code == 200 and "p95" in page.text and "classify" in page.text
+
+
+def test_collections_pages(api, docs):
+    page = api.get("/collections")
+    assert page.status_code == 200 and "/collections/docs" in page.text
+    detail = api.get("/collections/docs")
+    assert all(n in detail.text for n in ("solar.md", "bees.txt", "rail.html", "tokyo.txt"))
+    assert "Dead letters" in detail.text
+    empty = api.get("/collections/brandnew")
+    assert empty.status_code == 200 and "nothing ingested yet" in empty.text
+    assert api.get("/collections/bad..name").status_code == 400
+
+
+def test_dead_letters_are_listed(api, ctx, docs):
+    ctx.docstore.record_dead_letter("docs", "gs://b/docs/<b>bad</b>.pdf",
+                                    {"error": "encrypted PDF", "kind": "corrupt", "generation": "7", "published": True})
+    page = api.get("/collections/docs").text
+    assert "encrypted PDF" in page and "&lt;b&gt;bad&lt;/b&gt;.pdf" in page
+
+
+def _beir(folder: Path) -> Path:
+    folder.mkdir(parents=True)
+    docs = {"d1": "Solar panels convert sunlight into electricity.", "d2": "Bees dance to point at flowers.",
+            "d3": "The standard rail gauge is 1,435 millimetres."}
+    (folder / "corpus.jsonl").write_text("\n".join(json.dumps({"_id": k, "title": "", "text": v})
+                                                   for k, v in docs.items()) + "\n")
+    (folder / "queries.jsonl").write_text("\n".join(json.dumps({"_id": q, "text": t}) for q, t in
+                                                    [("q1", "how do solar panels work"), ("q2", "bee dance")]) + "\n")
+    (folder / "qrels").mkdir()
+    (folder / "qrels" / "test.tsv").write_text("query-id\tcorpus-id\tscore\nq1\td1\t1\nq2\td2\t1\n")
+    return folder
+
+
+def test_eval_runs_with_progress_and_history(api, home, tmp_path, monkeypatch):
+    root = tmp_path / "sets"
+    _beir(root / "tiny")
+    monkeypatch.setenv("RELAYRAG_DASHBOARD_DATASETS", str(root))
+    page = api.get("/eval")
+    assert page.status_code == 200 and "tiny (beir)" in page.text
+    for _ in range(2):
+        r = api.post("/eval", data={"dataset": "tiny", "collection": "tinyc", "limit": "0"})
+        assert r.status_code == 200, r.text
+        events = read_sse(api, job_url(r.text))
+        progress = [d for e, d in events if e == "progress"]
+        assert any("ingest 100 %" in d for d in progress) or any("index ready (3 chunks)" in d for d in progress)
+        assert events[-2][0] == "result" and "nDCG@10" in events[-2][1], events
+    svg = api.get("/eval/history/tiny.svg")
+    assert svg.status_code == 200 and "bm25" in svg.text and "nDCG@10" in svg.text
+    assert api.get("/eval").text.count("2 queries:") == 2
+    r = api.post("/eval", data={"dataset": "nope", "collection": "tinyc", "limit": "0"})
+    assert r.status_code == 404 and "unknown dataset" in r.text
+    r = api.post("/eval", data={"dataset": "tiny", "collection": "tinyc", "limit": "many"})
+    assert r.status_code == 400 and "whole number" in r.text
+
+
+def test_sql_eval_without_llm_runs_the_guard_attacks(api, home, tmp_path, monkeypatch):
+    from relayrag.sql.warehouse import load_warehouse
+    load_warehouse(home, "chinook", [EXAMPLES / "chinook" / "chinook.sqlite"])
+    root = tmp_path / "sets"
+    root.mkdir()
+    fixtures = Path(__file__).resolve().parents[2] / "fixtures" / "text2sql"
+    (root / "dev.jsonl").write_text((fixtures / "dev.jsonl").read_text())
+    (root / "adversarial_dev.jsonl").write_text((fixtures / "adversarial_dev.jsonl").read_text())
+    monkeypatch.setenv("RELAYRAG_DASHBOARD_DATASETS", str(root))
+    r = api.post("/eval", data={"dataset": "dev", "collection": "chinook", "limit": "0"})
+    events = read_sse(api, job_url(r.text))
+    progress = [d for e, d in events if e == "progress"]
+    assert any("refused" in d for d in progress)  # one line per attack, live
+    assert "database unchanged: True" in events[-2][1]
+
+
+def test_warehouse_schema_and_guarded_query(api, home):
+    from relayrag.sql.warehouse import load_warehouse
+    load_warehouse(home, "chinook", [EXAMPLES / "chinook" / "chinook.sqlite"],
+                   config=EXAMPLES / "chinook" / "relayrag.sql.yaml")
+    page = api.get("/warehouse?collection=chinook")
+    assert page.status_code == 200 and "Customer" in page.text and "glossary" in page.text
+    ok = api.post("/warehouse/chinook/query", data={"sql": "SELECT Country, COUNT(*) AS n FROM Customer "
+                                                           "GROUP BY Country ORDER BY n DESC"})
+    assert ok.status_code == 200 and 'id="verdict">allowed' in ok.text and "USA" in ok.text and "LIMIT" in ok.text
+    bad = api.post("/warehouse/chinook/query", data={"sql": "DROP TABLE Customer"})
+    assert 'id="verdict">refused' in bad.text
+    sneaky = api.post("/warehouse/chinook/query", data={"sql": "SELECT * FROM read_csv('/etc/passwd')"})
+    assert 'id="verdict">refused' in sneaky.text and "root:" not in sneaky.text
+    missing = api.get("/warehouse?collection=nothere")
+    assert missing.status_code == 404 and "has no warehouse" in missing.text
+
+
+def test_sql_route_answer_shows_sql_and_rows(api, home, make_llm_ctx):
+    from relayrag.sql.warehouse import load_warehouse
+    load_warehouse(home, "chinook", [EXAMPLES / "chinook" / "chinook.sqlite"])
+    make_llm_ctx(sql_route_reply("SELECT COUNT(*) AS customers FROM Customer WHERE Country = 'Brazil'"))
+    events, _ = _ask(api, "How many customers do we have in Brazil?", collection="chinook")
+    result = events[-2][1]
+    assert "There are 5 customers in Brazil." in result
+    assert "SELECT COUNT(*) AS customers FROM Customer" in result and "<th>customers</th>" in result
+    assert re.search(r"<td>5</td>", result)
+
+
+def test_internal_errors_show_no_stack_trace(api, monkeypatch):
+    from relayrag.dashboard import backend
+
+    def boom(*a, **k):
+        raise ZeroDivisionError("secret internals")
+    monkeypatch.setattr(backend, "list_runs", boom)
+    from starlette.testclient import TestClient
+    with TestClient(api.app, headers=dict(api.headers), raise_server_exceptions=False) as c:
+        r = c.get("/runs", headers={"accept": "text/html"})
+    assert r.status_code == 500 and "internal error (reference" in r.text
+    assert "Traceback" not in r.text and "secret internals" not in r.text and "ZeroDivisionError" not in r.text
+
+
+def test_vendored_assets_match_their_recorded_hashes():
+    import hashlib
+    static = Path(__file__).resolve().parents[3] / "functions" / "relayrag" / "dashboard" / "static"
+    readme = (static / "README.md").read_text()
+    for line in re.findall(r"^([0-9a-f]{64})  (\S+)$", readme, re.M):
+        digest, name = line
+        assert hashlib.sha256((static / name).read_bytes()).hexdigest() == digest, name
+    assert (static / "LICENSE-htmx.txt").is_file() and (static / "LICENSE-htmx-ext-sse.txt").is_file()
+    # no page loads anything from elsewhere
+    templates = (static.parent / "templates")
+    for t in templates.iterdir():
+        assert not re.search(r"""(src|href)=["']https?://""", t.read_text()), t.name
