@@ -288,14 +288,15 @@ def evaluate_answers(ctx: StageContext, golden: Path | list[dict], collection: s
     ctx.snapshot(collection)  # a clear error now if the collection has no index
     methods: dict[str, dict] = {}
     plain = StageContext(ctx.settings, ctx.blobstore, ctx.docstore, embedder=ctx.embedder, llm_configured=False)
-    todo = [("no-llm", plain, None)]
+    todo: list[tuple[str, StageContext, Callable | None]] = [("no-llm", plain, None)]
     if compare_llm and ctx.llm is not None:
         todo.append(("llm", ctx, llm_judge(ctx.llm)))
     n_runs = len(items) * len(todo)
     for name, c, judge in todo:
-        rows = run_set(c, items, collection, judge=judge, arm=arm,
-                       on_item=(lambda r, name=name: on_item({**r, "method": name, "n_runs": n_runs}))
-                       if on_item else None)
+        def report_item(r: dict, name: str = name) -> None:
+            if on_item is not None:
+                on_item({**r, "method": name, "n_runs": n_runs})
+        rows = run_set(c, items, collection, judge=judge, arm=arm, on_item=report_item)
         methods[name] = {"overall": aggregate(rows), "by_category": _groups(rows), "rows": rows}
     return {"golden": str(golden) if not isinstance(golden, list) else "(items)", "collection": collection,
             "n": len(items), "arm": arm or "bandit", "methods": methods}

@@ -22,7 +22,8 @@ Signals (all in [0, 1]):
   about a thing the collection never mentions ("torque", "Denver") is not answered by the words around it.
 
 The answer is given only when coverage >= the script's COVERAGE_MIN and entity_min >= ENTITY_MIN, and
-when the question asks for a quantity or date (expects_number), the answering sentence holds a number; the thresholds were chosen on the dev sets (benchmarks/golden/examples-pdfs.jsonl and ja-qa
+when the question asks for a quantity or date (expects_number), the answering sentence holds a number;
+the thresholds were chosen on the dev sets (benchmarks/golden/examples-pdfs.jsonl and ja-qa
 dev with its unanswerable twin, see benchmarks/RESULTS.md) to keep false refusals <= 10 %.
 """
 
@@ -160,7 +161,8 @@ _NUMBER_Q_EN = re.compile(
     r"^\s*(how (many|much|long|far|old|heavy|tall|high|big|large|often)\b|when\b|in what year\b|by what date\b|"
     r"what (year|date|time)\b)|^\s*(what|which)\b.*\b(price|cost|amount|rate|value|weight|strength|height|length|"
     r"width|depth|temperature|torque|pressure|speed|percentage|total|number of|count)\b", re.I)
-_NUMBER_Q_CJK = re.compile(r"何(年|月|日|人|個|回|歳|%|％|パーセント|メートル|キロ|円|倍|番目|時|度|件|台|本|枚|種類)|いくら|いくつ|どのくらい|どれくらい")
+_NUMBER_Q_CJK = re.compile(r"何(年|月|日|人|個|回|歳|%|％|パーセント|メートル|キロ|円|倍|番目|時|度|件|台|本|枚|種類)"
+                           r"|いくら|いくつ|どのくらい|どれくらい")
 _DIGIT = re.compile(r"[0-9０-９]")
 _DIGIT_CJK = re.compile(r"[0-9０-９一二三四五六七八九十百千万億]")
 

@@ -11,6 +11,7 @@ Chitchat: a short reply (template without LLM).
 from __future__ import annotations
 
 import re
+from typing import Any
 
 
 from relayrag.backends.llm import LLMError
@@ -18,8 +19,8 @@ from relayrag.context import StageContext
 from relayrag.retrieval.tokenize import tokenize
 from relayrag.stages.base import Stage, StageRequest, StageResponse, llm_failure, load_run
 from relayrag.stages.answerability import (
-    content_weights, expects_number, has_number, is_header_row, is_heading, page_heading, previous_sentence, question_entities, section_heading, support,
-    table_header_above)
+    content_weights, expects_number, has_number, is_header_row, is_heading, page_heading, previous_sentence,
+    question_entities, section_heading, support, table_header_above)
 from relayrag.stages.evidence import absent_tokens, query_idf, sentence_spans
 from relayrag.text import has_cjk
 
@@ -189,9 +190,9 @@ def extractive(question: str, chunks: list[dict], embedder, max_sentences: int, 
     sentence + 0.3·coverage of all terms by sentence + context (the entity may sit in a heading), minus
     0.3·(1 − entity coverage) (stages/answerability.py). The best sentence that answers the question
     (answerability.Support.answers) leads; up to max_sentences − 1 more that also answer it and score
-    >= 80 % of it (CJK: its neighbouring sentences at >= 30 %) are added by MMR (λ = 0.7). Near-duplicates (same normalised text, or cosine >=
-    DUPLICATE_COSINE) are quoted once, citing every chunk that says them. A table row whose question names
-    one of its columns answers as "row — column: cell".
+    >= 80 % of it (CJK: its neighbouring sentences at >= 30 %) are added by MMR (λ = 0.7). Near-duplicates
+    (same normalised text, or cosine >= DUPLICATE_COSINE) are quoted once, citing every chunk that says
+    them. A table row whose question names one of its columns answers as "row — column: cell".
 
     decision: {"answerable": bool, "support": the best sentence's support signals, "related": up to 3
     closest passages [{doc, page, chunk_id, quote}]}. Not answerable → no sentences, no citations."""
@@ -217,7 +218,7 @@ def extractive(question: str, chunks: list[dict], embedder, max_sentences: int, 
     headers_of = [{" ".join(c.get("context", "").split())} | {
         table_header_above(c["text"], s) for s, e in units[i]
         if " | " in c["text"][s:e] and not is_header_row(c["text"][s:e])} for i, c in enumerate(chunks)]
-    cands = []
+    cands: list[dict[str, Any]] = []
     for idx, ((i, k), text) in enumerate(zip(flat, texts)):
         c = chunks[i]
         stripped = " ".join(text.split())
@@ -419,7 +420,8 @@ def llm_answer(llm, question: str, chunks: list[dict], evidence: list[dict], str
     cited = sorted({n for s in sentences for n in s["cites"] if 1 <= n <= len(evidence)})
     if not cited:
         return [], []
-    renumber, citations = {}, []
+    renumber: dict[int, int] = {}
+    citations: list[dict] = []
     for n in cited:  # one citation per chunk, numbered in order of first use
         ch = chunks[evidence[n - 1]["i"]]
         hit = next((c for c in citations if c["chunk_id"] == ch["chunk_id"]), None)

@@ -4,8 +4,6 @@ sentence, unanswerable questions, and a no-LLM grounding check that can fail."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
 from relayrag.engine.local import ask
