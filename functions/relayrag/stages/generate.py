@@ -1,13 +1,16 @@
-"""generate: the answer, with citations to document and page.
+"""generate: the answer, with citations to document and page — or an honest "not found".
 
-No-LLM method `extractive`: from the relevant chunks (top `context_k` after rerank) score every sentence
-by 0.6·cosine(question, sentence) + 0.4·lexical coverage, take the best and up to two more chosen by MMR
-(λ = 0.7; Carbonell & Goldstein 1998) that score ≥ 80 % of the best; each sentence is quoted verbatim and
-cited. On regeneration only the single best sentence is used. LLM method `llm`: numbered passages in,
-an answer with [n] markers out; markers become citations. Nothing relevant → an honest "not found".
-Chitchat: a short reply (template without LLM).
+No-LLM method `extractive` (see `extractive`): every sentence of the relevant chunks (top `context_k`
+after rerank) is read with its local context (title, page heading, section heading, previous sentence,
+a table row's column names) and scored; the answerability check (stages/answerability.py, after Google's
+"sufficient context", ICLR 2025) decides whether any sentence answers the question. If one does, the best
+and up to two more (MMR, λ = 0.7; Carbonell & Goldstein 1998) are quoted verbatim and cited, duplicates
+once with every source, a table cell as "row — column: value"; on regeneration only the best one. If none
+does, the answer is "not found" in the question's language, naming the closest passages as related
+reading (`related` in the run record). LLM method `llm`: the same evidence as numbered passages in, an
+answer with [n] markers out (or NOT_FOUND); markers become citations. Chitchat: a short reply (template
+without LLM).
 """
-
 from __future__ import annotations
 
 import re
