@@ -127,6 +127,10 @@ class RunRecord(BaseModel):
     grounded: bool = False
     refused: bool = False
     regen_count: int = 0
+    answer_sentences: list[dict[str, Any]] = Field(default_factory=list)
+    answerability: dict[str, Any] | None = None  # support signals of the best sentence (stages/answerability.py)
+    answers_question: bool | None = None  # hallucination_check: does the answer answer the question?
+    related: list[dict[str, Any]] = Field(default_factory=list)  # "not found": closest passages, not an answer
     # sql
     sql: str | None = None
     rows: list[list[Any]] = Field(default_factory=list)
@@ -212,6 +216,7 @@ class RunResult(BaseModel):
     regen_count: int = 0
     stages: list[StageTiming] = Field(default_factory=list)
     llm_fallbacks: int = 0  # stage calls of this run that fell back to their no-LLM method
+    related: list[dict[str, Any]] = Field(default_factory=list)
     sql: str | None = None
     rows: list[list[Any]] = Field(default_factory=list)
     row_count: int = 0
@@ -249,6 +254,9 @@ def result_from_record(run_id: str, run: dict, trace: list[dict]) -> RunResult:
         "sql": run.get("sql"),
         "rows": run.get("rows", []),
         "row_count": run.get("row_count", 0),
+        # not found / refused: the closest passages, offered as related reading (only then)
+        **({"related": [{k: r[k] for k in ("doc", "page", "chunk_id", "quote") if k in r}
+                        for r in run["related"]]} if run.get("related") else {}),
     })
 
 

@@ -437,6 +437,25 @@ class Service:
         return evaluate_beir(self.ctx, dataset, collection, limit=limit, split=split, pipeline=pipeline,
                              progress=progress, block=block, oracle=oracle)
 
+    def eval_answers(self, golden: Path, collection: str, *, twin: bool = False, limit: int | None = None,
+                     arm: str | None = None, compare_llm: bool = True, progress: bool = False,
+                     on_item: Callable[[dict], None] | None = None) -> dict:
+        """Answer quality on a golden set (relayrag.evaluation_answers): a JSONL file, or a BEIR folder with
+        answers.jsonl whose corpus (twin: without the questions' gold paragraphs) is ingested first."""
+        from relayrag.errors import RelayragError
+        from relayrag.evaluation_answers import evaluate_answers, load_golden, prepare_beir
+        golden = Path(golden)
+        if golden.is_dir():
+            items = prepare_beir(self.ctx, golden, collection, twin=twin, progress=progress)
+        elif twin:
+            raise RelayragError("--twin needs a BEIR folder with answers.jsonl, not a JSONL file")
+        else:
+            items = load_golden(golden)
+        report = evaluate_answers(self.ctx, items[:limit] if limit else items, collection, compare_llm=compare_llm,
+                                  arm=check_arm(arm) if arm else None, on_item=on_item)
+        report["golden"] = str(golden) + (" (twin)" if twin else "")
+        return report
+
     def eval_sql(self, dataset: Path, collection: str, *, adversarial: list[Path] | None = None,
                  limit: int | None = None, on_item: Callable[[dict], None] | None = None) -> dict:
         """Text-to-SQL execution accuracy and the guard's refusals (relayrag.sql.evaluate)."""

@@ -65,3 +65,30 @@ def split_sentences(text: str) -> list[tuple[int, int]]:
 
 def sentences(text: str) -> list[str]:
     return [text[s:e] for s, e in split_sentences(text)]
+
+
+# --- table rows ("cell | cell", as the loaders render tables) ------------------------------------------
+
+
+def is_header_row(row: str) -> bool:
+    """A table row of labels: at least two filled cells, none of them a bare number ("37,499.96", "$0"),
+    and at most half of them holding digits at all (a data row "Stabilizer wiring change | Up to 79
+    work-hours … | Up to $3,790 | …" has numbers in words; a header "W/E 02/24/17 | Last Week | …" has one)."""
+    cells = [c.strip() for c in row.split("|")]
+    filled = [c for c in cells if c]
+    if len(filled) < 2:
+        return False
+    if any(re.fullmatch(r"[\d\s,.$%()\-–+*/]+", c) and re.search(r"\d", c) for c in filled):
+        return False
+    return sum(1 for c in filled if re.search(r"\d", c)) <= len(filled) / 2
+
+
+def column_header(rows: list[str]) -> str:
+    """Of a table's leading label rows, the one that names the columns: most filled cells (a group row
+    "| | | Pre-Pawn | | |" spans several columns and leaves most cells empty)."""
+    best, best_n = "", 0
+    for r in rows:
+        n = sum(1 for c in r.split("|") if c.strip())
+        if n > best_n:
+            best, best_n = r, n
+    return " ".join(best.split())

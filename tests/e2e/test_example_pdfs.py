@@ -55,3 +55,20 @@ def test_ocr_only_page_answer_cites_it(examples_ctx):
     assert ("federal-register-2020-17221.pdf", 8) in cited
     rec = ctx.docstore.get_file("examples", str((EXAMPLES / "pdfs" / "federal-register-2020-17221.pdf").resolve()))
     assert 8 in rec["ocr_pages"]
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(shutil.which("tesseract") is None, reason="tesseract-ocr is not installed (OCR-only pages)")
+def test_golden_set_meets_the_no_llm_targets(examples_ctx):
+    """benchmarks/golden/examples-pdfs.jsonl through the whole workflow (about 5 minutes on 2 cores): the
+    issue-18 targets for the no-LLM path."""
+    from relayrag.context import StageContext
+    from relayrag.evaluation_answers import evaluate_answers
+    from tests.conftest import REPO
+
+    ctx, _ = examples_ctx
+    plain = StageContext(ctx.settings, ctx.blobstore, ctx.docstore, embedder=ctx.embedder, llm_configured=False)
+    o = evaluate_answers(plain, REPO / "benchmarks" / "golden" / "examples-pdfs.jsonl", "examples",
+                         compare_llm=False)["methods"]["no-llm"]["overall"]
+    assert o["answer_accuracy"] >= 0.85 and o["citation_precision"] >= 0.90, o
+    assert o["refusal_recall"] >= 0.90 and o["grounded_unanswerable"] == 0, o

@@ -96,7 +96,10 @@ def ask(question: str = typer.Argument(..., help="The question."),
         for c in result["citations"]:
             quote = display_quote(c["quote"], result["answer"], c["n"])
             _say(out, f"  [{c['n']}] {c['doc']}, page {c['page']}: “{quote}”")
-        flag = "grounded" if result["grounded"] else ("refused" if result["refused"] else "not grounded")
+        for r in result.get("related", []):
+            _say(out, (f"  related, not an answer: {r['doc']}, page {r['page']}: “{r['quote'][:200]}”", "dim"))
+        flag = ("not found" if not result.get("found", True) else "grounded" if result["grounded"]
+                else ("refused" if result["refused"] else "not grounded"))
         _say(out, (f"run {result['run_id']} · route {result['route']} · arm {result['arm']} · {flag} · "
                    + ", ".join(f"{s['name']} {s['ms']:.0f} ms" for s in result["stages"]), "dim"))
 

@@ -1,4 +1,4 @@
-"""`relayrag eval beir|sql`: retrieval and Text-to-SQL evaluation."""
+"""`relayrag eval beir|answers|sql`: retrieval, answer-quality and Text-to-SQL evaluation."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ from pathlib import Path
 import typer
 
 from relayrag.cli.app import (
+    _console,
     _print_json,
     _say,
     _service,
@@ -57,6 +58,60 @@ def eval_beir(dataset: Path = typer.Argument(..., help="BEIR folder: corpus.json
     if report.get("pipeline"):
         _say(out, f"  pipeline picks: {report['pipeline']['picks']}")
     _say(out, f"  timings: {report['timings']}")
+
+
+@eval_app.command("answers")
+def eval_answers(golden: Path = typer.Argument(..., help="Golden set JSONL, one question per line: {\"id\", \"question\", "
+                                          "\"answers\": [expected strings, any one suffices], \"doc\", \"page\" (where the "
+                                          "answer is), \"category\", \"unanswerable\": true|false}; or a BEIR folder with "
+                                          "answers.jsonl (ja-qa), whose corpus is ingested into the collection."),
+                 collection: str = typer.Option(..., "--collection", "-c", help="Collection to answer from."),
+                 twin: bool = typer.Option(False, "--twin", help="BEIR folder only: ingest the corpus WITHOUT the "
+                                           "questions' gold paragraphs and expect every question to be refused "
+                                           "(the unanswerable twin)."),
+                 limit: int = typer.Option(0, "--limit", help="Evaluate only the first N questions (0 = all)."),
+                 arm: str = typer.Option("", "--arm", help="Force a retrieval arm (dense | bm25 | hybrid) to measure "
+                                         "answering apart from the bandit's choice; default: the bandit."),
+                 compare_llm: bool = typer.Option(True, "--compare-llm/--no-llm-run", help="With an LLM configured, "
+                                                  "also run the set with the LLM methods (the no-LLM run always happens)."),
+                 rows: bool = typer.Option(False, "--rows", help="With --json: include one row per question."),
+                 as_json: bool = typer.Option(False, "--json", help="Print the result as one JSON object.")):
+    """Answer quality on a golden set, overall and per category: answer accuracy (the answer contains an
+    expected string), citation precision (the first citation is the expected document/page), refusal
+    precision/recall, faithfulness (no-LLM support check; plus an LLM judge when an LLM is configured),
+    grounded answers to unanswerable questions, answer length and p50 latency. Runs the no-LLM methods, and
+    the LLM methods too when RELAYRAG_LLM is set."""
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+    svc = _service()
+    with _user_errors(as_json):
+        bar = Progress(TextColumn("answers"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
+                       console=_console(stderr=True), disable=as_json)
+        with bar:
+            task = bar.add_task("answers", total=None)
+
+            def advance(row: dict) -> None:
+                if bar.tasks[0].total is None:  # known once the set is loaded (and ingested)
+                    bar.update(task, total=row["n_runs"])
+                bar.advance(task)
+            report = svc.eval_answers(golden, collection, twin=twin, limit=limit or None, arm=arm or None,
+                                      compare_llm=compare_llm, on_item=advance)
+    if not rows:
+        for m in report["methods"].values():
+            m.pop("rows", None)
+    if as_json:
+        _print_json(report)
+        return
+    _say(out, (report["golden"], "bold"), f": {report['n']} questions, collection {collection}")
+    keys = ("answer_accuracy", "citation_precision", "refusal_precision", "refusal_recall",
+            "refusal_rate_answerable", "faithfulness", "faithfulness_llm", "grounded_unanswerable", "answer_chars",
+            "latency_ms_p50")
+
+    def fmt(m: dict) -> str:
+        return "  ".join(f"{k} {m[k]}" for k in keys if m.get(k) is not None) + f"  (n={m['n']})"
+    for name, m in report["methods"].items():
+        _say(out, (f"{name}", "bold"), "  " + fmt(m["overall"]))
+        for cat, g in m["by_category"].items():
+            _say(out, f"  {cat:13s} " + fmt(g))
 
 
 @eval_app.command("sql")

@@ -10,7 +10,7 @@ from __future__ import annotations
 import hashlib
 from dataclasses import asdict, dataclass
 
-from relayrag.text import split_sentences
+from relayrag.text import column_header, is_header_row, split_sentences
 
 
 @dataclass
@@ -70,20 +70,30 @@ def chunk_page(text: str, max_chars: int = 1200, overlap: int = 200) -> list[tup
 
 
 def table_header(page_text: str, start: int) -> str:
-    """The header (first row) of the table that `page_text[start:]` continues, or "" if the chunk does not
-    start inside a table. Rows are lines containing " | " (how loaders render tables)."""
+    """The column-name row of the table that `page_text[start:]` continues, or "" if the chunk does not
+    start inside a table. Rows are lines containing " | " (how loaders render tables). Of the table's
+    leading label rows (no numeric cell), the one with the most filled cells: the column names, not a group
+    row ("| | Pre-Pawn | |") above them."""
     line_start = page_text.rfind("\n", 0, start) + 1
     first = page_text[line_start:page_text.find("\n", start) if "\n" in page_text[start:] else len(page_text)]
     if " | " not in first or line_start == 0:
         return ""
-    header, pos = "", line_start
+    rows, pos = [], line_start
     while pos > 0:
         prev_start = page_text.rfind("\n", 0, pos - 1) + 1
         line = page_text[prev_start:pos - 1]
-        if " | " not in line:
+        if " | " not in line and not line.strip().startswith("|"):
             break
-        header, pos = line, prev_start
-    return " ".join(header.split())
+        rows.append(line)
+        pos = prev_start
+    rows.reverse()
+    labels = []
+    for r in rows:
+        if is_header_row(r):
+            labels.append(r)
+        elif labels:
+            break
+    return column_header(labels) if labels else (" ".join(rows[0].split()) if rows else "")
 
 
 def make_chunks(*, doc: str, source: str, title: str, pages: list[tuple[int, str]],

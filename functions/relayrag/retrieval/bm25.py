@@ -46,3 +46,12 @@ class BM25Index:
         if not toks:
             return np.zeros(self.n_docs, dtype=np.float32)
         return np.asarray(self._model.get_scores(toks), dtype=np.float32)
+
+    def token_scores(self, tokens: list[str]) -> np.ndarray:
+        """Scores for tokens already produced by `tokenize` (not tokenized again: a stem such as "propos"
+        would be stemmed a second time to another word)."""
+        if self._model is None:
+            return np.zeros(0, dtype=np.float32)
+        if not tokens:
+            return np.zeros(self.n_docs, dtype=np.float32)
+        return np.asarray(self._model.get_scores(list(tokens)), dtype=np.float32)

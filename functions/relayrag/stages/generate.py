@@ -1,16 +1,20 @@
-"""generate: the answer, with citations to document and page.
+"""generate: the answer, with citations to document and page — or an honest "not found".
 
-No-LLM method `extractive`: from the relevant chunks (top `context_k` after rerank) score every sentence
-by 0.6·cosine(question, sentence) + 0.4·lexical coverage, take the best and up to two more chosen by MMR
-(λ = 0.7; Carbonell & Goldstein 1998) that score ≥ 80 % of the best; each sentence is quoted verbatim and
-cited. On regeneration only the single best sentence is used. LLM method `llm`: numbered passages in,
-an answer with [n] markers out; markers become citations. Nothing relevant → an honest "not found".
-Chitchat: a short reply (template without LLM).
+No-LLM method `extractive` (see `extractive`): every sentence of the relevant chunks (top `context_k`
+after rerank) is read with its local context (title, page heading, section heading, previous sentence,
+a table row's column names) and scored; the answerability check (stages/answerability.py, after Google's
+"sufficient context", ICLR 2025) decides whether any sentence answers the question. If one does, the best
+and up to two more (MMR, λ = 0.7; Carbonell & Goldstein 1998) are quoted verbatim and cited, duplicates
+once with every source, a table cell as "row — column: value"; on regeneration only the best one. If none
+does, the answer is "not found" in the question's language, naming the closest passages as related
+reading (`related` in the run record). LLM method `llm`: the same evidence as numbered passages in, an
+answer with [n] markers out (or NOT_FOUND); markers become citations. Chitchat: a short reply (template
+without LLM).
 """
-
 from __future__ import annotations
 
 import re
+from typing import Any
 
 
 from relayrag.backends.llm import LLMError
@@ -18,8 +22,15 @@ from relayrag.context import StageContext
 from relayrag.retrieval.tokenize import tokenize
 from relayrag.prompts import quote_document, with_data_rule
 from relayrag.stages.base import Stage, StageRequest, StageResponse, llm_failure, load_run, run_snapshot, write_run
-from relayrag.stages.evidence import embed_sentences, query_idf, weighted_coverage
+from relayrag.stages.answerability import (
+    content_weights, expects_number, has_number, is_header_row, is_heading, page_heading, previous_sentence,
+    question_entities, section_heading, support, table_header_above)
+from relayrag.stages.evidence import absent_tokens, query_idf, sentence_spans
 from relayrag.text import has_cjk
+
+DUPLICATE_COSINE = 0.95
+EVIDENCE_K = 8  # numbered evidence passages given to the LLM method
+NOT_FOUND = "NOT_FOUND"
 
 MARKER = re.compile(r"\s*\[(\d+)\]")
 
@@ -34,10 +45,15 @@ class GenerateResponse(StageResponse):
     found: bool = True
 
 
-def not_found_text(question: str, collection: str) -> str:
+def not_found_text(question: str, collection: str, related: list[dict] | None = None) -> str:
+    """An honest "not found" in the question's language, naming the closest passages (related, not an
+    answer) by document and page."""
+    where = "; ".join(f"{r['doc']} p. {r['page']}" for r in (related or []))
     if has_cjk(question):
-        return f"コレクション「{collection}」の文書には、この質問への答えが見つかりませんでした。"
-    return f"I could not find an answer to this in the documents of collection '{collection}'."
+        text = f"コレクション「{collection}」の文書には、この質問への答えが見つかりませんでした。"
+        return text + (f" 関連する箇所（答えではありません）: {where}" if where else "")
+    text = f"I could not find an answer to this in the documents of collection '{collection}'."
+    return text + (f" Related passages (not an answer): {where}." if where else "")
 
 
 def chitchat_text(question: str, collection: str) -> str:
@@ -52,83 +68,274 @@ def citation(chunk: dict, n: int, quote: str) -> dict:
             "source": chunk["source"], "quote": quote}
 
 
-def extractive(question: str, chunks: list[dict], embedder, max_sentences: int, bm25_index=None
-               ) -> tuple[list[dict], list[dict]]:
-    """Returns (answer sentences [{text, cites: [n]}], citations)."""
-    spans, svecs = embed_sentences(embedder, [c["text"] for c in chunks])
-    qv = embedder.embed([question], kind="query")[0]
-    qtok = tokenize(question)
-    weights = query_idf(qtok, bm25_index) if bm25_index is not None else {t: 1.0 for t in qtok}
-    cands = []  # (score, chunk index, span, vector)
-    for i, c in enumerate(chunks):
-        for (s, e), v in zip(spans[i], svecs[i]):
-            text = c["text"][s:e]
-            if len(text) < 12:
-                continue
-            score = 0.6 * float(v @ qv) + 0.4 * weighted_coverage(weights, text)
-            if len(text) < 30:
-                score -= 0.15  # fragments ("Iowa Ethanol", headings) rarely answer anything
-            cands.append((score, i, (s, e), v))
-    if not cands:
-        return [], []
-    cands.sort(key=lambda t: -t[0])
-    chosen = [cands[0]]
-    while len(chosen) < max_sentences:
-        best, best_val = None, -1e9
-        for cand in cands[1:40]:
-            if any(cand is c for c in chosen) or cand[0] < 0.8 * cands[0][0]:
-                continue
-            redundancy = max(float(cand[3] @ c[3]) for c in chosen)
-            val = 0.7 * cand[0] - 0.3 * redundancy
-            if val > best_val:
-                best, best_val = cand, val
-        if best is None:
-            break
-        chosen.append(best)
-    sentences: list[dict] = []
-    citations: list[dict] = []
-    num_of: dict = {}
-    for score, i, (s, e), _ in chosen:
-        text = " ".join(chunks[i]["text"][s:e].split())
-        quote = with_table_header(chunks[i]["text"], s, text, chunks[i].get("context", ""))
-        if i not in num_of:
-            num_of[i] = len(citations) + 1
-            citations.append(citation(chunks[i], num_of[i], quote))
-        elif text not in citations[num_of[i] - 1]["quote"]:
-            citations[num_of[i] - 1]["quote"] += " … " + quote
-        sentences.append({"text": text, "cites": [num_of[i]]})
-    return sentences, citations
-
-
-def with_table_header(chunk_text: str, start: int, row: str, context: str = "") -> str:
-    """A table row quoted with its table's first row (the header): from the chunk if it holds it, else the
-    chunk's `context` (the header of a table continued from an earlier chunk). A bare row of numbers means
-    little without its column names."""
+def with_table_header(chunk_text: str, start: int, row: str, header: str = "") -> str:
+    """A table row quoted with its table's column-name row (`header`; found above the row in the chunk
+    when not given): a bare row of numbers means little without its column names."""
     if " | " not in row:
         return row
-    lines = chunk_text[:start].split("\n")
-    above = lines[:-1] if lines and not lines[-1].strip() else lines
-    header = None
-    for k in range(len(above) - 1, -1, -1):
-        if " | " not in above[k]:
-            break
-        header = above[k]
-    else:  # the table runs up to the chunk's first line: it started in an earlier chunk
-        header = context or header
+    header = header or table_header_above(chunk_text, start)
     if header and " ".join(header.split()) != row:
         return " ".join(header.split()) + " / " + row
     return row
 
 
+def _units(text: str, cjk: bool) -> list[tuple[int, int]]:
+    """Sentence spans of a chunk; in CJK text a sentence whose brackets are still open is joined to the next
+    one; in English a short non-row sentence (under 20 characters: a caption "Figure 7-26." and its title
+    "Self-locking nuts.") or one ending with ":" (it introduces what follows) is joined to the next one."""
+    spans = sentence_spans(text, max_sentences=80)
+    rows: list[tuple[int, int]] = []
+    for s, e in spans:  # a table row is one unit even where a cell holds ". " ("Up to $6,715. | Up to …")
+        if rows and "\n" not in text[rows[-1][1]:s] and " | " in text[rows[-1][0]:e]:
+            rows[-1] = (rows[-1][0], e)
+        else:
+            rows.append((s, e))
+    spans = rows
+    if cjk:  # a 。 inside 「…」 or （…） does not end the sentence: join until the brackets close
+        joined: list[tuple[int, int]] = []
+        for s, e in spans:
+            if joined and _open_brackets(text[joined[-1][0]:joined[-1][1]]) > 0:
+                joined[-1] = (joined[-1][0], e)
+            else:
+                joined.append((s, e))
+        return joined
+    out: list[tuple[int, int]] = []
+    k = 0
+    while k < len(spans):
+        s, e = spans[k]
+        if ((e - s < 20 or text[s:e].rstrip().endswith(":")) and " | " not in text[s:e] and k + 1 < len(spans)
+                and " | " not in text[spans[k + 1][0]:spans[k + 1][1]]):
+            e = spans[k + 1][1]
+            k += 1
+        out.append((s, e))
+        k += 1
+    return out
+
+
+def _open_brackets(t: str) -> int:
+    return sum(t.count(o) - t.count(c) for o, c in ("「」", "『』", "（）", "()"))
+
+
+def _norm_text(t: str) -> str:
+    return re.sub(r"\W+", " ", t.lower()).strip()
+
+
+def page_headings(snap, chunks: list[dict]) -> dict[tuple[str, int], str]:
+    """(source, page) → the page's heading lines (from the page's first chunk in the snapshot)."""
+    want = {(c["source"], c["page"]) for c in chunks}
+    first: dict[tuple[str, int], tuple[int, str]] = {}
+    for c in (snap.chunks if snap is not None else chunks):
+        key = (c["source"], c["page"])
+        if key in want and (key not in first or c["start"] < first[key][0]):
+            first[key] = (c["start"], c["text"])
+    return {k: page_heading(first[k][1]) if k in first else "" for k in want}
+
+
+def doc_openings(snap, chunks: list[dict]) -> dict[str, str]:
+    """source → the text of its document's first chunk (where a report names its subject)."""
+    want = {c["source"] for c in chunks}
+    first: dict[str, tuple[int, int, str]] = {}
+    for c in (snap.chunks if snap is not None else chunks):
+        if c["source"] in want:
+            key = (c["page"], c["start"])
+            if c["source"] not in first or key < first[c["source"]][:2]:
+                first[c["source"]] = (*key, c["text"])
+    return {k: v[2] for k, v in first.items()}
+
+
+def local_context(chunk: dict, spans: list[tuple[int, int]], k: int, heading: str) -> tuple[str, str]:
+    """(context text, column-name row or "") of unit k: title, page heading, section heading, the
+    preceding sentence, and for a table row its table's column-name row."""
+    text = chunk["text"]
+    s, e = spans[k]
+    row = " | " in text[s:e]
+    # only a data row (one with a numeric cell) reads under a column-name row: rows of labels only (an
+    # address block) are their own table
+    header = table_header_above(text, s, chunk.get("context", "")) if row and not is_header_row(text[s:e]) else ""
+    parts = [chunk.get("title", ""), heading, section_heading(text, s)]
+    parts.append(header if row else previous_sentence(text, spans, k))
+    return "\n".join(p for p in parts if p), header
+
+
+def _cells(row: str) -> list[str]:
+    return [c.strip() for c in row.split("|")]
+
+
+def table_cell(question_tokens: set[str], row: str, header: str) -> str | None:
+    """A table-cell answer "row label — column label: value" when the question names one column of the
+    row's table (its column-name row aligned cell for cell with the row); else None. Ties go to the
+    leftmost column."""
+    if not header:
+        return None
+    cells, labels = _cells(row), _cells(header)
+    if len(cells) != len(labels) or len(cells) < 3:
+        return None
+    best, best_key = None, (0.0, 0)
+    for j in range(1, len(labels)):
+        toks = tokenize(labels[j])
+        if not toks or not cells[j]:
+            continue
+        hit = sum(1 for t in toks if t in question_tokens)
+        key = (hit / len(toks), hit)
+        if hit and key > best_key:
+            best, best_key = j, key
+    if best is None or best_key[0] < 0.5:
+        return None
+    return f"{cells[0]} — {labels[best]}: {cells[best]}"
+
+
+def extractive(question: str, chunks: list[dict], embedder, max_sentences: int, bm25_index=None,
+               snap=None) -> tuple[list[dict], list[dict], dict]:
+    """Returns (answer sentences [{text, cites: [n], source, context}], citations, decision).
+
+    Every sentence (English: short ones joined to the next) of the context chunks is scored with its local
+    context: English 0.5·cosine(question, sentence) + 0.5·lexical, CJK lexical only (the English MiniLM
+    is noise on Japanese), where lexical = 0.7·coverage of the non-entity terms (what is asked) by the
+    sentence + 0.3·coverage of all terms by sentence + context (the entity may sit in a heading), minus
+    0.3·(1 − entity coverage) (stages/answerability.py). The best sentence that answers the question
+    (answerability.Support.answers) leads; up to max_sentences − 1 more that also answer it and score
+    >= 80 % of it (CJK: its neighbouring sentences at >= 30 %) are added by MMR (λ = 0.7). Near-duplicates
+    (same normalised text, or cosine >= DUPLICATE_COSINE) are quoted once, citing every chunk that says
+    them. A table row whose question names one of its columns answers as "row — column: cell".
+
+    decision: {"answerable": bool, "support": the best sentence's support signals, "related": up to 3
+    closest passages [{doc, page, chunk_id, quote}]}. Not answerable → no sentences, no citations."""
+    cjk = has_cjk(question)
+    qtok = tokenize(question)
+    idf = query_idf(qtok, bm25_index) if bm25_index is not None else None
+    absent = absent_tokens(qtok, bm25_index) if bm25_index is not None else set()
+    weights = content_weights(question, idf, absent)
+    entities = question_entities(question)
+    want_number = expects_number(question)
+    qset = set(weights)
+    ent_toks = {t for g in entities for t in g}
+    asked = {t: w for t, w in weights.items() if t not in ent_toks} or weights  # what is asked about it
+    headings = page_headings(snap, chunks)
+    openings = doc_openings(snap, chunks)
+    units = [_units(c["text"], cjk) for c in chunks]
+    flat = [(i, k) for i in range(len(chunks)) for k in range(len(units[i]))]
+    texts = [chunks[i]["text"][units[i][k][0]:units[i][k][1]] for i, k in flat]
+    vecs, cos = None, [0.0] * len(texts)
+    if not cjk and texts:
+        vecs = embedder.embed(texts, kind="document")
+        cos = vecs @ embedder.embed([question], kind="query")[0]
+    headers_of = [{" ".join(c.get("context", "").split())} | {
+        table_header_above(c["text"], s) for s, e in units[i]
+        if " | " in c["text"][s:e] and not is_header_row(c["text"][s:e])} for i, c in enumerate(chunks)]
+    cands: list[dict[str, Any]] = []
+    for idx, ((i, k), text) in enumerate(zip(flat, texts)):
+        c = chunks[i]
+        stripped = " ".join(text.split())
+        if len(stripped) < (2 if cjk else 12):
+            continue
+        is_row = " | " in text
+        cells = _cells(text)
+        if is_row and (sum(1 for x in cells if x) < max(2, len(cells) / 2) or stripped in headers_of[i]):
+            continue  # a column-name row or a group row ("| | Pre-Pawn | |") names columns; it answers nothing
+        context, header = local_context(c, units[i], k, headings.get((c["source"], c["page"]), ""))
+        sup = support(weights, entities, text, context, c["text"] + "\n" + openings.get(c["source"], ""))
+        own = text  # a table row is read with its column names, section line and the page's caption
+        if is_row:
+            own += "\n".join(["", header, section_heading(c["text"], units[i][k][0]),
+                               headings.get((c["source"], c["page"]), "")])
+        lex = 0.7 * support(asked, [], own).coverage + 0.3 * sup.coverage
+        score = (lex if cjk else 0.5 * float(cos[idx]) + 0.5 * lex) - 0.3 * (1.0 - sup.entity_coverage)
+        if is_row and header:  # a table row is picked by its label: "Kentucky", "Totals"
+            label = tokenize(cells[0])
+            if label and all(t in qset or t in ent_toks for t in label):
+                score += 0.15
+        if not cjk and not is_row and (len(stripped) < 30 or is_heading(stripped) or stripped == c.get("title")):
+            score -= 0.15  # fragments ("Iowa Ethanol") and headings rarely answer anything
+        cands.append({"score": score, "i": i, "k": k, "span": units[i][k], "idx": idx, "text": stripped,
+                      "context": context, "header": header, "support": sup,
+                      "ok": sup.answers(cjk) and (not want_number or has_number(text, cjk))})
+    if not cands:
+        return [], [], {"answerable": False, "support": None, "related": [], "evidence": []}
+    cands.sort(key=lambda t: (-t["ok"], -t["score"]))
+    related: list[dict] = []
+    for cand in sorted(cands, key=lambda t: -t["score"]):
+        ch = chunks[cand["i"]]
+        if len(related) < 3 and all(r["chunk_id"] != ch["chunk_id"] for r in related):
+            related.append({"doc": ch["doc"], "page": ch["page"], "chunk_id": ch["chunk_id"],
+                            "quote": cand["text"][:300]})
+    evidence = [{"i": c["i"], "context": c["context"],
+                 "text": with_table_header(chunks[c["i"]]["text"], c["span"][0], c["text"], c["header"])}
+                for c in sorted(cands, key=lambda t: -t["score"])[:EVIDENCE_K]]
+    best = cands[0]
+    decision = {"answerable": best["ok"], "support": best["support"].as_dict(), "related": related,
+                "evidence": evidence}
+    if not best["ok"]:
+        return [], [], decision
+
+    def same(a: dict, b: dict) -> bool:
+        if _norm_text(a["text"]) == _norm_text(b["text"]):
+            return True
+        return vecs is not None and float(vecs[a["idx"]] @ vecs[b["idx"]]) >= DUPLICATE_COSINE
+
+    chosen = [best]
+    # CJK: the sentences next to the best one also qualify at 30 % of its score (a Japanese answer often sits
+    # in the sentence before or after the one that restates the question)
+    pool = [c for c in cands[1:60] if c["ok"] and (
+        c["score"] >= 0.8 * best["score"]
+        or (cjk and c["i"] == best["i"] and abs(c["k"] - best["k"]) == 1 and c["score"] >= 0.3 * best["score"]))]
+    while len(chosen) < max_sentences:
+        pick, pick_val = None, -1e9
+        for cand in pool:
+            if any(cand is c or same(cand, c) for c in chosen):
+                continue
+            redundancy = (max(float(vecs[cand["idx"]] @ vecs[c["idx"]]) for c in chosen)
+                          if vecs is not None else 0.0)
+            val = 0.7 * cand["score"] - 0.3 * redundancy
+            if val > pick_val:
+                pick, pick_val = cand, val
+        if pick is None:
+            break
+        chosen.append(pick)
+    sentences: list[dict] = []
+    citations: list[dict] = []
+    num_of: dict[int, int] = {}
+
+    def cite(cand: dict) -> int:
+        i = cand["i"]
+        ch = chunks[i]
+        quote = with_table_header(ch["text"], cand["span"][0], cand["text"], cand["header"])
+        if i not in num_of:
+            num_of[i] = len(citations) + 1
+            citations.append(citation(ch, num_of[i], quote))
+        elif cand["text"] not in citations[num_of[i] - 1]["quote"]:
+            citations[num_of[i] - 1]["quote"] += " … " + quote
+        return num_of[i]
+
+    for cand in chosen:
+        cites = [cite(cand)]
+        for dup in cands:  # the same sentence in other chunks: quoted once, every source cited
+            if dup is not cand and dup["i"] != cand["i"] and same(dup, cand):
+                n = cite(dup)
+                if n not in cites:
+                    cites.append(n)
+        text = cand["text"]
+        if cand["header"]:
+            text = table_cell(qset, cand["text"], cand["header"]) or text
+        sentences.append({"text": text, "cites": cites, "source": cand["text"], "context": cand["context"]})
+    return sentences, citations, decision
+
+
 def split_answer(answer: str) -> list[dict]:
-    """LLM answer → [{text, cites}] by sentence; markers [n] attach to the sentence they end."""
+    """LLM answer → [{text, cites}] by sentence; markers [n] attach to the sentence they end, also when
+    written after its full stop ("… per day. [1]")."""
     from relayrag.text import sentences
-    out = []
+    out: list[dict] = []
     for sent in sentences(answer):
+        lead = re.match(r"(?:\s*\[\d+\])+", sent)  # "… day. [1] Next …": [1] ends the previous sentence
+        if lead and out:
+            out[-1]["cites"] += [n for n in map(int, MARKER.findall(lead.group(0))) if n not in out[-1]["cites"]]
+            sent = sent[lead.end():]
         cites = [int(m) for m in MARKER.findall(sent)]
         text = MARKER.sub("", sent).strip()
         if text:
-            out.append({"text": text, "cites": cites})
+            out.append({"text": text, "cites": list(dict.fromkeys(cites))})
+        elif out:
+            out[-1]["cites"] += [n for n in cites if n not in out[-1]["cites"]]
     return out
 
 
@@ -158,42 +365,84 @@ def run(req: GenerateRequest, ctx: StageContext) -> GenerateResponse:
     chunks = [snap.chunks[c["row"]] for c in run_rec.get("candidates") or [] if c["chunk_id"] in relevant]
     chunks = chunks[: ctx.settings.context_k]
     if not chunks:
-        write_run(ctx, req.run_id, {"answer": not_found_text(question, collection), "citations": [],
-                                             "answer_sentences": [], "found": False})
+        related = []
+        for c in (run_rec.get("candidates") or [])[:3]:  # nothing relevant: the closest, as related reading
+            ch = snap.chunks[c["row"]]
+            bs = c.get("best_sentence") or [0, min(300, len(ch["text"]))]
+            related.append({"doc": ch["doc"], "page": ch["page"], "chunk_id": ch["chunk_id"],
+                            "quote": " ".join(ch["text"][bs[0]:bs[1]].split())[:300]})
+        write_run(ctx, req.run_id, {"answer": not_found_text(question, collection, related),
+                                    "citations": [], "answer_sentences": [], "found": False,
+                                    "related": related})
         return GenerateResponse(run_id=req.run_id, method="not-found", regen_count=regen, found=False)
 
+    sentences, citations, decision = extractive(question, chunks, ctx.embedder, 1 if regen else 3, snap.bm25, snap)
     method = "extractive"
-    sentences, citations = [], []
-    if ctx.llm is not None:
+    if ctx.llm is not None and decision["evidence"]:
         try:
-            ctx_text = "\n\n".join(quote_document(c["text"], n=n, doc=c["doc"], page=c["page"])
-                                   for n, c in enumerate(chunks, start=1))
-            strict = " Copy sentences from the passages where you can; add nothing they do not state." if regen else ""
-            answer = ctx.llm.complete([
-                {"role": "system", "content": with_data_rule(
-                    "Answer the question using only the numbered passages (their n attribute). End every "
-                    "sentence with the number of the passage that supports it, like [1]. If the passages do not "
-                    "contain the answer, say you don't know. Answer in the question's language." + strict)},
-                {"role": "user", "content": f"Passages:\n{ctx_text}\n\nQuestion: {question}"}],
-                temperature=0.0, max_tokens=400)
-            sentences = [s for s in split_answer(answer)]
-            used = sorted({n for s in sentences for n in s["cites"] if 1 <= n <= len(chunks)})
-            cand_by_id = {c["chunk_id"]: c for c in run_rec["candidates"]}
-            for n in used:
-                ch = chunks[n - 1]
-                bs = cand_by_id.get(ch["chunk_id"], {}).get("best_sentence") or [0, min(300, len(ch["text"]))]
-                citations.append(citation(ch, n, ch["text"][bs[0]:bs[1]]))
-            method = "llm"
+            llm_sents, llm_cits = llm_answer(ctx.llm, question, chunks, decision["evidence"], strict=bool(regen))
+            sentences, citations, method = llm_sents, llm_cits, "llm"
+            decision = {**decision, "answerable": bool(llm_sents)}
         except LLMError as exc:
             method, llm_error = "extractive (llm failed)", llm_failure(exc)
-    if method != "llm":
-        sentences, citations = extractive(question, chunks, ctx.embedder, 1 if regen else 3, snap.bm25)
+    if not decision["answerable"] or not sentences:
+        related = decision["related"]
+        write_run(ctx, req.run_id, {
+            "answer": not_found_text(question, collection, related), "citations": [], "answer_sentences": [],
+            "found": False, "related": related, "answerability": decision["support"], "generate_method": method,
+            "context_chunk_ids": [c["chunk_id"] for c in chunks]})
+        return GenerateResponse(run_id=req.run_id, method=f"{method} (not answerable)", llm_error=llm_error,
+                                regen_count=regen, found=False)
     answer = " ".join(f"{s['text']}" + "".join(f" [{n}]" for n in s["cites"]) for s in sentences)
     write_run(ctx, req.run_id, {"answer": answer, "citations": citations, "answer_sentences": sentences,
                                          "found": True, "generate_method": method,
+                                         "answerability": decision["support"], "related": [],
                                          "context_chunk_ids": [c["chunk_id"] for c in chunks]})
     return GenerateResponse(run_id=req.run_id, method=method, llm_error=llm_error, n_citations=len(citations),
                             regen_count=regen)
+
+
+def llm_answer(llm, question: str, chunks: list[dict], evidence: list[dict], strict: bool = False
+               ) -> tuple[list[dict], list[dict]]:
+    """The LLM method: the extractive evidence (best sentences and table rows with their column names and
+    local context) as numbered passages in, an answer with [n] markers out. Returns ([], []) when the LLM
+    says the passages do not answer the question (NOT_FOUND) or cites no passage. Raises LLMError."""
+    passages = "\n\n".join(
+        quote_document(e["text"], n=n, doc=chunks[e["i"]]["doc"], page=chunks[e["i"]]["page"],
+                       context=" / ".join(e["context"].splitlines()[:3]))
+        for n, e in enumerate(evidence, start=1))
+    rule = " Copy the passages' words where you can; add nothing they do not state." if strict else ""
+    answer = llm.complete([
+        {"role": "system", "content": with_data_rule(
+            "Answer the question using only the numbered passages (their n attribute). A passage answers only if "
+            "it is about the exact thing asked (same name, same year, same item). End every sentence with the "
+            "number of the passage that supports it, like [1]. If no passage answers the question, reply exactly "
+            f"{NOT_FOUND}. Answer briefly, in the question's language." + rule)},
+        {"role": "user", "content": f"Passages:\n{passages}\n\nQuestion: {question}"}],
+        temperature=0.0, max_tokens=400)
+    if NOT_FOUND in answer:
+        return [], []
+    sentences = [s for s in split_answer(answer) if s["cites"]]
+    cited = sorted({n for s in sentences for n in s["cites"] if 1 <= n <= len(evidence)})
+    if not cited:
+        return [], []
+    renumber: dict[int, int] = {}
+    citations: list[dict] = []
+    for n in cited:  # one citation per chunk, numbered in order of first use
+        ch = chunks[evidence[n - 1]["i"]]
+        hit = next((c for c in citations if c["chunk_id"] == ch["chunk_id"]), None)
+        if hit is None:
+            hit = citation(ch, len(citations) + 1, evidence[n - 1]["text"])
+            citations.append(hit)
+        elif evidence[n - 1]["text"] not in hit["quote"]:
+            hit["quote"] += " … " + evidence[n - 1]["text"]
+        renumber[n] = hit["n"]
+    out = []
+    for s in sentences:
+        cites = list(dict.fromkeys(renumber[n] for n in s["cites"] if n in renumber))
+        if cites:
+            out.append({"text": s["text"], "cites": cites})
+    return out, citations
 
 
 STAGE = Stage("generate", GenerateRequest, GenerateResponse, run,

@@ -1,11 +1,17 @@
 """hallucination_check: is every answer sentence supported by the passage it cites?
 
-No-LLM method `sentence-support`: a sentence is supported if it appears verbatim (whitespace-normalised)
-in a cited chunk, or its best MiniLM cosine against the cited chunks' sentences is >= 0.80, or >= 80 % of
-its BM25 tokens occur in one cited sentence. A sentence with no citation is unsupported. LLM method `llm`:
-a JSON verdict listing unsupported claims. Routes: `grounded` (end); `regenerate` while regen_count <
-max_regenerations; then `refuse` — the answer is replaced by an honest refusal that keeps the citations
-found, so the user can read the sources.
+Two questions, both of which must be yes for `grounded`:
+1. Is every sentence supported by its citation? No-LLM method `sentence-support`: it appears verbatim
+   (whitespace-normalised; a table-cell answer is checked through the row it came from) in a cited chunk,
+   or its best MiniLM cosine against the cited chunks' sentences is >= 0.80, or >= 80 % of its BM25 tokens
+   occur in one cited sentence. A sentence with no citation is unsupported.
+2. Does the answer answer the question? No-LLM: the question's content terms and named entities must be
+   covered by the answer sentences read with their local context (stages/answerability.py) — so a verbatim
+   quote about something else fails. LLM method `llm`: one JSON verdict, claim by claim, listing the
+   unsupported sentences and whether the answer is about the exact thing asked.
+Routes: `grounded` (end); an answer that does not answer the question → `refuse` at once with an honest
+"not found" that lists the cited passages as related reading (regenerating from the same evidence cannot
+help); unsupported sentences → `regenerate` while regen_count < max_regenerations, then `refuse`.
 """
 
 from __future__ import annotations
@@ -15,7 +21,10 @@ from relayrag.context import StageContext
 from relayrag.retrieval.tokenize import tokenize
 from relayrag.prompts import quote_document, with_data_rule
 from relayrag.stages.base import Stage, StageRequest, StageResponse, llm_failure, load_run, run_snapshot, write_run
-from relayrag.stages.evidence import embed_sentences, lexical_coverage
+from relayrag.stages.answerability import (
+    Support, content_weights, expects_number, has_number, question_entities, support)
+from relayrag.stages.evidence import absent_tokens, embed_sentences, lexical_coverage, query_idf
+from relayrag.stages.generate import doc_openings, not_found_text
 from relayrag.text import has_cjk, sentences as split_sents
 
 SUPPORT_COSINE = 0.80
@@ -45,7 +54,7 @@ def unsupported_sentences(answer_sentences: list[dict], cited: dict[int, dict], 
         if not chunks:
             bad.append(k)
             continue
-        text = s["text"]
+        text = s.get("source") or s["text"]  # a table-cell answer is checked against the row it came from
         if any(_norm(text) in _norm(c["text"]) for c in chunks):
             continue
         toks = tokenize(text)
@@ -60,8 +69,23 @@ def unsupported_sentences(answer_sentences: list[dict], cited: dict[int, dict], 
     return bad
 
 
-VERDICT = {"type": "object", "properties": {"unsupported": {"type": "array", "items": {"type": "integer"}}},
-           "required": ["unsupported"], "additionalProperties": False}
+def question_support(question: str, sentences: list[dict], citations: list[dict], bm25_index=None,
+                     wider: str = "") -> Support:
+    """Does the answer, read with its sentences' local context, cover what the question asks?
+    (stages/answerability.py). A sentence without a stored context (an LLM answer) is read with the quotes
+    of the citations it names. `wider`: the cited chunks and their documents' opening chunks."""
+    quotes = {c["n"]: c.get("quote", "") for c in citations}
+    text = " ".join(s.get("source") or s["text"] for s in sentences)
+    context = "\n".join(s.get("context") or " ".join(quotes.get(n, "") for n in s["cites"]) for s in sentences)
+    qtok = tokenize(question)
+    idf = query_idf(qtok, bm25_index) if bm25_index is not None else None
+    absent = absent_tokens(qtok, bm25_index) if bm25_index is not None else set()
+    return support(content_weights(question, idf, absent), question_entities(question), text, context, wider)
+
+
+VERDICT = {"type": "object", "properties": {"unsupported": {"type": "array", "items": {"type": "integer"}},
+                                            "answers_question": {"type": "boolean"}},
+           "required": ["unsupported", "answers_question"], "additionalProperties": False}
 
 
 def refusal_text(question: str) -> str:
@@ -96,27 +120,45 @@ def run(req: CheckRequest, ctx: StageContext) -> CheckResponse:
     by_id = cited_chunks(ctx, run_rec)
     cited = {c["n"]: by_id[c["chunk_id"]] for c in run_rec.get("citations", []) if c["chunk_id"] in by_id}
     method, llm_error = "sentence-support", None
-    bad = None
+    bad, answers = None, None
     if ctx.llm is not None and sents:
         try:
             numbered = "\n".join(f"{k}: {s['text']} (cites {s['cites']})" for k, s in enumerate(sents))
             passages = "\n\n".join(quote_document(c["text"], n=n) for n, c in sorted(cited.items()))
             out = complete_json(ctx.llm, [
                 {"role": "system", "content": with_data_rule(
-                    "For each numbered answer sentence, check whether the passages it cites (by their n "
-                    "attribute) state it. Return the numbers of sentences that are NOT supported.")},
-                {"role": "user", "content": f"Passages:\n{passages}\n\nAnswer sentences:\n{numbered}"}],
-                VERDICT, max_tokens=100)
-            bad = sorted({int(k) for k in out["unsupported"] if 0 <= int(k) < len(sents)})
-            method = "llm"
-        except (LLMError, KeyError, ValueError) as exc:
+                    "Check the answer claim by claim. For each numbered answer sentence, decide whether the "
+                    "passages it cites (by their n attribute) state it. Return the numbers of sentences that are "
+                    "NOT supported, and whether the answer actually answers the question (about the exact thing "
+                    "asked: same name, same year, same item).")},
+                {"role": "user", "content": f"Question: {run_rec['question']}\n\nPassages:\n{passages}\n\n"
+                 f"Answer sentences:\n{numbered}"}],
+                VERDICT, max_tokens=120)
+            llm_bad = sorted({int(k) for k in out["unsupported"] if 0 <= int(k) < len(sents)})
+            bad, answers, method = llm_bad, bool(out["answers_question"]), "llm"
+        except (LLMError, KeyError, ValueError, TypeError) as exc:
             method, llm_error = "sentence-support (llm failed)", llm_failure(exc)
     if bad is None:
         bad = unsupported_sentences(sents, cited, ctx.embedder)
-    grounded = bool(sents) and not bad
-    patch: dict = {"grounded": grounded, "unsupported": [sents[k]["text"] for k in bad]}
+        snap = run_snapshot(ctx, run_rec)  # question support reads page openings and BM25 idf
+        openings = doc_openings(snap, list(cited.values()))
+        wider = "\n".join([c["text"] for c in cited.values()] + list(openings.values()))
+        sup = question_support(run_rec["question"], sents, run_rec.get("citations", []), snap.bm25, wider)
+        cjk = has_cjk(run_rec["question"])
+        answers = bool(sents) and sup.answers(cjk) and (
+            not expects_number(run_rec["question"]) or any(has_number(s.get("source") or s["text"], cjk) for s in sents))
+    grounded = bool(sents) and not bad and answers
+    patch: dict = {"grounded": grounded, "unsupported": [sents[k]["text"] for k in bad],
+                   "answers_question": answers}
     if grounded:
         route = "grounded"
+    elif not answers:
+        # quoting is not the problem, the evidence does not answer the question: regenerating from the same
+        # evidence cannot fix that, so say so now, offering the cited passages as related reading
+        related = [{k: c[k] for k in ("doc", "page", "chunk_id", "quote")} for c in run_rec.get("citations", [])]
+        route = "refuse"
+        patch.update({"answer": not_found_text(run_rec["question"], run_rec["collection"], related),
+                      "refused": True, "related": related, "draft_answer": run_rec.get("answer")})
     elif regen < ctx.settings.max_regenerations:
         route, regen = "regenerate", regen + 1
         patch["regen_count"] = regen

@@ -28,7 +28,7 @@ def scripted_reply(messages, schema):
     if "relevant" in props:
         return {"relevant": "queen" in user.split("Passage:")[-1]}
     if "unsupported" in props:
-        return {"unsupported": []}
+        return {"unsupported": [], "answers_question": True}
     return "The queen lays up to 2,000 eggs per day [1]."
 
 

@@ -1,0 +1,268 @@
+"""Answerability without an LLM: does this sentence, read in its local context, answer the question?
+
+The no-LLM counterpart of the "sufficient context" autorater (Joren et al., "Sufficient Context: A New
+Lens on Retrieval Augmented Generation Systems", ICLR 2025): before an answer is composed, and again when
+it is checked, the question's content terms and named entities must be covered by the answering sentence
+read with its local context — its document title and page heading, the nearest section heading above it,
+the sentence before it, and for a table row the table's column-name row. A sentence that shares some words
+with the question but not what it asks about ("Its maximum flow is 80 L/min." under the heading of another
+machine; a row of 2015 figures for a question about 2016) does not answer it.
+
+Signals (all in [0, 1]):
+- coverage: IDF-weighted share of the question's content terms present in sentence + local context.
+  Content terms are the BM25 tokens minus question words ("what", "how many"); CJK bigrams made only of
+  kana, punctuation or question kanji (ます, すか, 何を) weigh FUNCTION_WEIGHT and those joining a content
+  character to a kana (a particle boundary: 都は, スの) HALF_WEIGHT — character bigrams of function words
+  are frequent, and rare ones would otherwise outweigh content words.
+- entity credit per named entity of the question (capitalised words, numbers, codes such as B-200 or
+  2016; for CJK questions katakana words, Latin words and numbers): 1 when found in sentence + local
+  context, 0.5 when found only in the sentence's chunk or its document's opening chunk (the subject of a
+  whole report), else 0. entity_coverage is the mean (it ranks sentences), entity_min the least.
+- Question terms that occur in no chunk of the collection weigh ABSENT_BOOST times their idf: a question
+  about a thing the collection never mentions ("torque", "Denver") is not answered by the words around it.
+
+Each entity counts as one term in coverage (its tokens share its weight: a katakana name of n characters
+is n − 1 bigrams, which would otherwise outweigh what is asked about it); asked_coverage is the coverage of
+the non-entity terms alone.
+
+The answer is given only when coverage >= the script's COVERAGE_MIN, asked_coverage >= ASKED_MIN (CJK),
+entity_min >= ENTITY_MIN, and
+when the question asks for a quantity or date (expects_number), the answering sentence holds a number;
+the thresholds were chosen on the dev sets (benchmarks/golden/examples-pdfs.jsonl and ja-qa
+dev with its unanswerable twin, see benchmarks/RESULTS.md) to keep false refusals <= 10 %.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from relayrag.retrieval.tokenize import tokenize
+from relayrag.text import column_header, has_cjk, is_header_row, normalize  # noqa: F401 (re-exported)
+
+# Thresholds learned on the dev sets (see the module docstring and benchmarks/RESULTS.md).
+COVERAGE_MIN = {"en": 0.5, "cjk": 0.4}
+ENTITY_MIN = 0.5
+FUNCTION_WEIGHT = 0.1
+HALF_WEIGHT = 0.5
+ABSENT_BOOST = 2.0
+ASKED_MIN = {"en": 0.0, "cjk": 0.1}
+ENTITY_AS_ONE_TERM = True
+
+_QUESTION_WORDS = frozenset("""
+what which who whom whose when where why how many much does did do doe done is are was were be been being can
+could would should will shall may might must have has had the a an of in on for to by with at from and or it its this that
+these those i you we they he she his her tell me please give list name describe explain say said show shows
+any some about there their than as into per according document documents page number numbers amount value
+kind type sort across all each every both""".split())
+_KANA_OR_PUNCT = re.compile(r"^[\u3040-\u309f\u30fc\u3000-\u303f\uff01-\uff0f\uff1a-\uff20・ー、。「」（）()?？!！]+$")
+_QUESTION_KANJI = frozenset("何誰")
+_HIRAGANA = re.compile(r"[\u3040-\u309f]")
+_KATAKANA_RUN = re.compile(r"[\u30a0-\u30ff\uff66-\uff9f][\u30a0-\u30ff\uff66-\uff9f・ー]+")
+_LATIN_OR_NUM = re.compile(r"[A-Za-z0-9][A-Za-z0-9\-/.]*[A-Za-z0-9]|[0-9]")
+_EN_WORD = re.compile(r"[A-Za-z0-9][A-Za-z0-9\-/.'’]*")
+_TABLE_SEP = " | "
+
+
+def cjk_weight(tok: str) -> float:
+    """1 for a token of content characters (kanji, katakana, Latin, digits); HALF_WEIGHT for a bigram that
+    joins one to a kana (a particle boundary such as 都は); FUNCTION_WEIGHT for kana-only bigrams."""
+    if not has_cjk(tok, 0.5):
+        return 1.0
+    if is_function_bigram(tok):
+        return FUNCTION_WEIGHT
+    if any(_HIRAGANA.match(ch) or ch in _QUESTION_KANJI for ch in tok):
+        return HALF_WEIGHT
+    return 1.0
+
+
+def is_function_bigram(tok: str) -> bool:
+    """A CJK token made only of kana/punctuation, or of kana plus a question kanji (何, 誰)."""
+    if not has_cjk(tok, 0.5):
+        return False
+    rest = "".join(ch for ch in tok if ch not in _QUESTION_KANJI)
+    return not rest or bool(_KANA_OR_PUNCT.match(rest))
+
+
+def content_weights(question: str, idf: dict[str, float] | None = None, absent: set[str] | frozenset = frozenset()
+                    ) -> dict[str, float]:
+    """Content token → weight: idf (1.0 without an index), × FUNCTION_WEIGHT / HALF_WEIGHT for CJK function
+    bigrams / particle boundaries, × ABSENT_BOOST for tokens in `absent` (no chunk contains them)."""
+    q = normalize(question)
+    if not has_cjk(q):
+        kept = [w for w in _EN_WORD.findall(q) if w.lower().strip(".'’") not in _QUESTION_WORDS]
+        toks = tokenize(" ".join(kept))
+    else:
+        toks = tokenize(q)
+    out: dict[str, float] = {}
+    for t in dict.fromkeys(toks):
+        w = (idf or {}).get(t, 1.0) if idf is not None else 1.0
+        out[t] = max(w * cjk_weight(t) * (ABSENT_BOOST if t in absent else 1.0), 1e-6)
+    return out
+
+
+def question_entities(question: str) -> list[list[str]]:
+    """Named entities of the question as token groups (each group: the BM25 tokens of one entity).
+
+    English: words with a digit (2016, B-200, 737), all-caps words (MAX, NICS) and capitalised words not
+    opening the question; CJK: katakana words, Latin words and numbers."""
+    q = normalize(question)
+    ents: list[str] = []
+    if has_cjk(q):
+        ents = _KATAKANA_RUN.findall(q) + _LATIN_OR_NUM.findall(q)
+    else:
+        words = _EN_WORD.findall(q)
+        for i, w in enumerate(words):
+            bare = w.strip(".'’")
+            if not bare or bare.lower() in _QUESTION_WORDS:
+                continue
+            if any(ch.isdigit() for ch in bare) or (len(bare) >= 2 and bare.isupper()) or (i > 0 and bare[0].isupper()):
+                ents.append(bare)
+    groups, seen = [], set()
+    for e in ents:
+        toks = [t for t in tokenize(e) if not is_function_bigram(t)]
+        key = tuple(toks)
+        if toks and key not in seen:
+            seen.add(key)
+            groups.append(toks)
+    return groups
+
+
+@dataclass(frozen=True)
+class Support:
+    coverage: float          # weighted share of content terms in sentence + local context
+    entity_coverage: float   # mean credit of the question's entities (1 local, 0.5 in the chunk/doc opening)
+    n_entities: int
+    entity_min: float = 1.0  # the least-covered entity's credit
+    asked_coverage: float = 1.0  # coverage of the terms that are not entities: what is asked about them
+
+    def answers(self, cjk: bool) -> bool:
+        return (self.coverage >= COVERAGE_MIN["cjk" if cjk else "en"]
+                and self.asked_coverage >= ASKED_MIN["cjk" if cjk else "en"]
+                and (self.n_entities == 0 or self.entity_min >= ENTITY_MIN))
+
+    def as_dict(self) -> dict:
+        return {"coverage": round(self.coverage, 4), "asked_coverage": round(self.asked_coverage, 4),
+                "entity_coverage": round(self.entity_coverage, 4), "entity_min": round(self.entity_min, 4),
+                "n_entities": self.n_entities}
+
+
+def support(weights: dict[str, float], entities: list[list[str]], text: str, context: str = "",
+            wider: str = "") -> Support:
+    """How well `text` read with `context` covers the question (see the module docstring). `wider`: the
+    sentence's chunk and its document's opening, where an entity found earns half credit (a report about
+    one aircraft names it once, on its first page)."""
+    local = set(tokenize(text + "\n" + context))
+    ent_toks = {t for g in entities for t in g}
+    if entities and ENTITY_AS_ONE_TERM:  # a katakana name of n characters is n − 1 bigrams: count it once
+        share = {t: 1.0 / len(g) for g in entities for t in g}
+        weights = {t: w * share.get(t, 1.0) for t, w in weights.items()}
+    total = sum(weights.values())
+    cov = sum(w for t, w in weights.items() if t in local) / total if total > 0 else 0.0
+    asked_total = sum(w for t, w in weights.items() if t not in ent_toks)
+    asked = (sum(w for t, w in weights.items() if t not in ent_toks and t in local) / asked_total
+             if asked_total > 0 else 1.0)
+    if not entities:
+        return Support(cov, 1.0, 0, 1.0, asked)
+    far = set(tokenize(wider)) if wider else set()
+    credits = []
+    for group in entities:
+        share = sum(1 for t in group if t in local) / len(group)
+        if share < 1.0 and far:
+            share = max(share, 0.5 * sum(1 for t in group if t in local or t in far) / len(group))
+        credits.append(share)
+    return Support(cov, sum(credits) / len(credits), len(entities), min(credits), asked)
+
+
+_NUMBER_Q_EN = re.compile(
+    r"^\s*(how (many|much|long|far|old|heavy|tall|high|big|large|often)\b|when\b|in what year\b|by what date\b|"
+    r"what (year|date|time)\b)|^\s*(what|which)\b.*\b(price|cost|amount|rate|value|weight|strength|height|length|"
+    r"width|depth|temperature|torque|pressure|speed|percentage|total|number of|count)\b", re.I)
+_NUMBER_Q_CJK = re.compile(r"何(年|月|日|人|個|回|歳|%|％|パーセント|メートル|キロ|円|倍|番目|時|度|件|台|本|枚|種類)"
+                           r"|いくら|いくつ|どのくらい|どれくらい")
+_DIGIT = re.compile(r"[0-9０-９]")
+_DIGIT_CJK = re.compile(r"[0-9０-９一二三四五六七八九十百千万億]")
+
+
+def expects_number(question: str) -> bool:
+    """The question asks for a quantity, date or count (its answer must hold a number): "how many",
+    "when", "what is the price of …"; 何年, 何人, いくら."""
+    q = normalize(question)
+    return bool(_NUMBER_Q_CJK.search(q) if has_cjk(q) else _NUMBER_Q_EN.search(q))
+
+
+_REFERENCE = re.compile(r"\b(?:Figures?|Figs?\.|Tables?|Pages?|pp?\.|Sections?|§|No\.)\s*[\dA-Z][\w\-–.]*", re.I)
+
+
+def has_number(text: str, cjk: bool = False) -> bool:
+    """True if `text` holds a number other than a reference label ("Figure 7-26", "page 4")."""
+    return bool((_DIGIT_CJK if cjk else _DIGIT).search(_REFERENCE.sub(" ", text)))
+
+
+# --- local context -------------------------------------------------------------------------------------
+
+_HEADING_END = tuple(".,;:!?。、")
+
+
+def is_heading(line: str) -> bool:
+    """A short line that reads as a title: no table cells, no closing punctuation, mostly capitalised
+    words ("Boots Self-Locking Nut", "Ethanol ($/gal)", "Pump B-200")."""
+    line = line.strip()
+    if not line or len(line) > 80 or _TABLE_SEP in line or line.endswith(_HEADING_END):
+        return False
+    words = [w for w in re.findall(r"[^\W\d_][\w\-/']*", line)]
+    if not words:
+        return False
+    caps = sum(1 for w in words if w[0].isupper())
+    return caps / len(words) >= 0.5
+
+
+def section_heading(text: str, start: int) -> str:
+    """The nearest heading line above offset `start` in `text` ("" if none)."""
+    lines = text[:start].split("\n")
+    if lines and lines[-1].strip() and not text[:start].endswith("\n"):
+        lines = lines[:-1]  # the sentence's own line
+    for ln in reversed(lines):
+        if is_heading(ln):
+            return ln.strip()
+    return ""
+
+
+def table_header_above(text: str, start: int, fallback: str = "") -> str:
+    """The column-name row of the table holding the row that starts at `start`: walking up through its
+    rows and section lines ("Ethanol ($/gal)"), the label rows met before any other text; `fallback` (the
+    chunk's `context`) when the walk reaches the chunk's start without finding one."""
+    lines = text[:start].split("\n")
+    if lines and not text[:start].endswith("\n"):
+        lines = lines[:-1]
+    labels: list[str] = []
+    for ln in reversed(lines):
+        if not ln.strip():
+            continue
+        is_row = _TABLE_SEP in ln or ln.strip().startswith("|")
+        if is_row and is_header_row(ln):
+            labels.append(ln)
+            continue
+        if labels:  # the label block has ended
+            break
+        if is_row or is_heading(ln):
+            continue
+        return ""  # prose above: a table without a label row
+    if labels:
+        return column_header(labels)
+    return " ".join(fallback.split())
+
+
+def previous_sentence(text: str, spans: list[tuple[int, int]], k: int) -> str:
+    return text[spans[k - 1][0]:spans[k - 1][1]] if k > 0 else ""
+
+
+def page_heading(page_first_chunk_text: str) -> str:
+    """The leading short lines of a page (up to two, each <= 100 characters, no table rows)."""
+    out = []
+    for ln in page_first_chunk_text.split("\n")[:2]:
+        ln = ln.strip()
+        if not ln or len(ln) > 100 or _TABLE_SEP in ln:
+            break
+        out.append(ln)
+    return " ".join(out)

@@ -1,0 +1,234 @@
+"""Regression tests for answers a person can trust (issue 18), each from a small input: the wrong entity
+(a two-machine manual), a table cell (a NICS-like table), a repeated footer, a short Japanese answer
+sentence, unanswerable questions, and a no-LLM grounding check that can fail."""
+
+from __future__ import annotations
+
+import pytest
+
+from relayrag.engine.local import ask
+from relayrag.ingest.chunking import table_header
+from relayrag.ingest.pipeline import ingest
+from relayrag.stages import STAGES
+from relayrag.stages.answerability import (
+    column_header, content_weights, question_entities, support, table_header_above)
+from relayrag.stages.base import execute
+from relayrag.stages.hallucination_check import unsupported_sentences
+
+
+def _pdf(pages: list[list[str]]) -> bytes:
+    """A minimal PDF: one Helvetica text block per page, lines top-down."""
+    def esc(s: str) -> bytes:
+        return s.replace("\\", "\\\\").replace("(", "\\(").replace(")", "\\)").encode("latin-1")
+    objs: list[bytes] = [b"", b"", b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>"]
+    kids = []
+    for lines in pages:
+        ops = b"BT /F1 11 Tf 14 TL 72 720 Td " + b" ".join((b"" if i == 0 else b"T* ") + b"(" + esc(ln) + b") Tj"
+                                                        for i, ln in enumerate(lines)) + b" ET"
+        objs.append(b"<< /Length %d >>\nstream\n" % len(ops) + ops + b"\nendstream")
+        objs.append(b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Resources << /Font << /F1 3 0 R >> >> "
+                    b"/Contents %d 0 R >>" % len(objs))
+        kids.append(len(objs))
+    objs[0] = b"<< /Type /Catalog /Pages 2 0 R >>"
+    objs[1] = b"<< /Type /Pages /Kids [%s] /Count %d >>" % (b" ".join(b"%d 0 R" % k for k in kids), len(kids))
+    out = bytearray(b"%PDF-1.4\n")
+    offsets = []
+    for i, body in enumerate(objs, 1):
+        offsets.append(len(out))
+        out += b"%d 0 obj\n" % i + body + b"\nendobj\n"
+    xref = len(out)
+    out += b"xref\n0 %d\n0000000000 65535 f \n" % (len(objs) + 1) + b"".join(b"%010d 00000 n \n" % o for o in offsets)
+    out += b"trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (len(objs) + 1, xref)
+    return bytes(out)
+
+
+MANUAL = [
+    ["Pump A-100", "The A-100 is a compact centrifugal pump for garden ponds.",
+     "Its maximum flow is 50 litres per minute.", "Its weight is 12 kilograms.",
+     "Clean its intake filter every month."],
+    ["Pump B-200", "The B-200 is a heavy duty centrifugal pump for irrigation.",
+     "Its maximum flow is 80 litres per minute.", "Its weight is 31 kilograms.",
+     "Clean its intake filter every week."],
+]
+
+STATES = ["Alabama", "Alaska", "Arizona", "Arkansas", "California", "Colorado", "Connecticut", "Delaware", "Florida",
+          "Georgia", "Hawaii", "Idaho", "Illinois", "Indiana", "Iowa", "Kansas", "Kentucky", "Louisiana", "Maine",
+          "Maryland", "Massachusetts", "Michigan", "Minnesota", "Mississippi", "Missouri", "Montana"]
+
+
+def nics_like() -> str:
+    """A table rendered as the PDF loader renders one: a group row, the column-name row, then data rows."""
+    rows = ["Firearm Background Checks November 2015",
+            "| | | Pre-Pawn | | Redemption |",
+            "State | Permit | Handgun | Long Gun | Handgun | Long Gun | Totals"]
+    for k, st in enumerate(STATES):
+        n = 1000 + 37 * k
+        rows.append(f"{st} | {n:,} | {n + 5:,} | {n + 11:,} | {k} | {k + 1} | {3 * n + 16 + 2 * k:,}")
+    rows[rows.index(next(r for r in rows if r.startswith("Kentucky")))] = \
+        "Kentucky | 264,140 | 12,155 | 14,847 | 9 | 11 | 291,162"
+    rows.append("These statistics represent the number of background checks initiated, not of firearms sold.")
+    return "\n".join(rows) + "\n"
+
+
+def call(stage, body, ctx):
+    status, out = execute(STAGES[stage], body, ctx)
+    assert status == 200, out
+    return out
+
+
+@pytest.fixture
+def manual(ctx, tmp_path):
+    d = tmp_path / "manual"
+    d.mkdir()
+    (d / "pumps.pdf").write_bytes(_pdf(MANUAL))
+    assert not ingest(ctx, d, "m").failed
+    return ctx
+
+
+def test_answer_is_about_the_machine_asked_not_its_neighbour(manual):
+    res = ask("What is the maximum flow of the B-200?", "m", ctx=manual)
+    assert res["found"] and not res["refused"] and res["grounded"]
+    assert "80 litres" in res["answer"] and "50 litres" not in res["answer"]
+    assert res["citations"][0]["page"] == 2
+    res = ask("What is the weight of the A-100?", "m", ctx=manual)
+    assert "12 kilograms" in res["answer"] and "31" not in res["answer"]
+
+
+def test_unanswerable_questions_get_an_honest_not_found_with_related_passages(manual):
+    for q in ("Who is the chief executive of the pump manufacturer?", "What is the maximum flow of the C-300?"):
+        res = ask(q, "m", ctx=manual)
+        assert not res["grounded"] or not res["found"] or res["refused"], res
+        assert res["refused"] or not res["found"]
+        assert "could not find an answer" in res["answer"]
+        rec = manual.docstore.get_run(res["run_id"])
+        assert rec["related"] and all(r["doc"] == "pumps.pdf" for r in rec["related"])
+
+
+def test_verbatim_quote_that_does_not_answer_is_refused(manual):
+    """The no-LLM check can fail: a sentence quoted word for word from its cited chunk, about the other
+    machine, is not an answer to the question."""
+    res = ask("What is the maximum flow of the B-200?", "m", ctx=manual)
+    snap = manual.snapshot("m")
+    page1 = next(c for c in snap.chunks if c["page"] == 1)
+    quote = "Its weight is 12 kilograms."
+    assert quote in page1["text"]
+    cited = {1: page1}
+    sents = [{"text": quote, "cites": [1]}]
+    assert unsupported_sentences(sents, cited, manual.embedder) == []  # verbatim: supported as a quote
+    manual.docstore.update_run(res["run_id"], {
+        "answer": quote + " [1]", "answer_sentences": sents, "found": True, "refused": False, "regen_count": 0,
+        "citations": [{"n": 1, "doc": page1["doc"], "page": 1, "chunk_id": page1["chunk_id"],
+                       "source": page1["source"], "quote": quote}]})
+    out = call("hallucination_check", {"run_id": res["run_id"]}, manual)
+    assert out["route"] == "refuse" and not out["grounded"]
+    rec = manual.docstore.get_run(res["run_id"])
+    assert rec["refused"] and rec["answers_question"] is False and "could not find an answer" in rec["answer"]
+
+
+def test_table_cell_answer_names_row_and_column(ctx, tmp_path):
+    d = tmp_path / "nics"
+    d.mkdir()
+    (d / "nics.txt").write_text(nics_like(), encoding="utf-8")
+    assert not ingest(ctx, d, "n").failed
+    snap = ctx.snapshot("n")
+    later = [c for c in snap.chunks if c["context"]]
+    assert later, "the table spans several chunks"
+    assert all(c["context"].startswith("State | Permit") for c in later)  # column names, not the group row
+    res = ask("How many long gun checks did Kentucky have in November 2015?", "n", ctx=ctx)
+    assert res["found"] and res["grounded"], res["answer"]
+    assert res["answer"].startswith("Kentucky — Long Gun: 14,847")
+    assert "State | Permit | Handgun | Long Gun" in res["citations"][0]["quote"]
+    wrong_year = ask("How many long gun checks did Kentucky have in November 2016?", "n", ctx=ctx)
+    assert wrong_year["refused"] or not wrong_year["found"]
+
+
+def test_column_header_skips_the_group_row():
+    text = "| | Pre-Pawn | |\nState | Permit | Long Gun | Handgun\nAlabama | 1 | 2 | 3\nKentucky | 4 | 5 | 6\n"
+    assert table_header_above(text, text.index("Kentucky")) == "State | Permit | Long Gun | Handgun"
+    assert table_header(text, text.index("Kentucky")) == "State | Permit | Long Gun | Handgun"
+    assert column_header(["| | Pre-Pawn | |", "State | Permit | Long Gun | Handgun"]).startswith("State")
+
+
+def test_repeated_footer_is_quoted_once_citing_every_document(ctx, tmp_path):
+    d = tmp_path / "reports"
+    d.mkdir()
+    footer = "For questions about this report, call the records office at 555-0100."
+    for name, body in [("q1.txt", "Sales rose by 4 percent in the first quarter."),
+                       ("q2.txt", "Sales fell by 2 percent in the second quarter."),
+                       ("q3.txt", "Sales were flat in the third quarter.")]:
+        (d / name).write_text(body + "\n\n" + footer + "\n", encoding="utf-8")
+    assert not ingest(ctx, d, "r").failed
+    res = ask("What number should I call with questions about the report to the records office?", "r", ctx=ctx)
+    assert res["found"] and res["grounded"], res["answer"]
+    assert res["answer"].count("555-0100") == 1
+    assert {c["doc"] for c in res["citations"]} == {"q1.txt", "q2.txt", "q3.txt"}
+
+
+def test_short_japanese_answer_sentence_is_chosen(ctx, tmp_path):
+    d = tmp_path / "ja"
+    d.mkdir()
+    (d / "fuji.txt").write_text(
+        "富士山は静岡県と山梨県にまたがる活火山であり、古くから多くの和歌や絵画の題材とされてきた日本の象徴である。"
+        "富士山の標高は3776メートル。"
+        "山頂付近には多くの登山者が訪れ、夏の登山シーズンには山小屋が営業して大変なにぎわいを見せることで知られている。",
+        encoding="utf-8")
+    (d / "other.txt").write_text("琵琶湖は日本で最も大きな湖であり、滋賀県の面積の約六分の一を占めている。", encoding="utf-8")
+    assert not ingest(ctx, d, "j").failed
+    res = ask("富士山の標高はいくつですか？", "j", ctx=ctx)
+    assert res["found"] and res["grounded"]
+    assert "3776" in res["answer"].split("[")[0]  # the first sentence answers
+    miss = ask("阿蘇山の噴火はいつ起きましたか？", "j", ctx=ctx)
+    assert miss["refused"] or not miss["found"]
+    assert "見つかりませんでした" in miss["answer"]
+
+
+def test_function_bigrams_weigh_less_and_entities_are_found():
+    w = content_weights("富士山の標高はいつですか")
+    assert w["標高"] == 1.0 and w["です"] < 0.2 and w["すか"] < 0.2 and w["山の"] == 0.5
+    assert question_entities("How many long gun checks did Kentucky have in November 2016?") == [
+        ["kentucki"], ["novemb"], ["2016"]]
+    ents = question_entities("What is the maximum flow of the B-200?")
+    q = content_weights("What is the maximum flow of the B-200?")
+    assert support(q, ents, "Its maximum flow is 80 litres per minute.", "Pump B-200").answers(cjk=False)
+    assert not support(q, ents, "Its maximum flow is 50 litres per minute.", "Pump A-100").answers(cjk=False)
+
+
+def test_llm_generation_uses_numbered_evidence_and_can_say_not_found(make_llm_ctx, tmp_path):
+    from relayrag.stages import generate as gen_stage
+
+    d = tmp_path / "manual"
+    d.mkdir()
+    (d / "pumps.pdf").write_bytes(_pdf(MANUAL))
+    prompts = []
+
+    def reply(messages, schema):
+        if schema and "route" in schema["properties"]:
+            return {"route": "rag"}
+        if schema and "hypothetical_passage" in schema["properties"]:
+            return {"hypothetical_passage": "The pump moves water.", "rewrites": []}
+        if schema and "relevance" in schema["properties"]:
+            return {"relevance": 2}
+        if schema and "relevant" in schema["properties"]:
+            return {"relevant": True}
+        if schema and "answers_question" in schema["properties"]:
+            return {"unsupported": [], "answers_question": "B-200" in messages[1]["content"]}
+        prompts.append(messages[1]["content"])
+        if "C-300" in messages[1]["content"]:
+            return gen_stage.NOT_FOUND
+        return "The B-200 moves at most 80 litres per minute [1]."
+
+    ctx, _ = make_llm_ctx(reply)
+    assert not ingest(ctx, d, "m").failed
+    res = ask("What is the maximum flow of the B-200?", "m", ctx=ctx)
+    assert res["found"] and res["grounded"] and "80 litres" in res["answer"]
+    assert res["citations"][0]["page"] == 2
+    assert "[1] (pumps.pdf, page" in prompts[0] and "context:" in prompts[0]
+    res = ask("What is the maximum flow of the C-300?", "m", ctx=ctx)
+    assert not res["found"] and "could not find an answer" in res["answer"]
+
+
+def test_llm_markers_after_the_full_stop_attach_to_the_sentence():
+    from relayrag.stages.generate import split_answer
+    assert split_answer("The B-200 moves 80 litres per minute. [2] It weighs 31 kg [1][2].") == [
+        {"text": "The B-200 moves 80 litres per minute.", "cites": [2]},
+        {"text": "It weighs 31 kg.", "cites": [1, 2]}]
