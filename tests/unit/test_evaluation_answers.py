@@ -170,7 +170,7 @@ def test_llm_and_no_llm_methods_compared_over_an_openai_compatible_double(home, 
             prompts.append(user)
             question = user.rsplit("Question:", 1)[1]
             words = set(re.findall(r"\w+", question.lower()))
-            passages = re.findall(r"^\[(\d+)\] \(.*\)\n(.*)", user, re.M)
+            passages = re.findall(r'^<document n="(\d+)"[^>]*>\n(.*)', user, re.M)
             best = max(passages, key=lambda p: len(words & set(re.findall(r"\w+", p[1].lower()))), default=None)
             out = "NOT_FOUND" if "mercury" in question or best is None else f"{best[1]} [{best[0]}]"
         content = out if isinstance(out, str) else json.dumps(out)
@@ -193,4 +193,4 @@ def test_llm_and_no_llm_methods_compared_over_an_openai_compatible_double(home, 
             name, prompts[:1], [(r["answer"], r["refused"], r["grounded"]) for r in rep["methods"][name]["rows"]])
     assert rep["methods"]["llm"]["overall"]["faithfulness_llm"] == 1.0
     assert rep["methods"]["no-llm"]["overall"]["faithfulness_llm"] is None
-    assert prompts and "[1] (bees.txt, page 1; context:" in prompts[0]
+    assert prompts and '<document n="1" doc="bees.txt" page="1" context=' in prompts[0]

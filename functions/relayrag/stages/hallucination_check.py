@@ -139,8 +139,11 @@ def run(req: CheckRequest, ctx: StageContext) -> CheckResponse:
         except (LLMError, KeyError, ValueError, TypeError) as exc:
             method, llm_error = "sentence-support (llm failed)", llm_failure(exc)
     if bad is None:
+        # question support reads whole chunks (source, page), page openings and BM25 idf: the pinned version
+        snap = run_snapshot(ctx, run_rec)
+        cited = {c["n"]: snap.chunks[snap.row_of[c["chunk_id"]]] for c in run_rec.get("citations", [])
+                 if c["chunk_id"] in snap.row_of}
         bad = unsupported_sentences(sents, cited, ctx.embedder)
-        snap = run_snapshot(ctx, run_rec)  # question support reads page openings and BM25 idf
         openings = doc_openings(snap, list(cited.values()))
         wider = "\n".join([c["text"] for c in cited.values()] + list(openings.values()))
         sup = question_support(run_rec["question"], sents, run_rec.get("citations", []), snap.bm25, wider)

@@ -222,7 +222,7 @@ def test_llm_generation_uses_numbered_evidence_and_can_say_not_found(make_llm_ct
     res = ask("What is the maximum flow of the B-200?", "m", ctx=ctx)
     assert res["found"] and res["grounded"] and "80 litres" in res["answer"]
     assert res["citations"][0]["page"] == 2
-    assert "[1] (pumps.pdf, page" in prompts[0] and "context:" in prompts[0]
+    assert '<document n="1" doc="pumps.pdf" page=' in prompts[0] and 'context="' in prompts[0]
     res = ask("What is the maximum flow of the C-300?", "m", ctx=ctx)
     assert not res["found"] and "could not find an answer" in res["answer"]
 
