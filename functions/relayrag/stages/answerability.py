@@ -155,8 +155,8 @@ def support(weights: dict[str, float], entities: list[list[str]], text: str, con
     local = set(tokenize(text + "\n" + context))
     ent_toks = {t for g in entities for t in g}
     if entities and ENTITY_AS_ONE_TERM:  # a katakana name of n characters is n − 1 bigrams: count it once
-        share = {t: 1.0 / len(g) for g in entities for t in g}
-        weights = {t: w * share.get(t, 1.0) for t, w in weights.items()}
+        per_token = {t: 1.0 / len(g) for g in entities for t in g}
+        weights = {t: w * per_token.get(t, 1.0) for t, w in weights.items()}
     total = sum(weights.values())
     cov = sum(w for t, w in weights.items() if t in local) / total if total > 0 else 0.0
     asked_total = sum(w for t, w in weights.items() if t not in ent_toks)
