@@ -33,8 +33,8 @@ def _by_schema(contents, config) -> str:
     if "hypothetical_passage" in props:
         return json.dumps({"hypothetical_passage": "Honey bee colonies hold tens of thousands of workers.",
                            "keywords": "honey bee colony workers"})
-    if "unsupported" in props:
-        return json.dumps({"unsupported": []})
+    if "unsupported" in props:  # the verdict schema (hallucination_check.VERDICT) requires both keys
+        return json.dumps({"unsupported": [], "answers_question": True})
     return "A colony can contain up to 60,000 worker bees in summer [1]."
 
 

@@ -181,6 +181,8 @@ def test_bandit_page_and_plots(api, ctx, docs):
     for arm in ("dense", "bm25", "hybrid"):
         assert arm in page.text
     for key, (a, b) in stored.items():
+        if key.endswith("/dcg"):  # graded-quality posteriors weight the fusion; the plot shows the win posteriors
+            continue
         context, arm = key.split("/")
         svg = api.get(f"/bandit/docs/posterior.svg?context={context}")
         assert svg.status_code == 200 and "<path" in svg.text
