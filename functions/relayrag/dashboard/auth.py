@@ -19,10 +19,11 @@ from __future__ import annotations
 
 import hashlib
 import hmac
-import ipaddress
 import secrets
 import time
 from dataclasses import dataclass
+
+from relayrag.hosts import is_loopback  # noqa: F401  (re-exported: callers use this module's name)
 
 COOKIE = "relayrag_session"
 SESSION_TTL_S = 12 * 3600
@@ -34,15 +35,6 @@ def split_tokens(raw: str) -> list[str]:
     return [t.strip() for t in (raw or "").split(",") if t.strip()]
 
 
-def is_loopback(host: str) -> bool:
-    """True for localhost, 127.0.0.0/8 and ::1 (brackets allowed); False for 0.0.0.0, :: and other hosts."""
-    h = host.strip().strip("[]")
-    if h == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(h).is_loopback
-    except ValueError:
-        return False
 
 
 @dataclass

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import hmac
-import ipaddress
 
 from fastmcp.server.auth import AccessToken, TokenVerifier
+
+from relayrag.hosts import is_loopback  # noqa: F401  (re-exported: callers use this module's name)
 
 
 class GatewayTokenVerifier(TokenVerifier):
@@ -46,13 +47,3 @@ def build_auth(settings) -> GatewayTokenVerifier | None:
     return GatewayTokenVerifier(tokens, jwt)
 
 
-def is_loopback(host: str) -> bool:
-    """True for a loopback bind address: localhost, 127.0.0.0/8, ::1 (brackets allowed). 0.0.0.0, ::, other
-    names and addresses are not."""
-    h = host.strip().strip("[]").lower()
-    if h == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(h).is_loopback
-    except ValueError:
-        return False
