@@ -193,6 +193,31 @@ class Service:
     def collection_names(self) -> list[str]:
         return [c.name for c in self.list_collections()]
 
+    def collection_versions(self, name: str) -> list[dict]:
+        """The index snapshot versions stored for a collection, newest first: {version, created_at (from the
+        version name, epoch seconds), current, complete (its manifest was written last, so present = whole)}.
+        relayrag keeps the current and the previous version (and versions pinned by runs in flight)."""
+        import re
+
+        from relayrag.ingest.snapshot import prefix
+        ctx = self.ctx
+        base = prefix(name)
+        keys = ctx.blobstore.list(base)
+        meta = ctx.docstore.get_collection(name) or {}
+        out = []
+        for v in sorted({k[len(base):].split("/", 1)[0] for k in keys}, reverse=True):
+            m = re.match(r"^v(\d{13})-", v)
+            out.append({"version": v, "created_at": int(m.group(1)) / 1000 if m else None,
+                        "current": v == meta.get("current_version"),
+                        "complete": f"{base}{v}/manifest.json" in keys})
+        return out
+
+    @staticmethod
+    def supported_suffixes() -> frozenset[str] | set[str] | tuple[str, ...]:
+        """File name suffixes the loaders read (".pdf", ".md", ...)."""
+        from relayrag.ingest.loaders import SUPPORTED_SUFFIXES
+        return SUPPORTED_SUFFIXES
+
     def has_warehouse(self, collection: str) -> bool:
         return self.ctx.warehouse_record(collection) is not None
 
@@ -427,6 +452,48 @@ class Service:
         cfg = store.get(collection)
         assert cfg is not None
         return raw.decode("utf-8"), cfg.model_dump(mode="json")
+
+    def guarded_query(self, collection: str, sql: str) -> dict:
+        """The guard's verdict on `sql` ({ok, sql (rewritten), reason, tables, code}) and, when it passes, the
+        query's result (QueryResult.to_dict) on the collection's read-only warehouse (restricted to its SQL
+        config's table allow-list). Raises NotFoundError without a warehouse."""
+        from relayrag.sql.guard import guard_sql
+        self.warehouse_schema(collection)  # validates the name; NotFoundError without a warehouse
+        wh = self.ctx.warehouse(collection)
+        verdict = guard_sql(sql, allowed_tables=wh.tables(), dialect=wh.dialect,
+                            max_rows=getattr(wh, "max_rows", 1000)).to_dict()
+        result = wh.query(sql).to_dict() if verdict["ok"] else None
+        return {"guard": verdict, "result": result}
+
+    # -- bandit ---------------------------------------------------------------------------------------
+    def arm_posteriors(self, collection: str) -> dict[str, dict[str, tuple[float, float]]]:
+        """The contextual bandit's win posteriors of `collection`: {context: {arm: (alpha, beta)}} with each
+        arm's prior applied (relayrag.retrieval.bandit.context_params: Beta(1, 1), hybrid Beta(2, 1)), for
+        every query context (script: latin, ja, ...) that has evidence; `latin` (the priors) when none has."""
+        from relayrag.retrieval.bandit import CONTEXTS, Arm, context_params
+        stored = self.ctx.docstore.get_arms(collection)
+        seen = {k.split("/", 1)[0] for k in stored if "/" in k}
+        contexts = [c for c in CONTEXTS if c in seen] + sorted(seen - set(CONTEXTS)) or ["latin"]
+        return {c: context_params(stored, c, [a.value for a in Arm]) for c in contexts}
+
+    # -- cloud uploads --------------------------------------------------------------------------------
+    def upload_to_bucket(self, bucket: str, object_name: str, path: Path) -> tuple[str, int]:
+        """Upload a local file as gs://bucket/object_name (GCS-triggered ingestion indexes it). Returns
+        (gs:// key, the object's generation). Needs the gcp extra."""
+        from relayrag.backends.gcs import storage_client
+        blob = storage_client(self.settings.gcp_project or None).bucket(bucket).blob(object_name)
+        blob.upload_from_filename(str(path))
+        return f"gs://{bucket}/{blob.name}", int(blob.generation)
+
+    def delete_from_bucket(self, bucket: str, object_name: str) -> bool:
+        """Delete gs://bucket/object_name (GCS-triggered ingestion then removes it from the index). Returns
+        whether the object existed. Needs the gcp extra."""
+        from relayrag.backends.gcs import storage_client
+        blob = storage_client(self.settings.gcp_project or None).bucket(bucket).blob(object_name)
+        if not blob.exists():
+            return False
+        blob.delete()
+        return True
 
     # -- evaluation -------------------------------------------------------------------------------------
     def eval_beir(self, dataset: Path, collection: str, *, limit: int | None = None, split: str = "test",

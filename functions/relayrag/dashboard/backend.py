@@ -1,9 +1,11 @@
 """Everything the dashboard does to relayrag, in one module (the adapter the pages call).
 
 Operations the CLI and the MCP gateway share go through relayrag.service.Service (ask on either engine,
-runs, collections, ingest, delete, warehouse schema and SQL config, evaluations). What only the dashboard
-reads (recent runs, bandit arms, ingestion records and dead letters, the guard's verdict on a query, the
-evaluation history in the blob store, the documents bucket) is read here from the service's context.
+runs, collections, ingest, delete, warehouse schema and SQL config, evaluations). The bandit's posteriors, snapshot
+versions, the guard's verdict on a query and the documents bucket go through Service methods too; what only
+the dashboard reads (recent runs, ingestion records and dead letters, the evaluation history in the blob
+store) is read here from the service's context. No module of the dashboard imports a stage or a backend
+(tests/unit/test_frontend_imports.py).
 Functions raise RelayragError (or a subclass: NotFoundError) with a message fit for the page on bad input;
 anything else is a bug.
 """
@@ -69,21 +71,8 @@ def collection_detail(name: str) -> dict:
 
 
 def collection_versions(name: str) -> list[dict]:
-    """The index snapshot versions stored for a collection, newest first: {version, created_at (from the
-    version name, epoch seconds), current, complete (its manifest was written last, so present = whole)}.
-    relayrag keeps the current and the previous version (and versions pinned by runs in flight)."""
-    from relayrag.ingest.snapshot import prefix
-    c = ctx()
-    base = prefix(check_collection(name))
-    keys = c.blobstore.list(base)
-    meta = c.docstore.get_collection(name) or {}
-    out = []
-    for v in sorted({k[len(base):].split("/", 1)[0] for k in keys}, reverse=True):
-        m = re.match(r"^v(\d{13})-", v)
-        out.append({"version": v, "created_at": int(m.group(1)) / 1000 if m else None,
-                    "current": v == meta.get("current_version"),
-                    "complete": f"{base}{v}/manifest.json" in keys})
-    return out
+    """The index snapshot versions stored for a collection, newest first (Service.collection_versions)."""
+    return service().collection_versions(check_collection(name))
 
 
 def source_dir(collection: str) -> Path:
@@ -95,7 +84,7 @@ def safe_upload_name(raw: str) -> str:
     """A client-supplied file name reduced to a safe base name, or RelayragError: the last path component
     (both / and \\ separate), NFC, no control characters, not hidden, at most MAX_NAME_CHARS, and a type
     the loaders read."""
-    from relayrag.ingest.loaders import SUPPORTED_SUFFIXES
+    SUPPORTED_SUFFIXES = service().supported_suffixes()
     name = unicodedata.normalize("NFC", re.split(r"[\\/]", raw or "")[-1]).strip()
     if not name or name in (".", "..") or name.startswith("."):
         raise RelayragError(f"unusable file name {raw!r}")
@@ -127,18 +116,11 @@ def documents_bucket() -> str:
     return os.environ.get("RELAYRAG_DOCUMENTS_BUCKET", "").strip()
 
 
-def _bucket():
-    from relayrag.backends.gcs import storage_client
-    return storage_client(settings().gcp_project or None).bucket(documents_bucket())
-
-
 def upload_to_bucket(collection: str, name: str, path: Path) -> tuple[str, int]:
     """Upload a local file as gs://BUCKET/<collection>/<name> (the collection's source area in the cloud).
     Returns (source key, the object's generation)."""
     check_collection(collection)
-    blob = _bucket().blob(f"{collection}/{safe_upload_name(name)}")
-    blob.upload_from_filename(str(path))
-    return f"gs://{documents_bucket()}/{blob.name}", int(blob.generation)
+    return service().upload_to_bucket(documents_bucket(), f"{collection}/{safe_upload_name(name)}", path)
 
 
 def wait_for_ingestion(collection: str, key: str, generation: int, *, timeout_s: float = 600.0,
@@ -183,9 +165,7 @@ def delete_document(collection: str, key: str) -> dict:
         raise RelayragError(f"collection {collection!r} has no document {key!r}")
     bucket = documents_bucket()
     if bucket and key.startswith(f"gs://{bucket}/{collection}/"):
-        blob = _bucket().blob(key[len(f"gs://{bucket}/"):])
-        if blob.exists():
-            blob.delete()
+        service().delete_from_bucket(bucket, key[len(f"gs://{bucket}/"):])
         deadline = time.monotonic() + 120
         while c.docstore.get_file(collection, key) is not None:
             if time.monotonic() > deadline:
@@ -265,14 +245,8 @@ def citation(run_id: str, n: int) -> dict:
 
 
 def arms(collection: str) -> dict[str, dict[str, tuple[float, float]]]:
-    """The contextual bandit's posteriors of `collection`: {context: {arm: (alpha, beta)}} with each arm's
-    prior applied (relayrag.retrieval.bandit.context_params: Beta(1, 1), hybrid Beta(2, 1)), for every query
-    context (script: latin, ja, ...) that has evidence; `latin` (the priors) when none has."""
-    from relayrag.retrieval.bandit import CONTEXTS, Arm, context_params
-    stored = ctx().docstore.get_arms(check_collection(collection))
-    seen = {k.split("/", 1)[0] for k in stored if "/" in k}
-    contexts = [c for c in CONTEXTS if c in seen] + sorted(seen - set(CONTEXTS)) or ["latin"]
-    return {c: context_params(stored, c, [a.value for a in Arm]) for c in contexts}
+    """The contextual bandit's posteriors of `collection` per query context (Service.arm_posteriors)."""
+    return service().arm_posteriors(check_collection(collection))
 
 
 # -- warehouse ------------------------------------------------------------------------------------------
@@ -301,17 +275,8 @@ def warehouse(collection: str) -> dict:
 
 
 def guarded_query(collection: str, sql: str) -> dict:
-    """The guard's verdict on `sql` ({ok, sql (rewritten), reason, tables, code}) and, when it passes, the
-    query's result (QueryResult.to_dict) on the collection's read-only warehouse."""
-    from relayrag.sql.guard import guard_sql
-    check_collection(collection)
-    wh = ctx().warehouse(collection)  # restricted to the SQL config's table allow-list, where one is stored
-    if wh is None:
-        raise RelayragError(f"collection {collection!r} has no warehouse")
-    verdict = guard_sql(sql, allowed_tables=wh.tables(), dialect=wh.dialect,
-                        max_rows=getattr(wh, "max_rows", 1000)).to_dict()
-    result = wh.query(sql).to_dict() if verdict["ok"] else None
-    return {"guard": verdict, "result": result}
+    """The guard's verdict on `sql` and, when it passes, the query's result (Service.guarded_query)."""
+    return service().guarded_query(check_collection(collection), sql)
 
 
 # -- evaluation -----------------------------------------------------------------------------------------
