@@ -288,7 +288,9 @@ def dataset_roots() -> list[Path]:
 def list_datasets() -> list[dict]:
     """Stored evaluation sets under RELAYRAG_DASHBOARD_DATASETS (comma-separated folders): BEIR folders
     (corpus.jsonl, queries.jsonl, qrels/test.tsv; the root itself or one level below) and Text-to-SQL
-    question files (*.jsonl whose first row has `gold_result`). [{id, kind: beir|sql, path}]"""
+    question files (*.jsonl whose first row has `gold_result`) and answer-quality golden sets (*.jsonl whose
+    first row has `question` and `answers` or `unanswerable`; `relayrag eval answers`).
+    [{id, kind: beir|sql|answers, path}]"""
     out: dict[str, dict] = {}
     for root in dataset_roots():
         if not root.is_dir():
@@ -304,6 +306,8 @@ def list_datasets() -> list[dict]:
                 continue
             if isinstance(first, dict) and "gold_result" in first:
                 out.setdefault(f.stem, {"id": f.stem, "kind": "sql", "path": str(f)})
+            elif isinstance(first, dict) and "question" in first and ("answers" in first or "unanswerable" in first):
+                out.setdefault(f.stem, {"id": f.stem, "kind": "answers", "path": str(f)})
     return sorted(out.values(), key=lambda d: d["id"])
 
 
@@ -316,9 +320,9 @@ def dataset(dataset_id: str) -> dict:
 
 def run_eval(dataset_id: str, collection: str, *, limit: int | None, pipeline: bool,
              on_progress: Callable[[str], None], on_item: Callable[[dict], None]) -> dict:
-    """Run a BEIR (relayrag.evaluation.evaluate_beir) or Text-to-SQL (relayrag.sql.evaluate.evaluate_sql)
-    evaluation and store its report in the blob store for the history chart. Returns the stored entry
-    {id, dataset, kind, collection, at, seconds, report}."""
+    """Run a BEIR (relayrag.evaluation.evaluate_beir), answer-quality (relayrag.evaluation_answers) or
+    Text-to-SQL (relayrag.sql.evaluate.evaluate_sql) evaluation and store its report in the blob store for
+    the history chart. Returns the stored entry {id, dataset, kind, collection, at, seconds, report}."""
     d = dataset(dataset_id)
     check_collection(collection)
     c = ctx()
@@ -339,6 +343,11 @@ def run_eval(dataset_id: str, collection: str, *, limit: int | None, pipeline: b
         on_progress(f"index ready ({s.chunks_total} chunks); scoring every arm and the bandit"
                     + (" and the full pipeline" if pipeline else ""))
         report = service().eval_beir(Path(d["path"]), collection, limit=limit, pipeline=pipeline)
+    elif d["kind"] == "answers":
+        on_progress("asking every question of the golden set (no-LLM method; the LLM method too when configured)")
+        report = service().eval_answers(Path(d["path"]), collection, limit=limit, on_item=on_item)
+        for m in report.get("methods", {}).values():  # the stored entry keeps the metrics, not every answer
+            m.pop("rows", None)
     else:
         attacks = sorted(Path(d["path"]).parent.glob("adversarial*.jsonl"))
         on_progress(f"{len(attacks)} guard attack file(s) alongside: {', '.join(p.name for p in attacks) or 'none'}")

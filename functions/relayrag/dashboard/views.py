@@ -347,6 +347,13 @@ def routes(dash: Dashboard) -> list[Route]:
                     points.setdefault(arm, []).append((i, m["ndcg@10"]))
                 if rep.get("pipeline"):
                     points.setdefault("pipeline", []).append((i, rep["pipeline"]["ndcg@10"]))
+            elif e.get("kind") == "answers":
+                ylabel = "answer accuracy / refusal recall"
+                for method, m in (rep.get("methods") or {}).items():
+                    o = m.get("overall") or {}
+                    for key, label in (("answer_accuracy", "accuracy"), ("refusal_recall", "refusal recall")):
+                        if o.get(key) is not None:
+                            points.setdefault(f"{method} {label}", []).append((i, o[key]))
             else:
                 ylabel = "execution accuracy / guard refusals"
                 if rep.get("accuracy") is not None:

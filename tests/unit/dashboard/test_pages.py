@@ -276,6 +276,26 @@ def test_sql_eval_without_llm_runs_the_guard_attacks(api, home, tmp_path, monkey
     assert "database unchanged: True" in events[-2][1]
 
 
+def test_answer_quality_eval_runs_a_golden_set(api, docs, tmp_path, monkeypatch):
+    root = tmp_path / "sets"
+    root.mkdir()
+    rows = [{"id": "eggs", "question": "How many eggs does the queen bee lay per day?", "answers": ["2,000"],
+             "doc": "bees.txt", "page": 1, "category": "number"},
+            {"id": "mercury", "question": "What is the boiling point of mercury in kelvin?", "unanswerable": True}]
+    (root / "golden.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    monkeypatch.setenv("RELAYRAG_DASHBOARD_DATASETS", str(root))
+    assert "golden (answers)" in api.get("/eval").text
+    r = api.post("/eval", data={"dataset": "golden", "collection": "docs", "limit": "0"})
+    assert r.status_code == 200, r.text
+    events = read_sse(api, job_url(r.text))
+    progress = [d for e, d in events if e == "progress"]
+    assert any("eggs: correct" in d for d in progress) and any("mercury:" in d for d in progress)
+    assert events[-2][0] == "result" and "no-llm: 2 questions, answer accuracy 1.000" in events[-2][1], events
+    assert "refusal recall 1.000" in events[-2][1]
+    svg = api.get("/eval/history/golden.svg")
+    assert svg.status_code == 200 and "answer accuracy" in svg.text
+
+
 def test_warehouse_schema_and_guarded_query(api, home):
     from relayrag.sql.warehouse import load_warehouse
     load_warehouse(home, "chinook", [EXAMPLES / "chinook" / "chinook.sqlite"],
