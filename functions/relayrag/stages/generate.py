@@ -48,7 +48,7 @@ class GenerateResponse(StageResponse):
 def not_found_text(question: str, collection: str, related: list[dict] | None = None) -> str:
     """An honest "not found" in the question's language, naming the closest passages (related, not an
     answer) by document and page."""
-    where = "; ".join(f"{r['doc']} p. {r['page']}" for r in (related or []))
+    where = "; ".join(dict.fromkeys(f"{r['doc']} p. {r['page']}" for r in (related or [])))  # each page once
     if has_cjk(question):
         text = f"コレクション「{collection}」の文書には、この質問への答えが見つかりませんでした。"
         return text + (f" 関連する箇所（答えではありません）: {where}" if where else "")

@@ -24,3 +24,12 @@ def test_chitchat_gets_a_template_without_citations(ctx, small_corpus):
     call("classify", {"run_id": "c", "question": "hello!", "collection": "t"}, ctx)
     out = call("generate", {"run_id": "c"}, ctx)
     assert out["method"] == "template" and ctx.docstore.get_run("c")["citations"] == []
+
+
+def test_not_found_names_each_related_page_once_in_the_question_language():
+    from relayrag.stages.generate import not_found_text
+    related = [{"doc": "a.pdf", "page": 1}, {"doc": "a.pdf", "page": 1}, {"doc": "a.pdf", "page": 6}]
+    en = not_found_text("Who is the chief executive?", "c", related)
+    assert en.endswith("Related passages (not an answer): a.pdf p. 1; a.pdf p. 6.")
+    ja = not_found_text("社長は誰ですか？", "c", related)
+    assert "見つかりませんでした" in ja and ja.count("a.pdf p. 1") == 1
