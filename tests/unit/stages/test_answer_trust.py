@@ -14,32 +14,15 @@ from relayrag.stages.answerability import (
     column_header, content_weights, question_entities, support, table_header_above)
 from relayrag.stages.base import execute
 from relayrag.stages.hallucination_check import unsupported_sentences
+from tests.unit.ingest.test_loaders import _Pdf, text_ops
 
 
 def _pdf(pages: list[list[str]]) -> bytes:
-    """A minimal PDF: one Helvetica text block per page, lines top-down."""
-    def esc(s: str) -> bytes:
-        return s.replace("\\", "\\\\").replace("(", "\\(").replace(")", "\\)").encode("latin-1")
-    objs: list[bytes] = [b"", b"", b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>"]
-    kids = []
+    """A minimal PDF: one Helvetica text block per page, lines top-down (the loader tests' writer)."""
+    pdf = _Pdf()
     for lines in pages:
-        ops = b"BT /F1 11 Tf 14 TL 72 720 Td " + b" ".join((b"" if i == 0 else b"T* ") + b"(" + esc(ln) + b") Tj"
-                                                        for i, ln in enumerate(lines)) + b" ET"
-        objs.append(b"<< /Length %d >>\nstream\n" % len(ops) + ops + b"\nendstream")
-        objs.append(b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Resources << /Font << /F1 3 0 R >> >> "
-                    b"/Contents %d 0 R >>" % len(objs))
-        kids.append(len(objs))
-    objs[0] = b"<< /Type /Catalog /Pages 2 0 R >>"
-    objs[1] = b"<< /Type /Pages /Kids [%s] /Count %d >>" % (b" ".join(b"%d 0 R" % k for k in kids), len(kids))
-    out = bytearray(b"%PDF-1.4\n")
-    offsets = []
-    for i, body in enumerate(objs, 1):
-        offsets.append(len(out))
-        out += b"%d 0 obj\n" % i + body + b"\nendobj\n"
-    xref = len(out)
-    out += b"xref\n0 %d\n0000000000 65535 f \n" % (len(objs) + 1) + b"".join(b"%010d 00000 n \n" % o for o in offsets)
-    out += b"trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (len(objs) + 1, xref)
-    return bytes(out)
+        pdf.page(text_ops(lines, 72, 720))
+    return pdf.bytes()
 
 
 MANUAL = [
