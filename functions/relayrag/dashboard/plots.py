@@ -98,18 +98,8 @@ def reward_over_time(pulls: list[dict], title: str = "") -> str:
     for j, (arm, (xs, ys)) in enumerate(sorted(series.items())):
         ax.plot(xs, ys, marker="o", markersize=3, color=ARM_COLORS.get(arm, PALETTE[j % len(PALETTE)]),
                 label=_label(f"{arm} ({len(xs)} pulls)"))
-    ax.set_ylim(0, 1)
-    ax.xaxis.set_major_locator(MaxNLocator(integer=True))
-    ax.set_xlabel("pull (all arms, oldest first)")
-    ax.set_ylabel("mean reward so far")
-    if series:
-        ax.legend(fontsize=8, loc="lower right")
-    else:
-        ax.text(0.5, 0.5, "no bandit pulls yet", ha="center", va="center", transform=ax.transAxes)
-    if title:
-        ax.set_title(_label(title), fontsize=9)
-    ax.spines[["top", "right"]].set_visible(False)
-    return _svg(fig)
+    return _line_chart_svg(fig, ax, "pull (all arms, oldest first)", "mean reward so far", bool(series),
+                           "no bandit pulls yet", title)
 
 
 def history(points: dict[str, list[tuple[int, float]]], ylabel: str, title: str = "") -> str:
@@ -120,14 +110,20 @@ def history(points: dict[str, list[tuple[int, float]]], ylabel: str, title: str 
         if pts:
             ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", markersize=3,
                     color=ARM_COLORS.get(name, PALETTE[j % len(PALETTE)]), label=_label(name))
+    return _line_chart_svg(fig, ax, "evaluation run", _label(ylabel), any(points.values()),
+                           "no evaluations yet", title)
+
+
+def _line_chart_svg(fig, ax, xlabel: str, ylabel: str, has_data: bool, empty_text: str, title: str) -> str:
+    """Finish a 0–1 line chart over integer x (axes, legend or an empty-state text, title) as SVG."""
     ax.set_ylim(0, 1)
     ax.xaxis.set_major_locator(MaxNLocator(integer=True))
-    ax.set_xlabel("evaluation run")
-    ax.set_ylabel(_label(ylabel))
-    if any(points.values()):
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    if has_data:
         ax.legend(fontsize=8, loc="lower right")
     else:
-        ax.text(0.5, 0.5, "no evaluations yet", ha="center", va="center", transform=ax.transAxes)
+        ax.text(0.5, 0.5, empty_text, ha="center", va="center", transform=ax.transAxes)
     if title:
         ax.set_title(_label(title), fontsize=9)
     ax.spines[["top", "right"]].set_visible(False)
