@@ -143,7 +143,8 @@ class StageContext:
             snap = cached.get(version)
             if snap is None:
                 snap = _load(self.blobstore, collection, version, dim=getattr(self.embedder, "dim", None),
-                             memory_limit=memory_limit_bytes(self.settings.memory_limit_mb))
+                             memory_limit=memory_limit_bytes(self.settings.memory_limit_mb),
+                             sentences=self.settings.sentence_vectors)
                 check_snapshot_embedder(snap, self.embedder)
                 cached[version] = snap
                 while len(cached) > SNAPSHOTS_PER_COLLECTION:

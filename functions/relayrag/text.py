@@ -67,6 +67,50 @@ def sentences(text: str) -> list[str]:
     return [text[s:e] for s, e in split_sentences(text)]
 
 
+def sentence_spans(text: str, max_sentences: int = 40) -> list[tuple[int, int]]:
+    """The first `max_sentences` sentence spans of `text` (split_sentences); the whole text if it has none."""
+    spans = split_sentences(text)
+    return spans[:max_sentences] if spans else [(0, len(text))]
+
+
+def answer_units(text: str, cjk: bool) -> list[tuple[int, int]]:
+    """The units generate reads and quotes (relayrag.stages.generate): sentence spans of a chunk; in CJK
+    text a sentence whose brackets are still open is joined to the next one; in English a short non-row
+    sentence (under 20 characters: a caption "Figure 7-26." and its title "Self-locking nuts.") or one ending
+    with ":" (it introduces what follows) is joined to the next one."""
+    spans = sentence_spans(text, max_sentences=80)
+    rows: list[tuple[int, int]] = []
+    for s, e in spans:  # a table row is one unit even where a cell holds ". " ("Up to $6,715. | Up to …")
+        if rows and "\n" not in text[rows[-1][1]:s] and " | " in text[rows[-1][0]:e]:
+            rows[-1] = (rows[-1][0], e)
+        else:
+            rows.append((s, e))
+    spans = rows
+    if cjk:  # a 。 inside 「…」 or （…） does not end the sentence: join until the brackets close
+        joined: list[tuple[int, int]] = []
+        for s, e in spans:
+            if joined and open_brackets(text[joined[-1][0]:joined[-1][1]]) > 0:
+                joined[-1] = (joined[-1][0], e)
+            else:
+                joined.append((s, e))
+        return joined
+    out: list[tuple[int, int]] = []
+    k = 0
+    while k < len(spans):
+        s, e = spans[k]
+        if ((e - s < 20 or text[s:e].rstrip().endswith(":")) and " | " not in text[s:e] and k + 1 < len(spans)
+                and " | " not in text[spans[k + 1][0]:spans[k + 1][1]]):
+            e = spans[k + 1][1]
+            k += 1
+        out.append((s, e))
+        k += 1
+    return out
+
+
+def open_brackets(t: str) -> int:
+    return sum(t.count(o) - t.count(c) for o, c in ("「」", "『』", "（）", "()"))
+
+
 # --- table rows ("cell | cell", as the loaders render tables) ------------------------------------------
 
 

@@ -26,6 +26,8 @@ from __future__ import annotations
 import hashlib
 import os
 import threading
+import weakref
+from collections import OrderedDict
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, Sequence, runtime_checkable
 
@@ -429,6 +431,45 @@ def get_embedder(name: str, threads: int = 0) -> Embedder:
         if emb is None:
             emb = _cache[key] = factory(threads)
         return emb
+
+
+_QUERY_CACHE_SIZE = 256  # per embedder instance: a run's stages (and hyde's queries) embed the same few texts
+_query_cache: "weakref.WeakKeyDictionary[Any, OrderedDict[str, np.ndarray]]" = weakref.WeakKeyDictionary()
+_query_cache_lock = threading.Lock()
+
+
+def query_vectors(embedder, texts: Sequence[str]) -> np.ndarray:
+    """float32 [len(texts), dim]: `embedder.embed(texts, kind="query")`, each text embedded once per process
+    (an LRU of the last 256 query texts per embedder instance), so the stages of one run (retrieve, rerank,
+    grade, generate) share one query embedding. Rows are read-only copies of the cached vectors."""
+    texts = list(texts)
+    try:
+        with _query_cache_lock:
+            cache = _query_cache.setdefault(embedder, OrderedDict())
+    except TypeError:  # an embedder that cannot be weakly referenced: no cache
+        return np.asarray(embedder.embed(texts, kind="query"), dtype=np.float32)
+    with _query_cache_lock:
+        hit = {t: cache[t] for t in dict.fromkeys(texts) if t in cache}
+        for t in hit:
+            cache.move_to_end(t)
+    missing = [t for t in dict.fromkeys(texts) if t not in hit]
+    if missing:
+        vecs = np.asarray(embedder.embed(missing, kind="query"), dtype=np.float32)
+        with _query_cache_lock:
+            for t, v in zip(missing, vecs):
+                v = v.copy()
+                v.setflags(write=False)
+                hit[t] = cache[t] = v
+            while len(cache) > _QUERY_CACHE_SIZE:
+                cache.popitem(last=False)
+    if not texts:
+        return np.zeros((0, int(getattr(embedder, "dim", 0))), np.float32)
+    return np.stack([hit[t] for t in texts])
+
+
+def query_vector(embedder, text: str) -> np.ndarray:
+    """float32 [dim]: the cached query embedding of one text (query_vectors)."""
+    return query_vectors(embedder, [text])[0]
 
 
 def embedder_from_settings(settings) -> Embedder:

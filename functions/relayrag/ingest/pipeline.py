@@ -35,8 +35,9 @@ from relayrag.ingest import loaders
 from relayrag.ingest.chunking import Chunk, make_chunks
 from relayrag.ingest.limits import FileBudget
 from relayrag.naming import validate_collection
-from relayrag.ingest.snapshot import (gc_versions, index_text, new_version, prefix, read_chunks, read_vectors,
-                                      write_snapshot)
+from relayrag.ingest.snapshot import (gc_versions, index_text, new_version, prefix, read_chunks, read_sentences,
+                                      read_vectors, write_snapshot)
+from relayrag.retrieval.sentences import SPAN_RULES, SentenceVectors, embed_chunk_sentences
 
 log = logging.getLogger(__name__)
 GC_MIN_AGE_S = 900.0  # remote stores: versions younger than this may be another instance's write in flight
@@ -52,6 +53,7 @@ class IngestSummary:
     failed: list[dict] = field(default_factory=list)
     warnings: list[dict] = field(default_factory=list)
     chunks_embedded: int = 0
+    sentences_embedded: int = 0  # sentence vectors computed (not reused) for this version
     chunks_total: int = 0
     seconds: float = 0.0
     not_applied: list[str] = field(default_factory=list)  # source keys whose `only_if` guard said no
@@ -66,6 +68,7 @@ class IngestSummary:
             "failed": self.failed,
             "warnings": self.warnings,
             "chunks_embedded": self.chunks_embedded,
+            "sentences_embedded": self.sentences_embedded,
             "chunks_total": self.chunks_total,
             "seconds": round(self.seconds, 3),
             **({"not_applied": self.not_applied} if self.not_applied else {}),
@@ -415,7 +418,12 @@ def _ingest_once(ctx: StageContext, path: Path | str | None, collection: str, *,
                                                                 "snapshot; ingest it again to restore it"})
         summary.ingested = len(new_records)
         summary.deleted = len(deleted)
-        if not new_records and not deleted:
+        # a current version without today's sentence vectors (built before them, or with other span rules) is
+        # rebuilt once with them, its chunks and chunk vectors reused, when it was built by this very embedder
+        upgrade = bool(s.sentence_vectors and old_chunks and not unreadable
+                       and _sentence_rules(store, collection, current) != SPAN_RULES
+                       and _snapshot_embedder(store, collection, current) == getattr(ctx.embedder, "model_id", "unknown"))
+        if not new_records and not deleted and not upgrade:
             if record_updates:  # same chunks, same version: only the records change (still compare-and-set)
                 docs.commit_ingest(collection, current, meta["stats"] if meta else {}, record_updates, [],
                                    expected_version=current)
@@ -429,8 +437,9 @@ def _ingest_once(ctx: StageContext, path: Path | str | None, collection: str, *,
             chunks.extend(new_chunks[key])
         # embeddings: reuse by content hash, embed the rest — only vectors of this very embedder: after
         # RELAYRAG_EMBEDDER changed, old vectors are another model's (maybe another size) and all re-embed
-        if current and old_chunks and _snapshot_embedder(store, collection, current) != \
-                getattr(ctx.embedder, "model_id", "unknown"):
+        same_embedder = not (current and old_chunks and _snapshot_embedder(store, collection, current) !=
+                             getattr(ctx.embedder, "model_id", "unknown"))
+        if not same_embedder:
             vec_by_hash = {}
             old_vectors = np.zeros((0, ctx.embedder.dim), np.float16)
         dim = old_vectors.shape[1] if old_vectors.shape[0] else None
@@ -460,11 +469,17 @@ def _ingest_once(ctx: StageContext, path: Path | str | None, collection: str, *,
                                     f"embedded {done}/{len(todo)} chunks")
         summary.chunks_embedded = len(todo)
         matrix = np.stack(vectors).astype(np.float16) if vectors else np.zeros((0, dim or 384), np.float16)
+        sentences = None
+        if s.sentence_vectors and chunks:
+            old_sent = _read_current_sentences(store, collection, current) if same_embedder and old_chunks else None
+            sentences = _sentence_vectors(ctx, chunks, old_chunks, old_sent, summary,
+                                          progress=progress, on_progress=on_progress if remove_paths is None else None,
+                                          total_units=total_units if remove_paths is None else 0.0)
 
         version = new_version()
         manifest = {"embedder": getattr(ctx.embedder, "model_id", "unknown") if todo or chunks else None,
                     "created_at": time.time()}
-        write_snapshot(store, collection, version, chunks, matrix, manifest)
+        write_snapshot(store, collection, version, chunks, matrix, manifest, sentences)
         n_docs = len({(c["source"], c["doc"]) for c in chunks})
         stats = {"n_chunks": len(chunks), "n_documents": n_docs,
                  "n_files": len(set(records) - set(deleted) | {r["path"] for r in new_records})}
@@ -515,6 +530,66 @@ def _read_current(store, collection: str, current: str | None) -> tuple[list[dic
         log.warning("%s: %s", collection, reason)
         return [], empty, reason
     return chunks, vectors, None
+
+
+def _sentence_rules(store, collection: str, version: str | None) -> str | None:
+    """The SPAN_RULES a version's stored sentence vectors follow (None: it stores none)."""
+    if not version:
+        return None
+    try:
+        manifest = json.loads(store.get_bytes(prefix(collection, version) + "manifest.json"))
+    except (OSError, ValueError):
+        return None
+    return (manifest.get("sentence_vectors") or {}).get("spans")
+
+
+def _read_current_sentences(store, collection: str, current: str | None) -> SentenceVectors | None:
+    """The current version's sentence vectors if it has them with today's SPAN_RULES; None otherwise (also when
+    they cannot be read: then every chunk's sentences are embedded again)."""
+    if not current:
+        return None
+    try:
+        manifest = json.loads(store.get_bytes(prefix(collection, current) + "manifest.json"))
+        if (manifest.get("sentence_vectors") or {}).get("spans") != SPAN_RULES:
+            return None
+        return read_sentences(store, collection, current, manifest)
+    except (OSError, ValueError, KeyError, EOFError) as exc:
+        log.warning("%s: sentence vectors of %s not reused (%s: %s)", collection, current, type(exc).__name__, exc)
+        return None
+
+
+def _sentence_vectors(ctx: StageContext, chunks: list[dict], old_chunks: list[dict],
+                      old: SentenceVectors | None, summary: IngestSummary, *, progress: bool,
+                      on_progress: Callable[[float, float, str], None] | None, total_units: float) -> SentenceVectors:
+    """Per-chunk sentence vectors for `chunks`: a chunk whose content hash the current version holds keeps its
+    stored ones; the others' sentences are embedded (each distinct sentence text once)."""
+    dim = int(ctx.embedder.dim)
+    old_row = {c["content_hash"]: j for j, c in enumerate(old_chunks)} if old is not None else {}
+    parts: list[tuple[np.ndarray, np.ndarray] | None] = []
+    todo: list[int] = []
+    for i, c in enumerate(chunks):
+        j = old_row.get(c["content_hash"])
+        if old is not None and j is not None and j < old.n_chunks:
+            parts.append(old.chunk(j))
+        else:
+            parts.append(None)
+            todo.append(i)
+    if todo:
+        with _progress(progress and len(todo) > 64) as bar:
+            task = bar.add_task("embedding sentences", total=1.0) if bar else None
+
+            def step(done: int, total: int) -> None:
+                if bar:
+                    bar.update(task, completed=done / max(1, total))
+                if on_progress:
+                    on_progress(total_units - 0.1 + 0.09 * done / max(1, total), total_units,
+                                f"embedded {done}/{total} sentences")
+
+            fresh = embed_chunk_sentences(ctx.embedder, [chunks[i]["text"] for i in todo], on_batch=step)
+        for i, part in zip(todo, fresh):
+            parts[i] = part
+    summary.sentences_embedded = sum(len(parts[i][0]) for i in todo if parts[i] is not None)
+    return SentenceVectors.from_parts([p for p in parts if p is not None], dim)
 
 
 def _snapshot_embedder(store, collection: str, version: str) -> str | None:

@@ -4,6 +4,8 @@ Layout under the blob store (GCS bucket or local folder):
     snapshots/<collection>/<version>/chunks.jsonl   one chunk per line (relayrag.ingest.chunking.Chunk)
     snapshots/<collection>/<version>/dense.npy      float16 [n_chunks, dim], unit rows, same order
     snapshots/<collection>/<version>/bm25/...       bm25s index files
+    snapshots/<collection>/<version>/sentences.npz  optional: per-chunk sentence vectors
+                                                    (relayrag.retrieval.sentences; manifest "sentence_vectors")
     snapshots/<collection>/<version>/manifest.json  written last: a version without it is incomplete
 Readers only ever open the version the docstore names as current, so a crash mid-write leaves the old
 version serving; `gc_versions` later removes versions that are neither current nor the one before.
@@ -28,6 +30,7 @@ from relayrag.backends.blobstore import BlobStore
 from relayrag.naming import validate_collection
 from relayrag.retrieval.bm25 import BM25Index
 from relayrag.retrieval.dense import DenseIndex
+from relayrag.retrieval.sentences import SPAN_RULES, SentenceVectors
 
 
 RUN_PIN_TTL_S = 3600.0  # a run's lease on the version it retrieved from (ingest's GC spares it meanwhile)
@@ -56,6 +59,7 @@ class IndexSnapshot:
     dense: DenseIndex
     bm25: BM25Index
     manifest: dict = field(default_factory=dict)
+    sentences: SentenceVectors | None = None  # stored sentence vectors, when the snapshot has them and they are used
 
     def __post_init__(self) -> None:
         self.row_of = {c["chunk_id"]: i for i, c in enumerate(self.chunks)}
@@ -65,11 +69,17 @@ class IndexSnapshot:
 
 
 def write_snapshot(store: BlobStore, collection: str, version: str, chunks: list[dict], vectors: np.ndarray,
-                   manifest: dict) -> None:
-    """Write all files of one version; manifest.json last. vectors: float [n_chunks, dim] unit rows."""
+                   manifest: dict, sentences: SentenceVectors | None = None) -> None:
+    """Write all files of one version; manifest.json last. vectors: float [n_chunks, dim] unit rows;
+    sentences: per-chunk sentence vectors aligned with `chunks` (manifest "sentence_vectors" records them)."""
     if vectors.shape[0] != len(chunks):
         raise ValueError(f"{vectors.shape[0]} vectors for {len(chunks)} chunks")
+    if sentences is not None and sentences.n_chunks != len(chunks):
+        raise ValueError(f"sentence vectors for {sentences.n_chunks} chunks, snapshot has {len(chunks)}")
     p = prefix(collection, version)
+    if sentences is not None:
+        store.put_bytes(p + "sentences.npz", sentences.to_bytes())
+        manifest = {**manifest, "sentence_vectors": {"n": len(sentences), "spans": SPAN_RULES}}
     store.put_bytes(p + "chunks.jsonl", jsonl.dump_lines(chunks))
     buf = io.BytesIO()
     np.save(buf, np.asarray(vectors, dtype=np.float16), allow_pickle=False)
@@ -92,14 +102,27 @@ def read_vectors(store: BlobStore, collection: str, version: str) -> np.ndarray:
     return np.load(io.BytesIO(store.get_bytes(prefix(collection, version) + "dense.npy")), allow_pickle=False)
 
 
+def read_sentences(store: BlobStore, collection: str, version: str, manifest: dict) -> SentenceVectors | None:
+    """The version's sentence vectors, None if its manifest records none. ValueError if they do not match the
+    version's chunks (a snapshot whose files disagree cannot be read)."""
+    info = manifest.get("sentence_vectors")
+    if not info:
+        return None
+    sv = SentenceVectors.from_bytes(store.get_bytes(prefix(collection, version) + "sentences.npz"))
+    if manifest.get("n_chunks") is not None and sv.n_chunks != int(manifest["n_chunks"]):
+        raise ValueError(f"sentences.npz has {sv.n_chunks} chunks, the manifest {manifest['n_chunks']}")
+    return sv
+
+
 # Resident bytes a loaded snapshot takes per chunk beyond its float16 vectors (chunk dicts + bm25s index),
 # measured with benchmarks/bench_snapshot_memory.py (see infra/README.md, "Memory per function").
 BYTES_PER_CHUNK = 5_800  # measured: 5,493 held, 5,788 at the loading peak (SciFact, 2,651 chunks)
 
 
-def estimated_bytes(n_chunks: int, dim: int) -> int:
-    """Resident memory a snapshot of `n_chunks` chunks with `dim`-dimensional vectors takes once loaded."""
-    return n_chunks * (BYTES_PER_CHUNK + 2 * dim)
+def estimated_bytes(n_chunks: int, dim: int, n_sentences: int = 0) -> int:
+    """Resident memory a snapshot of `n_chunks` chunks with `dim`-dimensional vectors (and `n_sentences` stored
+    sentence vectors: float16 + a span) takes once loaded."""
+    return n_chunks * (BYTES_PER_CHUNK + 2 * dim) + n_sentences * (2 * dim + 8)
 
 
 def memory_limit_bytes(setting_mb: int = 0) -> int | None:
@@ -132,7 +155,8 @@ def check_fits(collection: str, version: str, manifest: dict, dim: int, limit: i
     if not limit:
         return
     n = int(manifest.get("n_chunks") or 0)
-    need, have = estimated_bytes(n, dim), _rss_bytes()
+    n_sent = int((manifest.get("sentence_vectors") or {}).get("n") or 0)
+    need, have = estimated_bytes(n, dim, n_sent), _rss_bytes()
     if have + need > 0.9 * limit:
         from relayrag.errors import RelayragError
         raise RelayragError(
@@ -143,10 +167,13 @@ def check_fits(collection: str, version: str, manifest: dict, dim: int, limit: i
 
 
 def load_snapshot(store: BlobStore, collection: str, version: str, *, dim: int | None = None,
-                  memory_limit: int | None = None) -> IndexSnapshot:
-    """Load one version. With `dim` and `memory_limit`, refuse first (check_fits) when it would not fit."""
+                  memory_limit: int | None = None, sentences: bool = True) -> IndexSnapshot:
+    """Load one version. With `dim` and `memory_limit`, refuse first (check_fits) when it would not fit.
+    sentences=False leaves stored sentence vectors unread (stages then embed sentences at query time)."""
     p = prefix(collection, version)
     manifest = json.loads(store.get_bytes(p + "manifest.json"))
+    if not sentences:
+        manifest = {k: v for k, v in manifest.items() if k != "sentence_vectors"}
     if dim is not None:
         check_fits(collection, version, manifest, dim, memory_limit)
     chunks = read_chunks(store, collection, version)
@@ -159,7 +186,8 @@ def load_snapshot(store: BlobStore, collection: str, version: str, *, dim: int |
             for key in store.list(p + "bm25/"):
                 (Path(tmp) / key.rsplit("/", 1)[-1]).write_bytes(store.get_bytes(key))
             bm25 = BM25Index.load(Path(tmp))
-    return IndexSnapshot(collection, version, chunks, dense, bm25, manifest)
+    sent = read_sentences(store, collection, version, manifest)
+    return IndexSnapshot(collection, version, chunks, dense, bm25, manifest, sent)
 
 
 def version_time(version: str) -> float | None:

@@ -17,6 +17,7 @@ import functools
 import numpy as np
 from pydantic import Field
 
+from relayrag.backends.embedder import query_vector
 from relayrag.backends.llm import LLMError, complete_json
 from relayrag.context import StageContext
 from relayrag.errors import StageError
@@ -73,7 +74,7 @@ _GREETING_TOKENS = set(tokenize(" ".join(CHITCHAT_EXAMPLES)))
 def classify_no_llm(question: str, embedder) -> tuple[Route, float]:
     content = [t for t in tokenize(question) if t not in _GREETING_TOKENS]
     vecs, labels = _prototypes(embedder)
-    sims = vecs @ embedder.embed([question], kind="query")[0]
+    sims = vecs @ query_vector(embedder, question)
     top = np.argsort(-sims)[:3]
     votes = sum(1 for i in top if labels[i] == Route.chitchat.value)
     if not content and len(question) < 80:

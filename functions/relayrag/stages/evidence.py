@@ -8,11 +8,12 @@ working where the English embedder is weak (Japanese: a quarter of MiniLM's word
 from __future__ import annotations
 
 import math
+from typing import Sequence
 
 import numpy as np
 
 from relayrag.retrieval.tokenize import tokenize
-from relayrag.text import split_sentences
+from relayrag.text import sentence_spans
 
 
 def lexical_coverage(query_tokens: list[str], text: str) -> float:
@@ -53,11 +54,6 @@ def absent_tokens(query_tokens: list[str], bm25_index) -> set[str]:
     return {t for t in dict.fromkeys(query_tokens) if not np.count_nonzero(bm25_index.token_scores([t]))}
 
 
-def sentence_spans(text: str, max_sentences: int = 40) -> list[tuple[int, int]]:
-    spans = split_sentences(text)
-    return spans[:max_sentences] if spans else [(0, len(text))]
-
-
 def sigmoid(x: float) -> float:
     return 1.0 / (1.0 + math.exp(-x))
 
@@ -73,15 +69,34 @@ def relevance_probability(semantic: float, lexical: float) -> float:
     return 1.0 - (1.0 - p_sem) * (1.0 - p_lex)
 
 
-def embed_sentences(embedder, texts: list[str], max_sentences: int = 24
-                    ) -> tuple[list[list[tuple[int, int]]], list[np.ndarray]]:
-    """Split each text into sentences and embed them in one batch.
+def span_vectors(embedder, snap, items: Sequence[tuple[int | None, str, Sequence[tuple[int, int]]]]) -> list[np.ndarray]:
+    """float32 [len(spans), dim] per (snapshot row or None, chunk text, spans): the snapshot's stored sentence
+    vector where it holds that exact span of that row (relayrag.retrieval.sentences), the others embedded now in
+    one batch (kind "document"). Same vectors either way; only the time differs."""
+    stored = getattr(snap, "sentences", None)
+    out: list[np.ndarray] = []
+    todo: list[tuple[int, int, str]] = []  # (item, position, text)
+    for n, (row, text, spans) in enumerate(items):
+        found = stored.lookup(row, spans) if stored is not None and row is not None else [None] * len(spans)
+        vecs = np.zeros((len(spans), int(embedder.dim)), np.float32)
+        for k, ((s, e), v) in enumerate(zip(spans, found)):
+            if v is None:
+                todo.append((n, k, text[s:e]))
+            else:
+                vecs[k] = v
+        out.append(vecs)
+    if todo:
+        fresh = embedder.embed([t for _, _, t in todo], kind="document")
+        for (n, k, _), v in zip(todo, fresh):
+            out[n][k] = v
+    return out
+
+
+def embed_sentences(embedder, texts: list[str], max_sentences: int = 24, *, snap=None,
+                    rows: Sequence[int | None] | None = None) -> tuple[list[list[tuple[int, int]]], list[np.ndarray]]:
+    """Split each text into sentences (sentence_spans) and get their vectors: looked up in `snap`'s stored
+    sentence vectors for the texts' snapshot `rows`, the rest embedded in one batch.
     Returns (spans per text, float32 [n_sentences_i, dim] per text)."""
     spans = [sentence_spans(t, max_sentences) for t in texts]
-    flat = [t[s:e] for t, sp in zip(texts, spans) for s, e in sp]
-    vecs = embedder.embed(flat, kind="document") if flat else np.zeros((0, embedder.dim), np.float32)
-    out, i = [], 0
-    for sp in spans:
-        out.append(vecs[i:i + len(sp)])
-        i += len(sp)
-    return spans, out
+    keys: Sequence[int | None] = rows if rows is not None else [None] * len(texts)
+    return spans, span_vectors(embedder, snap, list(zip(keys, texts, spans)))

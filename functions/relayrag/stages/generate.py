@@ -16,7 +16,9 @@ from __future__ import annotations
 import re
 from typing import Any
 
+import numpy as np
 
+from relayrag.backends.embedder import query_vector
 from relayrag.backends.llm import LLMError
 from relayrag.context import StageContext
 from relayrag.retrieval.tokenize import tokenize
@@ -25,8 +27,8 @@ from relayrag.stages.base import Stage, StageRequest, StageResponse, llm_failure
 from relayrag.stages.answerability import (
     content_weights, expects_number, has_number, is_header_row, is_heading, page_heading, previous_sentence,
     question_entities, section_heading, support, table_header_above)
-from relayrag.stages.evidence import absent_tokens, query_idf, sentence_spans
-from relayrag.text import has_cjk
+from relayrag.stages.evidence import absent_tokens, query_idf, span_vectors
+from relayrag.text import answer_units as _units, has_cjk
 
 DUPLICATE_COSINE = 0.95
 EVIDENCE_K = 8  # numbered evidence passages given to the LLM method
@@ -77,43 +79,6 @@ def with_table_header(chunk_text: str, start: int, row: str, header: str = "") -
     if header and " ".join(header.split()) != row:
         return " ".join(header.split()) + " / " + row
     return row
-
-
-def _units(text: str, cjk: bool) -> list[tuple[int, int]]:
-    """Sentence spans of a chunk; in CJK text a sentence whose brackets are still open is joined to the next
-    one; in English a short non-row sentence (under 20 characters: a caption "Figure 7-26." and its title
-    "Self-locking nuts.") or one ending with ":" (it introduces what follows) is joined to the next one."""
-    spans = sentence_spans(text, max_sentences=80)
-    rows: list[tuple[int, int]] = []
-    for s, e in spans:  # a table row is one unit even where a cell holds ". " ("Up to $6,715. | Up to …")
-        if rows and "\n" not in text[rows[-1][1]:s] and " | " in text[rows[-1][0]:e]:
-            rows[-1] = (rows[-1][0], e)
-        else:
-            rows.append((s, e))
-    spans = rows
-    if cjk:  # a 。 inside 「…」 or （…） does not end the sentence: join until the brackets close
-        joined: list[tuple[int, int]] = []
-        for s, e in spans:
-            if joined and _open_brackets(text[joined[-1][0]:joined[-1][1]]) > 0:
-                joined[-1] = (joined[-1][0], e)
-            else:
-                joined.append((s, e))
-        return joined
-    out: list[tuple[int, int]] = []
-    k = 0
-    while k < len(spans):
-        s, e = spans[k]
-        if ((e - s < 20 or text[s:e].rstrip().endswith(":")) and " | " not in text[s:e] and k + 1 < len(spans)
-                and " | " not in text[spans[k + 1][0]:spans[k + 1][1]]):
-            e = spans[k + 1][1]
-            k += 1
-        out.append((s, e))
-        k += 1
-    return out
-
-
-def _open_brackets(t: str) -> int:
-    return sum(t.count(o) - t.count(c) for o, c in ("「」", "『』", "（）", "()"))
 
 
 def _norm_text(t: str) -> str:
@@ -216,9 +181,12 @@ def extractive(question: str, chunks: list[dict], embedder, max_sentences: int, 
     flat = [(i, k) for i in range(len(chunks)) for k in range(len(units[i]))]
     texts = [chunks[i]["text"][units[i][k][0]:units[i][k][1]] for i, k in flat]
     vecs, cos = None, [0.0] * len(texts)
-    if not cjk and texts:
-        vecs = embedder.embed(texts, kind="document")
-        cos = vecs @ embedder.embed([question], kind="query")[0]
+    if not cjk and texts:  # unit vectors stored at ingestion (looked up by chunk row and span), else embedded now
+        row_of = getattr(snap, "row_of", {})
+        per_chunk = span_vectors(embedder, snap, [(row_of.get(c.get("chunk_id")), c["text"], u)
+                                                  for c, u in zip(chunks, units)])
+        vecs = np.concatenate(per_chunk) if per_chunk else np.zeros((0, embedder.dim), np.float32)
+        cos = vecs @ query_vector(embedder, question)
     headers_of = [{" ".join(c.get("context", "").split())} | {
         table_header_above(c["text"], s) for s, e in units[i]
         if " | " in c["text"][s:e] and not is_header_row(c["text"][s:e])} for i, c in enumerate(chunks)]

@@ -14,6 +14,7 @@ relevant; else `retry`
 
 from __future__ import annotations
 
+from relayrag.backends.embedder import query_vector
 from relayrag.backends.llm import LLMError, complete_json
 from relayrag.context import StageContext
 from relayrag.prompts import quote_document, with_data_rule
@@ -90,7 +91,7 @@ def _arm_rewards(ctx: StageContext, run_rec: dict, llm_judged: list[dict]) -> di
         return {}
     snap = run_snapshot(ctx, run_rec)  # the rows in arm_lists index the version retrieve pinned
     can_read = bool(run_rec.get("dense_readable", True))
-    qvec = ctx.embedder.embed([run_rec["question"]], kind="query")[0] if can_read else None
+    qvec = query_vector(ctx.embedder, run_rec["question"]) if can_read else None
     rows = [r for ranking in lists.values() for r in ranking]
     p = judge(judge_features(run_rec["question"], qvec, rows, snap), can_read)
     for c in llm_judged[: ctx.settings.context_k]:  # the LLM's yes/no wins where it judged

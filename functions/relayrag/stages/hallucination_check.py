@@ -23,9 +23,9 @@ from relayrag.prompts import quote_document, with_data_rule
 from relayrag.stages.base import Stage, StageRequest, StageResponse, llm_failure, load_run, run_snapshot, write_run
 from relayrag.stages.answerability import (
     Support, content_weights, expects_number, has_number, question_entities, support)
-from relayrag.stages.evidence import absent_tokens, embed_sentences, lexical_coverage, query_idf
+from relayrag.stages.evidence import absent_tokens, lexical_coverage, query_idf, span_vectors
 from relayrag.stages.generate import doc_openings, not_found_text
-from relayrag.text import has_cjk, sentences as split_sents
+from relayrag.text import has_cjk, sentences as split_sents, split_sentences
 
 SUPPORT_COSINE = 0.80
 SUPPORT_LEXICAL = 0.80
@@ -46,8 +46,9 @@ def _norm(t: str) -> str:
     return " ".join(t.split()).lower()
 
 
-def unsupported_sentences(answer_sentences: list[dict], cited: dict[int, dict], embedder) -> list[int]:
-    """Indices of answer sentences not supported by their cited chunks."""
+def unsupported_sentences(answer_sentences: list[dict], cited: dict[int, dict], embedder, snap=None) -> list[int]:
+    """Indices of answer sentences not supported by their cited chunks. With `snap` (the run's snapshot, which
+    the cited chunks come from), the chunks' sentence vectors are looked up there instead of embedded."""
     bad = []
     for k, s in enumerate(answer_sentences):
         chunks = [cited[n] for n in s["cites"] if n in cited]
@@ -61,9 +62,11 @@ def unsupported_sentences(answer_sentences: list[dict], cited: dict[int, dict], 
         cand_sents = [cs for c in chunks for cs in split_sents(c["text"])]
         if toks and any(lexical_coverage(toks, cs) >= SUPPORT_LEXICAL for cs in cand_sents):
             continue
-        _, vecs = embed_sentences(embedder, ["\n".join(cand_sents)], max_sentences=200)
+        row_of = getattr(snap, "row_of", {})
+        vecs = span_vectors(embedder, snap, [(row_of.get(c.get("chunk_id")), c["text"], split_sentences(c["text"]))
+                                             for c in chunks])
         sv = embedder.embed([text], kind="document")[0]
-        if len(vecs[0]) and float((vecs[0] @ sv).max()) >= SUPPORT_COSINE:
+        if any(len(v) and float((v @ sv).max()) >= SUPPORT_COSINE for v in vecs):
             continue
         bad.append(k)
     return bad
@@ -143,7 +146,7 @@ def run(req: CheckRequest, ctx: StageContext) -> CheckResponse:
         snap = run_snapshot(ctx, run_rec)
         cited = {c["n"]: snap.chunks[snap.row_of[c["chunk_id"]]] for c in run_rec.get("citations", [])
                  if c["chunk_id"] in snap.row_of}
-        bad = unsupported_sentences(sents, cited, ctx.embedder)
+        bad = unsupported_sentences(sents, cited, ctx.embedder, snap)
         openings = doc_openings(snap, list(cited.values()))
         wider = "\n".join([c["text"] for c in cited.values()] + list(openings.values()))
         sup = question_support(run_rec["question"], sents, run_rec.get("citations", []), snap.bm25, wider)

@@ -7,6 +7,8 @@ chunk; z-normalise each over the candidates and sum with equal weights (a convex
 normalised scores, which beats rank fusion when the scores are informative: Bruch et al., TOIS 2023).
 Measured on SciFact (300 test queries, top-30 of the hybrid arm): nDCG@10 0.710 → 0.730; the same three
 signals fused by RRF gave 0.717. The best sentence is kept for grade and generate.
+Sentence vectors are looked up in the snapshot (stored at ingestion, relayrag.retrieval.sentences); the
+question is embedded once per process and run (backends.embedder.query_vector).
 LLM method `llm-pointwise`: a 0–3 relevance label per candidate (top 10), ties broken by evidence rank.
 Candidates beyond `rerank_k` keep their retrieval order after the reranked ones.
 """
@@ -15,6 +17,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from relayrag.backends.embedder import query_vector
 from relayrag.backends.llm import LLMError, complete_json
 from relayrag.context import StageContext
 from relayrag.ingest.snapshot import index_text
@@ -36,14 +39,16 @@ class RerankResponse(StageResponse):
 
 
 def sentence_evidence(question: str, chunks: list[dict], embedder, chunk_vecs: np.ndarray,
-                      bm25_scores: np.ndarray | None = None, qv: np.ndarray | None = None) -> list[dict]:
+                      bm25_scores: np.ndarray | None = None, qv: np.ndarray | None = None, *,
+                      snap=None, rows: list[int] | None = None) -> list[dict]:
     """Per chunk: {"best_sentence": [start, end], "sentence_cos", "chunk_cos", "lexical", "bm25"}.
 
-    chunk_vecs: float32 [n_chunks, dim], the snapshot's unit vectors of these chunks."""
+    chunk_vecs: float32 [n_chunks, dim], the snapshot's unit vectors of these chunks; with `snap` and the
+    chunks' `rows`, sentence vectors come from the snapshot where it stores them (else embedded now)."""
     if qv is None:
-        qv = embedder.embed([question], kind="query")[0]
+        qv = query_vector(embedder, question)
     texts = [c["text"] for c in chunks]
-    spans, svecs = embed_sentences(embedder, texts)
+    spans, svecs = embed_sentences(embedder, texts, snap=snap, rows=rows)
     qtok = tokenize(question)
     out = []
     for i, c in enumerate(chunks):
@@ -102,13 +107,14 @@ def run(req: RerankRequest, ctx: StageContext) -> RerankResponse:
     run_rec = load_run(ctx, req.run_id)
     snap = run_snapshot(ctx, run_rec)
     bm = snap.bm25.scores(run_rec["question"])
-    qv = ctx.embedder.embed([run_rec["question"]], kind="query")[0]
+    qv = query_vector(ctx.embedder, run_rec["question"])
     lexical_only = not readable(ctx.embedder, run_rec["question"])
     cands = prefilter(run_rec.get("candidates") or [], snap, qv, bm, dense=not lexical_only)
     head, tail = cands[: ctx.settings.rerank_k], cands[ctx.settings.rerank_k:]
     chunks = [snap.chunks[c["row"]] for c in head]
-    ev = sentence_evidence(run_rec["question"], chunks, ctx.embedder, snap.dense.rows([c["row"] for c in head]),
-                           np.array([bm[c["row"]] for c in head]) if len(bm) else None, qv=qv)
+    rows = [c["row"] for c in head]
+    ev = sentence_evidence(run_rec["question"], chunks, ctx.embedder, snap.dense.rows(rows),
+                           np.array([bm[r] for r in rows]) if len(bm) else None, qv=qv, snap=snap, rows=rows)
     if lexical_only:
         idf = query_idf(run_rec["question"], snap.bm25)
         for e, c in zip(ev, chunks):

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from pydantic import Field, field_validator
 
+from relayrag.backends.embedder import query_vectors
 from relayrag.context import StageContext
 from relayrag.ingest.snapshot import RUN_PIN_TTL_S
 from relayrag.retrieval.bandit import (BASE_ARMS, Arm, ThompsonBandit, context_params, fusion_weights,
@@ -48,7 +49,7 @@ def _base_lists(snapshot, embedder, queries: list[dict], arms, depth: int) -> di
     if "dense" in arms:
         dense_q = [q for q in queries if q["kind"] != "keywords"]
         if dense_q:
-            vecs = embedder.embed([q["text"] for q in dense_q], kind="query")
+            vecs = query_vectors(embedder, [q["text"] for q in dense_q])
             out["dense"] = [([int(i) for i in top_k(snapshot.dense.scores(v), depth)], q["weight"])
                             for q, v in zip(dense_q, vecs)]
     if "bm25" in arms:
