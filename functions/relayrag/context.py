@@ -49,6 +49,20 @@ def build_embedder(settings: Settings):
     return registry.build("embedder", settings.embedder, settings)
 
 
+def snapshot_embedder(snapshot: IndexSnapshot, default, threads: int = 0):
+    """The embedder that reads `snapshot`: `default` (this process's) when the manifest names it or none, else the
+    named one when this process can build it itself (relayrag.backends.embedder.MODEL_IDS: a collection ingested
+    with `--embedder e5-small` is queried with e5 whatever RELAYRAG_EMBEDDER says). StageError otherwise."""
+    built_with = snapshot.manifest.get("embedder")
+    if not built_with or built_with == getattr(default, "model_id", "unknown"):
+        return default
+    from relayrag.backends.embedder import MODEL_IDS, get_embedder
+    if built_with in MODEL_IDS:
+        return get_embedder(MODEL_IDS[built_with], threads=threads)
+    check_snapshot_embedder(snapshot, default)  # raises, naming both
+    return default
+
+
 def check_snapshot_embedder(snapshot: IndexSnapshot, embedder) -> None:
     """StageError unless `embedder` is the one that built the snapshot's vectors (manifest "embedder"):
     query vectors from another model (or size) are not comparable with them."""
@@ -88,6 +102,12 @@ class StageContext:
             self._llm = build_llm(self.settings)
             self._llm_built = True
         return self._llm
+
+    def with_embedder(self, embedder) -> "StageContext":
+        """A context like this one (same settings, stores and LLM) whose embedder is `embedder`."""
+        other = StageContext(self.settings, self.blobstore, self.docstore, embedder=embedder, llm=self._llm,
+                             llm_configured=None if not self._llm_built else self._llm is not None)
+        return other
 
     @property
     def sql_configs(self):
@@ -145,7 +165,7 @@ class StageContext:
                 snap = _load(self.blobstore, collection, version, dim=getattr(self.embedder, "dim", None),
                              memory_limit=memory_limit_bytes(self.settings.memory_limit_mb),
                              sentences=self.settings.sentence_vectors)
-                check_snapshot_embedder(snap, self.embedder)
+                snap.embedder = snapshot_embedder(snap, self.embedder, self.settings.embed_threads)
                 cached[version] = snap
                 while len(cached) > SNAPSHOTS_PER_COLLECTION:
                     cached.pop(next(iter(cached)))

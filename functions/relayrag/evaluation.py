@@ -229,12 +229,13 @@ def evaluate_beir(ctx: StageContext, dataset: Path, collection: str, *, limit: i
     qrels = {q: qrels[q] for q in qids}
 
     t = time.perf_counter()
-    replay = bandit_replay(snap, ctx.embedder, queries, qids, qrels, seed=seed)
+    embedder = snap.embedder if snap.embedder is not None else ctx.embedder
+    replay = bandit_replay(snap, embedder, queries, qids, qrels, seed=seed)
     timings["bandit_replay_ms_per_query"] = round(1000 * (time.perf_counter() - t) / max(1, len(qids)), 2)
     arms: dict[str, dict] = {a: score_run(r, qrels) for a, r in replay["fixed"].items()}
     arms["bandit"] = bandit_report(replay, qids, qrels, block)
     if oracle:
-        arms["bandit_oracle"] = bandit_report(bandit_replay(snap, ctx.embedder, queries, qids, qrels, seed=seed,
+        arms["bandit_oracle"] = bandit_report(bandit_replay(snap, embedder, queries, qids, qrels, seed=seed,
                                                             oracle=True), qids, qrels, block)
 
     report = {"dataset": dataset.name, "collection": collection, "queries": len(qids), "arms": arms,

@@ -308,7 +308,7 @@ class Service:
         snap = ctx.snapshot(collection)
         filtered = doc is not None or page is not None
         depth = len(snap) if filtered else max(100, k)
-        ranking = arm_ranking(snap, ctx.embedder, [{"text": query, "kind": "original", "weight": 1.0}], arm,
+        ranking = arm_ranking(snap, snap.embedder or ctx.embedder, [{"text": query, "kind": "original", "weight": 1.0}], arm,
                               depth=depth)
 
         def keep(c: dict) -> bool:
@@ -338,14 +338,16 @@ class Service:
 
     def ingest(self, path: Path | str, collection: str, *, progress: bool = False,
                on_progress: Callable[[float, float, str], None] | None = None, follow_symlinks: bool = False,
-               roots: list[Path] | None = None) -> IngestResult:
+               roots: list[Path] | None = None, embedder: str | None = None) -> IngestResult:
         """Sync a file or folder into `collection` incrementally (relayrag.ingest.pipeline.ingest): unchanged
         files are skipped, files gone from the folder removed; a bad file is listed under `failed`. Symbolic
         links under a folder are skipped with a reason unless `follow_symlinks`; with `roots`, every file is
-        resolved and read only if its real path lies inside them (others are listed as refused)."""
+        resolved and read only if its real path lies inside them (others are listed as refused). `embedder`: the
+        collection's embedder by name (default: the one it was built with, else RELAYRAG_EMBEDDER)."""
         from relayrag.ingest.pipeline import LinkPolicy, ingest as run_ingest
         links = LinkPolicy(follow=True, roots=tuple(roots)) if roots else LinkPolicy(follow=follow_symlinks)
-        summary = run_ingest(self.ctx, path, collection, progress=progress, on_progress=on_progress, links=links)
+        summary = run_ingest(self.ctx, path, collection, progress=progress, on_progress=on_progress, links=links,
+                             embedder=embedder)
         return IngestResult.model_validate(summary.to_dict())
 
     def delete(self, collection: str, paths: list[str], *, require_match: bool = False) -> IngestResult:

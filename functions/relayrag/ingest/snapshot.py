@@ -22,6 +22,7 @@ import time
 import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -60,6 +61,7 @@ class IndexSnapshot:
     bm25: BM25Index
     manifest: dict = field(default_factory=dict)
     sentences: SentenceVectors | None = None  # stored sentence vectors, when the snapshot has them and they are used
+    embedder: Any = None  # the embedder that reads this snapshot (set by StageContext.snapshot from the manifest)
 
     def __post_init__(self) -> None:
         self.row_of = {c["chunk_id"]: i for i, c in enumerate(self.chunks)}

@@ -110,6 +110,13 @@ def run_snapshot(ctx: StageContext, run: dict):
     return ctx.snapshot(run["collection"], version=run.get("snapshot_version"))
 
 
+def embedder_of(ctx: StageContext, snap) -> Any:
+    """The embedder that reads `snap` (the one its manifest names: a collection may have been ingested with
+    another embedder than this process's default), ctx.embedder for a snapshot that does not say."""
+    emb = getattr(snap, "embedder", None)
+    return emb if emb is not None else ctx.embedder
+
+
 def execute(stage: Stage, payload: Any, ctx: StageContext) -> tuple[int, dict]:
     """Validate `payload`, run the stage, record its trace entry. Returns (HTTP status, JSON body).
 

@@ -23,7 +23,8 @@ from relayrag.backends.llm import LLMError
 from relayrag.context import StageContext
 from relayrag.retrieval.tokenize import tokenize
 from relayrag.prompts import quote_document, with_data_rule
-from relayrag.stages.base import Stage, StageRequest, StageResponse, llm_failure, load_run, run_snapshot, write_run
+from relayrag.stages.base import (Stage, StageRequest, StageResponse, embedder_of, llm_failure, load_run, run_snapshot,
+                                  write_run)
 from relayrag.stages.answerability import (
     content_weights, expects_number, has_number, is_header_row, is_heading, page_heading, previous_sentence,
     question_entities, section_heading, support, table_header_above)
@@ -344,7 +345,8 @@ def run(req: GenerateRequest, ctx: StageContext) -> GenerateResponse:
                                     "related": related})
         return GenerateResponse(run_id=req.run_id, method="not-found", regen_count=regen, found=False)
 
-    sentences, citations, decision = extractive(question, chunks, ctx.embedder, 1 if regen else 3, snap.bm25, snap)
+    sentences, citations, decision = extractive(question, chunks, embedder_of(ctx, snap), 1 if regen else 3, snap.bm25,
+                                                  snap)
     method = "extractive"
     if ctx.llm is not None and decision["evidence"]:
         try:

@@ -20,7 +20,8 @@ from relayrag.context import StageContext
 from relayrag.prompts import quote_document, with_data_rule
 from relayrag.retrieval.bandit import update_keys
 from relayrag.retrieval.reward import arm_rewards, judge, judge_features
-from relayrag.stages.base import Stage, StageRequest, StageResponse, llm_failure, load_run, run_snapshot, write_run
+from relayrag.stages.base import (Stage, StageRequest, StageResponse, embedder_of, llm_failure, load_run, run_snapshot,
+                                  write_run)
 from relayrag.stages.evidence import relevance_probability
 
 
@@ -91,7 +92,7 @@ def _arm_rewards(ctx: StageContext, run_rec: dict, llm_judged: list[dict]) -> di
         return {}
     snap = run_snapshot(ctx, run_rec)  # the rows in arm_lists index the version retrieve pinned
     can_read = bool(run_rec.get("dense_readable", True))
-    qvec = query_vector(ctx.embedder, run_rec["question"]) if can_read else None
+    qvec = query_vector(embedder_of(ctx, snap), run_rec["question"]) if can_read else None
     rows = [r for ranking in lists.values() for r in ranking]
     p = judge(judge_features(run_rec["question"], qvec, rows, snap), can_read)
     for c in llm_judged[: ctx.settings.context_k]:  # the LLM's yes/no wins where it judged

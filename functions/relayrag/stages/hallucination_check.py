@@ -20,7 +20,8 @@ from relayrag.backends.llm import LLMError, complete_json
 from relayrag.context import StageContext
 from relayrag.retrieval.tokenize import tokenize
 from relayrag.prompts import quote_document, with_data_rule
-from relayrag.stages.base import Stage, StageRequest, StageResponse, llm_failure, load_run, run_snapshot, write_run
+from relayrag.stages.base import (Stage, StageRequest, StageResponse, embedder_of, llm_failure, load_run, run_snapshot,
+                                  write_run)
 from relayrag.stages.answerability import (
     Support, content_weights, expects_number, has_number, question_entities, support)
 from relayrag.stages.evidence import absent_tokens, lexical_coverage, query_idf, span_vectors
@@ -146,7 +147,7 @@ def run(req: CheckRequest, ctx: StageContext) -> CheckResponse:
         snap = run_snapshot(ctx, run_rec)
         cited = {c["n"]: snap.chunks[snap.row_of[c["chunk_id"]]] for c in run_rec.get("citations", [])
                  if c["chunk_id"] in snap.row_of}
-        bad = unsupported_sentences(sents, cited, ctx.embedder, snap)
+        bad = unsupported_sentences(sents, cited, embedder_of(ctx, snap), snap)
         openings = doc_openings(snap, list(cited.values()))
         wider = "\n".join([c["text"] for c in cited.values()] + list(openings.values()))
         sup = question_support(run_rec["question"], sents, run_rec.get("citations", []), snap.bm25, wider)

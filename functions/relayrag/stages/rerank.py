@@ -25,7 +25,8 @@ from relayrag.retrieval.bandit import readable
 from relayrag.retrieval.reward import coverage, query_idf
 from relayrag.retrieval.tokenize import tokenize
 from relayrag.prompts import quote_document, with_data_rule
-from relayrag.stages.base import Stage, StageRequest, StageResponse, llm_failure, load_run, run_snapshot, write_run
+from relayrag.stages.base import (Stage, StageRequest, StageResponse, embedder_of, llm_failure, load_run, run_snapshot,
+                                  write_run)
 from relayrag.stages.evidence import embed_sentences, lexical_coverage
 
 
@@ -107,13 +108,14 @@ def run(req: RerankRequest, ctx: StageContext) -> RerankResponse:
     run_rec = load_run(ctx, req.run_id)
     snap = run_snapshot(ctx, run_rec)
     bm = snap.bm25.scores(run_rec["question"])
-    qv = query_vector(ctx.embedder, run_rec["question"])
-    lexical_only = not readable(ctx.embedder, run_rec["question"])
+    embedder = embedder_of(ctx, snap)
+    qv = query_vector(embedder, run_rec["question"])
+    lexical_only = not readable(embedder, run_rec["question"])
     cands = prefilter(run_rec.get("candidates") or [], snap, qv, bm, dense=not lexical_only)
     head, tail = cands[: ctx.settings.rerank_k], cands[ctx.settings.rerank_k:]
     chunks = [snap.chunks[c["row"]] for c in head]
     rows = [c["row"] for c in head]
-    ev = sentence_evidence(run_rec["question"], chunks, ctx.embedder, snap.dense.rows(rows),
+    ev = sentence_evidence(run_rec["question"], chunks, embedder, snap.dense.rows(rows),
                            np.array([bm[r] for r in rows]) if len(bm) else None, qv=qv, snap=snap, rows=rows)
     if lexical_only:
         idf = query_idf(run_rec["question"], snap.bm25)

@@ -22,7 +22,7 @@ from relayrag.retrieval.bandit import (BASE_ARMS, Arm, ThompsonBandit, context_p
                                        offered_arms, query_context, readable)
 from relayrag.retrieval.fusion import rrf_fuse, top_k
 from relayrag.retrieval.reward import DEPTH as REWARD_DEPTH
-from relayrag.stages.base import Stage, StageRequest, StageResponse, load_run, write_run
+from relayrag.stages.base import Stage, StageRequest, StageResponse, embedder_of, load_run, write_run
 
 DEPTH = 100  # per-arm list depth before fusion (as the baseline: top-100 per arm)
 
@@ -106,7 +106,8 @@ def run(req: RetrieveRequest, ctx: StageContext) -> RetrieveResponse:
     question = run_rec["question"]
     queries = run_rec.get("queries") or [{"text": question, "kind": "original", "weight": 1.0}]
     context = query_context(question)
-    can_read = readable(ctx.embedder, question, context)
+    embedder = embedder_of(ctx, snap)
+    can_read = readable(embedder, question, context)
     offered = offered_arms(can_read)
     stored = ctx.docstore.get_arms(collection)
     params = context_params(stored, context, [a.value for a in Arm])
@@ -118,7 +119,7 @@ def run(req: RetrieveRequest, ctx: StageContext) -> RetrieveResponse:
         arm, draws = ThompsonBandit().choose(params, offered)
         method = "thompson"
     computed = list(dict.fromkeys([*offered, arm]))
-    lists = arm_rankings(snap, ctx.embedder, queries, computed, dense_readable=can_read, weights=weights)
+    lists = arm_rankings(snap, embedder, queries, computed, dense_readable=can_read, weights=weights)
     ranking = lists[arm][: ctx.settings.retrieve_k]
     candidates = [{"chunk_id": snap.chunks[r]["chunk_id"], "row": r, "retrieve_score": s, "retrieve_rank": i}
                   for i, (r, s) in enumerate(ranking, start=1)]

@@ -176,8 +176,7 @@ def test_reingest_after_an_embedder_change_re_embeds_everything(tmp_path, embedd
     (src / "a.txt").write_text("alpha text about rivers", encoding="utf-8")
     pipeline.ingest(c, src, "c")
     (src / "b.txt").write_text("beta text about mountains", encoding="utf-8")
-    c._embedder = Other()
-    summary = pipeline.ingest(c, src, "c")
+    summary = pipeline.ingest(c, src, "c", embedder=Other())  # a collection changes its embedder only when told
     assert summary.chunks_embedded == summary.chunks_total == 2
     from relayrag.ingest.snapshot import read_vectors
     ver = c.docstore.get_collection("c")["current_version"]
