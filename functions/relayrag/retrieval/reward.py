@@ -22,6 +22,8 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
+from relayrag.backends.embedder import reference_cosine
+
 from relayrag.retrieval.tokenize import tokenize
 
 DEPTH = 10  # DCG cut-off, as nDCG@10
@@ -65,6 +67,7 @@ def judge_features(query: str, qvec: np.ndarray | None, rows: Sequence[int], sna
         idf = query_idf(query, snapshot.bm25)
     cos = snapshot.dense.rows(rows) @ np.asarray(qvec, dtype=np.float32) if qvec is not None and rows \
         else np.zeros(len(rows))
+    cos = reference_cosine(getattr(snapshot, "embedder", None), cos)  # JUDGE was fitted on MiniLM's scale
     return {r: (float(c), coverage(idf, index_text(snapshot.chunks[r]))) for r, c in zip(rows, cos)}
 
 

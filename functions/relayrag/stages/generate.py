@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from relayrag.backends.embedder import query_vector
+from relayrag.backends.embedder import query_vector, reference_cosine
 from relayrag.backends.llm import LLMError
 from relayrag.context import StageContext
 from relayrag.retrieval.tokenize import tokenize
@@ -187,7 +187,7 @@ def extractive(question: str, chunks: list[dict], embedder, max_sentences: int, 
         per_chunk = span_vectors(embedder, snap, [(row_of.get(c.get("chunk_id")), c["text"], u)
                                                   for c, u in zip(chunks, units)])
         vecs = np.concatenate(per_chunk) if per_chunk else np.zeros((0, embedder.dim), np.float32)
-        cos = vecs @ query_vector(embedder, question)
+        cos = reference_cosine(embedder, vecs @ query_vector(embedder, question))  # on MiniLM's scale
     headers_of = [{" ".join(c.get("context", "").split())} | {
         table_header_above(c["text"], s) for s, e in units[i]
         if " | " in c["text"][s:e] and not is_header_row(c["text"][s:e])} for i, c in enumerate(chunks)]
@@ -239,7 +239,7 @@ def extractive(question: str, chunks: list[dict], embedder, max_sentences: int, 
     def same(a: dict, b: dict) -> bool:
         if _norm_text(a["text"]) == _norm_text(b["text"]):
             return True
-        return vecs is not None and float(vecs[a["idx"]] @ vecs[b["idx"]]) >= DUPLICATE_COSINE
+        return vecs is not None and reference_cosine(embedder, float(vecs[a["idx"]] @ vecs[b["idx"]])) >= DUPLICATE_COSINE
 
     chosen = [best]
     # CJK: the sentences next to the best one also qualify at 30 % of its score (a Japanese answer often sits
@@ -252,7 +252,7 @@ def extractive(question: str, chunks: list[dict], embedder, max_sentences: int, 
         for cand in pool:
             if any(cand is c or same(cand, c) for c in chosen):
                 continue
-            redundancy = (max(float(vecs[cand["idx"]] @ vecs[c["idx"]]) for c in chosen)
+            redundancy = (max(reference_cosine(embedder, float(vecs[cand["idx"]] @ vecs[c["idx"]])) for c in chosen)
                           if vecs is not None else 0.0)
             val = 0.7 * cand["score"] - 0.3 * redundancy
             if val > pick_val:

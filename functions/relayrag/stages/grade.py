@@ -14,7 +14,7 @@ relevant; else `retry`
 
 from __future__ import annotations
 
-from relayrag.backends.embedder import query_vector
+from relayrag.backends.embedder import query_vector, reference_cosine
 from relayrag.backends.llm import LLMError, complete_json
 from relayrag.context import StageContext
 from relayrag.prompts import quote_document, with_data_rule
@@ -43,8 +43,10 @@ def run(req: GradeRequest, ctx: StageContext) -> GradeResponse:
     run_rec = load_run(ctx, req.run_id)
     cands = run_rec.get("candidates") or []
     head = cands[: run_rec.get("reranked_k", len(cands))]
+    scale = run_snapshot(ctx, run_rec).embedder if head else None  # cosines on MiniLM's scale (COSINE_MAP)
     for c in head:
-        c["p_relevant"] = round(relevance_probability(c.get("sentence_cos", 0.0), c.get("lexical", 0.0)), 4)
+        c["p_relevant"] = round(relevance_probability(reference_cosine(scale, c.get("sentence_cos", 0.0)),
+                                                      c.get("lexical", 0.0)), 4)
     method, llm_error = "calibrated", None
     if ctx.llm is not None and head:
         try:

@@ -16,6 +16,7 @@ help); unsupported sentences → `regenerate` while regen_count < max_regenerati
 
 from __future__ import annotations
 
+from relayrag.backends.embedder import reference_cosine
 from relayrag.backends.llm import LLMError, complete_json
 from relayrag.context import StageContext
 from relayrag.retrieval.tokenize import tokenize
@@ -67,7 +68,7 @@ def unsupported_sentences(answer_sentences: list[dict], cited: dict[int, dict], 
         vecs = span_vectors(embedder, snap, [(row_of.get(c.get("chunk_id")), c["text"], split_sentences(c["text"]))
                                              for c in chunks])
         sv = embedder.embed([text], kind="document")[0]
-        if any(len(v) and float((v @ sv).max()) >= SUPPORT_COSINE for v in vecs):
+        if any(len(v) and reference_cosine(embedder, float((v @ sv).max())) >= SUPPORT_COSINE for v in vecs):
             continue
         bad.append(k)
     return bad
