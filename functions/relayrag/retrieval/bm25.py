@@ -3,17 +3,20 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import bm25s
 import numpy as np
 
 from relayrag.retrieval.tokenize import tokenize
+
+if TYPE_CHECKING:  # pragma: no cover - bm25s (and scipy) are imported on first build/load: stage cold start
+    import bm25s
 
 
 class BM25Index:
     """scores(query) -> float32 [n_chunks]; row i is chunk i of the snapshot."""
 
-    def __init__(self, model: bm25s.BM25 | None, n_docs: int):
+    def __init__(self, model: "bm25s.BM25 | None", n_docs: int):
         self._model = model
         self.n_docs = n_docs
 
@@ -22,6 +25,7 @@ class BM25Index:
         tokens = [tokenize(t) for t in texts]
         if not texts:
             return cls(None, 0)
+        import bm25s
         model = bm25s.BM25(method="lucene", k1=1.5, b=0.75)
         model.index(tokens, show_progress=False)
         return cls(model, len(texts))
@@ -37,6 +41,7 @@ class BM25Index:
         n = int((folder / "n_docs").read_text())
         if n == 0:
             return cls(None, 0)
+        import bm25s
         return cls(bm25s.BM25.load(str(folder), mmap=False, show_progress=False), n)
 
     def scores(self, query: str) -> np.ndarray:

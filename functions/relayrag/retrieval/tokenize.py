@@ -12,7 +12,6 @@ import functools
 import re
 
 import Stemmer
-from bm25s.stopwords import STOPWORDS_EN
 
 from relayrag.text import normalize
 
@@ -21,7 +20,14 @@ _RUN = re.compile(
     rf"(?P<cjk>[{_CJK_CLASS}]+)"
     rf"|(?P<word>[^\W_{_CJK_CLASS}]+(?:['’][^\W_{_CJK_CLASS}]+)?)"
 )
-_STOP = frozenset(STOPWORDS_EN)
+
+
+@functools.cache
+def _stopwords() -> frozenset[str]:
+    """bm25s' English stopwords, imported on first use: importing bm25s pulls in scipy (and numba where it is
+    installed), which a stage should not pay at import time (cold start, benchmarks/bench_cold_start.py)."""
+    from bm25s.stopwords import STOPWORDS_EN
+    return frozenset(STOPWORDS_EN)
 
 
 @functools.lru_cache(maxsize=1)
@@ -33,6 +39,7 @@ def tokenize(text: str) -> list[str]:
     """Tokens for BM25 (list[str]); deterministic, so index and query use the same function."""
     out: list[str] = []
     words: list[str] = []
+    stop = _stopwords()
     for m in _RUN.finditer(normalize(text).lower()):
         run = m.group("cjk")
         if run is not None:
@@ -42,7 +49,7 @@ def tokenize(text: str) -> list[str]:
                 out.extend(run[i:i + 2] for i in range(len(run) - 1))
         else:
             w = m.group("word").replace("’", "'")
-            if w not in _STOP:
+            if w not in stop:
                 words.append(w)
     if words:
         out.extend(_stemmer().stemWords(words))

@@ -68,11 +68,13 @@ def _prototypes(embedder) -> tuple[np.ndarray, list[str]]:
     return embedder.embed(texts, kind="query"), labels
 
 
-_GREETING_TOKENS = set(tokenize(" ".join(CHITCHAT_EXAMPLES)))
+@functools.cache
+def _greeting_tokens() -> frozenset[str]:
+    return frozenset(tokenize(" ".join(CHITCHAT_EXAMPLES)))  # on first use: tokenize's stopwords import bm25s
 
 
 def classify_no_llm(question: str, embedder) -> tuple[Route, float]:
-    content = [t for t in tokenize(question) if t not in _GREETING_TOKENS]
+    content = [t for t in tokenize(question) if t not in _greeting_tokens()]
     vecs, labels = _prototypes(embedder)
     sims = vecs @ query_vector(embedder, question)
     top = np.argsort(-sims)[:3]

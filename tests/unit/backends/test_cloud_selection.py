@@ -22,7 +22,7 @@ def test_gcs_needs_a_bucket(tmp_path):
         build_blobstore(Settings(home=tmp_path, blobstore="s3"))
     with pytest.raises(ConfigError, match="unknown docstore 'mongo'; valid: sqlite, firestore"):
         build_docstore(Settings(home=tmp_path, docstore="mongo"))
-    with pytest.raises(ConfigError, match="unknown embedder 'bert'; valid: minilm-int8, vertex"):
+    with pytest.raises(ConfigError, match="unknown embedder 'bert'; valid: minilm-int8, e5-small, vertex"):
         build_embedder(Settings(home=tmp_path, embedder="bert"))
 
 
