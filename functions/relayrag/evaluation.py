@@ -97,7 +97,7 @@ def bandit_replay(snap, embedder, queries: dict[str, str], qids: list[str], qrel
     "picks": [arm per query], "contexts": [context per query], "params": final {key: (alpha, beta)},
     "weights": [fusion weights per query]}. oracle=True rewards with the qrels' nDCG@10 instead of the judge
     (an upper bound on what any reward could teach)."""
-    from relayrag.retrieval.reward import DEPTH, arm_rewards, judge, judge_features
+    from relayrag.retrieval.reward import DEPTH, arm_rewards, judge, judge_features, judge_reads_cosine
     from relayrag.stages.retrieve import arm_rankings
 
     bandit = ThompsonBandit(rng=np.random.default_rng(seed))
@@ -129,8 +129,9 @@ def bandit_replay(snap, embedder, queries: dict[str, str], qids: list[str], qrel
             rewards = {a: ndcg_at_k(d, qrels[q]) for a, d in docs.items()}
         else:
             top = {a: [r for r, _ in lst[:DEPTH]] for a, lst in lists.items()}
-            qvec = query_vector(embedder, text) if can_read else None
-            p = judge(judge_features(text, qvec, [r for t in top.values() for r in t], snap), can_read)
+            use_cos = judge_reads_cosine(can_read, context)
+            qvec = query_vector(embedder, text) if use_cos else None
+            p = judge(judge_features(text, qvec, [r for t in top.values() for r in t], snap), use_cos)
             rewards = arm_rewards(top, p)  # as grade: a lone offered arm records its quality only
         if oracle and len(rewards) > 1:  # graded rewards relative to the query's best list, as the judge's
             best = max(rewards.values())

@@ -19,7 +19,7 @@ from relayrag.backends.llm import LLMError, complete_json
 from relayrag.context import StageContext
 from relayrag.prompts import quote_document, with_data_rule
 from relayrag.retrieval.bandit import update_keys
-from relayrag.retrieval.reward import arm_rewards, judge, judge_features
+from relayrag.retrieval.reward import arm_rewards, judge, judge_features, judge_reads_cosine
 from relayrag.stages.base import (Stage, StageRequest, StageResponse, embedder_of, llm_failure, load_run, run_snapshot,
                                   write_run)
 from relayrag.stages.evidence import relevance_probability
@@ -93,7 +93,7 @@ def _arm_rewards(ctx: StageContext, run_rec: dict, llm_judged: list[dict]) -> di
     if not lists:
         return {}
     snap = run_snapshot(ctx, run_rec)  # the rows in arm_lists index the version retrieve pinned
-    can_read = bool(run_rec.get("dense_readable", True))
+    can_read = judge_reads_cosine(bool(run_rec.get("dense_readable", True)), run_rec.get("bandit_context", "latin"))
     qvec = query_vector(embedder_of(ctx, snap), run_rec["question"]) if can_read else None
     rows = [r for ranking in lists.values() for r in ranking]
     p = judge(judge_features(run_rec["question"], qvec, rows, snap), can_read)
