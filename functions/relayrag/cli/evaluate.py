@@ -24,7 +24,8 @@ def eval_beir(dataset: Path = typer.Argument(..., help="BEIR folder: corpus.json
               as_json: bool = typer.Option(False, "--json", help="Print the result as one JSON object."),
               limit: int = typer.Option(0, "--limit", help="Evaluate only the first N test queries (0 = all); "
                                                  "the whole corpus is "
-                                "still ingested (SciFact: about 10 min on 2 cores, once)."),
+                                "still ingested (SciFact: about 10 min on 2 cores for the chunk vectors, once, "
+                                "and longer with the sentence vectors: RELAYRAG_SENTENCE_VECTORS)."),
               split: str = typer.Option("test", "--split", help="qrels file name under qrels/."),
               pipeline: bool = typer.Option(True, "--pipeline/--no-pipeline", help="Also score the full pipeline "
                                             "(about 2 s per query on 2 cores)."),
