@@ -69,6 +69,8 @@ def main() -> int:
     ap.add_argument("--questions", help="JSON Lines with 'question' (default: the BEIR queries of --split)")
     ap.add_argument("--split", default="test")
     ap.add_argument("--limit", type=int, default=0)
+    ap.add_argument("--arm", default="", help="force an arm (dense | bm25 | hybrid): both modes then rank the same "
+                                            "candidate lists, so their nDCG@10 differ only by the sentence vectors")
     ap.add_argument("--out", type=Path, default=REPO / "benchmarks" / "results")
     a = ap.parse_args()
 
@@ -110,7 +112,7 @@ def main() -> int:
             set_default_context(ctx)
             run_id = f"lat-{uuid.uuid4().hex[:12]}"
             t = time.perf_counter()
-            ask(text, a.collection, run_id=run_id, ctx=ctx)
+            ask(text, a.collection, run_id=run_id, ctx=ctx, arm=a.arm or None)
             per_q[m].append(1000 * (time.perf_counter() - t))
             for e in ctx.docstore.get_trace(run_id):
                 per_stage[m].setdefault(e["name"], []).append(float(e.get("ms") or 0.0))
@@ -122,7 +124,7 @@ def main() -> int:
     load_after = os.getloadavg()
 
     report: dict = {
-        "collection": a.collection, "questions": len(questions), "machine": {
+        "collection": a.collection, "questions": len(questions), "arm": a.arm or "bandit", "machine": {
             "cpus": os.cpu_count(), "loadavg_before": [round(x, 2) for x in load_before],
             "loadavg_after": [round(x, 2) for x in load_after]},
         "ingest": {**summary.to_dict(), "wall_s": round(ingest_s, 2), "docs": n_docs},
