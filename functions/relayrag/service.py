@@ -193,10 +193,11 @@ class Service:
         return [CollectionInfo.model_validate(cols[n]) for n in sorted(cols)]
 
     def list_documents(self, collection: str) -> list[dict]:
-        """The documents of a collection with their metadata and validity: one dict per ingested file
-        {path, name, n_chunks, kind, ingested_at, metadata (None: none), title, validity (current | expiring |
+        """The documents of a collection with their metadata and validity: one dict per ingested file (its
+        ingestion record: path, name, n_chunks, kind, ingested_at, ... plus metadata (None: none), title,
+        validity (current | expiring |
         expired | not yet valid | unknown; None without metadata), needs_review, state (validity, or "needs
-        review" when marked)}, sorted by name. Raises NotFoundError for an unknown collection."""
+        review" when marked)), sorted by name. Raises NotFoundError for an unknown collection."""
         from relayrag.metadata import DEFAULT_EXPIRING_DAYS, validity_state
         ctx = self.ctx
         self.require_collection(collection)
@@ -207,9 +208,7 @@ class Service:
             meta = r.get("metadata")
             validity = validity_state(meta, expiring) if meta is not None else None
             review = bool((meta or {}).get("needs_review"))
-            out.append({"path": r["path"], "name": r.get("name") or Path(r["path"]).name,
-                        "n_chunks": r.get("n_chunks"), "kind": r.get("kind"), "pages": r.get("pages"),
-                        "ingested_at": r.get("ingested_at"), "metadata": meta,
+            out.append({**r, "name": r.get("name") or Path(r["path"]).name, "metadata": meta,
                         "title": (meta or {}).get("title") or r.get("name") or Path(r["path"]).name,
                         "validity": validity, "needs_review": review,
                         "state": "needs review" if review else validity})

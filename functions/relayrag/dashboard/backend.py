@@ -66,7 +66,8 @@ def collection_detail(name: str) -> dict:
     meta = c.docstore.get_collection(name)
     return {"collection": meta or {"name": name, "current_version": None, "stats": {}}, "exists": meta is not None,
             "versions": collection_versions(name),
-            "files": c.docstore.list_files(name), "dead_letters": c.docstore.list_dead_letters(name),
+            "files": service().list_documents(name) if (meta or {}).get("current_version") else [],
+            "dead_letters": c.docstore.list_dead_letters(name),
             "source_dir": str(source_dir(name))}
 
 
