@@ -224,6 +224,19 @@ class Service:
             raise RelayragError(str(exc)) from None
         return self.ctx.schemas.get(collection)
 
+    def store_schema(self, collection: str, file: Path) -> str:
+        """Validate a relayrag.collection.yaml and store it with the collection (ctx.schemas: the blob store that
+        holds the snapshots, so deployed functions read it); returns where. It applies to documents ingested
+        from then on (and to filters on the snapshots written from then on). Raises ConfigError."""
+        from relayrag.metadata import parse_schema_bytes
+        self.collection_schema(collection)  # validates the name (and a stored schema that still parses)
+        try:
+            raw = Path(file).read_bytes()
+        except OSError as exc:
+            raise RelayragError(f"cannot read {file}: {exc.strerror or exc}") from None
+        parse_schema_bytes(raw, str(file))
+        return self.ctx.schemas.put(collection, raw)
+
     def collection_names(self) -> list[str]:
         return [c.name for c in self.list_collections()]
 

@@ -111,3 +111,34 @@ def collections(name: Optional[str] = typer.Argument(None, help="A collection: l
         if w:
             parts.append(f"warehouse of {len(w['tables'])} tables" + (", SQL config" if w["config"] else ""))
         _say(out, f"{c['name']}: {'; '.join(parts)}")
+
+
+@app.command()
+def schema(file: Optional[Path] = typer.Argument(None, help="A relayrag.collection.yaml to validate and store; "
+                                                 "without it, print the stored one."),
+           collection: str = typer.Option(..., "--collection", "-c", help="Collection name."),
+           as_json: bool = typer.Option(False, "--json", help="Print the result as one JSON object.")):
+    """Store or show a collection's metadata schema (relayrag.collection.yaml: fields with type, required,
+    filterable, shown; expiring_days). It is stored where the snapshots are (the index bucket in the cloud, so
+    GCS-triggered ingestion validates object metadata with it) and applies to documents ingested from then on."""
+    with _user_errors(as_json):
+        service = _service()
+        if file is not None:
+            where = service.store_schema(collection, file)
+            result = {"collection": collection, "stored": where}
+        else:
+            stored = service.collection_schema(collection)
+            result = {"collection": collection,
+                      "schema": stored.model_dump(mode="json") if stored is not None else None}
+    if as_json:
+        _print_json(result)
+    elif file is not None:
+        _say(out, (collection, "bold"), f": schema stored at {result['stored']}")
+    elif result["schema"] is None:
+        _say(out, f"{collection}: no schema (only the built-in fields title, valid_from, valid_until, needs_review)")
+    else:
+        _say(out, (collection, "bold"), f": expiring_days {result['schema']['expiring_days']}")
+        for name, f in result["schema"]["fields"].items():
+            flags = [x for x in ("required", "filterable", "shown") if f.get(x)]
+            vals = f" ({', '.join(f['values'])})" if f.get("values") else ""
+            _say(out, f"  {name}: {f['type']}{vals}" + (f" [{', '.join(flags)}]" if flags else ""))

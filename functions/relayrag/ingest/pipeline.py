@@ -411,12 +411,12 @@ def _ingest_once(ctx: StageContext, path: Path | str | None, collection: str, *,
                         stat = real.stat()
                         digest = file_sha256(real)
                         prev = records_for_skip.get(key)
-                        meta = _document_metadata(given_meta, records.get(key), schema)
-                        mhash = metadata_hash(meta)
+                        doc_meta = _document_metadata(given_meta, records.get(key), schema)
+                        mhash = metadata_hash(doc_meta)
                         if prev and prev.get("sha256") == digest:
                             if prev.get("metadata_hash") != mhash:  # same bytes, new metadata: no re-embedding
-                                meta_updates[key] = meta if meta is not None else {}
-                                record_updates.append({**prev, **fields, "metadata": meta, "metadata_hash": mhash,
+                                meta_updates[key] = doc_meta if doc_meta is not None else {}
+                                record_updates.append({**prev, **fields, "metadata": doc_meta, "metadata_hash": mhash,
                                                        "metadata_updated_at": time.time()})
                                 summary.metadata_updated += 1
                                 continue
@@ -438,13 +438,14 @@ def _ingest_once(ctx: StageContext, path: Path | str | None, collection: str, *,
                             bar.advance(task)
                         if on_progress:
                             on_progress(float(len(seen)), total_units, f"loaded {f.name}")
-                    new_chunks[key] = [c.to_dict() | ({"meta": meta} if meta is not None else {}) for c in chunks]
+                    new_chunks[key] = [c.to_dict() | ({"meta": doc_meta} if doc_meta is not None else {})
+                                      for c in chunks]
                     for w in extras.pop("warnings", []):
                         summary.warnings.append({"path": key if sources else str(f), "warning": w})
                     new_records.append({"path": key, "name": f.name, "sha256": digest, "size": stat.st_size,
                                         "n_chunks": len(chunks), "ingested_at": time.time(), **extras,
-                                        **fields, **({"metadata": meta, "metadata_hash": mhash}
-                                                     if meta is not None else {})})
+                                        **fields, **({"metadata": doc_meta, "metadata_hash": mhash}
+                                                     if doc_meta is not None else {})})
             # files that were under PATH before and are gone now (a list of sources deletes nothing)
             for k in records:
                 if root_key is not None and k not in seen and (
