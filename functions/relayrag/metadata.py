@@ -360,7 +360,7 @@ def load_manifest(path: Path, schema: CollectionSchema | None) -> Manifest:
 def check_coverage(manifest: Manifest, files: list[Path], *, root: Path) -> None:
     """ManifestError unless every file has a manifest line and every line names a file under `root`."""
     keys = {document_key(f) for f in files}
-    errors = [{"line": None, "error": f"document {f} has no manifest line"} for f in files
+    errors: list[dict[str, Any]] = [{"line": None, "error": f"document {f} has no manifest line"} for f in files
               if document_key(f) not in manifest.lines]
     errors += [{"line": n, "error": f"document_path {k} is not a document under {root}"}
                for k, n in sorted(manifest.lines.items(), key=lambda kv: kv[1]) if k not in keys]

@@ -401,7 +401,7 @@ class Service:
                                  chunk_id=c["chunk_id"], title=(meta or {}).get("title") or c.get("title", "") or "",
                                  text=c["text"], source=c.get("source"), metadata=meta,
                                  validity=validity_state(meta, expiring) if meta is not None else None))
-        shown = {k_: v for k_, v in (("doc", doc), ("page", page)) if v is not None}
+        shown: dict[str, Any] = {k_: v for k_, v in (("doc", doc), ("page", page)) if v is not None}
         if items:
             shown["metadata"] = parsed.describe()
         return SearchResult(query=query, collection=collection, version=snap.version, arm=arm,
