@@ -515,8 +515,6 @@ def _ingest_once(ctx: StageContext, path: Path | str | None, collection: str, *,
         if schema is not None:  # stages read the schema of the version they serve (filters, shown fields)
             snap_manifest["schema"] = schema.model_dump(mode="json")
         write_snapshot(store, collection, version, chunks, matrix, snap_manifest)
-        if schema_changed and schema_raw is not None:
-            ctx.schemas.put(collection, schema_raw)
         n_docs = len({(c["source"], c["doc"]) for c in chunks})
         stats = {"n_chunks": len(chunks), "n_documents": n_docs,
                  "n_files": len(set(records) - set(deleted) | {r["path"] for r in new_records})}
@@ -526,6 +524,8 @@ def _ingest_once(ctx: StageContext, path: Path | str | None, collection: str, *,
         except ConflictError:
             _best_effort(store.delete_prefix, prefix(collection, version))  # never current: nobody reads it
             raise
+        if schema_changed and schema_raw is not None:  # after the commit: a lost round stores nothing
+            ctx.schemas.put(collection, schema_raw)
         # Without a shared lock (a remote blob store), a younger version may be another writer's in flight.
         # The commit succeeded: cleaning up is best effort (a later ingest's GC retries it), never an error.
         shared_lock = isinstance(store, LocalBlobStore)
