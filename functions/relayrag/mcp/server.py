@@ -53,7 +53,8 @@ Filters = Annotated[list[Annotated[str, Field(min_length=3, max_length=300)]] | 
 INSTRUCTIONS = """relayrag answers questions from ingested documents with citations (document and page) and a
 grounding check. Typical use: list_collections → ask (or search for raw ranked chunks) → get_run for the
 trace of a run. list_documents shows a collection's documents with their metadata and validity; ask and
-search take metadata `filters` (expired documents are left out unless filters include them). ingest adds a file or folder to a collection; delete_document removes documents.
+search take metadata `filters` (expired documents are left out unless filters include them). ingest adds a
+file or folder to a collection; delete_document removes documents.
 Collections with a warehouse (tables) also answer sql_query: one guarded read-only SELECT, its rows and
 a sentence; ask routes table questions there too.
 Workflow tools (from the server's workflows folder) may also be listed."""
