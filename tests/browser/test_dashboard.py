@@ -201,7 +201,7 @@ def test_collection_view_shows_validity_and_a_filtered_ask_cites_the_expired_pol
     d.get(server["url"] + "/ask?collection=policies")
     d.find_element(By.ID, "question").send_keys("What is the daily meal allowance for business travel?")
     Select(d.find_element(By.ID, "collection")).select_by_value("policies")
-    Select(d.find_element(By.ID, "arm")).select_by_value("hybrid")
+    Select(d.find_element(By.ID, "arm")).select_by_visible_text("hybrid")
     d.find_element(By.ID, "filters").send_keys("include_expired=true")
     d.find_element(By.ID, "ask").click()
     wait(d, 180).until(lambda x: x.find_elements(By.CSS_SELECTOR, ".ask-run .answer-block, .ask-run .error"))
