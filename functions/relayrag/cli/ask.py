@@ -116,7 +116,10 @@ def ask(question: str = typer.Argument(..., help="The question."),
 
 
 def citation_label(c: dict) -> str:
-    """ (title; validity; needs review; shown fields) after a cited document's name, when it has any."""
+    """ (title; validity; needs review; shown fields) after the name of a cited document that has metadata
+    (relayrag.metadata); "" for one without (its title is only the extracted first line)."""
+    if c.get("validity") is None:
+        return ""
     parts = [c["title"]] if c.get("title") and c.get("title") != c.get("doc") else []
     if c.get("validity"):
         parts.append(f"validity {c['validity']}")
