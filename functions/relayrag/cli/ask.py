@@ -111,6 +111,8 @@ def ask(question: str = typer.Argument(..., help="The question."),
             _say(out, (f"  related, not an answer: {r['doc']}, page {r['page']}: “{r['quote'][:200]}”", "dim"))
         flag = ("not found" if not result.get("found", True) else "grounded" if result["grounded"]
                 else ("refused" if result["refused"] else "not grounded"))
+        if result.get("filters"):
+            _say(out, (f"filters: {'; '.join(result['filters'])}", "dim"))
         _say(out, (f"run {result['run_id']} · route {result['route']} · arm {result['arm']} · {flag} · "
                    + ", ".join(f"{s['name']} {s['ms']:.0f} ms" for s in result["stages"]), "dim"))
 

@@ -238,7 +238,7 @@ class Gateway:
         if len(trace) > MAX_STAGES:
             out["stages_omitted"] = len(trace) - MAX_STAGES
         out["total_ms"] = round(sum(float(t.get("ms") or 0) for t in trace), 2)
-        for key in ("arm_draws", "snapshot_version", "queries", "sql_context"):
+        for key in ("arm_draws", "snapshot_version", "queries", "sql_context", "filters_applied"):
             if key in rec:
                 out[key] = cap_json(rec[key], 4000)
         return out
