@@ -183,3 +183,25 @@ def test_normalisation_gives_one_hash_for_equal_metadata():
     c = normalise({"department": "HR", "document_type": "policy", "title": "Remote Work",
                    "review_cycle_months": "12", "tags": "remote, home office"}, schema, from_text=True)
     assert metadata_hash(c) == metadata_hash(a)
+
+
+def test_source_metadata_and_a_record_only_update_keep_the_collection_stats(ctx, policies):
+    """The GCS path (ingest_source): object metadata becomes the document's; the same bytes under a new
+    generation with the same metadata only move the record (same version), and the collection's stats stay."""
+    from relayrag.ingest.pipeline import Source, ingest_source
+    ctx.schemas.put("pol", (policies / "relayrag.collection.yaml").read_bytes())
+    schema = ctx.schemas.get("pol")
+    row = lines(policies)[1]
+    meta = normalise({k: v for k, v in row.items() if k != "document_path"}, schema)
+    key = "gs://bucket/pol/travel-policy-2019.md"
+    first = ingest_source(ctx, Source(policies / "travel-policy-2019.md", key, {"generation": "1"}, meta), "pol")
+    stats = ctx.docstore.get_collection("pol")["stats"]
+    assert first.ingested == 1 and stats["n_files"] == 1 and ctx.docstore.get_file("pol", key)["metadata"] == meta
+    again = ingest_source(ctx, Source(policies / "travel-policy-2019.md", key, {"generation": "2"}, meta), "pol")
+    assert again.skipped == 1 and again.version == first.version
+    assert ctx.docstore.get_file("pol", key)["generation"] == "2"
+    assert ctx.docstore.get_collection("pol")["stats"] == stats  # the record-only commit kept them
+    moved = ingest_source(ctx, Source(policies / "travel-policy-2019.md", key, {"generation": "3"},
+                                      {**meta, "department": "HR"}), "pol")
+    assert moved.metadata_updated == 1 and moved.chunks_embedded == 0 and moved.version != first.version
+    assert ctx.docstore.get_file("pol", key)["metadata"]["department"] == "HR"
