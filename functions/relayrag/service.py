@@ -205,7 +205,8 @@ class Service:
         keys = ctx.blobstore.list(base)
         meta = ctx.docstore.get_collection(name) or {}
         out = []
-        for v in sorted({k[len(base):].split("/", 1)[0] for k in keys}, reverse=True):
+        from relayrag.ingest.snapshot import SEGMENTS
+        for v in sorted({k[len(base):].split("/", 1)[0] for k in keys} - {SEGMENTS}, reverse=True):
             m = re.match(r"^v(\d{13})-", v)
             out.append({"version": v, "created_at": int(m.group(1)) / 1000 if m else None,
                         "current": v == meta.get("current_version"),
