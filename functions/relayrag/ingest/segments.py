@@ -26,7 +26,7 @@ import numpy as np
 from relayrag.backends.blobstore import LocalBlobStore
 from relayrag.context import StageContext
 from relayrag.errors import ConflictError
-from relayrag.ingest.snapshot import (SegmentRef, gc_versions, load_segment, new_version, prefix, read_manifest,
+from relayrag.ingest.snapshot import (ROW_FILES, SegmentRef, gc_versions, load_segment, new_version, prefix, read_manifest,
                                       read_tombstones, segment_prefix, write_segment,
                                       write_version)
 from relayrag.retrieval.bm25 import TermStats
@@ -76,11 +76,12 @@ def merge_segments(store, collection: str, refs: list[SegmentRef]) -> SegmentRef
     chunks: list[dict] = []
     vectors: list[np.ndarray] = []
     stats: list[TermStats] = []
+    row_parts: dict[str, list] = {name: [] for name in ROW_FILES}
     for ref in refs:
         seg = load_segment(store, collection, ref.id)
         dead = read_tombstones(store, collection, ref)
+        live = np.setdiff1d(np.arange(ref.n_rows), dead) if dead.size else np.arange(ref.n_rows)
         if dead.size:
-            live = np.setdiff1d(np.arange(ref.n_rows), dead)
             chunks.extend(seg.chunks[i] for i in live)
             vectors.append(seg.vectors[live])
             stats.append(seg.stats.select(live))
@@ -88,9 +89,13 @@ def merge_segments(store, collection: str, refs: list[SegmentRef]) -> SegmentRef
             chunks.extend(seg.chunks)
             vectors.append(seg.vectors)
             stats.append(seg.stats)
+        for name, rf in ROW_FILES.items():  # add-ons keyed by local row (e.g. sentence vectors) follow their rows
+            key = segment_prefix(collection, ref.id) + name
+            row_parts[name].append(rf.select(store.get_bytes(key) if store.exists(key) else None, live))
     dims = {v.shape[1] for v in vectors if v.shape[0]}
     matrix = np.concatenate([v for v in vectors if v.shape[0]]) if dims else np.zeros((0, 384), np.float16)
-    return write_segment(store, collection, chunks, matrix, stats=TermStats.concat(stats))
+    extras = {name: raw for name, rf in ROW_FILES.items() if (raw := rf.concat(row_parts[name])) is not None}
+    return write_segment(store, collection, chunks, matrix, stats=TermStats.concat(stats), extras=extras)
 
 
 def merge_locked(ctx: StageContext, collection: str, version: str, refs: list[SegmentRef], stats: dict, *,
@@ -108,8 +113,9 @@ def merge_locked(ctx: StageContext, collection: str, version: str, refs: list[Se
     if merged.n_rows:
         out.insert(plan[0], merged)
     new = new_version()
-    manifest = read_manifest(store, collection, version)
-    write_version(store, collection, new, out, {"embedder": manifest.get("embedder"), "created_at": time.time(),
+    kept = {k: v for k, v in read_manifest(store, collection, version).items()  # e.g. embedder, schema
+            if k not in ("segments", "n_chunks", "n_rows", "version", "collection", "format", "merged")}
+    write_version(store, collection, new, out, {**kept, "created_at": time.time(),
                                                 "merged": [refs[i].id for i in plan]})
     try:
         ctx.docstore.commit_ingest(collection, new, {**stats, "n_chunks": sum(r.n_live for r in out)}, [], [],

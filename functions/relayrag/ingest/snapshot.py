@@ -34,8 +34,10 @@ import io
 import json
 import time
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -124,6 +126,24 @@ class IndexSnapshot:
 
     def __len__(self) -> int:
         return len(self.chunks)
+
+
+@dataclass(frozen=True)
+class RowFile:
+    """A per-segment add-on file keyed by the segment's local rows (e.g. sentence vectors), which merges carry.
+
+    select(raw bytes or None when a segment lacks the file, live local rows) -> a part; concat(parts in row
+    order) -> the merged segment's bytes, or None to write no such file. Register with `register_row_file`."""
+    name: str
+    select: Callable[[bytes | None, np.ndarray], Any]
+    concat: Callable[[list[Any]], bytes | None]
+
+
+ROW_FILES: dict[str, RowFile] = {}
+
+
+def register_row_file(row_file: RowFile) -> None:
+    ROW_FILES[row_file.name] = row_file
 
 
 def _npy(vectors: np.ndarray) -> tuple[bytes, int]:

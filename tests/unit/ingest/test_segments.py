@@ -250,3 +250,35 @@ def test_a_version_written_before_segments_reads_and_is_rewritten_by_the_next_me
     v2, refs = _refs(ctx)
     assert s.chunks_embedded == 1 and not any(r.id.startswith("v") for r in refs)
     assert len(read_chunks(ctx.blobstore, "c", v2)) == len(chunks) + 1
+
+
+def test_merges_carry_per_row_add_on_files(ctx, monkeypatch):
+    """A registered per-segment file keyed by local row (how sentence vectors ride along) follows its live rows
+    through a merge: deleted rows leave it, the rest keep their order."""
+    import io
+
+    from relayrag.ingest.snapshot import (ROW_FILES, RowFile, write_segment, write_tombstones, write_version)
+
+    def to_bytes(a):
+        buf = io.BytesIO()
+        np.save(buf, a)
+        return buf.getvalue()
+    monkeypatch.setitem(ROW_FILES, "tags.npy", RowFile(
+        "tags.npy", select=lambda raw, rows: np.load(io.BytesIO(raw))[rows] if raw is not None else None,
+        concat=lambda parts: None if any(p is None for p in parts) else to_bytes(np.concatenate(parts))))
+    chunk = {"doc": "d", "title": "", "page": 1, "start": 0, "end": 1, "context": ""}
+    segs = []
+    for s, texts in enumerate((["alpha", "beta", "gamma"], ["delta", "epsilon"])):
+        chunks = [{**chunk, "chunk_id": f"{s}:{i}", "source": f"/src{s}-{i}", "text": t, "content_hash": t}
+                  for i, t in enumerate(texts)]
+        vecs = np.eye(len(texts), 384, dtype=np.float16)
+        segs.append(write_segment(ctx.blobstore, "c", chunks, vecs,
+                                  extras={"tags.npy": to_bytes(np.array([10 * s + i for i in range(len(texts))]))}))
+    segs[0] = write_tombstones(ctx.blobstore, "c", segs[0], "v0000000000002-aaaaaa", np.array([1]))
+    write_version(ctx.blobstore, "c", "v0000000000002-aaaaaa", segs, {"embedder": ctx.embedder.model_id})
+    ctx.docstore.commit_ingest("c", "v0000000000002-aaaaaa", {"n_chunks": 4}, [], [], expected_version=None)
+    v = pipeline.merge(ctx, "c", everything=True)
+    (ref,) = _refs(ctx)[1]
+    tags = np.load(io.BytesIO(ctx.blobstore.get_bytes(segment_prefix("c", ref.id) + "tags.npy")))
+    assert v and tags.tolist() == [0, 2, 10, 11]
+    assert [c["text"] for c in read_chunks(ctx.blobstore, "c", v)] == ["alpha", "gamma", "delta", "epsilon"]
