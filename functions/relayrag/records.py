@@ -114,6 +114,8 @@ class RunRecord(BaseModel):
     arm_lists: dict[str, list[int]] = Field(default_factory=dict)  # top-10 snapshot rows per computed arm
     snapshot_version: str | None = None
     candidates: list[Candidate] = Field(default_factory=list)
+    candidate_ids: list[str] | None = None    # distributed backend: chunk id of each candidate-snapshot row
+    bm25_stats: dict[str, Any] | None = None  # distributed backend: {n, avgdl, df} of the run's query tokens
     # rerank / grade
     reranked_k: int | None = None
     relevant: list[Any] = Field(default_factory=list)

@@ -35,6 +35,7 @@ from relayrag.ingest.chunking import Chunk, make_chunks
 from relayrag.ingest.limits import FileBudget
 from relayrag.naming import validate_collection
 from relayrag.ingest.segments import gc_after_commit, merge_locked
+from relayrag.retrieval.bm25 import TermStats
 from relayrag.ingest.snapshot import (SegmentRef, index_text, new_version, prefix, read_chunks,
                                       read_manifest, read_source_rows, read_sources, read_tombstones, read_vectors,
                                       segment_prefix, segment_problem, tombstone_key, version_segments,
@@ -433,7 +434,7 @@ def _ingest_once(ctx: StageContext, path: Path | str | None, collection: str, *,
         replaced = [k for k in new_chunks if k in records] + [k for k in deleted if k not in new_chunks]
         located = _locate(store, collection, refs, replaced) if replaced else {}
         old_rows = {k: read_source_rows(store, collection, loc[0].id, loc[1]) for k, loc in located.items()}
-        writes = _Writes(store, collection, version)
+        writes = _Writes(store, collection, version, ctx.index_backend(collection))
         rebuild = bool(refs) and n_live > 0 and _snapshot_embedder(store, collection, current) != ours
         if rebuild:
             # after RELAYRAG_EMBEDDER changed, old vectors are another model's (maybe another size): every
@@ -548,24 +549,36 @@ def _locate(store, collection: str, refs: list[SegmentRef], keys: list[str]) -> 
 
 
 class _Writes:
-    """What one ingest attempt wrote (its segment, tombstones, version), removable if it never becomes current."""
+    """What one ingest attempt wrote (its segment, tombstones, version), removable if it never becomes current.
+    With a distributed index (`index`), the segment and tombstones are mirrored there too, before the flip
+    (rows of a segment no version lists are invisible to its queries)."""
 
-    def __init__(self, store, collection: str, version: str):
-        self.store, self.collection, self.version = store, collection, version
+    def __init__(self, store, collection: str, version: str, index=None):
+        self.store, self.collection, self.version, self.index = store, collection, version, index
         self.keys: list[str] = []
+        self.segments: list[str] = []
 
     def segment(self, chunks: list[dict], vectors: np.ndarray) -> SegmentRef:
-        ref = write_segment(self.store, self.collection, chunks, vectors)
+        stats = TermStats.from_texts(index_text(c) for c in chunks)
+        ref = write_segment(self.store, self.collection, chunks, vectors, stats=stats)
         self.keys.append(segment_prefix(self.collection, ref.id))
+        self.segments.append(ref.id)
+        if self.index is not None:
+            self.index.add_segment(self.collection, ref.id, chunks, vectors, stats)
         return ref
 
     def tombstones(self, ref: SegmentRef, dead: np.ndarray) -> SegmentRef:
         self.keys.append(tombstone_key(self.collection, ref.id, self.version))
-        return write_tombstones(self.store, self.collection, ref, self.version, dead)
+        new = write_tombstones(self.store, self.collection, ref, self.version, dead)
+        if self.index is not None and new.tombstones:
+            self.index.add_tombstones(self.collection, new, read_tombstones(self.store, self.collection, new))
+        return new
 
     def undo(self) -> None:
         for key in [prefix(self.collection, self.version), *self.keys]:
             _best_effort(self.store.delete_prefix, key)
+        if self.index is not None and self.segments:
+            _best_effort(self.index.drop_segments, self.collection, self.segments)
 
 
 def _embed(ctx: StageContext, chunks: list[dict], reuse: dict[str, np.ndarray], progress: bool,

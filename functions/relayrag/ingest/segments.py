@@ -47,8 +47,10 @@ def gc_after_commit(ctx: StageContext, collection: str, version: str, previous: 
     than GC_MIN_AGE_S are spared: they may be another writer's, still being written."""
     keep = {version} | ({previous} if previous else set())
     try:
+        index = ctx.index_backend(collection)
         gc_versions(ctx.blobstore, collection, keep | ctx.docstore.pinned_versions(collection),
-                    min_age_s=0.0 if isinstance(ctx.blobstore, LocalBlobStore) else GC_MIN_AGE_S)
+                    min_age_s=0.0 if isinstance(ctx.blobstore, LocalBlobStore) else GC_MIN_AGE_S,
+                    drop_segments=(lambda sids: index.drop_segments(collection, sids)) if index is not None else None)
     except Exception as exc:  # noqa: BLE001 - clean-up must not turn a committed write into an error
         log.warning("snapshot clean-up of %s failed: %s: %s", collection, type(exc).__name__, exc)
 
@@ -71,8 +73,9 @@ def merge_plan(refs: list[SegmentRef], *, everything: bool = False) -> list[int]
     return [i for i, r in enumerate(refs) if r.id.startswith("v") or r.n_rows and r.n_deleted > EXPUNGE_SHARE * r.n_rows]
 
 
-def merge_segments(store, collection: str, refs: list[SegmentRef]) -> SegmentRef:
-    """Write one segment holding the live rows of `refs` in order (vectors and postings carried over)."""
+def merge_segments(store, collection: str, refs: list[SegmentRef], index=None) -> SegmentRef:
+    """Write one segment holding the live rows of `refs` in order (vectors and postings carried over); with a
+    distributed `index`, mirror it there too."""
     chunks: list[dict] = []
     vectors: list[np.ndarray] = []
     stats: list[TermStats] = []
@@ -95,7 +98,11 @@ def merge_segments(store, collection: str, refs: list[SegmentRef]) -> SegmentRef
     dims = {v.shape[1] for v in vectors if v.shape[0]}
     matrix = np.concatenate([v for v in vectors if v.shape[0]]) if dims else np.zeros((0, 384), np.float16)
     extras = {name: raw for name, rf in ROW_FILES.items() if (raw := rf.concat(row_parts[name])) is not None}
-    return write_segment(store, collection, chunks, matrix, stats=TermStats.concat(stats), extras=extras)
+    merged = TermStats.concat(stats)
+    ref = write_segment(store, collection, chunks, matrix, stats=merged, extras=extras)
+    if index is not None:
+        index.add_segment(collection, ref.id, chunks, matrix, merged)
+    return ref
 
 
 def merge_locked(ctx: StageContext, collection: str, version: str, refs: list[SegmentRef], stats: dict, *,
@@ -108,7 +115,8 @@ def merge_locked(ctx: StageContext, collection: str, version: str, refs: list[Se
         return None
     t0 = time.perf_counter()
     store = ctx.blobstore
-    merged = merge_segments(store, collection, [refs[i] for i in plan])
+    index = ctx.index_backend(collection)
+    merged = merge_segments(store, collection, [refs[i] for i in plan], index)
     out = [r for i, r in enumerate(refs) if i not in set(plan)]
     if merged.n_rows:
         out.insert(plan[0], merged)
@@ -123,6 +131,8 @@ def merge_locked(ctx: StageContext, collection: str, version: str, refs: list[Se
     except ConflictError:
         for key in (prefix(collection, new), segment_prefix(collection, merged.id)):
             store.delete_prefix(key)
+        if index is not None:
+            index.drop_segments(collection, [merged.id])
         log.info("%s: merge of %d segments dropped: another writer committed first", collection, len(plan))
         return None
     gc_after_commit(ctx, collection, new, version)

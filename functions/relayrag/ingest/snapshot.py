@@ -470,13 +470,16 @@ def version_time(version: str) -> float | None:
         return None
 
 
-def gc_versions(store: BlobStore, collection: str, keep: set[str], min_age_s: float = 0.0) -> list[str]:
+def gc_versions(store: BlobStore, collection: str, keep: set[str], min_age_s: float = 0.0, *,
+                drop_segments: Callable[[list[str]], None] | None = None) -> list[str]:
     """Delete every version of `collection` not in `keep` (incomplete ones included) that is at least
     `min_age_s` seconds old by its name, then every segment and tombstone file no remaining version lists
     (as old). Returns the versions removed.
 
     min_age_s > 0 is for writers that share no lock (Cloud Functions instances): a younger version or segment
-    may be another writer's still being written, which its compare-and-set commit may yet make current."""
+    may be another writer's still being written, which its compare-and-set commit may yet make current.
+    drop_segments(ids): called with the segments removed, before their files go (the distributed index's
+    copies are removed first, so a failure there leaves the files for the next GC to retry)."""
     base = prefix(collection)
     keys = store.list(base, include_partial=True)
     names = {key[len(base):].split("/", 1)[0] for key in keys}
@@ -511,6 +514,8 @@ def gc_versions(store: BlobStore, collection: str, keep: set[str], min_age_s: fl
             tv = rest[len("tombstones/"):-len(".npy")]
             if (sid, tv) not in listed and old(tv):
                 store.delete_prefix(key)
+    if unlisted and drop_segments is not None:
+        drop_segments(sorted(unlisted))
     for sid in sorted(unlisted):
         store.delete_prefix(segment_prefix(collection, sid))
     return removed

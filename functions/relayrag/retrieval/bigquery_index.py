@@ -33,7 +33,7 @@ import numpy as np
 
 from relayrag.errors import ConfigError
 from relayrag.ingest.snapshot import SegmentRef, index_text
-from relayrag.retrieval.bm25 import B, K1, TermStats
+from relayrag.retrieval.bm25 import B, K1, CollectionStats, TermStats
 
 CHUNK_FIELDS = ("chunk_id", "source", "doc", "title", "page", "start", "end", "text", "context", "content_hash")
 
@@ -121,12 +121,13 @@ class BigQueryIndex:
         self._client = client if client is not None else bigquery_module.Client(project=dataset.split(".")[0])
 
     # -- writes ---------------------------------------------------------------------------------------------
+    LOAD_BATCH = 5_000  # rows per load job (a 768-d embedding row is ~15 KB of JSON)
+
     def _load(self, table: str, rows: list[dict]) -> None:
-        if not rows:
-            return
-        cfg = self._bq.LoadJobConfig(write_disposition="WRITE_APPEND")
-        self._client.load_table_from_json(rows, f"{self.dataset}.{table}", job_config=cfg).result(
-            timeout=self.timeout_s)
+        for b in range(0, len(rows), self.LOAD_BATCH):
+            cfg = self._bq.LoadJobConfig(write_disposition="WRITE_APPEND")
+            self._client.load_table_from_json(rows[b:b + self.LOAD_BATCH], f"{self.dataset}.{table}",
+                                              job_config=cfg).result(timeout=self.timeout_s)
 
     def add_segment(self, collection: str, sid: str, chunks: list[dict], vectors: np.ndarray,
                     stats: TermStats | None = None) -> None:
@@ -188,12 +189,34 @@ class BigQueryIndex:
             raise ValueError("search needs tokens (BM25) or qvec (dense)")
         return [(r["chunk_id"], float(r["score"])) for r in rows]
 
-    def fetch(self, collection: str, chunk_ids: list[str]) -> dict[str, dict]:
-        """{chunk_id: chunk dict} for the candidates a stage needs (never the whole collection)."""
-        if not chunk_ids:
-            return {}
-        rows = self._query(f"SELECT {', '.join(f'`{f}`' for f in CHUNK_FIELDS)} FROM `{self.dataset}.chunks` "
-                           f"WHERE collection = @collection AND chunk_id IN UNNEST(@ids)",
-                           [self._scalar("collection", "STRING", collection),
+    def fetch(self, collection: str, vf: VersionFilter, chunk_ids: list[str]
+              ) -> tuple[list[dict], np.ndarray, TermStats]:
+        """The chunks `chunk_ids` of the version (in that order; ids it does not hold are left out), their
+        float16 vectors and BM25 postings: what a run's stages need, never the whole collection."""
+        if not chunk_ids or not vf.segments:
+            return [], np.zeros((0, 0), np.float16), TermStats.from_texts([])
+        cols = ", ".join(f"l.`{f}`" for f in CHUNK_FIELDS)
+        rows = self._query(f"WITH live AS ({_live(self.dataset)}) SELECT {cols}, l.embedding, l.segment, l.row "
+                           f"FROM live AS l WHERE l.chunk_id IN UNNEST(@ids)",
+                           [self._scalar("collection", "STRING", collection), self._vf(vf),
                             self._bq.ArrayQueryParameter("ids", "STRING", list(chunk_ids))])
-        return {r["chunk_id"]: {f: r[f] for f in CHUNK_FIELDS} for r in rows}
+        by_id = {r["chunk_id"]: r for r in rows}  # one chunk id = one content: any live copy will do
+        order = [cid for cid in dict.fromkeys(chunk_ids) if cid in by_id]
+        chunks = [{f: by_id[cid][f] for f in CHUNK_FIELDS} for cid in order]
+        vectors = (np.asarray([by_id[cid]["embedding"] for cid in order], dtype=np.float16) if order
+                   else np.zeros((0, 0), np.float16))
+        return chunks, vectors, TermStats.from_texts(index_text(c) for c in chunks)
+
+    def collection_stats(self, collection: str, vf: VersionFilter, tokens: list[str]) -> CollectionStats:
+        """N, avgdl and df of `tokens` over the version's live rows (one query)."""
+        rows = self._query(f"WITH live AS ({_live(self.dataset)}), "
+                           f"df AS (SELECT p.token, COUNT(*) AS df FROM `{self.dataset}.postings` AS p "
+                           f"JOIN live AS l ON p.segment = l.segment AND p.row = l.row "
+                           f"WHERE p.collection = @collection AND p.token IN UNNEST(@tokens) GROUP BY p.token) "
+                           f"SELECT (SELECT COUNT(*) FROM live) AS n, (SELECT AVG(doc_len) FROM live) AS avgdl, "
+                           f"ARRAY(SELECT AS STRUCT token, df FROM df) AS dfs",
+                           [self._scalar("collection", "STRING", collection), self._vf(vf),
+                            self._bq.ArrayQueryParameter("tokens", "STRING", sorted(set(tokens)))])
+        r = rows[0]
+        return CollectionStats(int(r["n"] or 0), float(r["avgdl"] or 0.0),
+                               {d["token"]: int(d["df"]) for d in (r["dfs"] or [])})

@@ -18,6 +18,7 @@ from __future__ import annotations
 import io
 from collections import Counter
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 
 import numpy as np
 from scipy import sparse
@@ -122,29 +123,48 @@ class TermStats:
         return cls({t: j for j, t in enumerate(words)}, tf, doc_len)
 
 
+@dataclass(frozen=True)
+class CollectionStats:
+    """Collection-wide BM25 statistics for an index that holds only some of a collection's rows (a run's
+    candidates fetched from the distributed backend): N, avgdl and df of the tokens that matter (the run's
+    query tokens). Tokens without a df here fall back to their df among the rows held."""
+    n: int
+    avgdl: float
+    df: dict[str, int]
+
+
 class BM25Index:
     """scores(query) -> float32 [n_docs] over the live rows of its segments, in order: global row = the
     segment's offset + the row's rank among that segment's live rows.
 
-    parts: [(TermStats, live local rows (sorted int array) or None = all rows)]."""
+    parts: [(TermStats, live local rows (sorted int array) or None = all rows)]. stats: collection-wide
+    statistics when the rows held are a subset of the collection (then n_total = stats.n)."""
 
-    def __init__(self, parts: Sequence[tuple[TermStats, np.ndarray | None]]):
+    def __init__(self, parts: Sequence[tuple[TermStats, np.ndarray | None]], stats: CollectionStats | None = None):
         self._parts: list[tuple[TermStats, np.ndarray]] = []  # (stats, global row per local row or -1)
         offset, total_len = 0, 0
-        for stats, live in parts:
+        for part, live in parts:
             if live is None:
-                gmap = np.arange(offset, offset + stats.n_rows, dtype=np.int64)
-                total_len += int(stats.doc_len.sum())
-                offset += stats.n_rows
+                gmap = np.arange(offset, offset + part.n_rows, dtype=np.int64)
+                total_len += int(part.doc_len.sum())
+                offset += part.n_rows
             else:
                 live = np.asarray(live, dtype=np.int64)
-                gmap = np.full(stats.n_rows, -1, dtype=np.int64)
+                gmap = np.full(part.n_rows, -1, dtype=np.int64)
                 gmap[live] = np.arange(offset, offset + live.size)
-                total_len += int(stats.doc_len[live].sum())
+                total_len += int(part.doc_len[live].sum())
                 offset += int(live.size)
-            self._parts.append((stats, gmap))
+            self._parts.append((part, gmap))
         self.n_docs = offset
         self.avgdl = total_len / offset if offset else 0.0
+        self.stats = stats
+        if stats is not None:
+            self.avgdl = stats.avgdl
+
+    @property
+    def n_total(self) -> int:
+        """N of the BM25 formula: the collection's live rows (= n_docs unless built with `stats`)."""
+        return self.stats.n if self.stats is not None else self.n_docs
 
     @classmethod
     def build(cls, texts: list[str]) -> "BM25Index":
@@ -165,7 +185,9 @@ class BM25Index:
         return out
 
     def df(self, token: str) -> int:
-        """Live rows containing `token` (a token as `tokenize` produces it)."""
+        """Live rows of the collection containing `token` (a token as `tokenize` produces it)."""
+        if self.stats is not None and token in self.stats.df:
+            return self.stats.df[token]
         return sum(int(g.size) for g, _, _ in self._postings(token))
 
     def token_scores(self, tokens: list[str]) -> np.ndarray:
@@ -174,12 +196,12 @@ class BM25Index:
         if self.n_docs == 0:
             return np.zeros(0, dtype=np.float32)
         out = np.zeros(self.n_docs, dtype=np.float32)
-        n, avgdl = self.n_docs, self.avgdl
+        n, avgdl = self.n_total, self.avgdl
         for t in tokens:
             posts = self._postings(t)
-            df = sum(int(g.size) for g, _, _ in posts)
-            if not df:
+            if not posts:
                 continue
+            df = self.df(t) if self.stats is not None else sum(int(g.size) for g, _, _ in posts)
             idf = np.float32(np.log(1 + (n - df + 0.5) / (df + 0.5)))
             for g, tf, dl in posts:
                 out[g] += idf * (tf / (np.float32(K1) * (np.float32(1 - B) + np.float32(B) * dl / np.float32(avgdl))

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from pydantic import Field, field_validator
 
-from relayrag.context import StageContext
+from relayrag.context import StageContext, check_snapshot_embedder
 from relayrag.ingest.snapshot import RUN_PIN_TTL_S
 from relayrag.retrieval.bandit import (BASE_ARMS, Arm, ThompsonBandit, context_params, fusion_weights,
                                        offered_arms, query_context, readable)
@@ -65,17 +65,24 @@ def _fuse(parts: list[tuple[list[int], float]]) -> list[tuple[int, float]]:
     return [(int(r), float(sc)) for r, sc in rrf_fuse([p for p, _ in parts], k=60, weights=[w for _, w in parts])]
 
 
+def _needed(arms: list[str], dense_readable: bool, weights: dict[str, float]) -> tuple[list[str], set[str]]:
+    """(hybrid's input lists, the base lists `arms` need)."""
+    hybrid_inputs = [a for a in BASE_ARMS if (a != "dense" or dense_readable) and weights.get(a, 1.0) > 0]
+    return hybrid_inputs, set(a for a in arms if a != "hybrid") | (set(hybrid_inputs) if "hybrid" in arms else set())
+
+
 def arm_rankings(snapshot, embedder, queries: list[dict], arms: list[str], depth: int = DEPTH, *,
-                 dense_readable: bool = True, weights: dict[str, float] | None = None
-                 ) -> dict[str, list[tuple[int, float]]]:
-    """{arm: [(row, fused score)] best first} for each of `arms`; the base lists are computed once.
+                 dense_readable: bool = True, weights: dict[str, float] | None = None,
+                 base: dict[str, list] | None = None) -> dict[str, list[tuple[int, float]]]:
+    """{arm: [(row, fused score)] best first} for each of `arms`; the base lists are computed once (or given
+    as `base`, e.g. by the distributed backend).
 
     hybrid = weighted RRF of the readable base lists (dense only if `dense_readable`), list weights
     `weights` (default 1 each; a weight of 0 leaves that list out) times each query's own weight."""
     weights = weights or {}
-    hybrid_inputs = [a for a in BASE_ARMS if (a != "dense" or dense_readable) and weights.get(a, 1.0) > 0]
-    need = set(a for a in arms if a != "hybrid") | (set(hybrid_inputs) if "hybrid" in arms else set())
-    base = _base_lists(snapshot, embedder, queries, need, depth)
+    hybrid_inputs, need = _needed(arms, dense_readable, weights)
+    if base is None:
+        base = _base_lists(snapshot, embedder, queries, need, depth)
     out = {}
     for arm in arms:
         if arm == "hybrid":
@@ -101,7 +108,6 @@ def run(req: RetrieveRequest, ctx: StageContext) -> RetrieveResponse:
     # lease the version to this run before loading it: later stages read the same rows (run_snapshot) and
     # ingest's GC spares it while the run is in flight
     ctx.docstore.pin_version(collection, version, req.run_id, RUN_PIN_TTL_S)
-    snap = ctx.snapshot(collection, version)
     question = run_rec["question"]
     queries = run_rec.get("queries") or [{"text": question, "kind": "original", "weight": 1.0}]
     context = query_context(question)
@@ -117,14 +123,24 @@ def run(req: RetrieveRequest, ctx: StageContext) -> RetrieveResponse:
         arm, draws = ThompsonBandit().choose(params, offered)
         method = "thompson"
     computed = list(dict.fromkeys([*offered, arm]))
-    lists = arm_rankings(snap, ctx.embedder, queries, computed, dense_readable=can_read, weights=weights)
+    index = ctx.index_backend(collection)
+    extra: dict = {}
+    if index is None:
+        snap, base = ctx.snapshot(collection, version), None
+    else:  # distributed: the backend ranks, this run keeps only its candidates (relayrag.retrieval.distributed)
+        from relayrag.retrieval import distributed
+        snap, base = distributed.candidates(ctx, index, collection, version, queries,
+                                            _needed(computed, can_read, weights)[1], DEPTH)
+        check_snapshot_embedder(snap, ctx.embedder)
+        extra = distributed.record_fields(snap)
+    lists = arm_rankings(snap, ctx.embedder, queries, computed, dense_readable=can_read, weights=weights, base=base)
     ranking = lists[arm][: ctx.settings.retrieve_k]
     candidates = [{"chunk_id": snap.chunks[r]["chunk_id"], "row": r, "retrieve_score": s, "retrieve_rank": i}
                   for i, (r, s) in enumerate(ranking, start=1)]
     write_run(ctx, req.run_id, {
         "arm": arm, "arm_draws": draws, "bandit_context": context, "dense_readable": can_read,
         "fusion_weights": weights, "snapshot_version": snap.version, "candidates": candidates,
-        "arm_lists": {a: [r for r, _ in lists[a][:REWARD_DEPTH]] for a in computed}})
+        "arm_lists": {a: [r for r, _ in lists[a][:REWARD_DEPTH]] for a in computed}, **extra})
     return RetrieveResponse(run_id=req.run_id, method=method, arm=arm, n_candidates=len(candidates),
                             top_score=round(candidates[0]["retrieve_score"], 6) if candidates else 0.0,
                             context=context)

@@ -97,13 +97,26 @@ def test_dense_top_k_is_exact_cosine_over_live_rows(index):
 
 
 def test_fetch_reads_only_the_candidates_and_drop_segments_deletes(index):
-    _load(index)
-    got = index.fetch("c", ["sB:1", "sA:4"])
-    assert set(got) == {"sB:1", "sA:4"} and got["sA:4"]["text"] == TEXTS[4]
+    a, b, va, vb, ref_a = _load(index)
+    vf = VersionFilter.of([ref_a, SegmentRef("sB", 3)])
+    chunks, vectors, stats = index.fetch("c", vf, ["sB:1", "sA:0", "sA:4"])  # sA:0 is deleted in this version
+    assert [c["chunk_id"] for c in chunks] == ["sB:1", "sA:4"] and chunks[1]["text"] == TEXTS[4]
+    np.testing.assert_array_equal(vectors, np.stack([vb[1], va[4]]))
+    assert stats.n_rows == 2
+    # collection-wide statistics over the live rows: an index of the fetched rows scores like the whole one
+    toks = tokenize("rivers rivers otter")
+    cs = index.collection_stats("c", vf, toks)
+    live = [a[i] for i in (1, 2, 4)] + b
+    whole = BM25Index.build([index_text(c) for c in live])
+    assert cs.n == 6 and cs.avgdl == pytest.approx(whole.avgdl)
+    assert cs.df == {t: whole.df(t) for t in set(toks) if whole.df(t)}
+    part = BM25Index([(stats, None)], stats=cs)
+    full = dict(zip([c["chunk_id"] for c in live], whole.scores("rivers rivers otter")))
+    np.testing.assert_allclose(part.scores("rivers rivers otter"), [full["sB:1"], full["sA:4"]], rtol=1e-5)
     index.drop_segments("c", ["sA"])
     vf = VersionFilter.of([SegmentRef("sA", 5), SegmentRef("sB", 3)])
     assert {cid for cid, _ in index.search("c", vf, k=10, tokens=tokenize("rivers"))} == {"sB:1"}  # sA's rows gone
-    assert index.fetch("c", ["sA:4"]) == {}
+    assert index.fetch("c", vf, ["sA:4"])[0] == []
     deletes = [c for c in index._client.calls if c[0] == "query" and c[1].startswith("DELETE")]
     assert len(deletes) == 3  # chunks, postings, tombstones
 
