@@ -306,11 +306,24 @@ class Service:
         from relayrag.stages.retrieve import arm_ranking
         ctx = self.ctx
         self.require_collection(collection)
-        snap = ctx.snapshot(collection)
         filtered = doc is not None or page is not None
-        depth = len(snap) if filtered else max(100, k)
-        ranking = arm_ranking(snap, ctx.embedder, [{"text": query, "kind": "original", "weight": 1.0}], arm,
-                              depth=depth)
+        queries = [{"text": query, "kind": "original", "weight": 1.0}]
+        index = ctx.index_backend(collection)
+        if index is None:
+            snap = ctx.snapshot(collection)
+            depth = len(snap) if filtered else max(100, k)
+            ranking = arm_ranking(snap, ctx.embedder, queries, arm, depth=depth)
+        else:  # the distributed backend ranks; only the hits are fetched (a filter looks at the top 1,000)
+            from relayrag.retrieval import distributed
+            from relayrag.retrieval.bandit import readable
+            from relayrag.stages.retrieve import arm_rankings
+            depth = 1000 if filtered else max(100, k)
+            dense_ok = arm != "hybrid" or readable(ctx.embedder, query)
+            need = {"dense", "bm25"} if arm == "hybrid" else {arm}
+            snap, base = distributed.candidates(ctx, index, collection, ctx.current_version(collection), queries,
+                                                need - (set() if dense_ok else {"dense"}), depth)
+            ranking = arm_rankings(snap, ctx.embedder, queries, [arm], depth, dense_readable=dense_ok,
+                                   base=base)[arm]
 
         def keep(c: dict) -> bool:
             if page is not None and c.get("page") != page:

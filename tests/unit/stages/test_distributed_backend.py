@@ -70,3 +70,14 @@ def test_collections_not_listed_stay_in_memory(dctx, small_corpus):
     assert _rows(dctx, "chunks") == 0
     assert dctx.index_backend("local") is None and dctx.index_backend("kb") is dctx._index
     assert "2,000" in ask("How many eggs does the queen lay per day?", "local")["answer"]
+
+
+def test_the_search_tool_ranks_on_the_backend(dctx, small_corpus, monkeypatch):
+    from relayrag.service import Service
+    ingest(dctx, small_corpus, "kb")
+    monkeypatch.setattr("relayrag.context.load_snapshot", lambda *a, **k: pytest.fail("whole snapshot loaded"))
+    svc = Service(dctx)
+    for arm in ("bm25", "dense", "hybrid"):
+        res = svc.search("waggle dance of honey bees", "kb", k=2, arm=arm)
+        assert res.hits and res.hits[0].doc == "bees.txt", (arm, res)
+    assert svc.search("waggle dance", "kb", doc="solar.md", arm="bm25").hits == []
