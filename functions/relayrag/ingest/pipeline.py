@@ -501,6 +501,13 @@ def _records(docs, collection: str, path, sources, remove_paths, exact_keys: boo
             keys = list(remove_paths)
         elif remove_paths is None and path is not None and Path(path).is_file():
             keys = [_key(Path(path))]
+        elif remove_paths is not None:
+            # removal by local path: a path that is itself a recorded file matches only itself (a folder, a bare
+            # file name or a gs:// prefix needs the whole list), so deleting one file reads one record
+            direct = {p: docs.get_file(collection, _key(Path(p))) if "://" not in p and "/" in p else None
+                      for p in remove_paths}
+            if all(r is not None for r in direct.values()):
+                return {r["path"]: r for r in direct.values() if r is not None}
     if keys is None:
         return {r["path"]: r for r in docs.list_files(collection)}
     return {k: r for k in dict.fromkeys(keys) if (r := docs.get_file(collection, k)) is not None}
