@@ -12,7 +12,7 @@ ingest reuses those vectors and embeds only the new document. Then, with the rea
 - delete: `ingest(..., remove_paths=[that file])`: seconds and bytes written.
 - load: a fresh interpreter (a cold stage instance) runs `ctx.snapshot(collection)`: seconds, resident memory
   added (RSS after - before) and peak RSS (ru_maxrss).
-- full rewrite (segment layout only, `--full-rewrite`): `merge_segments(..., everything)`, the cost every
+- full rewrite (segment layout only, `--full-rewrite`): `pipeline.merge(..., everything=True)`, the cost every
   ingest paid with whole snapshots (all chunks, vectors and BM25 statistics written again), as the same-run
   baseline.
 
