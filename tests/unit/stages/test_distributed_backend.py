@@ -81,3 +81,28 @@ def test_the_search_tool_ranks_on_the_backend(dctx, small_corpus, monkeypatch):
         res = svc.search("waggle dance of honey bees", "kb", k=2, arm=arm)
         assert res.hits and res.hits[0].doc == "bees.txt", (arm, res)
     assert svc.search("waggle dance", "kb", doc="solar.md", arm="bm25").hits == []
+
+
+def test_a_lost_compare_and_set_leaves_no_rows_in_the_index(dctx, small_corpus, monkeypatch):
+    """A writer that loses the version flip drops the rows it mirrored; the retry mirrors its own; afterwards
+    the index holds exactly the rows of the segments the current version lists."""
+    from relayrag.errors import ConflictError
+    from relayrag.ingest.snapshot import read_manifest, version_segments
+    ingest(dctx, small_corpus, "kb")
+    real = dctx.docstore.commit_ingest
+    lost = []
+
+    def once_conflict(*a, **kw):
+        if not lost:
+            lost.append(a[1])
+            raise ConflictError("another writer committed first")
+        return real(*a, **kw)
+    monkeypatch.setattr(dctx.docstore, "commit_ingest", once_conflict)
+    (small_corpus / "new.txt").write_text("Otters hold hands while they sleep.", encoding="utf-8")
+    s = ingest(dctx, small_corpus, "kb")
+    assert lost and s.ingested == 1
+    v = dctx.docstore.get_collection("kb")["current_version"]
+    listed = {r.id: r.n_rows for r in version_segments(read_manifest(dctx.blobstore, "kb", v), v)}
+    stored = dict(dctx._index._client.db.execute("SELECT segment, COUNT(*) FROM chunks GROUP BY segment").fetchall())
+    assert stored == listed
+    assert "hands" in ask("What do otters hold while they sleep?", "kb")["answer"]
