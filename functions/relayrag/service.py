@@ -252,7 +252,8 @@ class Service:
         keys = ctx.blobstore.list(base)
         meta = ctx.docstore.get_collection(name) or {}
         out = []
-        for v in sorted({k[len(base):].split("/", 1)[0] for k in keys}, reverse=True):
+        from relayrag.ingest.snapshot import SEGMENTS
+        for v in sorted({k[len(base):].split("/", 1)[0] for k in keys} - {SEGMENTS}, reverse=True):
             m = re.match(r"^v(\d{13})-", v)
             out.append({"version": v, "created_at": int(m.group(1)) / 1000 if m else None,
                         "current": v == meta.get("current_version"),
@@ -374,8 +375,21 @@ class Service:
         from relayrag.stages.retrieve import arm_ranking
         ctx = self.ctx
         self.require_collection(collection)
-        snap = ctx.snapshot(collection)
         items = self.check_filters(collection, filters)
+        queries = [{"text": query, "kind": "original", "weight": 1.0}]
+        index = ctx.index_backend(collection)
+        base = None
+        if index is None:
+            snap = ctx.snapshot(collection)
+        else:  # the distributed backend ranks; only the hits are fetched (a filter looks at the top 1,000)
+            from relayrag.retrieval import distributed
+            from relayrag.retrieval.bandit import readable
+            narrowed = doc is not None or page is not None or bool(items)
+            need = {"dense", "bm25"} if arm == "hybrid" else {arm}
+            if arm == "hybrid" and not readable(ctx.embedder, query):
+                need = {"bm25"}
+            snap, base = distributed.candidates(ctx, index, collection, ctx.current_version(collection), queries,
+                                                need, 1000 if narrowed else max(100, k))
         parsed, mask = snapshot_filters(snap, items)
 
         def keep(c: dict) -> bool:
@@ -390,8 +404,7 @@ class Service:
             mask = where if mask is None else mask & where
         filtered = mask is not None
         depth = len(snap) if filtered else max(100, k)
-        hits = arm_ranking(snap, ctx.embedder, [{"text": query, "kind": "original", "weight": 1.0}], arm,
-                           depth=depth, mask=mask)
+        hits = arm_ranking(snap, ctx.embedder, queries, arm, depth=depth, mask=mask, base=base)
         expiring = int((snap.manifest.get("schema") or {}).get("expiring_days", 30))
         out = []
         for rank, (row, score) in enumerate(hits[:k], 1):

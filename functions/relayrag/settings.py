@@ -69,6 +69,13 @@ class Settings(BaseSettings):
     bigquery_max_bytes_billed: int = Field(1_000_000_000, description="Per-query BigQuery budget, bytes: a dry "
                                                                      "run above it is refused; also the job's "
                                                                      "maximum_bytes_billed.")
+    index_dataset: str = Field("", description="BigQuery dataset (PROJECT.DATASET) holding the distributed retrieval "
+                                               "index (tables chunks, postings, tombstones; infra/ creates them) "
+                                               "for the collections in RELAYRAG_INDEX_COLLECTIONS.")
+    index_collections: str = Field("", description="Comma-separated collections searched in RELAYRAG_INDEX_DATASET "
+                                                   "instead of in memory ('*' = every collection): ingest mirrors "
+                                                   "their segments there, retrieve searches there, later stages "
+                                                   "fetch only the run's candidates.")
     workflow: str = Field("", description="Cloud Workflows resource for RELAYRAG_ENGINE=cloud: "
                                           "projects/P/locations/L/workflows/NAME.")
     llm_model_path: str = Field("", description="GGUF file for RELAYRAG_LLM=llamacpp; empty = the Qwen2.5-Coder-"
