@@ -87,7 +87,8 @@ def connection_for(settings) -> dict:
     url = (settings.agent_mcp_url or "").strip()
     if not url:
         exe = shutil.which("relayrag") or os.path.join(os.path.dirname(sys.executable), "relayrag")
-        return {"transport": "stdio", "command": exe, "args": ["mcp"], "env": dict(os.environ)}
+        env = {"FASTMCP_LOG_LEVEL": "WARNING", **os.environ}  # the child's banner and INFO lines stay out of the chat
+        return {"transport": "stdio", "command": exe, "args": ["mcp"], "env": env}
     if url.startswith(("http://", "https://")):
         token = settings.agent_mcp_token or identity_token(url)
         headers = {"Authorization": f"Bearer {token}"} if token else {}
