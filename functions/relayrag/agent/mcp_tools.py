@@ -126,9 +126,28 @@ async def open_tools(settings, *, server=None) -> AsyncIterator[list[BaseTool]]:
             yield await load_mcp_tools(client.session)
         return
     from langchain_mcp_adapters.client import MultiServerMCPClient
-    client = MultiServerMCPClient({"relayrag": connection_for(settings)})  # type: ignore[dict-item]
-    async with client.session("relayrag") as session:
-        yield await load_mcp_tools(session)
+    conn = connection_for(settings)
+    client = MultiServerMCPClient({"relayrag": conn})  # type: ignore[dict-item]
+    where = conn.get("url") or f"{conn.get('command')} mcp (stdio)"
+    async with contextlib.AsyncExitStack() as stack:
+        try:
+            session = await stack.enter_async_context(client.session("relayrag"))
+            tools = await load_mcp_tools(session)
+        except Exception as exc:  # anyio task groups wrap the cause in an ExceptionGroup
+            raise ConfigError(f"cannot reach the MCP gateway {where}: {describe(exc)}") from exc
+        yield tools
+
+
+def describe(exc: BaseException) -> str:
+    """The innermost causes of a (possibly grouped) connection error, e.g. `HTTP 401 Unauthorized`."""
+    inner = getattr(exc, "exceptions", None)
+    if inner:
+        return "; ".join(describe(e) for e in inner)
+    response = getattr(exc, "response", None)
+    if response is not None and getattr(response, "status_code", None):
+        hint = " (wrong or missing bearer token: RELAYRAG_AGENT_MCP_TOKEN)" if response.status_code == 401 else ""
+        return f"HTTP {response.status_code} {getattr(response, 'reason_phrase', '')}".rstrip() + hint
+    return f"{type(exc).__name__}: {exc}"
 
 
 # -- evidence ----------------------------------------------------------------------------------------------
