@@ -19,9 +19,16 @@ from relayrag.agent.assistant import Assistant
 from relayrag.errors import ConfigError
 from tests.agent_double import ScriptedChatModel, call, say
 from tests.e2e.test_mcp_http import free_port, start_gateway, stop
-from tests.unit.agent.conftest import BEES_Q, bees, settings_for  # noqa: F401  (bees: a fixture)
+from tests.unit.agent.conftest import BEES_Q, settings_for
 
 RELAYRAG = Path(sys.executable).parent / "relayrag"
+
+
+@pytest.fixture
+def bees(home, ctx, small_corpus) -> str:
+    from relayrag.service import Service
+    assert not Service(ctx).ingest(small_corpus, "docs").failed
+    return "docs"
 
 
 def script() -> ScriptedChatModel:

@@ -16,6 +16,7 @@ from __future__ import annotations
 import contextlib
 import uuid
 from collections.abc import AsyncIterator
+from typing import Any
 
 from langchain_core.messages import HumanMessage
 
@@ -48,8 +49,8 @@ class Assistant:
         self._checkpointer = checkpointer
         self._stack: contextlib.AsyncExitStack | None = None
         self.toolset: Toolset | None = None
-        self.graph = None
-        self.model = None
+        self.graph: Any = None
+        self.model: Any = None
 
     @property
     def model_name(self) -> str:

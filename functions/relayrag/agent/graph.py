@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Annotated, Any, Literal, TypedDict
+from typing import Annotated, Any, Literal, TypedDict, cast
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import (
@@ -172,7 +172,7 @@ async def structured_reply(model: BaseChatModel, prompt: list, evidence: list[Ci
             f"Your previous reply failed validation: {error}. Reply again with a valid AnalysisResult "
             "(summary required; insights and recommendations are lists of strings; citations copied from "
             "the evidence).")]
-        out = await runnable.ainvoke(msgs)
+        out = cast(dict, await runnable.ainvoke(msgs))
         parsed, err = out.get("parsed"), out.get("parsing_error")
         if isinstance(parsed, AnalysisResult) and err is None:
             return reconcile(parsed, evidence, sql), None
@@ -323,9 +323,9 @@ def build_graph(model: BaseChatModel | None, toolset: Toolset, *, settings, chec
         plan_model = model.with_structured_output(Plan, include_raw=True,  # type: ignore[union-attr]
                                                   **({"method": "function_calling"}
                                                      if type(model).__name__ == "ChatOpenAI" else {}))
-        out = await plan_model.ainvoke([*visible_messages(state)[:1], SystemMessage(SUPERVISOR.format(
+        out = cast(dict, await plan_model.ainvoke([*visible_messages(state)[:1], SystemMessage(SUPERVISOR.format(
             specialists=listing)), HumanMessage(f"Question: {question_of(state)}\n\nResults so far:\n"
-                                                f"{done or '(none yet)'}\n\nCollection: {state.get('collection')}")])
+                                                f"{done or '(none yet)'}\n\nCollection: {state.get('collection')}")]))
         plan = out.get("parsed")
         if not isinstance(plan, Plan) or plan.next not in specialists:
             return {"next": "finish"}

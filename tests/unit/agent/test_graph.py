@@ -88,7 +88,9 @@ def test_history_past_the_budget_is_summarised_and_the_raw_turns_stay_in_the_che
 
     async def go():
         async with factory() as a:
-            events = [[e async for e in a.turn(f"Tell me about bees, part {i}", thread_id="long")] for i in (1, 2, 3)]
+            events = []
+            for i in (1, 2, 3):
+                events.append([e async for e in a.turn(f"Tell me about bees, part {i}", thread_id="long")])
             return events, await a.history("long"), (await a.graph.aget_state(
                 {"configurable": {"thread_id": "long"}})).values
     events, history, state = asyncio.run(go())
