@@ -14,9 +14,12 @@ import json
 import os
 import shutil
 import sys
+import time
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Callable
+
+import httpx
 
 from langchain_core.messages import ToolMessage
 from langchain_core.tools import BaseTool
@@ -82,34 +85,54 @@ def select_tools(tools: list[BaseTool], *, allow_mutating: bool = False) -> Tool
 def connection_for(settings) -> dict:
     """The langchain-mcp-adapters connection for RELAYRAG_AGENT_MCP_URL: empty → `relayrag mcp` over stdio
     (a child process with this process's environment); http(s) URL → streamable HTTP with
-    `Authorization: Bearer` (RELAYRAG_AGENT_MCP_TOKEN, else on Cloud Run the service's identity token for
-    the URL's audience)."""
+    `Authorization: Bearer RELAYRAG_AGENT_MCP_TOKEN` (the gateway's own check) and, on Cloud Run, the
+    service's ID token in `X-Serverless-Authorization` (Cloud Run's IAM check at the edge; `CloudRunIdentity`)."""
     url = (settings.agent_mcp_url or "").strip()
     if not url:
         exe = shutil.which("relayrag") or os.path.join(os.path.dirname(sys.executable), "relayrag")
         env = {"FASTMCP_LOG_LEVEL": "WARNING", **os.environ}  # the child's banner and INFO lines stay out of the chat
         return {"transport": "stdio", "command": exe, "args": ["mcp"], "env": env}
     if url.startswith(("http://", "https://")):
-        token = settings.agent_mcp_token or identity_token(url)
-        headers = {"Authorization": f"Bearer {token}"} if token else {}
-        return {"transport": "streamable_http", "url": url, "headers": headers}
+        token = settings.agent_mcp_token
+        conn: dict = {"transport": "streamable_http", "url": url,
+                      "headers": {"Authorization": f"Bearer {token}"} if token else {}}
+        if os.environ.get("K_SERVICE"):  # running on Cloud Run
+            conn["auth"] = CloudRunIdentity(url)
+        return conn
     raise ConfigError(f"RELAYRAG_AGENT_MCP_URL={url!r}: use an http(s) URL, 'inprocess', or leave it empty for stdio")
 
 
-def identity_token(url: str) -> str:
-    """On Cloud Run (K_SERVICE set): an ID token of the service's own identity for `url`'s origin, from the
-    metadata server (google-auth, extra gcp); elsewhere ''."""
-    if not os.environ.get("K_SERVICE"):
-        return ""
+class CloudRunIdentity(httpx.Auth):
+    """Cloud Run to Cloud Run: this service's own Google ID token for the gateway's origin, from the metadata
+    server (google-auth, extra agent-cloud), in `X-Serverless-Authorization`, which Cloud Run checks for
+    roles/run.invoker and strips; `Authorization` stays free for the gateway's bearer token. ID tokens last an
+    hour: a new one is fetched after 50 minutes."""
+
+    def __init__(self, url: str, fetch: Callable[[str], str] | None = None):
+        from urllib.parse import urlparse
+        u = urlparse(url)
+        self.audience = f"{u.scheme}://{u.netloc}"
+        self._fetch = fetch or _fetch_id_token
+        self._token, self._at = "", 0.0
+
+    def token(self) -> str:
+        if not self._token or time.monotonic() - self._at > 50 * 60:
+            self._token, self._at = self._fetch(self.audience), time.monotonic()
+        return self._token
+
+    def auth_flow(self, request):
+        request.headers["X-Serverless-Authorization"] = f"Bearer {self.token()}"
+        yield request
+
+
+def _fetch_id_token(audience: str) -> str:
     try:
         import google.auth.transport.requests
         import google.oauth2.id_token
     except ImportError as exc:
         raise ConfigError("the assistant on Cloud Run signs MCP calls with google-auth: pip install "
-                          "'relayrag[agent,gcp]'") from exc
-    from urllib.parse import urlparse
-    u = urlparse(url)
-    return google.oauth2.id_token.fetch_id_token(google.auth.transport.requests.Request(), f"{u.scheme}://{u.netloc}")
+                          "'relayrag[agent-cloud]'") from exc
+    return google.oauth2.id_token.fetch_id_token(google.auth.transport.requests.Request(), audience)
 
 
 @contextlib.asynccontextmanager

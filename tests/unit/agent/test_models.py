@@ -103,3 +103,29 @@ def test_real_model_answers_a_one_tool_question_through_the_gateway(home, bees, 
     assert final["event"] == "final" and final["mode"] == "analysis"
     # whether or not the small model manages the structured result, the tool's source reaches the reply
     assert "bees.txt" in final["answer"]
+
+
+def test_on_cloud_run_the_gateway_call_carries_the_service_identity_and_the_gateway_token(tmp_path, monkeypatch):
+    import httpx
+
+    from relayrag.agent.mcp_tools import CloudRunIdentity, connection_for
+    monkeypatch.delenv("K_SERVICE", raising=False)
+    s = Settings(home=tmp_path, agent_mcp_url="https://gw-abc.a.run.app/mcp", agent_mcp_token="gw-token")
+    local = connection_for(s)
+    assert local["headers"] == {"Authorization": "Bearer gw-token"} and "auth" not in local
+    monkeypatch.setenv("K_SERVICE", "relayrag-assistant")
+    conn = connection_for(s)
+    assert isinstance(conn["auth"], CloudRunIdentity) and conn["auth"].audience == "https://gw-abc.a.run.app"
+    fetched = []
+    auth = CloudRunIdentity("https://gw-abc.a.run.app/mcp", fetch=lambda aud: fetched.append(aud) or f"id-{len(fetched)}")
+    seen = []
+
+    def handler(request):
+        seen.append(dict(request.headers))
+        return httpx.Response(200)
+    with httpx.Client(transport=httpx.MockTransport(handler), auth=auth, headers=conn["headers"]) as client:
+        client.post("https://gw-abc.a.run.app/mcp")
+        client.post("https://gw-abc.a.run.app/mcp")
+    assert fetched == ["https://gw-abc.a.run.app"]  # cached within the hour
+    assert all(h["x-serverless-authorization"] == "Bearer id-1" and h["authorization"] == "Bearer gw-token"
+               for h in seen)
