@@ -46,10 +46,48 @@ def chat_model_from_settings(settings, service=None) -> BaseChatModel | None:
 
 
 TOOL_PROMPT = """You can call tools. Reply with ONE JSON object and nothing else:
-- to call a tool: {{"tool": "<tool name>", "arguments": {{...}}}} with arguments valid for its parameters;
+- to call a tool: {{"tool": "<tool name>", "arguments": {{...}}}} with only that tool's parameters;
 - to answer without a tool: {{"tool": "answer", "answer": "<your answer>"}}.{must}
-Tools (name: description; parameters as JSON Schema):
+Tools (name(parameters): description; ? marks an optional parameter):
 {tools}"""
+
+KEEP = ("type", "properties", "required", "enum", "items", "anyOf", "const")
+
+
+def lean(schema):
+    """A tool's parameter schema reduced to what a grammar needs (types, properties, required, enums; no
+    descriptions, patterns or bounds), with no extra properties allowed."""
+    if isinstance(schema, list):
+        return [lean(s) for s in schema]
+    if not isinstance(schema, dict):
+        return schema
+    out = {k: (({n: lean(p) for n, p in v.items()}) if k == "properties" else lean(v))
+           for k, v in schema.items() if k in KEEP}
+    if out.get("type") == "object":
+        out.setdefault("properties", {})
+        out["additionalProperties"] = False
+    return out
+
+
+def reply_schema(tools: list[dict], *, allow_answer: bool) -> dict:
+    """The JSON Schema of a reply: one of the tools with its own arguments (`anyOf`, so the grammar only
+    produces argument names and types the tool accepts), or a plain answer."""
+    options = [{"type": "object", "properties": {"tool": {"const": t["function"]["name"]},
+                                                  "arguments": lean(t["function"].get("parameters") or
+                                                                    {"type": "object"})},
+                "required": ["tool", "arguments"], "additionalProperties": False} for t in tools]
+    if allow_answer:
+        options.append({"type": "object", "properties": {"tool": {"const": "answer"}, "answer": {"type": "string"}},
+                        "required": ["tool", "answer"], "additionalProperties": False})
+    return {"anyOf": options}
+
+
+def signature(fn: dict) -> str:
+    params = fn.get("parameters") or {}
+    required = set(params.get("required") or [])
+    parts = [f"{n}{'' if n in required else '?'}: {p.get('type') or 'any'}"
+             for n, p in (params.get("properties") or {}).items()]
+    return f"{fn['name']}({', '.join(parts)})"
 
 
 class JsonToolChatModel(BaseChatModel):
@@ -79,16 +117,12 @@ class JsonToolChatModel(BaseChatModel):
             return ChatResult(generations=[ChatGeneration(message=AIMessage(content=text))])
         names = [t["function"]["name"] for t in tools]
         must = tool_choice not in (None, "auto", "none")
-        listing = "\n".join(f"- {t['function']['name']}: {t['function'].get('description', '')[:400]} "
-                            f"{json.dumps(t['function'].get('parameters', {}), ensure_ascii=False)}" for t in tools)
+        listing = "\n".join(f"- {signature(t['function'])}: {t['function'].get('description', '')[:300]}" for t in tools)
         system = TOOL_PROMPT.format(tools=listing, must=" You must call a tool now." if must else "")
         chat = [{"role": "system", "content": system + ("\n\n" + chat[0]["content"] if chat and
                                                         chat[0]["role"] == "system" else "")},
                 *(chat[1:] if chat and chat[0]["role"] == "system" else chat)]
-        choices = names if must else [*names, "answer"]
-        schema = {"type": "object", "properties": {"tool": {"type": "string", "enum": choices},
-                                                   "arguments": {"type": "object"}, "answer": {"type": "string"}},
-                  "required": ["tool"]}
+        schema = reply_schema(tools, allow_answer=not must)
         raw = self.llm.complete(chat, temperature=0.0, max_tokens=self.max_tokens, json_schema=schema)
         return ChatResult(generations=[ChatGeneration(message=parse_tool_reply(raw, names))])
 

@@ -33,9 +33,13 @@ def test_tool_calls_are_schema_constrained_json_over_the_llm_protocol():
     assert first.tool_calls[0]["name"] == "ask" and first.tool_calls[0]["args"] == {"question": "bees?",
                                                                                    "collection": "docs"}
     schema = llm.calls[0]["json_schema"]
-    assert schema["properties"]["tool"]["enum"] == ["ask", "answer"]
+    assert [o["properties"]["tool"]["const"] for o in schema["anyOf"]] == ["ask", "answer"]
+    args = schema["anyOf"][0]["properties"]["arguments"]  # the grammar allows only ask's own arguments
+    assert args["required"] == ["question", "collection"] and args["additionalProperties"] is False
+    assert args["properties"] == {"question": {"type": "string"}, "collection": {"type": "string"}}
     system = llm.calls[0]["messages"][0]
-    assert system["role"] == "system" and '"collection"' in system["content"] and "Be brief." in system["content"]
+    assert system["role"] == "system" and "ask(question: string, collection: string)" in system["content"]
+    assert "Be brief." in system["content"]
     second = model.invoke([HumanMessage("How many bees?"), first,
                            ToolMessage('{"answer": "60,000"}', tool_call_id=first.tool_calls[0]["id"], name="ask")])
     assert second.text == "60,000 bees." and not second.tool_calls
@@ -49,7 +53,8 @@ def test_structured_output_goes_through_a_forced_tool_call():
     llm = ScriptedLLM([{"tool": "AnalysisResult", "arguments": {"summary": "ok", "insights": ["a"]}}])
     out = JsonToolChatModel(llm=llm).with_structured_output(AnalysisResult).invoke("summarise")
     assert out == AnalysisResult(summary="ok", insights=["a"])
-    assert llm.calls[0]["json_schema"]["properties"]["tool"]["enum"] == ["AnalysisResult"]  # no free answer
+    options = llm.calls[0]["json_schema"]["anyOf"]
+    assert [o["properties"]["tool"]["const"] for o in options] == ["AnalysisResult"]  # no free answer
 
 
 def test_replies_that_are_not_tool_json_stay_text():
@@ -92,7 +97,7 @@ def test_real_model_answers_a_one_tool_question_through_the_gateway(home, bees, 
 
     async def go():
         async with Assistant(collection="docs", model=model, server=build_server(),
-                             settings=settings_for(home, agent_max_steps=2), mode="analysis") as a:
+                             settings=settings_for(home, agent_max_steps=1), mode="analysis") as a:
             return [e async for e in a.turn(BEES_Q, thread_id="real")]
     events = asyncio.run(go())
     calls = [e for e in events if e["event"] == "tool_call"]
