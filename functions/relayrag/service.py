@@ -138,10 +138,10 @@ class SqlQueryResult(BaseModel):
 
 
 class RouteDecision(BaseModel):
-    """The no-LLM classifier's route for a question: rag (documents), sql (tables) or chitchat; its confidence
-    (0-1) and what the collection holds."""
+    """The no-LLM classifier's route for a question: rag (documents), sql (tables), chitchat (and any route a
+    later classifier adds); its confidence (0-1) and what the collection holds."""
 
-    route: Literal["rag", "sql", "chitchat"]
+    route: str
     confidence: float
     has_documents: bool
     has_warehouse: bool
