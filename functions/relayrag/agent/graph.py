@@ -80,6 +80,19 @@ CONVERSATION = re.compile(
     r"(this|our|the) conversation|you (just )?(said|told|answered)|repeat (that|your (last )?answer)|"
     r"summari[sz]e (our|the|this) (chat|conversation|discussion))\b", re.I)
 COLLECTIONS = re.compile(r"\b(which|what|list|show)\b.*\bcollections?\b", re.I)
+# a short question that leans on the previous one ("and the queen?", "how tall is it?"): without an LLM to
+# rewrite it, the router sends it together with the previous question
+FOLLOW_UP = re.compile(r"^\s*(and|also|what about|how about|then)\b|\b(it|its|they|them|their|that|those|these|"
+                       r"he|she|his|her|there)\b", re.I)
+
+
+def follow_up_of(messages: list, question: str) -> str | None:
+    """The previous user question when `question` reads as a follow-up of it (short, anaphoric), else None."""
+    if len(question.split()) > 12 or not FOLLOW_UP.search(question):
+        return None
+    humans = [m.text for m in messages[:last_human_index(messages)] if isinstance(m, HumanMessage)]
+    previous = [h for h in humans if not CONVERSATION.search(h)]
+    return previous[-1] if previous else None
 
 
 class AgentState(TypedDict, total=False):
@@ -376,6 +389,10 @@ def build_graph(model: BaseChatModel | None, toolset: Toolset, *, settings, chec
             name, args = "ask", {"question": question, "collection": collection}
         why = (f"No LLM is configured (RELAYRAG_LLM=none), so the deterministic router answered: relayrag's "
                f"classifier routed this question to {route!r}, and the router called the one tool {name}.")
+        previous = follow_up_of(state.get("messages") or [], question) if name != "list_collections" else None
+        if previous:
+            args["question"] = f"{previous} {question}"
+            why += f" It read your question as a follow-up of “{short(previous, 200)}” and sent both."
         if name not in toolset.offered:
             text = f"{why} That tool is not available from this gateway."
             return {"reply": text, "note": why, "messages": [AIMessage(text)]}

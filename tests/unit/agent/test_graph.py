@@ -158,6 +158,32 @@ def test_without_an_llm_the_router_answers_with_one_tool_and_says_so(home, bees)
     assert who[-1]["mode"] == "direct" and BEES_Q in who[-1]["answer"] and "hello" in who[-1]["answer"]
 
 
+def test_without_an_llm_a_follow_up_is_sent_with_the_previous_question(home, bees):
+    first_q = "How much power does a residential solar panel produce?"
+    [first, follow] = run_turns(make(home, None), [first_q, "and how much output do they lose per year?"])
+    assert "400 watts" in first[-1]["answer"]
+    call = next(e for e in follow if e["event"] == "tool_call")
+    assert call["args"]["question"] == f"{first_q} and how much output do they lose per year?"
+    assert "follow-up" in follow[-1]["note"] and "0.5 percent" in follow[-1]["answer"]
+    assert follow[-1]["result"]["citations"][0]["document"] == "solar.md"
+
+
+def test_a_follow_up_turn_sees_the_previous_turn(home, bees):
+    def answer_from_history(messages, tools):
+        humans = [m.text for m in messages if isinstance(m, HumanMessage)]
+        assert humans == [BEES_Q, "And the queen?"]  # the first turn is in the thread
+        assert any(isinstance(m, AIMessage) and "60,000" in m.text for m in messages)
+        return call("search", query="queen bee eggs per day", collection="docs", k=3)
+    model = ScriptedChatModel(script=[
+        call("ask", question=BEES_Q, collection="docs"), say("Up to 60,000."),
+        result_call(summary="Up to 60,000 worker bees.", insights=[], recommendations=[], citations=[]),
+        answer_from_history, say("The queen lays up to 2,000 eggs per day."),
+        result_call(summary="The queen lays up to 2,000 eggs per day.", insights=[], recommendations=[],
+                    citations=[{"document": "bees.txt", "page": 1}])])
+    [_, second] = run_turns(make(home, model), [BEES_Q, "And the queen?"])
+    assert second[-1]["result"]["summary"].startswith("The queen lays") and second[-1]["result"]["citations"]
+
+
 def test_injected_instructions_in_a_document_cause_no_mutating_tool_call(home, ctx, tmp_path):
     from relayrag.service import Service
     assert not Service(ctx).ingest(write_docs(tmp_path / "inj", {"notes.txt": INJECTION}), "inj").failed
