@@ -141,9 +141,10 @@ def question_of(state: AgentState) -> str:
     return msgs[last_human_index(msgs)].text if msgs else ""
 
 
-def visible_messages(state: AgentState) -> list:
-    """What the model sees: the system prompt (with the summary) and the messages not summarised."""
-    system = SYSTEM.format(collection=state.get("collection", ""))
+def visible_messages(state: AgentState, note: str = "") -> list:
+    """What the model sees: one system prompt (with the summary and `note`; some APIs take a system message
+    only first) and the messages not summarised."""
+    system = SYSTEM.format(collection=state.get("collection", "")) + (f"\n\n{note}" if note else "")
     if state.get("summary"):
         system += "\n\n" + SUMMARY_NOTE.format(summary=state["summary"])
     return [SystemMessage(system), *(state.get("messages") or [])[state.get("summarized", 0):]]
@@ -273,20 +274,19 @@ def build_graph(model: BaseChatModel | None, toolset: Toolset, *, settings, chec
                 text = (f"Hello! I answer questions about the collection {state.get('collection')!r} with "
                         "relayrag's tools, with citations. Ask me about its documents or tables.")
             return {"reply": text, "messages": [AIMessage(text)]}
-        reply = await model.ainvoke([*visible_messages(state), SystemMessage(
-            "Answer directly, without tools: this is small talk or a question about our conversation.")])
+        reply = await model.ainvoke(visible_messages(
+            state, "Answer directly, without tools: this is small talk or a question about our conversation."))
         return {"reply": reply.text, "messages": [AIMessage(reply.text)]}
 
     async def agent(state: AgentState) -> dict:
         assert analysis_model is not None
         steps = state.get("steps", 0)
-        msgs = visible_messages(state)
         if steps >= max_steps:  # budget spent: answer with what the tools gave
-            msgs = [*msgs, SystemMessage(f"You have used {steps} tool calls, the limit: answer now from the "
-                                         "results above, without tools.")]
-            reply = await model.ainvoke(msgs)  # type: ignore[union-attr]
+            reply = await model.ainvoke(visible_messages(  # type: ignore[union-attr]
+                state, f"You have used {steps} tool calls, the limit: answer now from the tool results in the "
+                       "conversation, without tools."))
             return {"messages": [AIMessage(reply.text)]}
-        reply = await analysis_model.ainvoke(msgs)
+        reply = await analysis_model.ainvoke(visible_messages(state))
         for call in getattr(reply, "tool_calls", None) or []:
             emit({"event": "tool_call", "name": call["name"], "args": call["args"], "id": call.get("id")})
         return {"messages": [reply]}
@@ -336,9 +336,10 @@ def build_graph(model: BaseChatModel | None, toolset: Toolset, *, settings, chec
         plan_model = model.with_structured_output(Plan, include_raw=True,  # type: ignore[union-attr]
                                                   **({"method": "function_calling"}
                                                      if type(model).__name__ == "ChatOpenAI" else {}))
-        out = cast(dict, await plan_model.ainvoke([*visible_messages(state)[:1], SystemMessage(SUPERVISOR.format(
-            specialists=listing)), HumanMessage(f"Question: {question_of(state)}\n\nResults so far:\n"
-                                                f"{done or '(none yet)'}\n\nCollection: {state.get('collection')}")]))
+        out = cast(dict, await plan_model.ainvoke([*visible_messages(state, SUPERVISOR.format(specialists=listing)),
+                                                   HumanMessage(f"Question: {question_of(state)}\n\nResults so far:\n"
+                                                                f"{done or '(none yet)'}\n\nCollection: "
+                                                                f"{state.get('collection')}")]))
         plan = out.get("parsed")
         if not isinstance(plan, Plan) or plan.next not in specialists:
             return {"next": "finish"}
@@ -471,7 +472,7 @@ def build_react(model: BaseChatModel, tools: list, max_steps: int):
     async def call_model(state: HopState) -> dict:
         msgs = state["messages"]
         if node is None or state.get("steps", 0) >= max_steps:
-            extra = [SystemMessage("Answer now from the results above, without tools.")] if node is not None else []
+            extra = [HumanMessage("Answer now from the results above, without tools.")] if node is not None else []
             reply = await model.ainvoke([*msgs, *extra])
             return {"messages": [AIMessage(reply.text)]}
         reply = await bound.ainvoke(msgs)

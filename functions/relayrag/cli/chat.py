@@ -92,7 +92,10 @@ def chat(collection: str = typer.Option(..., "--collection", "-c", help="Collect
     `relayrag mcp` over stdio)."""
     with _user_errors():
         import relayrag.agent  # noqa: F401  (ConfigError naming the extra when it is missing)
-        asyncio.run(_chat(collection, thread, mode, as_json))
+        try:
+            asyncio.run(_chat(collection, thread, mode, as_json))
+        except KeyboardInterrupt:
+            raise typer.Exit(130) from None
 
 
 @app.command("chat-serve")
