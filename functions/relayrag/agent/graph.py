@@ -168,11 +168,12 @@ def transcript(messages: list, limit: int = 600) -> str:
 
 def reconcile(result: AnalysisResult, evidence: list[Citation], sql: str | None) -> AnalysisResult:
     """Keep only citations the tools returned (matched on kind, document, page) and add every tool citation
-    the model left out; the SQL that ran wins over the model's."""
+    the model left out; `sql` is the SQL that ran (a statement the model wrote itself is dropped like an
+    invented source)."""
     known = {(c.kind, c.document, c.page) for c in evidence}
     kept = [c for c in result.citations if (c.kind, c.document, c.page) in known]
     kept = [next(e for e in evidence if (e.kind, e.document, e.page) == (c.kind, c.document, c.page)) for c in kept]
-    return result.model_copy(update={"citations": merge_citations(kept, evidence), "sql": sql or result.sql})
+    return result.model_copy(update={"citations": merge_citations(kept, evidence), "sql": sql})
 
 
 async def structured_reply(model: BaseChatModel, prompt: list, evidence: list[Citation],

@@ -33,13 +33,13 @@ def test_analysis_turn_calls_ask_over_mcp_and_returns_a_structured_result(home, 
         call("ask", question=BEES_Q, collection="docs"),
         say("Up to 60,000 worker bees (bees.txt, page 1)."),
         result_call(summary="A colony has up to 60,000 worker bees in summer.", insights=["The summer peak."],
-                    recommendations=[], citations=[{"document": "bees.txt", "page": 1},
-                                                   {"document": "invented.pdf", "page": 9}])])
+                    recommendations=[], sql="SELECT 60000",  # no SQL ran: dropped
+                    citations=[{"document": "bees.txt", "page": 1}, {"document": "invented.pdf", "page": 9}])])
     [events] = run_turns(make(home, model), [BEES_Q])
     assert kinds(events) == ["start", "node:preprocess", "tool_call", "node:agent", "tool_result", "node:tools",
                              "node:agent", "node:structure", "final"]
     final = events[-1]
-    assert final["mode"] == "analysis" and final["note"] is None
+    assert final["mode"] == "analysis" and final["note"] is None and final["result"]["sql"] is None
     cites = final["result"]["citations"]
     # the invented source is dropped; the tool's citation keeps the run that found it
     assert [(c["document"], c["page"]) for c in cites] == [("bees.txt", 1)] and cites[0]["run_id"]
