@@ -4,7 +4,7 @@
         async for event in a.turn("How many bees?", thread_id="t1"):
             ...
 
-Events (dicts, in order): `{"event": "start", "thread_id", "mode"}`; `{"event": "node", "node"}` when a graph
+Events (dicts, in order): `{"event": "start", "thread_id", "model"}`; `{"event": "node", "node"}` when a graph
 node finishes; `{"event": "tool_call", "name", "args", "id"}` and `{"event": "tool_result", "name", "id",
 "ok", "preview"}` around each MCP tool call; `repair` (a structured result failed validation once),
 `summary` (older turns were summarised), `hop` (the supervisor chose a specialist); last
