@@ -139,6 +139,16 @@ class SqlQueryResult(BaseModel):
     attempts: int = 0
 
 
+class RouteDecision(BaseModel):
+    """The no-LLM classifier's route for a question: rag (documents), sql (tables), chitchat (and any route a
+    later classifier adds); its confidence (0-1) and what the collection holds."""
+
+    route: str
+    confidence: float
+    has_documents: bool
+    has_warehouse: bool
+
+
 class WorkflowRun(BaseModel):
     """One workflow run: its return value, and the run's result when the workflow wrote a run record."""
 
@@ -637,6 +647,21 @@ class Service:
         path = ensure_model(spec, settings.home / "models")
         return {"model": spec.id, "path": str(path), "bytes": spec.size, "sha256": spec.sha256,
                 "seconds": round(time.perf_counter() - t0, 2), "default": spec.id == DEFAULT_MODEL}
+
+    def llm(self):
+        """The configured LLM (relayrag.backends.llm.LLM protocol: `complete(messages, json_schema=...)`), or None
+        with RELAYRAG_LLM=none. Built once per context; raises ConfigError when the backend cannot be built."""
+        return self.ctx.llm
+
+    def route(self, question: str, collection: str) -> RouteDecision:
+        """Where relayrag's no-LLM classifier sends `question` for `collection` (rag: documents, sql: tables,
+        chitchat: small talk), without running or recording anything. Raises NotFoundError for an unknown
+        collection."""
+        from relayrag.stages.classify import route_without_llm
+        self.require_collection(collection, allow_warehouse=True)
+        route, confidence, has_documents, has_warehouse = route_without_llm(self.ctx, collection, question)
+        return RouteDecision(route=route, confidence=round(confidence, 3), has_documents=has_documents,
+                             has_warehouse=has_warehouse)
 
     def llm_endpoint(self) -> str:
         """Where the configured LLM lives, for messages: `the OpenAI-compatible endpoint URL (model M)`, ..."""

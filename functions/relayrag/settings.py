@@ -110,6 +110,29 @@ class Settings(BaseSettings):
     mcp_ingest_roots: str = Field("", description="Comma-separated folders the MCP `ingest` tool may read. Required "
                                                   "for ingest over HTTP; over stdio, empty = any path.")
 
+    # the assistant (`relayrag chat`, `relayrag chat-serve`, relayrag.agent; extra `agent`)
+    agent_mcp_url: str = Field("", description="MCP gateway the assistant calls: empty = `relayrag mcp` over stdio "
+                                               "(a child process); `inprocess` = the gateway in this process; an "
+                                               "http(s) URL = streamable HTTP (the deployed gateway).")
+    agent_mcp_token: str = Field("", description="Bearer token sent to an HTTP RELAYRAG_AGENT_MCP_URL (one of the "
+                                                 "gateway's RELAYRAG_MCP_TOKENS); empty on Cloud Run = the "
+                                                 "service's own identity token.")
+    agent_allow_mutating: bool = Field(False, description="Offer the assistant the tools that change data (ingest, "
+                                                          "delete_document); off by default.")
+    agent_checkpoint: str = Field("sqlite", description="Where threads are kept: sqlite "
+                                                        "(RELAYRAG_HOME/agent/threads.sqlite3) | postgres "
+                                                        "(RELAYRAG_AGENT_POSTGRES_URL; Cloud SQL, extra agent-cloud) "
+                                                        "| memory (lost on exit).")
+    agent_postgres_url: str = Field("", description="Postgres connection URL of the thread store "
+                                                    "(RELAYRAG_AGENT_CHECKPOINT=postgres).")
+    agent_history_tokens: int = Field(3000, ge=200, description="Thread history budget, tokens (approximate): "
+                                      "past it, older turns are summarised for the model (the raw turns stay "
+                                      "in the thread's checkpoint).")
+    agent_max_steps: int = Field(6, ge=1, le=50, description="Most tool calls of one analysis (ReAct) turn.")
+    agent_max_hops: int = Field(3, ge=1, le=10, description="Most specialist hops of one supervisor turn.")
+    agent_tokens: str = Field("", description="Comma-separated bearer tokens accepted by `relayrag chat-serve` "
+                                              "(POST /chat).")
+
 
 @functools.lru_cache(maxsize=1)
 def load_settings() -> Settings:

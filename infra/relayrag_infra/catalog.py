@@ -484,6 +484,15 @@ class StackConfig:
     dashboard_access: str = "iam"
     dashboard_members: tuple[str, ...] = ()
     dashboard_tokens: str = ""
+    # the assistant + its MCP gateway on Cloud Run, threads in Cloud SQL (relayrag_infra.assistant): off unless
+    # `relayrag:assistant: true`
+    assistant: bool = False
+    assistant_image: str = ""
+    assistant_members: tuple[str, ...] = ()
+    assistant_tokens: str = ""
+    mcp_tokens: str = ""
+    assistant_db_password: str = ""
+    assistant_db_tier: str = "db-f1-micro"
 
     def __post_init__(self):
         if not self.project:
@@ -521,6 +530,17 @@ class StackConfig:
             raise ValueError("relayrag:dashboardTokens is not set: the dashboard refuses requests without its tokens; "
                              "`pulumi config set --secret relayrag:dashboardTokens \"$(python -c 'import secrets; "
                              "print(secrets.token_urlsafe(32))')\"`")
+
+        for m in self.assistant_members:
+            if not re.fullmatch(r"(user|group|serviceAccount|domain):\S+", m):
+                raise ValueError(f"relayrag:assistantMembers: {m!r} is not an IAM member (user:EMAIL, group:EMAIL, "
+                                 "serviceAccount:EMAIL or domain:DOMAIN; allUsers is not allowed)")
+        if self.assistant and self.assistant_image:
+            for key, value in (("assistantTokens", self.assistant_tokens), ("mcpTokens", self.mcp_tokens),
+                               ("assistantDbPassword", self.assistant_db_password)):
+                if not value.strip(","):
+                    raise ValueError(f"relayrag:{key} is not set: `pulumi config set --secret relayrag:{key} "
+                                     "\"$(python -c 'import secrets; print(secrets.token_urlsafe(32))')\"`")
 
     @property
     def backends(self) -> dict[str, str]:
@@ -622,6 +642,22 @@ def config_from_pulumi(cfg: Any, gcp_cfg: Any) -> StackConfig:
         value = cfg.get(key)
         if value is not None:
             kw[attr] = value
+    flag = cfg.get("assistant")
+    if flag is not None:
+        if str(flag).strip().lower() not in ("true", "false"):
+            raise ValueError(f"relayrag:assistant must be true or false, got {flag!r}")
+        kw["assistant"] = str(flag).strip().lower() == "true"
+    for key, attr in (("assistantImage", "assistant_image"), ("assistantTokens", "assistant_tokens"),
+                      ("mcpTokens", "mcp_tokens"), ("assistantDbPassword", "assistant_db_password"),
+                      ("assistantDbTier", "assistant_db_tier")):
+        value = cfg.get(key)
+        if value is not None:
+            kw[attr] = value
+    assistant_members = cfg.get_object("assistantMembers")
+    if assistant_members is not None:
+        if not isinstance(assistant_members, list) or not all(isinstance(m, str) for m in assistant_members):
+            raise ValueError(f"relayrag:assistantMembers must be a list of IAM members, got {assistant_members!r}")
+        kw["assistant_members"] = tuple(assistant_members)
     members = cfg.get_object("dashboardMembers")
     if members is not None:
         if not isinstance(members, list) or not all(isinstance(m, str) for m in members):

@@ -75,6 +75,10 @@ class Deployment:
     images: gcp.artifactregistry.Repository | None = None
     dashboard: gcp.cloudrunv2.Service | None = None
     dashboard_skipped: str = ""
+    mcp: gcp.cloudrunv2.Service | None = None
+    assistant: gcp.cloudrunv2.Service | None = None
+    threads_db: gcp.sql.DatabaseInstance | None = None
+    assistant_skipped: str = ""
 
 
 def _sa_id(cfg: StackConfig, role: str) -> str:
@@ -111,6 +115,9 @@ def build(cfg: StackConfig) -> Deployment:
             and not (a == "bigquery.googleapis.com" and "sql" not in stages and not cfg.index_collections)]
     if cfg.dashboard:
         apis += [a for a in DASHBOARD_APIS if a not in apis and (a != "iap.googleapis.com" or cfg.dashboard_access == "iap")]
+    if cfg.assistant:
+        from relayrag_infra.assistant import ASSISTANT_APIS
+        apis += [a for a in ASSISTANT_APIS if a not in apis]
     services = [gcp.projects.Service(f"api-{a.split('.')[0]}", project=project, service=a,
                                      disable_on_destroy=False, opts=provider_opts) for a in apis]
     after_apis = pulumi.ResourceOptions(depends_on=services)
@@ -315,6 +322,25 @@ def build(cfg: StackConfig) -> Deployment:
         if dep.dashboard_skipped:
             pulumi.log.info(dep.dashboard_skipped)
 
+    # --- the assistant and its MCP gateway (Cloud Run), threads in Cloud SQL -------------------------------
+    if cfg.assistant:
+        from relayrag_infra import assistant as bot
+        from relayrag_infra import dashboard as dash
+        if dep.images is None:
+            dep.images = dash.repository(cfg, after_apis)
+        if not cfg.assistant_image:
+            dep.assistant_skipped = ("assistant not deployed yet: build and push its image (infra/README.md, "
+                                     "`gcloud builds submit --config infra/assistant/cloudbuild.yaml`), e.g. "
+                                     f"{bot.image_hint(cfg)}, then `pulumi config set relayrag:assistantImage IMAGE`")
+        elif dep.workflow is None:
+            dep.assistant_skipped = "assistant not deployed: its gateway runs the workflow, which is not deployed"
+        else:
+            dep.mcp, dep.assistant, dep.threads_db = bot.build_services(
+                dep, cfg, firestore_condition=firestore_condition, account=account, member=_member,
+                after_apis=after_apis)
+        if dep.assistant_skipped:
+            pulumi.log.info(dep.assistant_skipped)
+
     _export(dep)
     return dep
 
@@ -421,3 +447,8 @@ def _export(dep: Deployment) -> None:
         pulumi.export("dashboard_url", dep.dashboard.uri)
     elif dep.dashboard_skipped:
         pulumi.export("dashboard_skipped", dep.dashboard_skipped)
+    if dep.assistant is not None and dep.mcp is not None:
+        pulumi.export("assistant_url", dep.assistant.uri)
+        pulumi.export("mcp_url", dep.mcp.uri)
+    elif dep.assistant_skipped:
+        pulumi.export("assistant_skipped", dep.assistant_skipped)
