@@ -198,5 +198,6 @@ def test_eval_sql_reports_the_method_and_the_votes(make_llm_ctx, home, tmp_path)
     assert rep["method"] == {"candidates": 3, "plan": True, "linking": True, "examples": "both",
                              "schema_format": "json"}
     item = rep["items"][0]
-    assert item["correct"] and item["attempts"] == 3 and item["chosen"] == "plan-cte" and item["votes"] == 2  # no shape: "plain" would repeat "plan"
+    # no shape detected, so "plain" would repeat "plan": the second candidate is "plan-cte"
+    assert item["correct"] and item["attempts"] == 3 and item["chosen"] == "plan-cte" and item["votes"] == 2
     assert rep["llm_calls_per_question"] == 3
