@@ -87,8 +87,10 @@ def main(argv: list[str] | None = None) -> int:
     with open(args.out, "a", encoding="utf-8") as out:
         out.write(json.dumps({"started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
                               "load_avg": os.getloadavg(), "llm": st.llm.value if hasattr(st.llm, "value") else st.llm,
-                              "candidates": st.sql_candidates, "plan": st.sql_plan, "linking": st.sql_linking,
-                              "examples": str(getattr(st.sql_examples, "value", st.sql_examples)),
+                              # getattr: the script also measures builds from before these settings
+                              "candidates": getattr(st, "sql_candidates", None), "plan": getattr(st, "sql_plan", None),
+                              "linking": getattr(st, "sql_linking", None),
+                              "examples": str(getattr(st, "sql_examples", None)),
                               "threads": st.llm_threads, "n": len(rows)}) + "\n")
         out.flush()
 
