@@ -17,6 +17,7 @@ it imports from relayrag (only those, and the module-level functions they call) 
 | warehouse(...)                   | warehouse           | BigQuery                                    |
 | warehouse_record(...)            | warehouse_routing   | which collections have a warehouse          |
 | sql_config(...), sql_configs     | sql_config          | read access to sql-config/ in the bucket    |
+| schemas                          | schema              | read access to collections/ in the bucket   |
 
 `snapshot` implies `embedder`: a snapshot is checked against the embedder that built it.
 
@@ -51,6 +52,7 @@ CTX_USES: dict[str, tuple[str, ...]] = {
     "warehouse_record": ("warehouse_routing",),
     "sql_config": ("sql_config",),
     "sql_configs": ("sql_config",),
+    "schemas": ("schema",),
 }
 # modules that define the context and the backends themselves (their `ctx`/`self` code is not a stage's use)
 _NOT_FOLLOWED = ("relayrag.context", "relayrag.backends", "relayrag.settings", "relayrag.errors")

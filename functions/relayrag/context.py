@@ -75,6 +75,7 @@ class StageContext:
         self._lock = threading.Lock()
         self._snapshots: dict[str, dict[str, IndexSnapshot]] = {}
         self._sql_configs = None
+        self._schemas = None
 
     @property
     def embedder(self):
@@ -102,6 +103,16 @@ class StageContext:
                 self._sql_configs = sqlconfig.SqlConfigStore(self.blobstore, sqlconfig.SHARED_PREFIX,
                                                              location=f"gs://{self.settings.gcs_bucket}/")
         return self._sql_configs
+
+    @property
+    def schemas(self):
+        """Where collections' metadata schemas (relayrag.collection.yaml) are stored: the blob store that holds
+        the snapshots (relayrag.metadata.SchemaStore), so deployed functions read what ingest stored."""
+        if self._schemas is None:
+            from relayrag.metadata import SchemaStore
+            location = f"gs://{self.settings.gcs_bucket}/" if self.settings.blobstore == "gcs" else ""
+            self._schemas = SchemaStore(self.blobstore, location=location)
+        return self._schemas
 
     def sql_config(self, collection: str):
         """The collection's stored SQL config (relayrag.sql.config.SqlConfig) or None. Raises ConfigError if

@@ -21,6 +21,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from relayrag.enums import ChoiceEnum
+from relayrag.metadata import citation_notes
 
 # Firestore's document limit is 1 MiB (1,048,576 bytes, field names included); a record must fit in it.
 FIRESTORE_DOCUMENT_BYTES = 1_048_576
@@ -65,13 +66,21 @@ class Candidate(_Item):
 
 
 class Citation(_Item):
-    """[n] in the answer: the chunk it cites, its document (file name) and 1-based page, a quote."""
+    """[n] in the answer: the chunk it cites, its document (file name) and 1-based page, a quote; the
+    document's title; for a document with metadata (relayrag.metadata) its validity state (current, expiring,
+    expired, not yet valid, unknown), valid_from / valid_until, needs_review, and the schema's shown fields."""
 
     n: int
     doc: str
     page: int
     chunk_id: str
     quote: str = ""
+    title: str | None = None
+    validity: str | None = None
+    valid_from: str | None = None
+    valid_until: str | None = None
+    needs_review: bool | None = None
+    shown: dict[str, Any] | None = None
 
 
 class QueryVariant(_Item):
@@ -103,6 +112,7 @@ class RunRecord(BaseModel):
     # classify
     route: ClassifyRoute | None = None
     route_method: str | None = None
+    filters: list[str] = Field(default_factory=list)  # metadata filters as given (relayrag.metadata)
     # hyde
     queries: list[QueryVariant] = Field(default_factory=list)
     # retrieve (snapshot_version pins the index version every later stage reads)
@@ -113,6 +123,7 @@ class RunRecord(BaseModel):
     fusion_weights: dict[str, float] = Field(default_factory=dict)
     arm_lists: dict[str, list[int]] = Field(default_factory=dict)  # top-10 snapshot rows per computed arm
     snapshot_version: str | None = None
+    filters_applied: dict[str, Any] | None = None  # what retrieve applied: conditions, valid_on, rows passing
     candidates: list[Candidate] = Field(default_factory=list)
     # rerank / grade
     reranked_k: int | None = None
@@ -220,10 +231,16 @@ class RunResult(BaseModel):
     sql: str | None = None
     rows: list[list[Any]] = Field(default_factory=list)
     row_count: int = 0
+    notes: list[str] = Field(default_factory=list)  # about the cited documents' validity and review state
+    filters: list[str] = Field(default_factory=list)  # the metadata filters the run was asked with
 
     def to_dict(self) -> dict:
         """The JSON object front ends print: the keys `build_result` set, nothing added."""
         return self.model_dump(mode="json", exclude_unset=True)
+
+
+CITATION_KEYS = ("n", "doc", "page", "chunk_id", "quote", "title", "validity", "valid_from", "valid_until",
+                 "needs_review", "shown")
 
 
 def result_from_record(run_id: str, run: dict, trace: list[dict]) -> RunResult:
@@ -234,8 +251,10 @@ def result_from_record(run_id: str, run: dict, trace: list[dict]) -> RunResult:
         "collection": run.get("collection"),
         "route": run.get("route"),
         "answer": run.get("answer", ""),
-        "citations": [{k: c[k] for k in ("n", "doc", "page", "chunk_id", "quote") if k in c}
-                      for c in run.get("citations", [])],
+        "citations": [{k: c[k] for k in CITATION_KEYS if k in c} for c in run.get("citations", [])],
+        # sentences about the cited documents: unknown validity, needs review, expired (only when any applies)
+        **({"notes": notes} if (notes := citation_notes(run.get("citations") or [])) else {}),
+        **({"filters": run["filters"]} if run.get("filters") else {}),
         "arm": run.get("arm"),
         "grounded": bool(run.get("grounded", False)),
         "refused": bool(run.get("refused", False)),

@@ -10,7 +10,7 @@ Vocabulary:
 - a stage's *uses* say which backends its code touches at run time (read from `functions/relayrag/stages`):
   `docstore` (run records, traces, bandit arms), `snapshots` (index snapshots in the blob store), `embedder`,
   `llm`, `warehouse` (BigQuery), `sql_config` (SQL configs under sql-config/ in the snapshots bucket),
-  `documents` (the uploaded objects), `dead_letter` (Pub/Sub).
+  `schema` (metadata schemas under collections/ in the same bucket), `documents` (the uploaded objects), `dead_letter` (Pub/Sub).
   Roles and requirements follow from the uses and the stack's backends, never from the stage's name.
 """
 
@@ -168,8 +168,9 @@ def stage_grants(stage: str, backends: Mapping[str, str]) -> list[Grant]:
     grants: list[Grant] = []
     if "docstore" in uses:
         grants.append(Grant("firestore", "roles/datastore.user"))
-    if "snapshots" in uses or ("sql_config" in uses and "snapshots_write" not in uses):
-        # sql_config: collections' SQL configs live in the same bucket, under sql-config/ (relayrag.sql.config)
+    if "snapshots" in uses or ({"sql_config", "schema"} & uses and "snapshots_write" not in uses):
+        # sql_config: collections' SQL configs live in the same bucket, under sql-config/ (relayrag.sql.config);
+        # schema: collections' metadata schemas, under collections/ (relayrag.metadata.SchemaStore)
         grants.append(Grant("snapshots", "roles/storage.objectViewer"))
     if "snapshots_write" in uses:  # write new versions, flip, delete old versions
         grants.append(Grant("snapshots", "roles/storage.objectUser"))

@@ -35,6 +35,8 @@ from relayrag.ingest import loaders
 from relayrag.ingest.chunking import Chunk, make_chunks
 from relayrag.ingest.limits import FileBudget
 from relayrag.naming import validate_collection
+from relayrag.metadata import (CollectionSchema, Manifest, MetadataError, check_coverage, load_manifest,
+                               metadata_hash, normalise, parse_schema_bytes)
 from relayrag.ingest.snapshot import (gc_versions, index_text, new_version, prefix, read_chunks, read_vectors,
                                       write_snapshot)
 
@@ -54,6 +56,7 @@ class IngestSummary:
     chunks_embedded: int = 0
     chunks_total: int = 0
     seconds: float = 0.0
+    metadata_updated: int = 0  # unchanged files whose metadata changed: chunks rewritten, nothing re-embedded
     not_applied: list[str] = field(default_factory=list)  # source keys whose `only_if` guard said no
     unsupported: list[str] = field(default_factory=list)  # files under a folder with no loader for their type
 
@@ -68,6 +71,7 @@ class IngestSummary:
             "chunks_embedded": self.chunks_embedded,
             "chunks_total": self.chunks_total,
             "seconds": round(self.seconds, 3),
+            **({"metadata_updated": self.metadata_updated} if self.metadata_updated else {}),
             **({"not_applied": self.not_applied} if self.not_applied else {}),
             **({"unsupported": self.unsupported} if self.unsupported else {}),
         }
@@ -213,8 +217,16 @@ COMMIT_ATTEMPTS = 8  # compare-and-set rounds before giving up under heavy concu
 def ingest(ctx: StageContext, path: Path | str, collection: str, *, progress: bool = False,
            remove_paths: list[str] | None = None,
            on_progress: Callable[[float, float, str], None] | None = None,
-           links: LinkPolicy = LinkPolicy()) -> IngestSummary:
+           links: LinkPolicy = LinkPolicy(), manifest: Path | str | None = None,
+           schema: Path | str | None = None) -> IngestSummary:
     """Sync `path` into `collection` (or, with `remove_paths`, only delete those sources).
+
+    manifest: a JSONL file with one line of metadata per document under `path` (relayrag.metadata); schema:
+    a relayrag.collection.yaml to validate it with and store with the collection (default: the stored one).
+    Both are validated, and every document under `path` must have a manifest line, before anything is
+    written (ManifestError / ConfigError otherwise). Without a manifest, documents keep the metadata their
+    records hold. The skip decision compares the file's sha256 and its normalised metadata's hash: a
+    metadata-only change rewrites the chunks' `meta` in a new version without re-embedding (same chunk ids).
 
     on_progress(done, total, message): called after each file and each embedding batch; total = files + 1
     (the last unit is embedding + writing the snapshot). links: how symbolic links are treated (LinkPolicy;
@@ -228,19 +240,33 @@ def ingest(ctx: StageContext, path: Path | str, collection: str, *, progress: bo
     Functions instances) each build a snapshot from the version they read and commit with compare-and-set
     on that version; a loser starts over from the winner's version (its unchanged files and embeddings are
     reused, so a retry costs little), so no update is lost."""
+    schema_raw, schema_obj = None, None
+    if schema is not None:
+        try:
+            schema_raw = Path(schema).read_bytes()
+        except OSError as exc:
+            raise IngestError(f"cannot read the schema {schema}: {exc.strerror or exc}") from None
+        schema_obj = parse_schema_bytes(schema_raw, str(schema))
+    elif remove_paths is None:
+        validate_collection(collection)
+        schema_obj = ctx.schemas.get(collection)
+    loaded = load_manifest(Path(manifest), schema_obj) if manifest is not None else None
     return _with_commit_retries(lambda: _ingest_once(ctx, path, collection, progress=progress,
                                                       remove_paths=remove_paths, on_progress=on_progress,
-                                                      links=links))
+                                                      links=links, manifest=loaded, schema=schema_obj,
+                                                      schema_raw=schema_raw))
 
 
 @dataclass(frozen=True)
 class Source:
     """One local file to ingest under a key of the caller's choosing (e.g. `gs://bucket/object` for a GCS
     object fetched to a temp file), with extra fields stored in its ingestion record (e.g. `generation`).
-    The file's name becomes the document name; its suffix selects the loader."""
+    The file's name becomes the document name; its suffix selects the loader. `metadata`: the document's
+    metadata, normalised (relayrag.metadata.normalise); None keeps what the record holds."""
     path: Path
     key: str
     fields: dict = field(default_factory=dict)
+    metadata: dict | None = None
 
 
 RecordGuard = Callable[[dict | None], bool]
@@ -258,8 +284,10 @@ def ingest_source(ctx: StageContext, source: Source, collection: str, *,
     loaded is listed in `summary.failed` (the caller decides what a poison file means); raises like `ingest`
     (RelayragError for a bad collection name, ConflictError after COMMIT_ATTEMPTS lost compare-and-set
     rounds, backend errors as they come)."""
+    schema = ctx.schemas.get(collection)
     return _with_commit_retries(lambda: _ingest_once(ctx, None, collection, progress=False, remove_paths=None,
-                                                      on_progress=None, sources=[source], only_if=only_if))
+                                                      on_progress=None, sources=[source], only_if=only_if,
+                                                      schema=schema))
 
 
 def remove_source(ctx: StageContext, collection: str, key: str, *,
@@ -293,7 +321,8 @@ def _ingest_once(ctx: StageContext, path: Path | str | None, collection: str, *,
                  remove_paths: list[str] | None,
                  on_progress: Callable[[float, float, str], None] | None,
                  sources: list[Source] | None = None, only_if: RecordGuard | None = None,
-                 exact_keys: bool = False, links: LinkPolicy = LinkPolicy()) -> IngestSummary:
+                 exact_keys: bool = False, links: LinkPolicy = LinkPolicy(), manifest: Manifest | None = None,
+                 schema: CollectionSchema | None = None, schema_raw: bytes | None = None) -> IngestSummary:
     t0 = time.perf_counter()
     s = ctx.settings
     store, docs = ctx.blobstore, ctx.docstore
@@ -314,6 +343,7 @@ def _ingest_once(ctx: StageContext, path: Path | str | None, collection: str, *,
         new_chunks: dict[str, list[dict]] = {}   # file key -> chunks
         new_records: list[dict] = []
         record_updates: list[dict] = []          # unchanged content, changed record fields (sources only)
+        meta_updates: dict[str, dict] = {}       # unchanged content, changed metadata: file key -> metadata
         deleted: list[str] = []
 
         if remove_paths is not None:
@@ -336,7 +366,7 @@ def _ingest_once(ctx: StageContext, path: Path | str | None, collection: str, *,
         else:
             if sources is not None:
                 root_key = None
-                items = [(Path(src.path), src.key, dict(src.fields)) for src in sources]
+                items = [(Path(src.path), src.key, dict(src.fields), src.metadata) for src in sources]
             else:
                 root = Path(path)
                 if not root.exists():
@@ -349,16 +379,22 @@ def _ingest_once(ctx: StageContext, path: Path | str | None, collection: str, *,
                     if reason:
                         raise IngestError(f"{root}: {reason}")
                 files = discover(root, unsupported, links=links, refused=refused_links)
+                if manifest is not None:  # the manifest (and a schema beside it) are not documents
+                    files = [f for f in files if _key(f) != _key(manifest.path)]
+                    unsupported = [f for f in unsupported if f.name != "relayrag.collection.yaml"
+                                   and _key(f) != _key(manifest.path)]
+                    check_coverage(manifest, files, root=root)  # raises before anything is written
                 summary.unsupported = [str(p) for p in unsupported]
                 summary.failed.extend(refused_links)
                 if root.is_file() and not files:
                     files = [root]
-                items = [(f, _key(f), {}) for f in files]
+                items = [(f, _key(f), {}, manifest.entries[_key(f)] if manifest is not None else None)
+                         for f in files]
             total_units = float(len(items) + 1)
             seen = set()
             with _progress(progress) as bar:
                 task = bar.add_task("loading", total=len(items)) if bar else None
-                for f, key, fields in items:
+                for f, key, fields, given_meta in items:
                     seen.add(key)
                     if only_if is not None and not only_if(records.get(key)):
                         summary.not_applied.append(key)
@@ -375,14 +411,22 @@ def _ingest_once(ctx: StageContext, path: Path | str | None, collection: str, *,
                         stat = real.stat()
                         digest = file_sha256(real)
                         prev = records_for_skip.get(key)
+                        doc_meta = _document_metadata(given_meta, records.get(key), schema)
+                        mhash = metadata_hash(doc_meta)
                         if prev and prev.get("sha256") == digest:
+                            if prev.get("metadata_hash") != mhash:  # same bytes, new metadata: no re-embedding
+                                meta_updates[key] = doc_meta if doc_meta is not None else {}
+                                record_updates.append({**prev, **fields, "metadata": doc_meta, "metadata_hash": mhash,
+                                                       "metadata_updated_at": time.time()})
+                                summary.metadata_updated += 1
+                                continue
                             summary.skipped += 1
                             if any(prev.get(k) != v for k, v in fields.items()):
                                 record_updates.append({**prev, **fields})
                             continue
                         chunks, extras = load_chunks(real, key, s.chunk_chars, s.chunk_overlap, name=f.name,
                                                      budget=FileBudget(f.name, s.ingest_file_budget_s))
-                    except IngestError as exc:
+                    except (IngestError, MetadataError) as exc:
                         summary.failed.append({"path": key if sources else str(f), "error": str(exc)})
                         continue
                     except Exception as exc:  # a loader bug must not take the other files down
@@ -394,12 +438,14 @@ def _ingest_once(ctx: StageContext, path: Path | str | None, collection: str, *,
                             bar.advance(task)
                         if on_progress:
                             on_progress(float(len(seen)), total_units, f"loaded {f.name}")
-                    new_chunks[key] = [c.to_dict() for c in chunks]
+                    new_chunks[key] = [c.to_dict() | ({"meta": doc_meta} if doc_meta is not None else {})
+                                      for c in chunks]
                     for w in extras.pop("warnings", []):
                         summary.warnings.append({"path": key if sources else str(f), "warning": w})
                     new_records.append({"path": key, "name": f.name, "sha256": digest, "size": stat.st_size,
                                         "n_chunks": len(chunks), "ingested_at": time.time(), **extras,
-                                        **fields})
+                                        **fields, **({"metadata": doc_meta, "metadata_hash": mhash}
+                                                     if doc_meta is not None else {})})
             # files that were under PATH before and are gone now (a list of sources deletes nothing)
             for k in records:
                 if root_key is not None and k not in seen and (
@@ -415,7 +461,8 @@ def _ingest_once(ctx: StageContext, path: Path | str | None, collection: str, *,
                                                                 "snapshot; ingest it again to restore it"})
         summary.ingested = len(new_records)
         summary.deleted = len(deleted)
-        if not new_records and not deleted:
+        schema_changed = schema_raw is not None and schema_raw != ctx.schemas.read_bytes(collection)
+        if not new_records and not deleted and not meta_updates and not schema_changed:
             if record_updates:  # same chunks, same version: only the records change (still compare-and-set)
                 docs.commit_ingest(collection, current, meta["stats"] if meta else {}, record_updates, [],
                                    expected_version=current)
@@ -424,7 +471,8 @@ def _ingest_once(ctx: StageContext, path: Path | str | None, collection: str, *,
             return summary
 
         drop = set(deleted) | set(new_chunks)
-        chunks = [c for c in old_chunks if c["source"] not in drop]
+        chunks = [c if c["source"] not in meta_updates else {**c, "meta": meta_updates[c["source"]]}
+                  for c in old_chunks if c["source"] not in drop]
         for key in new_chunks:
             chunks.extend(new_chunks[key])
         # embeddings: reuse by content hash, embed the rest — only vectors of this very embedder: after
@@ -462,9 +510,11 @@ def _ingest_once(ctx: StageContext, path: Path | str | None, collection: str, *,
         matrix = np.stack(vectors).astype(np.float16) if vectors else np.zeros((0, dim or 384), np.float16)
 
         version = new_version()
-        manifest = {"embedder": getattr(ctx.embedder, "model_id", "unknown") if todo or chunks else None,
-                    "created_at": time.time()}
-        write_snapshot(store, collection, version, chunks, matrix, manifest)
+        snap_manifest = {"embedder": getattr(ctx.embedder, "model_id", "unknown") if todo or chunks else None,
+                         "created_at": time.time()}
+        if schema is not None:  # stages read the schema of the version they serve (filters, shown fields)
+            snap_manifest["schema"] = schema.model_dump(mode="json")
+        write_snapshot(store, collection, version, chunks, matrix, snap_manifest)
         n_docs = len({(c["source"], c["doc"]) for c in chunks})
         stats = {"n_chunks": len(chunks), "n_documents": n_docs,
                  "n_files": len(set(records) - set(deleted) | {r["path"] for r in new_records})}
@@ -474,6 +524,8 @@ def _ingest_once(ctx: StageContext, path: Path | str | None, collection: str, *,
         except ConflictError:
             _best_effort(store.delete_prefix, prefix(collection, version))  # never current: nobody reads it
             raise
+        if schema_changed and schema_raw is not None:  # after the commit: a lost round stores nothing
+            ctx.schemas.put(collection, schema_raw)
         # Without a shared lock (a remote blob store), a younger version may be another writer's in flight.
         # The commit succeeded: cleaning up is best effort (a later ingest's GC retries it), never an error.
         shared_lock = isinstance(store, LocalBlobStore)
@@ -523,6 +575,22 @@ def _snapshot_embedder(store, collection: str, version: str) -> str | None:
         return json.loads(store.get_bytes(prefix(collection, version) + "manifest.json")).get("embedder")
     except (OSError, ValueError):
         return None
+
+
+def _document_metadata(given: dict | None, record: dict | None, schema: CollectionSchema | None) -> dict | None:
+    """A document's metadata: as given (manifest, object metadata), else what its record holds, else — in a
+    collection with a schema — empty metadata checked against the schema (MetadataError if it requires
+    fields: such a document needs a manifest line), else None (no metadata: ingest as without a schema)."""
+    if given is not None:
+        return given
+    if record is not None and record.get("metadata") is not None:
+        return record["metadata"]
+    if schema is not None:
+        try:
+            return normalise({}, schema)
+        except MetadataError as exc:
+            raise MetadataError(f"no metadata ({exc}); pass a manifest line for it (relayrag ingest --manifest)")
+    return None
 
 
 def _key(path: Path) -> str:

@@ -16,7 +16,7 @@ from typing import Any, Callable
 from pydantic import BaseModel, Field, ValidationError
 
 from relayrag.context import StageContext
-from relayrag.errors import RelayragError, StageError
+from relayrag.errors import BadRequestError, RelayragError, StageError
 
 log = logging.getLogger(__name__)
 
@@ -113,7 +113,8 @@ def run_snapshot(ctx: StageContext, run: dict):
 def execute(stage: Stage, payload: Any, ctx: StageContext) -> tuple[int, dict]:
     """Validate `payload`, run the stage, record its trace entry. Returns (HTTP status, JSON body).
 
-    400: body invalid (the error names the field); 404: unknown run or collection; 500: anything else,
+    400: body invalid (the error names the field) or an argument that cannot be honoured (BadRequestError,
+    e.g. a filter on an unknown field); 404: unknown run or collection; 500: anything else,
     with a message but never a stack trace."""
     if not isinstance(payload, dict):
         return 400, {"error": "request body must be a JSON object", "stage": stage.name}
@@ -136,6 +137,8 @@ def execute(stage: Stage, payload: Any, ctx: StageContext) -> tuple[int, dict]:
         resp = stage.fn(req, ctx)
     except StageError as exc:
         return 404, {"error": str(exc), "stage": stage.name}
+    except BadRequestError as exc:
+        return 400, {"error": str(exc), "stage": stage.name}
     except RelayragError as exc:
         return 500, {"error": str(exc), "stage": stage.name}
     except Exception as exc:  # no stack traces leave a function

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import enum
 import functools
+from typing import Any
 
 import numpy as np
 from pydantic import Field
@@ -20,6 +21,7 @@ from pydantic import Field
 from relayrag.backends.llm import LLMError, complete_json
 from relayrag.context import StageContext
 from relayrag.errors import StageError
+from relayrag.metadata import filter_items, parse_filters
 from relayrag.naming import COLLECTION_PATTERN
 from relayrag.records import new_run
 from relayrag.retrieval.tokenize import tokenize
@@ -54,6 +56,9 @@ RAG_EXAMPLES = [
 class ClassifyRequest(StageRequest):
     question: str = Field(..., min_length=1, max_length=4000)
     collection: str = Field(..., min_length=1, max_length=64, pattern=COLLECTION_PATTERN)
+    filters: list[str] | dict[str, Any] | str | None = Field(
+        None, description="Metadata filters for retrieval (relayrag.metadata): 'field=value' strings (or a map); "
+                          "valid_on=YYYY-MM-DD, include_expired=true. Checked against the collection's schema.")
 
 
 class ClassifyResponse(StageResponse):
@@ -121,7 +126,11 @@ def run(req: ClassifyRequest, ctx: StageContext) -> ClassifyResponse:
     has_documents = bool(meta and meta.get("current_version"))
     tables = list(warehouse.get("tables") or []) if warehouse else []
     terms, touches_terms = sql_terms(ctx, req.collection, req.question) if warehouse else ([], False)
-    ctx.docstore.create_run(req.run_id, new_run(req.run_id, req.question, req.collection))
+    items = filter_items(req.filters)
+    if items:  # checked here, so a bad filter fails before anything runs (retrieve applies them)
+        parse_filters(items, ctx.schemas.get(req.collection))
+    ctx.docstore.create_run(req.run_id, new_run(req.run_id, req.question, req.collection,
+                                                **({"filters": items} if items else {})))
     method, route, conf, llm_error = "few-shot-embedding", None, 0.0, None
     if ctx.llm is not None:
         try:

@@ -19,6 +19,7 @@ from typing import Any
 
 from relayrag.backends.llm import LLMError
 from relayrag.context import StageContext
+from relayrag.metadata import DEFAULT_EXPIRING_DAYS, citation_fields
 from relayrag.retrieval.tokenize import tokenize
 from relayrag.prompts import quote_document, with_data_rule
 from relayrag.stages.base import Stage, StageRequest, StageResponse, llm_failure, load_run, run_snapshot, write_run
@@ -66,6 +67,19 @@ def chitchat_text(question: str, collection: str) -> str:
 def citation(chunk: dict, n: int, quote: str) -> dict:
     return {"n": n, "doc": chunk["doc"], "page": chunk["page"], "chunk_id": chunk["chunk_id"],
             "source": chunk["source"], "quote": quote}
+
+
+def with_metadata(citations: list[dict], snap) -> list[dict]:
+    """Citations with their document's title and, for a document with metadata, its validity state,
+    needs_review and the fields the collection schema marks as shown (relayrag.metadata.citation_fields)."""
+    schema = snap.manifest.get("schema") or {}
+    shown = [n for n, f in (schema.get("fields") or {}).items() if f.get("shown") and n != "title"]
+    expiring = int(schema.get("expiring_days", DEFAULT_EXPIRING_DAYS))
+    out = []
+    for c in citations:
+        row = snap.row_of.get(c["chunk_id"])
+        out.append({**c, **citation_fields(snap.chunks[row], shown, expiring)} if row is not None else c)
+    return out
 
 
 def with_table_header(chunk_text: str, start: int, row: str, header: str = "") -> str:
@@ -399,6 +413,7 @@ def run(req: GenerateRequest, ctx: StageContext) -> GenerateResponse:
         return GenerateResponse(run_id=req.run_id, method=f"{method} (not answerable)", llm_error=llm_error,
                                 regen_count=regen, found=False)
     answer = " ".join(f"{s['text']}" + "".join(f" [{n}]" for n in s["cites"]) for s in sentences)
+    citations = with_metadata(citations, snap)
     write_run(ctx, req.run_id, {"answer": answer, "citations": citations, "answer_sentences": sentences,
                                          "found": True, "generate_method": method,
                                          "answerability": decision["support"], "related": [],
