@@ -49,17 +49,20 @@ def load_questions(a) -> tuple[list[tuple[str, str]], dict | None]:
 
 
 def snapshot_sizes(ctx, collection: str) -> dict:
-    from relayrag.ingest.snapshot import prefix
+    """Bytes per file name over the current version's segments (chunks.jsonl, dense.npy, sentences.npz, ...)."""
+    from relayrag.ingest.snapshot import read_manifest, segment_prefix, version_segments
     version = ctx.current_version(collection)
-    p = prefix(collection, version)
+    manifest = read_manifest(ctx.blobstore, collection, version)
     sizes: dict[str, int] = {}
-    for key in ctx.blobstore.list(p):
-        name = key[len(p):].split("/", 1)[0]
-        sizes[name] = sizes.get(name, 0) + len(ctx.blobstore.get_bytes(key))
-    manifest = json.loads(ctx.blobstore.get_bytes(p + "manifest.json"))
+    for ref in version_segments(manifest, version):
+        p = segment_prefix(collection, ref.id)
+        for key in ctx.blobstore.list(p):
+            name = key[len(p):].split("/", 1)[0]
+            sizes[name] = sizes.get(name, 0) + len(ctx.blobstore.get_bytes(key))
+    sent = ctx.snapshot(collection).sentences
     return {"version": version, "mb": {k: round(v / 2**20, 3) for k, v in sorted(sizes.items())},
             "total_mb": round(sum(sizes.values()) / 2**20, 3), "n_chunks": manifest.get("n_chunks"),
-            "n_sentences": (manifest.get("sentence_vectors") or {}).get("n", 0)}
+            "n_sentences": len(sent) if sent is not None else 0}
 
 
 def main() -> int:

@@ -7,6 +7,7 @@ Functions, so the embedder, the LLM client and index snapshots load on first use
 from __future__ import annotations
 
 import threading
+from typing import Any
 
 from relayrag.backends import registry
 from relayrag.backends.blobstore import BlobStore
@@ -90,6 +91,27 @@ class StageContext:
         self._snapshots: dict[str, dict[str, IndexSnapshot]] = {}
         self._sql_configs = None
         self._schemas = None
+        self._index: Any = None  # the distributed retrieval backend (retrieval.bigquery_index), built on first use
+        self._candidates: dict[str, IndexSnapshot] = {}
+
+    def distributed(self, collection: str) -> bool:
+        """Whether `collection` is searched on the distributed backend (RELAYRAG_INDEX_COLLECTIONS)."""
+        names = {n.strip() for n in self.settings.index_collections.split(",") if n.strip()}
+        return collection in names or "*" in names
+
+    def index_backend(self, collection: str):
+        """The distributed index (relayrag.retrieval.bigquery_index.BigQueryIndex) when `collection` is configured
+        for it, else None. ConfigError when it is but RELAYRAG_INDEX_DATASET is not set."""
+        if not self.distributed(collection):
+            return None
+        with self._lock:
+            if self._index is None:
+                if not self.settings.index_dataset:
+                    raise ConfigError(f"collection {collection!r} is in RELAYRAG_INDEX_COLLECTIONS but "
+                                      f"RELAYRAG_INDEX_DATASET (PROJECT.DATASET) is not set")
+                from relayrag.retrieval.bigquery_index import BigQueryIndex
+                self._index = BigQueryIndex(self.settings.index_dataset)
+            return self._index
 
     @property
     def embedder(self):

@@ -139,6 +139,16 @@ class SqlQueryResult(BaseModel):
     attempts: int = 0
 
 
+class RouteDecision(BaseModel):
+    """The no-LLM classifier's route for a question: rag (documents), sql (tables), chitchat (and any route a
+    later classifier adds); its confidence (0-1) and what the collection holds."""
+
+    route: str
+    confidence: float
+    has_documents: bool
+    has_warehouse: bool
+
+
 class WorkflowRun(BaseModel):
     """One workflow run: its return value, and the run's result when the workflow wrote a run record."""
 
@@ -252,7 +262,8 @@ class Service:
         keys = ctx.blobstore.list(base)
         meta = ctx.docstore.get_collection(name) or {}
         out = []
-        for v in sorted({k[len(base):].split("/", 1)[0] for k in keys}, reverse=True):
+        from relayrag.ingest.snapshot import SEGMENTS
+        for v in sorted({k[len(base):].split("/", 1)[0] for k in keys} - {SEGMENTS}, reverse=True):
             m = re.match(r"^v(\d{13})-", v)
             out.append({"version": v, "created_at": int(m.group(1)) / 1000 if m else None,
                         "current": v == meta.get("current_version"),
@@ -374,8 +385,23 @@ class Service:
         from relayrag.stages.retrieve import arm_ranking
         ctx = self.ctx
         self.require_collection(collection)
-        snap = ctx.snapshot(collection)
         items = self.check_filters(collection, filters)
+        queries = [{"text": query, "kind": "original", "weight": 1.0}]
+        index = ctx.index_backend(collection)
+        base = None
+        if index is None:
+            snap = ctx.snapshot(collection)
+        else:  # the distributed backend ranks; only the hits are fetched (a filter looks at the top 1,000)
+            from relayrag.retrieval import distributed
+            from relayrag.retrieval.bandit import readable
+            narrowed = doc is not None or page is not None or bool(items)
+            version = ctx.current_version(collection)
+            emb = distributed.version_embedder(ctx, collection, version)
+            need = {"dense", "bm25"} if arm == "hybrid" else {arm}
+            if arm == "hybrid" and not readable(emb, query):
+                need = {"bm25"}
+            snap, base = distributed.candidates(ctx, index, collection, version, queries,
+                                                need, 1000 if narrowed else max(100, k), embedder=emb)
         parsed, mask = snapshot_filters(snap, items)
 
         def keep(c: dict) -> bool:
@@ -390,8 +416,7 @@ class Service:
             mask = where if mask is None else mask & where
         filtered = mask is not None
         depth = len(snap) if filtered else max(100, k)
-        hits = arm_ranking(snap, snap.embedder or ctx.embedder, [{"text": query, "kind": "original", "weight": 1.0}], arm,
-                           depth=depth, mask=mask)
+        hits = arm_ranking(snap, snap.embedder or ctx.embedder, queries, arm, depth=depth, mask=mask, base=base)
         expiring = int((snap.manifest.get("schema") or {}).get("expiring_days", 30))
         out = []
         for rank, (row, score) in enumerate(hits[:k], 1):
@@ -625,6 +650,21 @@ class Service:
         path = ensure_model(spec, settings.home / "models")
         return {"model": spec.id, "path": str(path), "bytes": spec.size, "sha256": spec.sha256,
                 "seconds": round(time.perf_counter() - t0, 2), "default": spec.id == DEFAULT_MODEL}
+
+    def llm(self):
+        """The configured LLM (relayrag.backends.llm.LLM protocol: `complete(messages, json_schema=...)`), or None
+        with RELAYRAG_LLM=none. Built once per context; raises ConfigError when the backend cannot be built."""
+        return self.ctx.llm
+
+    def route(self, question: str, collection: str) -> RouteDecision:
+        """Where relayrag's no-LLM classifier sends `question` for `collection` (rag: documents, sql: tables,
+        chitchat: small talk), without running or recording anything. Raises NotFoundError for an unknown
+        collection."""
+        from relayrag.stages.classify import route_without_llm
+        self.require_collection(collection, allow_warehouse=True)
+        route, confidence, has_documents, has_warehouse = route_without_llm(self.ctx, collection, question)
+        return RouteDecision(route=route, confidence=round(confidence, 3), has_documents=has_documents,
+                             has_warehouse=has_warehouse)
 
     def llm_endpoint(self) -> str:
         """Where the configured LLM lives, for messages: `the OpenAI-compatible endpoint URL (model M)`, ..."""

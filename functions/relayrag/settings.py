@@ -29,6 +29,16 @@ def default_home() -> Path:
     return Path(base) / "relayrag"
 
 
+class SqlExamples(ChoiceEnum):
+    similar = "similar"
+    shape = "shape"
+    both = "both"
+
+    @classmethod
+    def _label(cls) -> str:
+        return "SQL example selection"
+
+
 class Settings(BaseSettings):
     model_config = SettingsConfigDict(env_prefix="RELAYRAG_", extra="ignore", env_ignore_empty=True)
 
@@ -68,12 +78,29 @@ class Settings(BaseSettings):
                                                   "cloud; set by infra/ on the sql function.")
     sql_schema_format: str = Field("json", description="How the sql stage shows the schema to the LLM: json "
                                                        "(compact JSON) | ddl (CREATE TABLE statements).")
+    sql_candidates: int = Field(0, ge=0, le=16, description="Text-to-SQL candidates per question, each guarded and "
+                                                            "run, the answer chosen by agreement of results; 0 = "
+                                                            "the backend's default (llamacpp 3, openai/vertex 5).")
+    sql_plan: bool = Field(True, description="Text-to-SQL: add the no-LLM plan's SQL shape hints (group, top-N, "
+                                             "ties, periods, shares) to the question.")
+    sql_linking: bool = Field(True, description="Text-to-SQL: show the model the linked tables and their join "
+                                                "paths instead of the whole schema.")
+    sql_examples: SqlExamples = Field(SqlExamples.both, description="Text-to-SQL examples from the SQL config: "
+                                                                    "similar (by wording) | shape (by SQL shape) "
+                                                                    "| both.")
     bigquery_collections: str = Field("", description="Comma-separated collections whose warehouse is "
                                                       "RELAYRAG_BIGQUERY_DATASET ('*' = every collection); others "
                                                       "use their embedded DuckDB warehouse, if any.")
     bigquery_max_bytes_billed: int = Field(1_000_000_000, description="Per-query BigQuery budget, bytes: a dry "
                                                                      "run above it is refused; also the job's "
                                                                      "maximum_bytes_billed.")
+    index_dataset: str = Field("", description="BigQuery dataset (PROJECT.DATASET) holding the distributed retrieval "
+                                               "index (tables chunks, postings, tombstones; infra/ creates them) "
+                                               "for the collections in RELAYRAG_INDEX_COLLECTIONS.")
+    index_collections: str = Field("", description="Comma-separated collections searched in RELAYRAG_INDEX_DATASET "
+                                                   "instead of in memory ('*' = every collection): ingest mirrors "
+                                                   "their segments there, retrieve searches there, later stages "
+                                                   "fetch only the run's candidates.")
     workflow: str = Field("", description="Cloud Workflows resource for RELAYRAG_ENGINE=cloud: "
                                           "projects/P/locations/L/workflows/NAME.")
     llm_model_path: str = Field("", description="GGUF file for RELAYRAG_LLM=llamacpp; empty = the Qwen2.5-Coder-"
@@ -107,6 +134,29 @@ class Settings(BaseSettings):
     mcp_jwt_algorithm: str = Field("RS256", description="JWT signing algorithm (RS256, ES256, HS256, ...).")
     mcp_ingest_roots: str = Field("", description="Comma-separated folders the MCP `ingest` tool may read. Required "
                                                   "for ingest over HTTP; over stdio, empty = any path.")
+
+    # the assistant (`relayrag chat`, `relayrag chat-serve`, relayrag.agent; extra `agent`)
+    agent_mcp_url: str = Field("", description="MCP gateway the assistant calls: empty = `relayrag mcp` over stdio "
+                                               "(a child process); `inprocess` = the gateway in this process; an "
+                                               "http(s) URL = streamable HTTP (the deployed gateway).")
+    agent_mcp_token: str = Field("", description="Bearer token sent to an HTTP RELAYRAG_AGENT_MCP_URL (one of the "
+                                                 "gateway's RELAYRAG_MCP_TOKENS); empty on Cloud Run = the "
+                                                 "service's own identity token.")
+    agent_allow_mutating: bool = Field(False, description="Offer the assistant the tools that change data (ingest, "
+                                                          "delete_document); off by default.")
+    agent_checkpoint: str = Field("sqlite", description="Where threads are kept: sqlite "
+                                                        "(RELAYRAG_HOME/agent/threads.sqlite3) | postgres "
+                                                        "(RELAYRAG_AGENT_POSTGRES_URL; Cloud SQL, extra agent-cloud) "
+                                                        "| memory (lost on exit).")
+    agent_postgres_url: str = Field("", description="Postgres connection URL of the thread store "
+                                                    "(RELAYRAG_AGENT_CHECKPOINT=postgres).")
+    agent_history_tokens: int = Field(3000, ge=200, description="Thread history budget, tokens (approximate): "
+                                      "past it, older turns are summarised for the model (the raw turns stay "
+                                      "in the thread's checkpoint).")
+    agent_max_steps: int = Field(6, ge=1, le=50, description="Most tool calls of one analysis (ReAct) turn.")
+    agent_max_hops: int = Field(3, ge=1, le=10, description="Most specialist hops of one supervisor turn.")
+    agent_tokens: str = Field("", description="Comma-separated bearer tokens accepted by `relayrag chat-serve` "
+                                              "(POST /chat).")
 
 
 @functools.lru_cache(maxsize=1)

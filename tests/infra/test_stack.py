@@ -498,3 +498,38 @@ def test_each_function_knows_its_memory(full):
         svc = f.inputs["serviceConfig"]
         assert svc["environmentVariables"]["RELAYRAG_MEMORY_LIMIT_MB"] == str(catalog.memory_mib(svc["availableMemory"]))
     assert catalog.memory_mib("2Gi") == 2048 and catalog.memory_mib("512Mi") == 512
+
+
+def test_the_distributed_index_is_created_and_only_its_users_may_touch_it():
+    """indexCollections set: the index dataset and its three tables exist; the searching stages may read it,
+    ingest may write it, classify and sql may not; their functions are told where it is."""
+    from relayrag.retrieval.bigquery_index import table_ddl
+
+    rec = deploy(config(index_collections="kb,manuals", stages=("classify", "retrieve", "rerank", "sql", "ingest")))
+    datasets = {r.name: r.inputs["datasetId"] for r in rec.of_type("gcp:bigquery/dataset:Dataset")}
+    assert datasets == {"warehouse": "relayrag", "index": "relayrag_index"}
+    tables = {r.inputs["tableId"]: r for r in rec.of_type("gcp:bigquery/table:Table")}
+    assert set(tables) == {"chunks", "postings", "tombstones"}
+    ddl = " ".join(table_ddl("p.d", 768))
+    for name, t in tables.items():
+        assert t.inputs["datasetId"] == "relayrag_index" and t.inputs["deletionProtection"] is True
+        for col in json.loads(t.inputs["schema"]):  # the program's schema is the SQL the index runs against
+            assert re.search(rf"\b{col['name']}`? (STRING|INT64|FLOAT64|ARRAY<FLOAT64>)", ddl), (name, col)
+    emails = _emails(rec)
+
+    def index_roles(stage):
+        return {(r.inputs["datasetId"], r.inputs["role"]) for r in rec.of_type("gcp:bigquery/datasetIamMember:DatasetIamMember")
+                if r.inputs["member"] == f"serviceAccount:{emails[stage]}"}
+    assert index_roles("retrieve") == index_roles("rerank") == {("relayrag_index", "roles/bigquery.dataViewer")}
+    assert index_roles("ingest") == {("relayrag_index", "roles/bigquery.dataEditor")}
+    assert index_roles("classify") == set()
+    assert index_roles("sql") == {("relayrag", "roles/bigquery.dataViewer")}  # its warehouse only
+    for stage in ("retrieve", "rerank", "ingest"):
+        assert ("project", "roles/bigquery.jobUser") in _grants_of(rec, emails[stage])
+        env = _functions_by_entry(rec)[{"ingest": "ingest_object"}.get(stage, stage)][0].inputs[
+            "serviceConfig"]["environmentVariables"]
+        assert env["RELAYRAG_INDEX_DATASET"] == f"{PROJECT}.relayrag_index"
+        assert env["RELAYRAG_INDEX_COLLECTIONS"] == "kb,manuals"
+        assert "google-cloud-bigquery" in _requirements(rec, stage)
+    assert "RELAYRAG_INDEX_DATASET" not in _functions_by_entry(rec)["classify"][0].inputs["serviceConfig"][
+        "environmentVariables"]

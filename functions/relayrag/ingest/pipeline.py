@@ -29,8 +29,8 @@ from pathlib import Path
 
 import numpy as np
 
+from relayrag import jsonl
 from relayrag.context import StageContext
-from relayrag.backends.blobstore import LocalBlobStore
 from relayrag.errors import ConflictError, IngestError
 from relayrag.ingest import loaders
 from relayrag.ingest.chunking import Chunk, make_chunks
@@ -38,12 +38,15 @@ from relayrag.ingest.limits import FileBudget
 from relayrag.naming import validate_collection
 from relayrag.metadata import (CollectionSchema, Manifest, MetadataError, check_coverage, load_manifest,
                                metadata_hash, normalise, parse_schema_bytes)
-from relayrag.ingest.snapshot import (gc_versions, index_text, new_version, prefix, read_chunks, read_sentences,
-                                      read_vectors, write_snapshot)
+from relayrag.ingest.segments import gc_after_commit, merge_locked
+from relayrag.retrieval.bm25 import TermStats
+from relayrag.ingest.snapshot import (SegmentRef, index_text, new_version, prefix, read_chunks, read_manifest,
+                                      read_segment_sentences, read_source_rows, read_sources, read_tombstones,
+                                      read_vectors, segment_prefix, segment_problem, sentences_bytes, tombstone_key,
+                                      version_segments, write_segment, write_tombstones, write_version)
 from relayrag.retrieval.sentences import SPAN_RULES, SentenceVectors, embed_chunk_sentences
 
 log = logging.getLogger(__name__)
-GC_MIN_AGE_S = 900.0  # remote stores: versions younger than this may be another instance's write in flight
 
 
 @dataclass
@@ -342,21 +345,22 @@ def _ingest_once(ctx: StageContext, path: Path | str | None, collection: str, *,
         if emb is not ctx.embedder:
             ctx = ctx.with_embedder(emb)
         summary = IngestSummary(collection, current)
-        records = {r["path"]: r for r in docs.list_files(collection)}
-        old_chunks, old_vectors, unreadable = _read_current(store, collection, current)
+        refs, unreadable = _current_segments(store, collection, current)
         if unreadable:
             # The current snapshot cannot be read (corrupt, truncated, deleted by hand): nothing of it can be
             # reused, so every file is loaded again and sources this call does not load are dropped from the
             # collection, rather than leaving a collection that neither ingest nor delete can change.
             summary.warnings.append({"path": prefix(collection, current), "warning": unreadable})
+            refs = []
+        records = _records(docs, collection, path, sources, remove_paths, exact_keys, everything=bool(unreadable))
         records_for_skip = {} if unreadable else records  # nothing unchanged can keep chunks from it
-        vec_by_hash = {c["content_hash"]: i for i, c in enumerate(old_chunks)}
 
         new_chunks: dict[str, list[dict]] = {}   # file key -> chunks
         new_records: list[dict] = []
         record_updates: list[dict] = []          # unchanged content, changed record fields (sources only)
         meta_updates: dict[str, dict] = {}       # unchanged content, changed metadata: file key -> metadata
         deleted: list[str] = []
+        total_units = 1.0
 
         if remove_paths is not None:
             if meta is None:
@@ -473,9 +477,11 @@ def _ingest_once(ctx: StageContext, path: Path | str | None, collection: str, *,
                                                                 "snapshot; ingest it again to restore it"})
         summary.ingested = len(new_records)
         summary.deleted = len(deleted)
+        n_live = sum(r.n_live for r in refs)
         # a current version without today's sentence vectors (built before them, or with other span rules) is
-        # rebuilt once with them, its chunks and chunk vectors reused, when it was built by this very embedder
-        upgrade = bool(s.sentence_vectors and old_chunks and not unreadable
+        # rebuilt once with them into one new segment, its chunks and chunk vectors reused, when it was built by
+        # this very embedder (another embedder: `rebuild` below re-embeds everything anyway)
+        upgrade = bool(s.sentence_vectors and n_live and not unreadable
                        and _sentence_rules(store, collection, current) != SPAN_RULES
                        and _snapshot_embedder(store, collection, current) == getattr(ctx.embedder, "model_id", "unknown"))
         schema_changed = schema_raw is not None and schema_raw != ctx.schemas.read_bytes(collection)
@@ -483,88 +489,255 @@ def _ingest_once(ctx: StageContext, path: Path | str | None, collection: str, *,
             if record_updates:  # same chunks, same version: only the records change (still compare-and-set)
                 docs.commit_ingest(collection, current, meta["stats"] if meta else {}, record_updates, [],
                                    expected_version=current)
-            summary.chunks_total = len(old_chunks)
+            summary.chunks_total = n_live
             summary.seconds = time.perf_counter() - t0
             return summary
 
-        drop = set(deleted) | set(new_chunks)
-        chunks = [c if c["source"] not in meta_updates else {**c, "meta": meta_updates[c["source"]]}
-                  for c in old_chunks if c["source"] not in drop]
-        for key in new_chunks:
-            chunks.extend(new_chunks[key])
-        # embeddings: reuse by content hash, embed the rest — only vectors of this very embedder: after
-        # RELAYRAG_EMBEDDER changed, old vectors are another model's (maybe another size) and all re-embed
-        same_embedder = not (current and old_chunks and _snapshot_embedder(store, collection, current) !=
-                             getattr(ctx.embedder, "model_id", "unknown"))
-        if not same_embedder:
-            vec_by_hash = {}
-            old_vectors = np.zeros((0, ctx.embedder.dim), np.float16)
-        dim = old_vectors.shape[1] if old_vectors.shape[0] else None
-        vectors: list[np.ndarray | None] = []
-        todo = []
-        for i, c in enumerate(chunks):
-            j = vec_by_hash.get(c["content_hash"])
-            vectors.append(old_vectors[j] if j is not None else None)
-            if j is None:
-                todo.append(i)
-        if todo:
-            emb = ctx.embedder
-            dim = emb.dim
-            with _progress(progress and len(todo) > 64) as bar:
-                task = bar.add_task("embedding chunks", total=len(todo)) if bar else None
-                step = 256
-                for b in range(0, len(todo), step):
-                    idx = todo[b:b + step]
-                    out = emb.embed([embed_text(chunks[i]) for i in idx], kind="document")
-                    for i, v in zip(idx, out):
-                        vectors[i] = v
-                    if bar:
-                        bar.advance(task, len(idx))
-                    if on_progress and remove_paths is None:
-                        done = min(len(todo), b + step)
-                        on_progress(total_units - 1 + done / len(todo) * 0.9, total_units,
-                                    f"embedded {done}/{len(todo)} chunks")
-        summary.chunks_embedded = len(todo)
-        matrix = np.stack(vectors).astype(np.float16) if vectors else np.zeros((0, dim or 384), np.float16)
-        sentences = None
-        if s.sentence_vectors and chunks:
-            old_sent = _read_current_sentences(store, collection, current) if same_embedder and old_chunks else None
-            sentences = _sentence_vectors(ctx, chunks, old_chunks, old_sent, summary,
-                                          progress=progress, on_progress=on_progress if remove_paths is None else None,
-                                          total_units=total_units if remove_paths is None else 0.0)
-
         version = new_version()
-        snap_manifest = {"embedder": getattr(ctx.embedder, "model_id", "unknown") if todo or chunks else None,
-                         "created_at": time.time()}
+        ours = getattr(ctx.embedder, "model_id", "unknown")
+        # the rows this ingest replaces or deletes: located through the segments' source maps (small files),
+        # read by ranged reads — never the segments' other rows
+        # (a metadata-only change replaces its rows too: same chunks and ids, new metadata, vectors reused)
+        replaced = ([k for k in new_chunks if k in records] + [k for k in deleted if k not in new_chunks]
+                    + [k for k in meta_updates if k not in new_chunks])
+        located = _locate(store, collection, refs, replaced) if replaced else {}
+        old_rows = {k: read_source_rows(store, collection, loc[0].id, loc[1]) for k, loc in located.items()}
+        writes = _Writes(store, collection, version, ctx.index_backend(collection))
+        rebuild = bool(refs) and n_live > 0 and _snapshot_embedder(store, collection, current) != ours
+        if rebuild or upgrade:
+            # after RELAYRAG_EMBEDDER changed, old vectors are another model's (maybe another size): every
+            # chunk re-embeds into one new segment (the one path that costs the whole collection); a sentence-
+            # vector upgrade writes the same one segment, its chunk vectors reused (only sentences embed)
+            drop = set(deleted) | set(new_chunks)
+            current_chunks = read_chunks(store, collection, current)
+            old = [c if c["source"] not in meta_updates else {**c, "meta": meta_updates[c["source"]]}
+                   for c in current_chunks if c["source"] not in drop]
+            chunks = old + [c for key in new_chunks for c in new_chunks[key]]
+            reuse_all: dict[str, np.ndarray] = {}
+            if upgrade:
+                for c, v in zip(current_chunks, read_vectors(store, collection, current)):
+                    reuse_all.setdefault(c["content_hash"], v)
+            vectors = _embed(ctx, chunks, reuse_all, progress, on_progress, total_units, remove_paths)
+            summary.chunks_embedded = sum(1 for c in chunks if c["content_hash"] not in reuse_all)
+            new_refs: list[SegmentRef] = []
+        else:
+            for key, doc_meta in meta_updates.items():
+                if key in old_rows and key not in new_chunks:
+                    new_chunks[key] = [{**c, "meta": doc_meta} for c in old_rows[key][0]]
+            chunks = [c for key in new_chunks for c in new_chunks[key]]
+            reuse: dict[str, np.ndarray] = {}
+            for old_chunks, old_vectors in old_rows.values():  # a changed file keeps its unchanged chunks' vectors
+                for c, v in zip(old_chunks, old_vectors):
+                    reuse.setdefault(c["content_hash"], v)
+            vectors = _embed(ctx, chunks, reuse, progress, on_progress, total_units, remove_paths)
+            summary.chunks_embedded = sum(1 for c in chunks if c["content_hash"] not in reuse)
+            by_segment: dict[str, list[np.ndarray]] = {}
+            for ref, span in located.values():
+                by_segment.setdefault(ref.id, []).append(np.arange(span[0], span[1]))
+            new_refs = []
+            for ref in refs:
+                if ref.id in by_segment:
+                    dead = np.concatenate([read_tombstones(store, collection, ref), *by_segment[ref.id]])
+                    ref = writes.tombstones(ref, dead)
+                if ref.n_live:
+                    new_refs.append(ref)
+        seg_extras: dict[str, bytes] = {}
+        if s.sentence_vectors and chunks:
+            reuse_sent = {} if rebuild or upgrade or _sentence_rules(store, collection, current) != SPAN_RULES \
+                else _old_sentences(store, collection, located)
+            sent_vectors = _sentence_vectors(ctx, chunks, reuse_sent, summary, progress=progress,
+                                          on_progress=on_progress if remove_paths is None else None,
+                                          total_units=total_units if remove_paths is None else 0.0)
+            seg_extras = sentences_bytes(sent_vectors, len(chunks))
+        if chunks:
+            new_refs.append(writes.segment(chunks, vectors, seg_extras))
+        manifest = {"embedder": ours if new_refs else None, "created_at": time.time()}
+        # segments' sentences.npz follow today's SPAN_RULES (a segment without one: lookups embed at query time)
+        if new_refs and (s.sentence_vectors or _sentence_rules(store, collection, current) == SPAN_RULES):
+            manifest["sentence_vectors"] = {"spans": SPAN_RULES}
         if schema is not None:  # stages read the schema of the version they serve (filters, shown fields)
-            snap_manifest["schema"] = schema.model_dump(mode="json")
-        write_snapshot(store, collection, version, chunks, matrix, snap_manifest, sentences)
-        n_docs = len({(c["source"], c["doc"]) for c in chunks})
-        stats = {"n_chunks": len(chunks), "n_documents": n_docs,
-                 "n_files": len(set(records) - set(deleted) | {r["path"] for r in new_records})}
+            manifest["schema"] = schema.model_dump(mode="json")
         try:
+            write_version(store, collection, version, new_refs, manifest)
+            stats = _stats(meta, records, new_records, deleted, old_rows, new_chunks, new_refs,
+                           recount=rebuild or not refs, chunks=chunks)
             docs.commit_ingest(collection, version, stats, new_records + record_updates, deleted,
                                expected_version=current)
-        except ConflictError:
-            _best_effort(store.delete_prefix, prefix(collection, version))  # never current: nobody reads it
+        except BaseException:
+            writes.undo()  # never current: nobody reads it
             raise
         if schema_changed and schema_raw is not None:  # after the commit: a lost round stores nothing
             ctx.schemas.put(collection, schema_raw)
-        # Without a shared lock (a remote blob store), a younger version may be another writer's in flight.
-        # The commit succeeded: cleaning up is best effort (a later ingest's GC retries it), never an error.
-        shared_lock = isinstance(store, LocalBlobStore)
-        _best_effort(_gc, ctx, collection, keep={version} | ({current} if current else set()),
-                     min_age_s=0.0 if shared_lock else GC_MIN_AGE_S)
+        gc_after_commit(ctx, collection, version, current)  # best effort: the commit succeeded
         summary.version = version
-        summary.chunks_total = len(chunks)
+        summary.chunks_total = sum(r.n_live for r in new_refs)
+        try:  # occasional merge (its own compare-and-set flip); a failure leaves this committed version serving
+            merged = merge_locked(ctx, collection, version, new_refs, stats)
+        except Exception as exc:  # noqa: BLE001
+            log.warning("%s: segment merge failed: %s: %s", collection, type(exc).__name__, exc)
+            merged = None
+        summary.version = merged or version
         summary.seconds = time.perf_counter() - t0
         return summary
 
 
-def _gc(ctx: StageContext, collection: str, keep: set[str], min_age_s: float) -> list[str]:
-    """gc_versions sparing also every version a run in flight has pinned (docstore.pinned_versions)."""
-    return gc_versions(ctx.blobstore, collection, keep | ctx.docstore.pinned_versions(collection),
-                       min_age_s=min_age_s)
+def _records(docs, collection: str, path, sources, remove_paths, exact_keys: bool, *, everything: bool
+             ) -> dict[str, dict]:
+    """The file records this call needs: only the named sources' (one read each) when it names them (one file,
+    a list of sources, exact keys to remove), else all of the collection's (a folder: files gone from it are
+    deleted; removal by name or folder)."""
+    keys: list[str] | None = None
+    if not everything:
+        if sources is not None:
+            keys = [src.key for src in sources]
+        elif remove_paths is not None and exact_keys:
+            keys = list(remove_paths)
+        elif remove_paths is None and path is not None and Path(path).is_file():
+            keys = [_key(Path(path))]
+        elif remove_paths is not None:
+            # removal by local path: a path that is itself a recorded file matches only itself (a folder, a bare
+            # file name or a gs:// prefix needs the whole list), so deleting one file reads one record
+            direct = {p: docs.get_file(collection, _key(Path(p))) if "://" not in p and "/" in p else None
+                      for p in remove_paths}
+            if all(r is not None for r in direct.values()):
+                return {r["path"]: r for r in direct.values() if r is not None}
+    if keys is None:
+        return {r["path"]: r for r in docs.list_files(collection)}
+    return {k: r for k in dict.fromkeys(keys) if (r := docs.get_file(collection, k)) is not None}
+
+
+def _current_segments(store, collection: str, current: str | None) -> tuple[list[SegmentRef], str | None]:
+    """(segments of the current version, None), or ([], reason) when some of them cannot be read."""
+    if not current:
+        return [], None
+    try:
+        refs = version_segments(read_manifest(store, collection, current), current)
+        problem = segment_problem(store, collection, refs)
+        if problem is None:
+            for ref in refs:  # pre-segment versions carry no sizes: reading them is the check
+                if ref.id.startswith("v"):
+                    read_sources(store, collection, ref.id)
+                    read_vectors(store, collection, current)
+    except (OSError, ValueError, KeyError, EOFError) as exc:  # JSONLError and numpy's format errors are ValueErrors
+        problem = f"{type(exc).__name__}: {exc}"
+    if problem is None:
+        return refs, None
+    reason = (f"the current snapshot {current} could not be read ({problem}); "
+              f"it is replaced by a new one built from the files loaded now")
+    log.warning("%s: %s", collection, reason)
+    return [], reason
+
+
+def _locate(store, collection: str, refs: list[SegmentRef], keys: list[str]) -> dict[str, tuple[SegmentRef, list[int]]]:
+    """{source: (segment, [row0, row1, byte0, byte1])} of the live rows of each of `keys` in `refs`."""
+    want = set(keys)
+    out: dict[str, tuple[SegmentRef, list[int]]] = {}
+    for ref in reversed(refs):  # newest first: a source re-ingested lives in a newer segment
+        srcs = read_sources(store, collection, ref.id)
+        hits = [k for k in want if k in srcs]
+        if not hits:
+            continue
+        dead = read_tombstones(store, collection, ref)
+        for k in hits:
+            span = srcs[k]
+            if not (dead.size and np.isin(span[0], dead)):
+                out[k] = (ref, span)
+                want.discard(k)
+        if not want:
+            break
+    return out
+
+
+class _Writes:
+    """What one ingest attempt wrote (its segment, tombstones, version), removable if it never becomes current.
+    With a distributed index (`index`), the segment and tombstones are mirrored there too, before the flip
+    (rows of a segment no version lists are invisible to its queries)."""
+
+    def __init__(self, store, collection: str, version: str, index=None):
+        self.store, self.collection, self.version, self.index = store, collection, version, index
+        self.keys: list[str] = []
+        self.segments: list[str] = []
+
+    def segment(self, chunks: list[dict], vectors: np.ndarray, extras: dict[str, bytes] | None = None) -> SegmentRef:
+        stats = TermStats.from_texts(index_text(c) for c in chunks)
+        ref = write_segment(self.store, self.collection, chunks, vectors, stats=stats, extras=extras)
+        self.keys.append(segment_prefix(self.collection, ref.id))
+        self.segments.append(ref.id)
+        if self.index is not None:
+            self.index.add_segment(self.collection, ref.id, chunks, vectors, stats)
+        return ref
+
+    def tombstones(self, ref: SegmentRef, dead: np.ndarray) -> SegmentRef:
+        self.keys.append(tombstone_key(self.collection, ref.id, self.version))
+        new = write_tombstones(self.store, self.collection, ref, self.version, dead)
+        if self.index is not None and new.tombstones:
+            self.index.add_tombstones(self.collection, new, read_tombstones(self.store, self.collection, new))
+        return new
+
+    def undo(self) -> None:
+        for key in [prefix(self.collection, self.version), *self.keys]:
+            _best_effort(self.store.delete_prefix, key)
+        if self.index is not None and self.segments:
+            _best_effort(self.index.drop_segments, self.collection, self.segments)
+
+
+def _embed(ctx: StageContext, chunks: list[dict], reuse: dict[str, np.ndarray], progress: bool,
+           on_progress, total_units: float, remove_paths) -> np.ndarray:
+    """float16 [len(chunks), dim]: the vector of an identical chunk from `reuse` (by content hash), else embedded
+    in batches of 256."""
+    vectors: list[np.ndarray | None] = [reuse.get(c["content_hash"]) for c in chunks]
+    todo = [i for i, v in enumerate(vectors) if v is None]
+    if todo:
+        emb = ctx.embedder
+        with _progress(progress and len(todo) > 64) as bar:
+            task = bar.add_task("embedding chunks", total=len(todo)) if bar else None
+            step = 256
+            for b in range(0, len(todo), step):
+                idx = todo[b:b + step]
+                out = emb.embed([embed_text(chunks[i]) for i in idx], kind="document")
+                for i, v in zip(idx, out):
+                    vectors[i] = v
+                if bar:
+                    bar.advance(task, len(idx))
+                if on_progress and remove_paths is None:
+                    done = min(len(todo), b + step)
+                    on_progress(total_units - 1 + done / len(todo) * 0.9, total_units,
+                                f"embedded {done}/{len(todo)} chunks")
+    if not vectors:
+        dim = getattr(ctx.embedder, "dim", 384) if todo else 384
+        return np.zeros((0, dim), np.float16)
+    return np.stack(vectors).astype(np.float16)
+
+
+def _stats(meta, records, new_records, deleted, old_rows, new_chunks, refs, *, recount: bool,
+           chunks: list[dict]) -> dict:
+    """The collection's {n_chunks, n_documents, n_files} after this ingest. recount: `chunks` are all of the
+    collection's (a rebuild, or no previous rows); else from the change alone: the previous stats, minus the
+    replaced and deleted sources' documents, plus the new ones."""
+    n_chunks = sum(r.n_live for r in refs)
+    if recount:
+        return {"n_chunks": n_chunks, "n_documents": len({(c["source"], c["doc"]) for c in chunks}),
+                "n_files": len({c["source"] for c in chunks})}
+    prev = (meta or {}).get("stats") or {}
+    old_docs = sum(len({c["doc"] for c in rows}) for rows, _ in old_rows.values())
+    new_docs = sum(len({c["doc"] for c in cs}) for cs in new_chunks.values())
+    gone = set(deleted) - set(new_chunks)
+    added = {r["path"] for r in new_records} - set(records)
+    return {"n_chunks": n_chunks, "n_documents": int(prev.get("n_documents", 0)) - old_docs + new_docs,
+            "n_files": int(prev.get("n_files", 0)) + len(added) - len(gone & set(records))}
+
+
+def merge(ctx: StageContext, collection: str, *, everything: bool = False) -> str | None:
+    """Run the segment merge policy (relayrag.ingest.segments) on the collection's current version now;
+    everything=True rewrites it into one segment. Takes the collection's lock. Returns the new version, or None
+    when nothing needed merging or another writer committed first."""
+    with collection_lock(ctx, collection):
+        meta = ctx.docstore.get_collection(collection)
+        if not meta or not meta.get("current_version"):
+            return None
+        version = meta["current_version"]
+        refs = version_segments(read_manifest(ctx.blobstore, collection, version), version)
+        return merge_locked(ctx, collection, version, refs, meta.get("stats") or {}, everything=everything)
 
 
 def _best_effort(fn, *args, **kw) -> None:
@@ -573,24 +746,6 @@ def _best_effort(fn, *args, **kw) -> None:
         fn(*args, **kw)
     except Exception as exc:  # noqa: BLE001 - clean-up must not turn a committed ingest into an error
         log.warning("snapshot clean-up %s failed: %s: %s", getattr(fn, "__name__", fn), type(exc).__name__, exc)
-
-
-def _read_current(store, collection: str, current: str | None) -> tuple[list[dict], np.ndarray, str | None]:
-    """(chunks, vectors, None) of the current version, or ([], empty, reason) when it cannot be read."""
-    empty = np.zeros((0, 384), np.float16)
-    if not current:
-        return [], empty, None
-    try:
-        chunks = read_chunks(store, collection, current)
-        vectors = read_vectors(store, collection, current)
-        if vectors.ndim != 2 or vectors.shape[0] != len(chunks):
-            raise ValueError(f"{vectors.shape[0] if vectors.ndim else 0} vectors for {len(chunks)} chunks")
-    except (OSError, ValueError, KeyError, EOFError) as exc:  # JSONLError and numpy's format errors are ValueErrors
-        reason = (f"the current snapshot {current} could not be read ({type(exc).__name__}: {exc}); "
-                  f"it is replaced by a new one built from the files loaded now")
-        log.warning("%s: %s", collection, reason)
-        return [], empty, reason
-    return chunks, vectors, None
 
 
 def _ingest_embedder(ctx: StageContext, collection: str, current: str | None, embedder: Any):
@@ -618,34 +773,47 @@ def _sentence_rules(store, collection: str, version: str | None) -> str | None:
     return (manifest.get("sentence_vectors") or {}).get("spans")
 
 
-def _read_current_sentences(store, collection: str, current: str | None) -> SentenceVectors | None:
-    """The current version's sentence vectors if it has them with today's SPAN_RULES; None otherwise (also when
-    they cannot be read: then every chunk's sentences are embedded again)."""
-    if not current:
-        return None
-    try:
-        manifest = json.loads(store.get_bytes(prefix(collection, current) + "manifest.json"))
-        if (manifest.get("sentence_vectors") or {}).get("spans") != SPAN_RULES:
-            return None
-        return read_sentences(store, collection, current, manifest)
-    except (OSError, ValueError, KeyError, EOFError) as exc:
-        log.warning("%s: sentence vectors of %s not reused (%s: %s)", collection, current, type(exc).__name__, exc)
-        return None
+def _old_sentences(store, collection: str, located: dict[str, tuple[SegmentRef, list[int]]]
+                   ) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+    """{content hash: (spans, vectors)} of the stored sentence vectors of the rows this ingest replaces (a
+    changed file keeps its unchanged chunks' sentence vectors). Empty when the current version's rules are not
+    today's; a segment whose file cannot be read contributes nothing (its chunks' sentences embed again)."""
+    out: dict[str, tuple[np.ndarray, np.ndarray]] = {}
+    by_segment: dict[str, list[list[int]]] = {}
+    ids = {}
+    for ref, span in located.values():
+        by_segment.setdefault(ref.id, []).append(span)
+        ids[ref.id] = ref
+    for sid, spans in by_segment.items():
+        try:
+            sv = read_segment_sentences(store, collection, sid)
+            if sv is None:
+                continue
+            chunks = jsonl.loads(store.get_bytes(segment_prefix(collection, sid) + "chunks.jsonl"))
+        except (OSError, ValueError, KeyError, EOFError) as exc:
+            log.warning("%s: sentence vectors of segment %s not reused (%s: %s)", collection, sid,
+                        type(exc).__name__, exc)
+            continue
+        if sv.n_chunks != len(chunks):
+            continue
+        for row0, row1, *_ in spans:
+            for r in range(row0, row1):
+                out.setdefault(chunks[r]["content_hash"], sv.chunk(r))
+    return out
 
 
-def _sentence_vectors(ctx: StageContext, chunks: list[dict], old_chunks: list[dict],
-                      old: SentenceVectors | None, summary: IngestSummary, *, progress: bool,
+def _sentence_vectors(ctx: StageContext, chunks: list[dict], reuse: dict[str, tuple[np.ndarray, np.ndarray]],
+                      summary: IngestSummary, *, progress: bool,
                       on_progress: Callable[[float, float, str], None] | None, total_units: float) -> SentenceVectors:
-    """Per-chunk sentence vectors for `chunks`: a chunk whose content hash the current version holds keeps its
-    stored ones; the others' sentences are embedded (each distinct sentence text once)."""
+    """Per-chunk sentence vectors for `chunks`: a chunk whose content hash is in `reuse` (stored ones of a row
+    this ingest replaces) keeps them; the others' sentences are embedded (each distinct sentence text once)."""
     dim = int(ctx.embedder.dim)
-    old_row = {c["content_hash"]: j for j, c in enumerate(old_chunks)} if old is not None else {}
     parts: list[tuple[np.ndarray, np.ndarray] | None] = []
     todo: list[int] = []
     for i, c in enumerate(chunks):
-        j = old_row.get(c["content_hash"])
-        if old is not None and j is not None and j < old.n_chunks:
-            parts.append(old.chunk(j))
+        part = reuse.get(c["content_hash"])
+        if part is not None and part[1].shape[1:] == (dim,):
+            parts.append(part)
         else:
             parts.append(None)
             todo.append(i)

@@ -185,6 +185,17 @@ def build_server(*, engine: str | None = None, http: bool = False, auth: TokenVe
         return await in_thread(gw.sql_query, question, collection)
 
     @mcp.tool(annotations={"readOnlyHint": True, "openWorldHint": False})
+    async def classify(
+        question: Annotated[str, Field(description="The question, in any language.", min_length=1, max_length=4000)],
+        collection: CollectionName,
+    ) -> dict:
+        """Where relayrag would route a question, without an LLM and without answering it: `rag` (the
+        collection's documents: use ask or search), `sql` (its tables: use sql_query) or `chitchat` (small
+        talk: no tool needed); with the classifier's confidence and whether the collection has documents and a
+        warehouse. Nothing is recorded."""
+        return await in_thread(gw.classify, question, collection)
+
+    @mcp.tool(annotations={"readOnlyHint": True, "openWorldHint": False})
     async def get_run(
         run_id: Annotated[str, Field(description="A run_id returned by ask or a workflow tool.", min_length=1,
                                      max_length=200)],

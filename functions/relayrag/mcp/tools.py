@@ -143,6 +143,10 @@ class Gateway:
             out["rows_omitted"] = r.row_count - len(shown)
         return out
 
+    # classify ---------------------------------------------------------------------------------------
+    def classify(self, question: str, collection: str) -> dict:
+        return self.service.route(question, collection).model_dump()
+
     # search -----------------------------------------------------------------------------------------
     def search(self, query: str, collection: str, k: int, arm: str, doc: str | None, page: int | None,
                filters: list[str] | None = None) -> dict:

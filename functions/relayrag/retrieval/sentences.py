@@ -1,19 +1,22 @@
 """Sentence vectors stored with a snapshot, so rerank, generate and hallucination_check look them up instead of
 embedding sentences at query time (issue 15: a no-LLM ask spent ~1.6 s of ~2.1 s embedding sentences in rerank).
 
-Layout: one array triple per snapshot, aligned with the chunks (chunks.jsonl row order), CSR-style so a segment
-of rows can be sliced or concatenated without re-embedding:
-    offsets  int64   [n_chunks + 1]   chunk r's sentences are rows offsets[r]:offsets[r+1]
+Layout: one array triple per segment, aligned with the segment's rows (its chunks.jsonl order), CSR-style so
+rows can be selected (a segment's live rows, what a merge keeps) and concatenated without re-embedding:
+    offsets  int64   [n_rows + 1]     row r's sentences are rows offsets[r]:offsets[r+1]
     spans    int32   [n_sentences, 2] (start, end) character offsets into the chunk's `text`, sorted
     vectors  float16 [n_sentences, dim] unit rows, the snapshot's embedder (kind "document")
-stored as `sentences.npz` (numpy's uncompressed zip) next to dense.npy. Which spans are stored (`SPAN_RULES`):
-the union of the sentence spans rerank and hallucination_check read (relayrag.text.sentence_spans, first 80) and
-the English answer units generate reads (relayrag.text.answer_units, cjk=False). A lookup is by exact span, so a
-span the rules did not store (an older snapshot, a changed splitter, CJK answer units) is embedded at query time:
-a lookup can be slower, never different.
+stored as `segments/<sid>/sentences.npz` (numpy's uncompressed zip; relayrag.ingest.snapshot registers it as a
+row file merges carry, and `load_snapshot` composes the segments' live rows into `IndexSnapshot.sentences`,
+aligned with `snap.chunks`). Which spans are stored (`SPAN_RULES`, the version manifest's
+"sentence_vectors"): the union of the sentence spans rerank and hallucination_check read (relayrag.text.
+sentence_spans, first 80) and the English answer units generate reads (relayrag.text.answer_units, cjk=False).
+A lookup is by exact span, so a span the rules did not store (an older snapshot, a changed splitter, CJK answer
+units, a segment or candidate snapshot without the file) is embedded at query time: a lookup can be slower,
+never different.
 
-Ingestion reuses a chunk's sentence vectors by its content hash (as chunk vectors), only from a snapshot built by
-the same embedder with the same SPAN_RULES.
+Ingestion reuses a changed file's unchanged chunks' sentence vectors by content hash (as chunk vectors), only
+from a version built by the same embedder with the same SPAN_RULES.
 """
 
 from __future__ import annotations
@@ -90,7 +93,7 @@ class SentenceVectors:
                 if parts else np.zeros((0, dim), np.float16))
         return cls(offsets, spans, vecs)
 
-    def select(self, rows: Sequence[int]) -> "SentenceVectors":
+    def select(self, rows: Sequence[int] | np.ndarray) -> "SentenceVectors":
         """The sentence vectors of chunk `rows` (in that order) as their own array triple: a segment's live rows,
         or the rows a merge keeps."""
         return SentenceVectors.from_parts([self.chunk(int(r)) for r in rows], self.dim)

@@ -106,7 +106,12 @@ def load_run(ctx: StageContext, run_id: str) -> dict:
 def run_snapshot(ctx: StageContext, run: dict):
     """The index snapshot this run's candidates index into: the version retrieve pinned in the run record
     (`snapshot_version`), so an ingest committed mid-run never shifts the rows later stages read; the
-    current version before retrieve has run."""
+    current version before retrieve has run. A run retrieved on the distributed backend reads the snapshot of
+    its candidates only (relayrag.retrieval.distributed.run_candidates), never the whole collection."""
+    if run.get("candidate_ids") is not None and run.get("snapshot_version"):
+        from relayrag.retrieval.distributed import run_candidates
+        key = f"{run['collection']}:{run['snapshot_version']}:{hash(tuple(run['candidate_ids']))}"
+        return run_candidates(ctx, key, run)
     return ctx.snapshot(run["collection"], version=run.get("snapshot_version"))
 
 

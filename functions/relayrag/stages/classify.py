@@ -169,5 +169,21 @@ def run(req: ClassifyRequest, ctx: StageContext) -> ClassifyResponse:
                             llm_error=llm_error)
 
 
+def route_without_llm(ctx: StageContext, collection: str, question: str) -> tuple[str, float, bool, bool]:
+    """The no-LLM branch of `run` on its own, writing nothing: (route, confidence, has_documents,
+    has_warehouse). For front ends that route without running the pipeline (the assistant's deterministic
+    router, relayrag.agent)."""
+    warehouse = ctx.warehouse_record(collection)
+    meta = ctx.docstore.get_collection(collection)
+    has_warehouse, has_documents = warehouse is not None, bool(meta and meta.get("current_version"))
+    tables = list(warehouse.get("tables") or []) if warehouse else []
+    route, conf = classify_no_llm(question, ctx.embedder)
+    if route == Route.rag and has_warehouse:
+        _, touches_terms = sql_terms(ctx, collection, question)
+        if not has_documents or mentions_table(question, tables) or touches_terms:
+            route, conf = Route.sql, (0.9 if not has_documents else 0.6)
+    return route.value, conf, has_documents, has_warehouse
+
+
 STAGE = Stage("classify", ClassifyRequest, ClassifyResponse, run,
               lambda r: {"route": r.route, "confidence": r.confidence})

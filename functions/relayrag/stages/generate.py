@@ -5,8 +5,8 @@ after rerank) is read with its local context (title, page heading, section headi
 a table row's column names) and scored; the answerability check (stages/answerability.py, after Google's
 "sufficient context", ICLR 2025) decides whether any sentence answers the question. If one does, the best
 and up to two more (MMR, λ = 0.7; Carbonell & Goldstein 1998) are quoted verbatim and cited, duplicates
-once with every source (each document page once), a table cell as "row — column: value"; on regeneration
-only the best one. If none
+once with every source (each document page once),
+a table cell as "row — column: value"; on regeneration only the best one. If none
 does, the answer is "not found" in the question's language, naming the closest passages as related
 reading (`related` in the run record). LLM method `llm`: the same evidence as numbered passages in, an
 answer with [n] markers out (or NOT_FOUND); markers become citations. Chitchat: a short reply (template
@@ -124,18 +124,18 @@ def doc_openings(snap, chunks: list[dict]) -> dict[str, str]:
     return {k: v[2] for k, v in first.items()}
 
 
-def local_context(chunk: dict, spans: list[tuple[int, int]], k: int, heading: str) -> tuple[str, str]:
-    """(context text, column-name row or "") of unit k: title, page heading, section heading, the
-    preceding sentence, and for a table row its table's column-name row."""
+def local_context(chunk: dict, spans: list[tuple[int, int]], k: int, heading: str) -> tuple[str, str, str]:
+    """(context text, column-name row or "", the preceding sentence or "") of unit k. The context holds
+    the title, page heading, section heading, and for a table row its table's column-name row; a prose
+    sentence's preceding sentence comes apart (answerability.support reads it as `near`)."""
     text = chunk["text"]
     s, e = spans[k]
     row = " | " in text[s:e]
     # only a data row (one with a numeric cell) reads under a column-name row: rows of labels only (an
     # address block) are their own table
     header = table_header_above(text, s, chunk.get("context", "")) if row and not is_header_row(text[s:e]) else ""
-    parts = [chunk.get("title", ""), heading, section_heading(text, s)]
-    parts.append(header if row else previous_sentence(text, spans, k))
-    return "\n".join(p for p in parts if p), header
+    parts = [chunk.get("title", ""), heading, section_heading(text, s), header]
+    return "\n".join(p for p in parts if p), header, "" if row else previous_sentence(text, spans, k)
 
 
 def _cells(row: str) -> list[str]:
@@ -177,8 +177,8 @@ def extractive(question: str, chunks: list[dict], embedder, max_sentences: int, 
     (answerability.Support.answers) leads; up to max_sentences − 1 more that also answer it and score
     >= 80 % of it (CJK: its neighbouring sentences at >= 30 %) are added by MMR (λ = 0.7). Near-duplicates
     (same normalised text, or cosine >= DUPLICATE_COSINE) are quoted once, citing every chunk that says
-    them (each document page once: overlapping chunks of one page are one source). A table row whose question
-    names one of its columns answers as "row — column: cell".
+    them (each document page once: overlapping chunks of one page are one source). A table row whose
+    question names one of its columns answers as "row — column: cell".
 
     decision: {"answerable": bool, "support": the best sentence's support signals, "related": up to 3
     closest passages [{doc, page, chunk_id, quote}]}. Not answerable → no sentences, no citations."""
@@ -217,14 +217,19 @@ def extractive(question: str, chunks: list[dict], embedder, max_sentences: int, 
         cells = _cells(text)
         if is_row and (sum(1 for x in cells if x) < max(2, len(cells) / 2) or stripped in headers_of[i]):
             continue  # a column-name row or a group row ("| | Pre-Pawn | |") names columns; it answers nothing
-        context, header = local_context(c, units[i], k, headings.get((c["source"], c["page"]), ""))
-        sup = support(weights, entities, text, context, c["text"] + "\n" + openings.get(c["source"], ""))
+        context, header, prev = local_context(c, units[i], k, headings.get((c["source"], c["page"]), ""))
+        wider = c["text"] + "\n" + openings.get(c["source"], "")
+        # the decision reads the sentence before as `near` (what is asked must be said here, not only there);
+        # the ranking reads it in full (a Japanese answer often follows the sentence restating the question)
+        sup = support(weights, entities, text, context, wider, near=prev)
+        context = "\n".join(p for p in (context, prev) if p)  # as recorded and read by the check
+        ranked = support(weights, entities, text, context, wider) if prev else sup
         own = text  # a table row is read with its column names, section line and the page's caption
         if is_row:
             own += "\n".join(["", header, section_heading(c["text"], units[i][k][0]),
                                headings.get((c["source"], c["page"]), "")])
-        lex = 0.7 * support(asked, [], own).coverage + 0.3 * sup.coverage
-        score = (lex if cjk else 0.5 * float(cos[idx]) + 0.5 * lex) - 0.3 * (1.0 - sup.entity_coverage)
+        lex = 0.7 * support(asked, [], own).coverage + 0.3 * ranked.coverage
+        score = (lex if cjk else 0.5 * float(cos[idx]) + 0.5 * lex) - 0.3 * (1.0 - ranked.entity_coverage)
         if is_row and header:  # a table row is picked by its label: "Kentucky", "Totals"
             label = tokenize(cells[0])
             if label and all(t in qset or t in ent_toks for t in label):

@@ -80,18 +80,28 @@ def _fuse(parts: list[tuple[list[int], float]]) -> list[tuple[int, float]]:
     return [(int(r), float(sc)) for r, sc in rrf_fuse([p for p, _ in parts], k=60, weights=[w for _, w in parts])]
 
 
+def _needed(arms: list[str], dense_readable: bool, weights: dict[str, float]) -> tuple[list[str], set[str]]:
+    """(hybrid's input lists, the base lists `arms` need)."""
+    hybrid_inputs = [a for a in BASE_ARMS if (a != "dense" or dense_readable) and weights.get(a, 1.0) > 0]
+    return hybrid_inputs, set(a for a in arms if a != "hybrid") | (set(hybrid_inputs) if "hybrid" in arms else set())
+
+
 def arm_rankings(snapshot, embedder, queries: list[dict], arms: list[str], depth: int = DEPTH, *,
                  dense_readable: bool = True, weights: dict[str, float] | None = None,
-                 mask: np.ndarray | None = None) -> dict[str, list[tuple[int, float]]]:
-    """{arm: [(row, fused score)] best first} for each of `arms`; the base lists are computed once.
+                 mask: np.ndarray | None = None, base: dict[str, list] | None = None
+                 ) -> dict[str, list[tuple[int, float]]]:
+    """{arm: [(row, fused score)] best first} for each of `arms`; the base lists are computed once (or given
+    as `base`, e.g. by the distributed backend).
 
     hybrid = weighted RRF of the readable base lists (dense only if `dense_readable`), list weights
     `weights` (default 1 each; a weight of 0 leaves that list out) times each query's own weight.
     mask: bool [n_chunks] (relayrag.metadata.row_mask), rows that may be retrieved (None: all)."""
     weights = weights or {}
-    hybrid_inputs = [a for a in BASE_ARMS if (a != "dense" or dense_readable) and weights.get(a, 1.0) > 0]
-    need = set(a for a in arms if a != "hybrid") | (set(hybrid_inputs) if "hybrid" in arms else set())
-    base = _base_lists(snapshot, embedder, queries, need, depth, mask)
+    hybrid_inputs, need = _needed(arms, dense_readable, weights)
+    if base is None:
+        base = _base_lists(snapshot, embedder, queries, need, depth, mask)
+    elif mask is not None:  # given lists (distributed candidates): rows outside the mask leave them
+        base = {a: [([r for r in rows if mask[r]], w) for rows, w in lists] for a, lists in base.items()}
     out = {}
     for arm in arms:
         if arm == "hybrid":
@@ -102,13 +112,13 @@ def arm_rankings(snapshot, embedder, queries: list[dict], arms: list[str], depth
 
 
 def arm_ranking(snapshot, embedder, queries: list[dict], arm: str, depth: int = DEPTH, *,
-                weights: dict[str, float] | None = None, mask: np.ndarray | None = None
-                ) -> list[tuple[int, float]]:
+                weights: dict[str, float] | None = None, mask: np.ndarray | None = None,
+                base: dict[str, list] | None = None) -> list[tuple[int, float]]:
     """[(row, fused score)] best first for one arm over all queries (weighted RRF across queries). Hybrid
     leaves out the dense list when the embedder cannot read the first query (bandit.readable)."""
     dense_readable = arm != "hybrid" or not queries or readable(embedder, queries[0]["text"])
     return arm_rankings(snapshot, embedder, queries, [arm], depth, dense_readable=dense_readable,
-                        weights=weights, mask=mask)[arm]
+                        weights=weights, mask=mask, base=base)[arm]
 
 
 
@@ -119,11 +129,16 @@ def run(req: RetrieveRequest, ctx: StageContext) -> RetrieveResponse:
     # lease the version to this run before loading it: later stages read the same rows (run_snapshot) and
     # ingest's GC spares it while the run is in flight
     ctx.docstore.pin_version(collection, version, req.run_id, RUN_PIN_TTL_S)
-    snap = ctx.snapshot(collection, version)
     question = run_rec["question"]
     queries = run_rec.get("queries") or [{"text": question, "kind": "original", "weight": 1.0}]
     context = query_context(question)
-    embedder = embedder_of(ctx, snap)
+    index = ctx.index_backend(collection)
+    if index is None:
+        snap = ctx.snapshot(collection, version)
+        embedder = embedder_of(ctx, snap)
+    else:  # the candidates snapshot is built below; its embedder is the one the version's manifest names
+        from relayrag.retrieval import distributed
+        embedder = distributed.version_embedder(ctx, collection, version)
     can_read = readable(embedder, question, context)
     offered = offered_arms(can_read)
     stored = ctx.docstore.get_arms(collection)
@@ -136,9 +151,17 @@ def run(req: RetrieveRequest, ctx: StageContext) -> RetrieveResponse:
         arm, draws = ThompsonBandit().choose(params, offered)
         method = "thompson"
     computed = list(dict.fromkeys([*offered, arm]))
-    filters, mask = snapshot_filters(snap, run_rec.get("filters"))  # FilterError: HTTP 400
+    extra: dict = {}
+    if index is None:
+        base = None
+    else:  # distributed: the backend ranks, this run keeps only its candidates (relayrag.retrieval.distributed)
+        snap, base = distributed.candidates(ctx, index, collection, version, queries,
+                                            _needed(computed, can_read, weights)[1], DEPTH, embedder=embedder)
+        extra = distributed.record_fields(snap)
+    # metadata filters (FilterError: HTTP 400); on the distributed backend they apply to its candidates
+    filters, mask = snapshot_filters(snap, run_rec.get("filters"))
     lists = arm_rankings(snap, embedder, queries, computed, dense_readable=can_read, weights=weights,
-                         mask=mask)
+                         mask=mask, base=base)
     ranking = lists[arm][: ctx.settings.retrieve_k]
     candidates = [{"chunk_id": snap.chunks[r]["chunk_id"], "row": r, "retrieve_score": s, "retrieve_rank": i}
                   for i, (r, s) in enumerate(ranking, start=1)]
@@ -147,7 +170,7 @@ def run(req: RetrieveRequest, ctx: StageContext) -> RetrieveResponse:
         "fusion_weights": weights, "snapshot_version": snap.version, "candidates": candidates,
         "filters_applied": {**filters.describe(),
                             "rows": int(mask.sum()) if mask is not None else len(snap)},
-        "arm_lists": {a: [r for r, _ in lists[a][:REWARD_DEPTH]] for a in computed}})
+        "arm_lists": {a: [r for r, _ in lists[a][:REWARD_DEPTH]] for a in computed}, **extra})
     return RetrieveResponse(run_id=req.run_id, method=method, arm=arm, n_candidates=len(candidates),
                             top_score=round(candidates[0]["retrieve_score"], 6) if candidates else 0.0,
                             context=context)

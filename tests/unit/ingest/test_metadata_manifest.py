@@ -131,7 +131,8 @@ def test_a_metadata_only_change_embeds_nothing_and_keeps_the_chunk_ids(ctx, poli
     assert d["chunks_embedded"] == 0 and d["metadata_updated"] == 1 and d["files"]["ingested"] == 0
     assert second.version != first.version
     after = read_chunks(ctx.blobstore, "pol", second.version)
-    assert [c["chunk_id"] for c in after] == [c["chunk_id"] for c in before]
+    # the same chunk ids (segments: the updated file's rows move to the new segment, so compare as sets)
+    assert sorted(c["chunk_id"] for c in after) == sorted(c["chunk_id"] for c in before)
     changed = {c["doc"]: c["meta"] for c in after}["remote-work-policy.md"]
     assert changed["department"] == "Finance" and changed["valid_until"] == "2031-06-30"
     rec = {r["name"]: r for r in ctx.docstore.list_files("pol")}["remote-work-policy.md"]

@@ -150,3 +150,46 @@ def test_select_and_concat_compose_segments():
     assert live.n_chunks == 1 and [tuple(s) for s in live.chunk(0)[0]] == [(0, 1), (2, 4)]
     both = SentenceVectors.concat([live, b], dim=3)
     assert both.n_chunks == 2 and np.allclose(both.chunk(1)[1].astype(np.float32), 0.3, atol=1e-3)
+
+
+def _assert_aligned(ctx, snap):
+    """snap.sentences row r holds exactly chunk r's index spans, with vectors equal to fresh embeddings."""
+    sv = snap.sentences
+    assert sv is not None and sv.n_chunks == len(snap)
+    for row, chunk in enumerate(snap.chunks):
+        spans, vecs = sv.chunk(row)
+        assert [tuple(s) for s in spans] == index_spans(chunk["text"])
+        fresh = ctx.embedder.embed([chunk["text"][s:e] for s, e in spans], kind="document")
+        assert np.allclose(vecs.astype(np.float32), fresh, atol=2e-3)
+
+
+def test_sentence_vectors_live_in_segments_follow_tombstones_and_survive_merges(ctx, tmp_path):
+    """sentences.npz is a per-segment file (local rows) written with the segment; the reader composes the live
+    rows of every segment in snapshot order (a replaced source's rows dropped); a merge carries the vectors
+    into the merged segment without embedding anything."""
+    from relayrag.ingest.pipeline import ingest, merge
+    from relayrag.ingest.snapshot import SENTENCES_FILE, prefix, read_manifest, segment_prefix, version_segments
+    docs = write_docs(tmp_path / "d", {"a.txt": "Alpha particles are helium nuclei. They stop in paper.",
+                                       "b.txt": "Beta decay emits electrons. Neutrinos carry energy away.",
+                                       "c.txt": "Cosmic rays hit the atmosphere. Muons reach the ground."})
+    ingest(ctx, docs, "t")
+    (docs / "b.txt").write_text("Gamma rays are photons. Lead shields absorb them well. A third sentence.")
+    ingest(ctx, docs, "t")
+    store, version = ctx.blobstore, ctx.current_version("t")
+    refs = version_segments(read_manifest(store, "t", version), version)
+    assert len(refs) == 2 and refs[0].n_deleted == 1  # b.txt's old row is tombstoned in the first segment
+    assert all(store.exists(segment_prefix("t", r.id) + SENTENCES_FILE) for r in refs)
+    assert not store.exists(prefix("t", version) + SENTENCES_FILE)
+    snap = ctx.snapshot("t")
+    assert [c["doc"] for c in snap.chunks] == ["a.txt", "c.txt", "b.txt"]
+    _assert_aligned(ctx, snap)
+    counting = CountingEmbedder(ctx.embedder)
+    ctx._embedder = counting
+    merged = merge(ctx, "t", everything=True)
+    assert merged is not None and counting.calls["document"] == []
+    refs = version_segments(read_manifest(store, "t", merged), merged)
+    assert len(refs) == 1 and store.exists(segment_prefix("t", refs[0].id) + SENTENCES_FILE)
+    ctx._embedder = counting.inner
+    after = ctx.snapshot("t")
+    assert after.manifest["sentence_vectors"]["n"] == len(after.sentences)
+    _assert_aligned(ctx, after)
