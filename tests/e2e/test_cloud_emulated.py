@@ -299,7 +299,8 @@ def test_object_metadata_and_filters_through_the_emulated_cloud(ecloud, tmp_path
     assert out.status_code == 200
     after = ctx.docstore.get_collection("pol")["current_version"]
     chunks = read_chunks(ctx.blobstore, "pol", after)
-    assert after != version and [c["chunk_id"] for c in chunks] == ids
+    # same ids (segments: the updated file's rows move to the new segment, so compare as sets)
+    assert after != version and sorted(c["chunk_id"] for c in chunks) == sorted(ids)
     assert {c["doc"]: c["meta"]["department"] for c in chunks}["travel-policy-2019.md"] == "HR"
     assert ctx.docstore.get_file("pol", key)["generation"] == str(blob.generation)
     upload("travel-policy-2019.md", rows["travel-policy-2019.md"])
