@@ -61,7 +61,8 @@ class SearchResult(BaseModel):
 
 class IngestResult(BaseModel):
     """relayrag.ingest.pipeline.IngestSummary.to_dict(), typed: collection, new index version, file counts,
-    per-file failures and warnings, chunks embedded and total, seconds; delete adds `deleted_paths`."""
+    per-file failures and warnings, chunks embedded and total, seconds, page images (indexed / rendered /
+    embedded) and the page-image search status line; delete adds `deleted_paths`."""
 
     model_config = ConfigDict(extra="allow")
 
@@ -73,6 +74,8 @@ class IngestResult(BaseModel):
     chunks_embedded: int = 0
     chunks_total: int = 0
     seconds: float = 0.0
+    pages: dict[str, int] = Field(default_factory=dict)  # page images: indexed, rendered, embedded (this ingest)
+    page_search: str = ""  # page-image search on (pages, model), or why it is off and how to turn it on
 
     def to_dict(self) -> dict:
         return self.model_dump(mode="json", exclude_unset=True)

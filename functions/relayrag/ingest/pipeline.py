@@ -34,6 +34,8 @@ from relayrag.errors import ConflictError, IngestError
 from relayrag.ingest import loaders
 from relayrag.ingest.chunking import Chunk, make_chunks
 from relayrag.ingest.limits import FileBudget
+from relayrag.ingest.page_index import PageFile, PageReport, build_page_vectors, version_pages
+from relayrag.ingest.pages import gc_page_sets, read_version_pages, write_version_pages
 from relayrag.naming import validate_collection
 from relayrag.ingest.snapshot import (gc_versions, index_text, new_version, prefix, read_chunks, read_vectors,
                                       write_snapshot)
@@ -54,6 +56,8 @@ class IngestSummary:
     chunks_embedded: int = 0
     chunks_total: int = 0
     seconds: float = 0.0
+    pages: dict = field(default_factory=dict)  # page images: {indexed, rendered, embedded} (relayrag.ingest.page_index)
+    page_search: str = ""  # one line: page-image search on (pages, model) or why it is off and how to turn it on
     not_applied: list[str] = field(default_factory=list)  # source keys whose `only_if` guard said no
     unsupported: list[str] = field(default_factory=list)  # files under a folder with no loader for their type
 
@@ -68,6 +72,8 @@ class IngestSummary:
             "chunks_embedded": self.chunks_embedded,
             "chunks_total": self.chunks_total,
             "seconds": round(self.seconds, 3),
+            **({"pages": self.pages} if self.pages else {}),
+            **({"page_search": self.page_search} if self.page_search else {}),
             **({"not_applied": self.not_applied} if self.not_applied else {}),
             **({"unsupported": self.unsupported} if self.unsupported else {}),
         }
@@ -312,6 +318,7 @@ def _ingest_once(ctx: StageContext, path: Path | str | None, collection: str, *,
         vec_by_hash = {c["content_hash"]: i for i, c in enumerate(old_chunks)}
 
         new_chunks: dict[str, list[dict]] = {}   # file key -> chunks
+        paths: dict[str, Path] = {}              # file key -> readable path (files loaded or found unchanged)
         new_records: list[dict] = []
         record_updates: list[dict] = []          # unchanged content, changed record fields (sources only)
         deleted: list[str] = []
@@ -375,6 +382,7 @@ def _ingest_once(ctx: StageContext, path: Path | str | None, collection: str, *,
                         stat = real.stat()
                         digest = file_sha256(real)
                         prev = records_for_skip.get(key)
+                        paths[key] = real
                         if prev and prev.get("sha256") == digest:
                             summary.skipped += 1
                             if any(prev.get(k) != v for k, v in fields.items()):
@@ -464,6 +472,13 @@ def _ingest_once(ctx: StageContext, path: Path | str | None, collection: str, *,
         version = new_version()
         manifest = {"embedder": getattr(ctx.embedder, "model_id", "unknown") if todo or chunks else None,
                     "created_at": time.time()}
+        page_report = _pages(ctx, collection, current, version, chunks, records, new_records, paths,
+                             unreadable=bool(unreadable))
+        summary.warnings.extend(page_report.warnings)
+        summary.pages, summary.page_search = page_report.to_dict(), page_report.page_search
+        manifest["pages"] = page_report.indexed
+        if page_report.manifest:
+            manifest["page_vectors"] = page_report.manifest
         write_snapshot(store, collection, version, chunks, matrix, manifest)
         n_docs = len({(c["source"], c["doc"]) for c in chunks})
         stats = {"n_chunks": len(chunks), "n_documents": n_docs,
@@ -486,9 +501,29 @@ def _ingest_once(ctx: StageContext, path: Path | str | None, collection: str, *,
 
 
 def _gc(ctx: StageContext, collection: str, keep: set[str], min_age_s: float) -> list[str]:
-    """gc_versions sparing also every version a run in flight has pinned (docstore.pinned_versions)."""
-    return gc_versions(ctx.blobstore, collection, keep | ctx.docstore.pinned_versions(collection),
-                       min_age_s=min_age_s)
+    """gc_versions sparing also every version a run in flight has pinned (docstore.pinned_versions), then the
+    page sets (page images and page vectors) that no remaining version references."""
+    keep = keep | ctx.docstore.pinned_versions(collection)
+    removed = gc_versions(ctx.blobstore, collection, keep, min_age_s=min_age_s)
+    gc_page_sets(ctx.blobstore, collection, keep, min_age_s=min_age_s)
+    return removed
+
+
+def _pages(ctx: StageContext, collection: str, current: str | None, version: str, chunks: list[dict],
+           records: dict[str, dict], new_records: list[dict], paths: dict[str, Path], *, unreadable: bool
+           ) -> PageReport:
+    """Page images of the new version (written as its pages.jsonl) and, with the colpali extra and a model,
+    its page-vector index (relayrag.ingest.page_index)."""
+    report = PageReport()
+    recs = {**records, **{r["path"]: r for r in new_records}}
+    files = [PageFile(key=src, doc=recs[src].get("name") or Path(src).name, sha256=recs[src].get("sha256", ""),
+                      kind=recs[src].get("kind", ""), path=paths.get(src))
+             for src in dict.fromkeys(c["source"] for c in chunks) if src in recs]
+    old_pages = [] if unreadable else read_version_pages(ctx.blobstore, collection, current)
+    entries = version_pages(ctx, collection, old_pages, [f for f in files if len(f.sha256) == 64], report)
+    write_version_pages(ctx.blobstore, collection, version, entries)
+    build_page_vectors(ctx, collection, version, entries, report)
+    return report
 
 
 def _best_effort(fn, *args, **kw) -> None:

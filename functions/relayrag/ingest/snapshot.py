@@ -4,6 +4,8 @@ Layout under the blob store (GCS bucket or local folder):
     snapshots/<collection>/<version>/chunks.jsonl   one chunk per line (relayrag.ingest.chunking.Chunk)
     snapshots/<collection>/<version>/dense.npy      float16 [n_chunks, dim], unit rows, same order
     snapshots/<collection>/<version>/bm25/...       bm25s index files
+    snapshots/<collection>/<version>/pages.jsonl    page images the version holds (relayrag.ingest.pages)
+    snapshots/<collection>/<version>/colpali/...    page-vector index (byaldi), with the colpali extra
     snapshots/<collection>/<version>/manifest.json  written last: a version without it is incomplete
 Readers only ever open the version the docstore names as current, so a crash mid-write leaves the old
 version serving; `gc_versions` later removes versions that are neither current nor the one before.
@@ -56,9 +58,15 @@ class IndexSnapshot:
     dense: DenseIndex
     bm25: BM25Index
     manifest: dict = field(default_factory=dict)
+    pages: list[dict] = field(default_factory=list)  # page images (pages.jsonl): source, doc, sha256, page, image...
 
     def __post_init__(self) -> None:
         self.row_of = {c["chunk_id"]: i for i, c in enumerate(self.chunks)}
+        self.page_of = {(p["source"], p["page"]): p for p in self.pages}
+
+    def page_image(self, source: str, page: int) -> dict | None:
+        """The page-image entry of (source, 1-based page): image and thumbnail blob keys, size; None if none."""
+        return self.page_of.get((source, page))
 
     def __len__(self) -> int:
         return len(self.chunks)
@@ -159,7 +167,9 @@ def load_snapshot(store: BlobStore, collection: str, version: str, *, dim: int |
             for key in store.list(p + "bm25/"):
                 (Path(tmp) / key.rsplit("/", 1)[-1]).write_bytes(store.get_bytes(key))
             bm25 = BM25Index.load(Path(tmp))
-    return IndexSnapshot(collection, version, chunks, dense, bm25, manifest)
+    from relayrag.ingest.pages import read_version_pages
+    pages = read_version_pages(store, collection, version) if manifest.get("pages") else []
+    return IndexSnapshot(collection, version, chunks, dense, bm25, manifest, pages)
 
 
 def version_time(version: str) -> float | None:

@@ -19,6 +19,7 @@ from typing import Any
 
 from relayrag.backends.llm import LLMError
 from relayrag.context import StageContext
+from relayrag.pagerefs import attach
 from relayrag.retrieval.tokenize import tokenize
 from relayrag.prompts import quote_document, with_data_rule
 from relayrag.stages.base import Stage, StageRequest, StageResponse, llm_failure, load_run, run_snapshot, write_run
@@ -371,6 +372,7 @@ def run(req: GenerateRequest, ctx: StageContext) -> GenerateResponse:
             bs = c.get("best_sentence") or [0, min(300, len(ch["text"]))]
             related.append({"doc": ch["doc"], "page": ch["page"], "chunk_id": ch["chunk_id"],
                             "quote": " ".join(ch["text"][bs[0]:bs[1]].split())[:300]})
+        related = attach(ctx, snap, related)
         write_run(ctx, req.run_id, {"answer": not_found_text(question, collection, related),
                                     "citations": [], "answer_sentences": [], "found": False,
                                     "related": related})
@@ -385,21 +387,49 @@ def run(req: GenerateRequest, ctx: StageContext) -> GenerateResponse:
             decision = {**decision, "answerable": bool(llm_sents)}
         except LLMError as exc:
             method, llm_error = "extractive (llm failed)", llm_failure(exc)
+    by_image = found_by_image(run_rec)
     if not decision["answerable"] or not sentences:
-        related = decision["related"]
+        related = attach(ctx, snap, decision["related"])
+        answer = not_found_text(question, collection, related)
+        if by_image:
+            answer += " " + by_image_note(run_rec, answered=False)
         write_run(ctx, req.run_id, {
-            "answer": not_found_text(question, collection, related), "citations": [], "answer_sentences": [],
+            "answer": answer, "citations": [], "answer_sentences": [],
             "found": False, "related": related, "answerability": decision["support"], "generate_method": method,
             "context_chunk_ids": [c["chunk_id"] for c in chunks]})
         return GenerateResponse(run_id=req.run_id, method=f"{method} (not answerable)", llm_error=llm_error,
                                 regen_count=regen, found=False)
     answer = " ".join(f"{s['text']}" + "".join(f" [{n}]" for n in s["cites"]) for s in sentences)
+    if by_image:
+        answer = by_image_note(run_rec, answered=True, cited=citations[0] if citations else None) + " " + answer
+    citations = attach(ctx, snap, citations)
     write_run(ctx, req.run_id, {"answer": answer, "citations": citations, "answer_sentences": sentences,
                                          "found": True, "generate_method": method,
                                          "answerability": decision["support"], "related": [],
                                          "context_chunk_ids": [c["chunk_id"] for c in chunks]})
     return GenerateResponse(run_id=req.run_id, method=method, llm_error=llm_error, n_citations=len(citations),
                             regen_count=regen)
+
+
+def found_by_image(run_rec: dict) -> bool:
+    """Did page-image search (colpali_search, visual mode) pick this run's evidence?"""
+    ps = run_rec.get("page_search") or {}
+    return run_rec.get("route") == "visual" and ps.get("status") == "on" and ps.get("mode") == "visual" \
+        and bool(run_rec.get("page_candidates")) and run_rec.get("arm") == "pages"
+
+
+def by_image_note(run_rec: dict, answered: bool, cited: dict | None = None) -> str:
+    """The sentence that says the page was found by its image (the answer itself is from the page's text): the
+    page of the first citation when it is one of the pages found, else the best page found."""
+    pages = run_rec.get("page_candidates") or [{}]
+    top = next((p for p in pages if cited and p.get("doc") == cited.get("doc") and p.get("page") == cited.get("page")),
+               pages[0])
+    where = f"{top.get('doc')} p. {top.get('page')}"
+    if has_cjk(run_rec.get("question", "")):
+        return f"（ページ画像で見つけたページ: {where}）" if answered else f"画像で最も近いページ: {where}。"
+    if answered:
+        return f"(Found by its page image: {where}; the answer quotes that page's text.)"
+    return f"The page that best matches the question by its image is {where} (see its page image)."
 
 
 def llm_answer(llm, question: str, chunks: list[dict], evidence: list[dict], strict: bool = False

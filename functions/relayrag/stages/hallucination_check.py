@@ -158,7 +158,8 @@ def run(req: CheckRequest, ctx: StageContext) -> CheckResponse:
     elif not answers:
         # quoting is not the problem, the evidence does not answer the question: regenerating from the same
         # evidence cannot fix that, so say so now, offering the cited passages as related reading
-        related = [{k: c[k] for k in ("doc", "page", "chunk_id", "quote")} for c in run_rec.get("citations", [])]
+        related = [{k: c[k] for k in ("doc", "page", "chunk_id", "quote", "image", "thumbnail") if k in c}
+                   for c in run_rec.get("citations", [])]
         route = "refuse"
         patch.update({"answer": not_found_text(run_rec["question"], run_rec["collection"], related),
                       "refused": True, "related": related, "draft_answer": run_rec.get("answer")})
