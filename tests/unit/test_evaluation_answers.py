@@ -55,18 +55,21 @@ def test_the_repo_golden_set_is_valid_and_large_enough():
 
 
 def test_aggregate_by_hand():
-    def row(una, refused, correct=False, grounded=True, cit=None, faith=None):
+    def row(una, refused, correct=False, grounded=True, cit=None, faith=None, expected=False):
         return {"unanswerable": una, "refused": refused, "correct": correct, "grounded": grounded,
                 "citation_ok": cit, "faithfulness": faith, "faithfulness_llm": None, "answer_chars": 10,
-                "latency_ms": 100.0}
+                "latency_ms": 100.0, "contains_expected": expected}
     rows = [row(False, False, True, cit=True, faith=1.0), row(False, False, False, cit=False, faith=0.5),
             row(False, True), row(True, True), row(True, False, grounded=True, faith=1.0),
-            row(True, False, grounded=False)]
+            row(True, False, grounded=False),
+            # an unanswerable-twin answer that states a gold string (another paragraph says it): not counted
+            row(True, False, grounded=True, expected=True)]
     m = aggregate(rows)
     assert m["answer_accuracy"] == pytest.approx(1 / 3, abs=1e-4) and m["citation_precision"] == 0.5
-    assert m["refusal_precision"] == 0.5 and m["refusal_recall"] == pytest.approx(1 / 3, abs=1e-4)
+    assert m["refusal_precision"] == 0.5 and m["refusal_recall"] == pytest.approx(1 / 4, abs=1e-4)
     assert m["refusal_rate_answerable"] == pytest.approx(1 / 3, abs=1e-4)
     assert m["grounded_unanswerable"] == 1 and m["faithfulness"] == pytest.approx(2.5 / 3, abs=1e-4)
+    assert m["answered_unanswerable"] == 3
     assert m["latency_ms_p50"] == 100.0
 
 
@@ -89,7 +92,8 @@ def test_beir_golden_and_its_unanswerable_twin(tiny_qa, tmp_path):
     items = beir_golden(tiny_qa)
     assert [(i["id"], i["doc"], i["answers"]) for i in items] == [("q1", "p2", ["2,000"]), ("q2", "p3", ["1,435"])]
     twin = beir_golden(tiny_qa, unanswerable=True)
-    assert all(i["unanswerable"] and not i["answers"] for i in twin)
+    # the twin keeps the gold strings (another paragraph may state them; such an answer is not a hallucination)
+    assert [(i["unanswerable"], i["answers"]) for i in twin] == [(True, ["2,000"]), (True, ["1,435"])]
     out = tmp_path / "twin" / "corpus.jsonl"
     assert twin_corpus(tiny_qa, out) == 1
     assert [json.loads(x)["_id"] for x in out.read_text().splitlines()] == ["p1"]

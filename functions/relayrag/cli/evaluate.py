@@ -68,7 +68,8 @@ def eval_answers(golden: Path = typer.Argument(..., help="Golden set JSONL, one 
                  collection: str = typer.Option(..., "--collection", "-c", help="Collection to answer from."),
                  twin: bool = typer.Option(False, "--twin", help="BEIR folder only: ingest the corpus WITHOUT the "
                                            "questions' gold paragraphs and expect every question to be refused "
-                                           "(the unanswerable twin)."),
+                                           "(the unanswerable twin); an answer that still states a gold string "
+                                           "(another paragraph says it) is not counted as grounded-unanswerable."),
                  limit: int = typer.Option(0, "--limit", help="Evaluate only the first N questions (0 = all)."),
                  arm: str = typer.Option("", "--arm", help="Force a retrieval arm (dense | bm25 | hybrid) to measure "
                                          "answering apart from the bandit's choice; default: the bandit."),
@@ -103,7 +104,8 @@ def eval_answers(golden: Path = typer.Argument(..., help="Golden set JSONL, one 
         return
     _say(out, (report["golden"], "bold"), f": {report['n']} questions, collection {collection}")
     keys = ("answer_accuracy", "citation_precision", "refusal_precision", "refusal_recall",
-            "refusal_rate_answerable", "faithfulness", "faithfulness_llm", "grounded_unanswerable", "answer_chars",
+            "refusal_rate_answerable", "faithfulness", "faithfulness_llm", "grounded_unanswerable",
+            "answered_unanswerable", "answer_chars",
             "latency_ms_p50")
 
     def fmt(m: dict) -> str:

@@ -147,6 +147,28 @@ def test_repeated_footer_is_quoted_once_citing_every_document(ctx, tmp_path):
     assert {c["doc"] for c in res["citations"]} == {"q1.txt", "q2.txt", "q3.txt"}
 
 
+def test_overlapping_chunks_of_one_page_are_cited_once(ctx):
+    """Two chunks of one page overlap (chunking overlap): a sentence in both is one source, not two
+    citations of the same page; the same sentence on another page is still cited."""
+    from relayrag.stages.generate import extractive
+
+    shared = "The relief valve opens at 250 kilopascals of pressure."
+    chunks = [
+        {"chunk_id": "d:3:0", "doc": "valves.pdf", "page": 3, "source": "valves.pdf", "start": 0,
+         "text": "Valve V-7 protects the boiler. " + shared},
+        {"chunk_id": "d:3:1", "doc": "valves.pdf", "page": 3, "source": "valves.pdf", "start": 31,
+         "text": shared + " Inspect it every year."},
+        {"chunk_id": "d:9:0", "doc": "valves.pdf", "page": 9, "source": "valves.pdf", "start": 0,
+         "text": "Summary of the valve tests in this report. " + shared},
+    ]
+    sents, cits, decision = extractive("At what pressure does the relief valve open?", chunks, ctx.embedder, 3)
+    assert decision["answerable"], decision
+    lead = sents[0]
+    assert "250 kilopascals" in lead["text"]
+    pages = [(cits[n - 1]["doc"], cits[n - 1]["page"]) for n in lead["cites"]]
+    assert sorted(pages) == [("valves.pdf", 3), ("valves.pdf", 9)], cits
+
+
 def test_short_japanese_answer_sentence_is_chosen(ctx, tmp_path):
     d = tmp_path / "ja"
     d.mkdir()
