@@ -492,7 +492,7 @@ def _ingest_once(ctx: StageContext, path: Path | str | None, collection: str, *,
         # Without a shared lock (a remote blob store), a younger version may be another writer's in flight.
         # The commit succeeded: cleaning up is best effort (a later ingest's GC retries it), never an error.
         shared_lock = isinstance(store, LocalBlobStore)
-        _best_effort(_gc, ctx, collection, keep={version} | ({current} if current else set()),
+        _best_effort(_gc, ctx, collection, version, keep={version} | ({current} if current else set()),
                      min_age_s=0.0 if shared_lock else GC_MIN_AGE_S)
         summary.version = version
         summary.chunks_total = len(chunks)
@@ -500,12 +500,14 @@ def _ingest_once(ctx: StageContext, path: Path | str | None, collection: str, *,
         return summary
 
 
-def _gc(ctx: StageContext, collection: str, keep: set[str], min_age_s: float) -> list[str]:
-    """gc_versions sparing also every version a run in flight has pinned (docstore.pinned_versions), then the
-    page sets (page images and page vectors) that no remaining version references."""
-    keep = keep | ctx.docstore.pinned_versions(collection)
-    removed = gc_versions(ctx.blobstore, collection, keep, min_age_s=min_age_s)
-    gc_page_sets(ctx.blobstore, collection, keep, min_age_s=min_age_s)
+def _gc(ctx: StageContext, collection: str, new: str, keep: set[str], min_age_s: float) -> list[str]:
+    """gc_versions sparing also every version a run in flight has pinned (docstore.pinned_versions), then the page
+    sets (page images and page vectors) that neither the new version nor a pinned one references: the previous
+    version's chunks stay one more ingest for readers without a pin, but a deleted or replaced file's page images
+    go with this flip (a run that pinned the previous version keeps them until its lease ends)."""
+    pinned = ctx.docstore.pinned_versions(collection)
+    removed = gc_versions(ctx.blobstore, collection, keep | pinned, min_age_s=min_age_s)
+    gc_page_sets(ctx.blobstore, collection, {new} | pinned, min_age_s=min_age_s)
     return removed
 
 

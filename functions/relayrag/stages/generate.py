@@ -393,6 +393,11 @@ def run(req: GenerateRequest, ctx: StageContext) -> GenerateResponse:
         except LLMError as exc:
             method, llm_error = "extractive (llm failed)", llm_failure(exc)
     by_image = found_by_image(run_rec)
+    if by_image and (not decision["answerable"] or not sentences):
+        quoted = page_quote_answer(run_rec, snap)
+        if quoted is not None:  # the page was found by its image: show it, quoting its own text
+            sentences, citations = quoted
+            method, decision = PAGE_QUOTE, {**decision, "answerable": True}
     if not decision["answerable"] or not sentences:
         related = attach(ctx, snap, decision["related"])
         answer = not_found_text(question, collection, related)
@@ -414,6 +419,28 @@ def run(req: GenerateRequest, ctx: StageContext) -> GenerateResponse:
                                          "context_chunk_ids": [c["chunk_id"] for c in chunks]})
     return GenerateResponse(run_id=req.run_id, method=method, llm_error=llm_error, n_citations=len(citations),
                             regen_count=regen)
+
+
+PAGE_QUOTE = "page-image (extractive)"
+"""generate's method when a visual question is answered with the page found by its image, quoting its text."""
+
+
+def page_quote_answer(run_rec: dict, snap) -> tuple[list[dict], list[dict]] | None:
+    """The visual route without an answer in the pages' text (and no vision LLM): the best page found by its
+    image that has text, quoted from its start (its first sentences, at most ~300 characters: usually the
+    caption or heading) and cited. (sentences, citations), or None when no page found has text."""
+    for p in run_rec.get("page_candidates") or []:
+        rows = sorted(i for i, c in enumerate(snap.chunks) if c["source"] == p["source"] and c["page"] == p["page"])
+        if not rows:
+            continue
+        ch = snap.chunks[rows[0]]
+        spans = sentence_spans(ch["text"], max_sentences=4)
+        end = next((e for s, e in spans if e >= 60), spans[-1][1] if spans else min(300, len(ch["text"])))
+        quote = " ".join(ch["text"][:min(end, 300)].split())
+        if not quote:
+            continue
+        return [{"text": quote, "cites": [1], "source": quote, "kind": "page_quote"}], [citation(ch, 1, quote)]
+    return None
 
 
 def found_by_image(run_rec: dict) -> bool:

@@ -24,7 +24,7 @@ from relayrag.stages.base import Stage, StageRequest, StageResponse, llm_failure
 from relayrag.stages.answerability import (
     Support, content_weights, expects_number, has_number, question_entities, support)
 from relayrag.stages.evidence import absent_tokens, embed_sentences, lexical_coverage, query_idf
-from relayrag.stages.generate import doc_openings, not_found_text
+from relayrag.stages.generate import PAGE_QUOTE, doc_openings, not_found_text
 from relayrag.text import has_cjk, sentences as split_sents
 
 SUPPORT_COSINE = 0.80
@@ -150,9 +150,15 @@ def run(req: CheckRequest, ctx: StageContext) -> CheckResponse:
         cjk = has_cjk(run_rec["question"])
         answers = bool(sents) and sup.answers(cjk) and (
             not expects_number(run_rec["question"]) or any(has_number(s.get("source") or s["text"], cjk) for s in sents))
+    patch: dict = {}
+    if run_rec.get("generate_method") == PAGE_QUOTE and not bad:
+        # a visual question answered with the page found by its image: the quote is that page's own text, shown
+        # with the page, not a claim that the text answers the question (what the page shows is in its image)
+        answers = True
+        patch["answers_question_note"] = "visual route: the page was found by its image; its text is quoted"
     grounded = bool(sents) and not bad and answers
-    patch: dict = {"grounded": grounded, "unsupported": [sents[k]["text"] for k in bad],
-                   "answers_question": answers}
+    patch.update({"grounded": grounded, "unsupported": [sents[k]["text"] for k in bad],
+                  "answers_question": answers})
     if grounded:
         route = "grounded"
     elif not answers:
