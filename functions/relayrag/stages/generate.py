@@ -5,11 +5,13 @@ after rerank) is read with its local context (title, page heading, section headi
 a table row's column names) and scored; the answerability check (stages/answerability.py, after Google's
 "sufficient context", ICLR 2025) decides whether any sentence answers the question. If one does, the best
 and up to two more (MMR, λ = 0.7; Carbonell & Goldstein 1998) are quoted verbatim and cited, duplicates
-once with every source (each document page once), a table cell as "row — column: value"; on regeneration only the best one. If none
-does, the answer is "not found" in the question's language, naming the closest passages as related
-reading (`related` in the run record). LLM method `llm`: the same evidence as numbered passages in, an
-answer with [n] markers out (or NOT_FOUND); markers become citations. Chitchat: a short reply (template
-without LLM).
+once with every source (each document page once), a table cell as "row — column: value"; on
+regeneration only the best one. If none does, the answer is "not found" in the question's language, naming
+the closest passages as related reading (`related` in the run record). LLM method `llm`: the same evidence as
+numbered passages in, an answer with [n] markers out (or NOT_FOUND); markers become citations. Chitchat: a
+short reply (template without LLM). Visual route (colpali_search found the pages by their image): the answer
+says so; when the pages' text does not answer the question it quotes the best page's own text and cites that
+page (`page-image (extractive)`). Citations and related passages carry the page image and thumbnail.
 """
 from __future__ import annotations
 
@@ -197,7 +199,8 @@ def extractive(question: str, chunks: list[dict], embedder, max_sentences: int, 
     (answerability.Support.answers) leads; up to max_sentences − 1 more that also answer it and score
     >= 80 % of it (CJK: its neighbouring sentences at >= 30 %) are added by MMR (λ = 0.7). Near-duplicates
     (same normalised text, or cosine >= DUPLICATE_COSINE) are quoted once, citing every chunk that says
-    them (each document page once: overlapping chunks of one page are one source). A table row whose question names one of its columns answers as "row — column: cell".
+    them (each document page once: overlapping chunks of one page are one source). A table row whose question
+    names one of its columns answers as "row — column: cell".
 
     decision: {"answerable": bool, "support": the best sentence's support signals, "related": up to 3
     closest passages [{doc, page, chunk_id, quote}]}. Not answerable → no sentences, no citations."""
