@@ -12,6 +12,24 @@ def blob_uri(ctx, key: str) -> str:
     return f"gs://{ctx.settings.gcs_bucket}/{key}"
 
 
+def blob_key(ctx, ref: str) -> str | None:
+    """The blob key of a reference made by `blob_uri`, None when it points outside the blob store."""
+    import os
+    bucket = f"gs://{ctx.settings.gcs_bucket}/"
+    if ctx.settings.gcs_bucket and ref.startswith(bucket):
+        key = ref[len(bucket):]
+    else:
+        root = ctx.blobstore.local_path("pages")
+        if root is None:
+            return None
+        base = os.path.realpath(root.parent)
+        real = os.path.realpath(ref)
+        if not real.startswith(base + os.sep):
+            return None
+        key = os.path.relpath(real, base).replace(os.sep, "/")
+    return None if ".." in key.split("/") else key
+
+
 def page_refs(ctx, snap, source: str, page: int) -> dict:
     """{"image": uri, "thumbnail": uri} of a page of the snapshot version, {} when it has no page image."""
     entry = snap.page_image(source, page)

@@ -44,6 +44,8 @@ class SearchHit(BaseModel):
     title: str = ""
     text: str
     source: str | None = None
+    image: str | None = None  # the page's image and thumbnail (PNG: a local path or gs:// URI), if it has one
+    thumbnail: str | None = None
 
 
 class SearchResult(BaseModel):
@@ -255,6 +257,19 @@ class Service:
             out = local_ask(question, collection, arm=arm, on_event=on_event, ctx=ctx)
         return RunResult.model_validate(out)
 
+    def page_image(self, ref: str) -> bytes:
+        """The PNG bytes of a page image or thumbnail reference from a result (`image` / `thumbnail` of a
+        citation, related passage or page: a file path under the local blob store, or gs://<snapshots bucket>/...).
+        Raises NotFoundError for a reference that is not a page image of this deployment's blob store."""
+        from relayrag.pagerefs import blob_key
+        key = blob_key(self.ctx, ref)
+        if key is None or not key.startswith("pages/") or not key.endswith(".png"):
+            raise NotFoundError(f"not a page image of this blob store: {ref!r}")
+        try:
+            return self.ctx.blobstore.get_bytes(key)
+        except FileNotFoundError:
+            raise NotFoundError(f"page image {ref!r} no longer exists (its document was deleted or replaced)") from None
+
     def get_run(self, run_id: str) -> RunDetail:
         """The stored record, trace and result of a run. Raises NotFoundError for an unknown run_id."""
         ctx = self.ctx
@@ -305,6 +320,7 @@ class Service:
             check_arm(arm)
         except ValueError as exc:
             raise RelayragError(str(exc)) from None
+        from relayrag.pagerefs import page_refs
         from relayrag.stages.retrieve import arm_ranking
         ctx = self.ctx
         self.require_collection(collection)
@@ -327,7 +343,7 @@ class Service:
             c = snap.chunks[row]
             out.append(SearchHit(rank=rank, score=round(score, 6), doc=c["doc"], page=c["page"],
                                  chunk_id=c["chunk_id"], title=c.get("title", "") or "", text=c["text"],
-                                 source=c.get("source")))
+                                 source=c.get("source"), **page_refs(ctx, snap, c["source"], c["page"])))
         return SearchResult(query=query, collection=collection, version=snap.version, arm=arm,
                             filters={k_: v for k_, v in (("doc", doc), ("page", page)) if v is not None},
                             matches=len(hits), hits=out)
