@@ -91,7 +91,7 @@ class Settings(BaseSettings):
                                 "0 = no page images (and no page-image search).")
     colpali_model: str = Field("vidore/colqwen2-v1.0", description="Page-image search model (extra `colpali`): a "
                                "ColPali/ColQwen2 model id, downloaded where a model hub is reachable, or a local "
-                               "folder whose name contains 'colpali' or 'colqwen2'; empty or 'off' = off.")
+                               "folder whose name contains 'colpali' or 'colqwen2'; 'off' = no page-image search.")
     colpali_device: str = Field("", description="torch device of the page-image model (cpu, cuda); empty = cuda "
                                 "when available, else cpu.")
     page_k: int = Field(5, ge=1, le=50, description="Pages kept by page-image search (colpali_search).")

@@ -469,7 +469,7 @@ class StackConfig:
     bigquery_location: str = ""
     ingress: str = "all"
     # page-image search model of the colpali_search function (RELAYRAG_COLPALI_MODEL): a model id it downloads
-    # at start, or a folder baked into the image; "" = page-image search off (the visual route answers from text)
+    # at start, or a folder baked into the image; "off" = page-image search off (the visual route answers from text)
     colpali_model: str = "vidore/colqwen2-v1.0"
     memory: Mapping[str, str] = field(default_factory=dict)
     timeouts: Mapping[str, int] = field(default_factory=dict)

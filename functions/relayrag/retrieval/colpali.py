@@ -80,7 +80,7 @@ def off_reason(model: str) -> str | None:
     """Why page-image search is off for RELAYRAG_COLPALI_MODEL=`model` without loading anything, or None when
     it may run (the extra is importable and a model is named)."""
     if model.strip().lower() in OFF_VALUES:
-        return "page-image search is off (RELAYRAG_COLPALI_MODEL is empty); set it to a ColPali/ColQwen2 model " \
+        return "page-image search is off (RELAYRAG_COLPALI_MODEL=off); set it to a ColPali/ColQwen2 model " \
                "id or folder and install " + EXTRA_HINT
     import importlib.util
     for mod in ("torch", "byaldi", "colpali_engine"):
