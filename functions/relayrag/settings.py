@@ -46,6 +46,9 @@ class Settings(BaseSettings):
     llm_model: str = Field("gpt-4o-mini", description="Model name sent to the LLM backend; for llamacpp a bundled "
                                                       "model: qwen2.5-coder-1.5b (default when unset) | qwen2.5-coder-0.5b.")
     llm_api_key: str = Field("", description="Bearer token for the OpenAI-compatible endpoint.")
+    llm_vision: str = Field("auto", pattern="^(auto|yes|no)$", description="Whether the LLM reads images (page "
+                            "images of visual questions): auto (Gemini on Vertex yes; OpenAI-compatible and llama.cpp "
+                            "no) | yes | no.")
     llm_timeout_s: float = Field(120.0, description="Per-request LLM timeout, seconds.")
     gcp_project: str = Field("", description="GCP project for Vertex AI.")
     gcp_location: str = Field("us-central1", description="GCP region for Vertex AI and Workflows.")

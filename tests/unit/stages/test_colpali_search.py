@@ -211,3 +211,67 @@ def test_a_collection_without_pages_says_so(ctx, tmp_path):
     assert "pages" in s and s["pages"]["indexed"] == 0
     r = ask("Which figure shows the pump?", "t")
     assert r["route"] == "visual" and r["page_search"]["reason"].startswith("no page images in this collection")
+
+
+def test_a_vision_llm_reads_the_page_images_and_the_check_sees_them_too(docs, make_llm_ctx, monkeypatch):
+    """With a vision-capable LLM (RELAYRAG_LLM_VISION=yes; auto = Gemini on Vertex), generate sends the pages found
+    by their image and the answer cites the page it read; hallucination_check checks it against the same images."""
+    from relayrag.settings import load_settings
+    monkeypatch.setenv("RELAYRAG_LLM_VISION", "yes")
+    load_settings.cache_clear()
+    seen = []
+
+    def reply(messages, schema):
+        props = (schema or {}).get("properties", {})
+        if "route" in props:
+            return {"route": "visual"}
+        if "unsupported" in props:
+            seen.append(("check", messages[-1].get("images") or []))
+            return {"unsupported": [], "answers_question": True}
+        seen.append(("answer", messages[-1].get("images") or []))
+        assert 'doc="manual.pdf" page="2"' in messages[-1]["content"]
+        return "It shows the impeller cut open, drawn in red. [1]"
+
+    ctx, llm = make_llm_ctx(reply)
+    use_doubles(ctx)
+    ingest(ctx, docs, "m")
+    r = ask("What does the red drawing look like?", "m")
+    assert r["route"] == "visual"
+    gen = next(s for s in r["stages"] if s["name"] == "generate")
+    assert gen["method"] == "llm (page images)"
+    assert r["answer"] == "(Found by its page image: manual.pdf p. 2; the answer describes that page's image.) " \
+                          "It shows the impeller cut open, drawn in red. [1]"
+    [c] = r["citations"]
+    assert (c["doc"], c["page"]) == ("manual.pdf", 2) and r["grounded"]
+    kinds = [k for k, _ in seen]
+    assert kinds == ["answer", "check"]
+    answer_images, check_images = seen[0][1], seen[1][1]
+    assert len(answer_images) == 3 and all(i.startswith(PNG_MAGIC) for i in answer_images)
+    assert answer_images[0] == open(r["pages"][0]["image"], "rb").read()  # the red page first
+    assert check_images == [open(c["image"], "rb").read()]
+
+
+def test_openai_compatible_backend_sends_page_images_as_image_url_parts():
+    import base64
+
+    import httpx
+
+    from relayrag.backends.llm import OpenAICompatibleLLM, accepts_images
+    from relayrag.settings import Settings
+    bodies = []
+
+    def handler(request):
+        bodies.append(json.loads(request.content))
+        return httpx.Response(200, json={"choices": [{"message": {"content": "ok"}}]})
+
+    llm = OpenAICompatibleLLM("http://127.0.0.1:9/v1", "a-vision-model", transport=httpx.MockTransport(handler))
+    png = PNG_MAGIC + b"rest"
+    assert llm.complete([{"role": "system", "content": "s"}, {"role": "user", "content": "q", "images": [png]}]) == "ok"
+    sys_msg, user = bodies[0]["messages"]
+    assert sys_msg == {"role": "system", "content": "s"}
+    assert user["content"][0] == {"type": "text", "text": "q"}
+    assert user["content"][1]["image_url"]["url"] == "data:image/png;base64," + base64.b64encode(png).decode()
+    assert not accepts_images(Settings(llm="openai"), llm)  # auto: an OpenAI-compatible endpoint must say so
+    assert accepts_images(Settings(llm="openai", llm_vision="yes"), llm)
+    llm.name = "vertex:gemini-2.5-flash"
+    assert accepts_images(Settings(llm="vertex"), llm) and not accepts_images(Settings(llm_vision="no"), llm)
