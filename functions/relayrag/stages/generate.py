@@ -487,7 +487,9 @@ def vision_answer(ctx, run_rec: dict, snap, strict: bool = False) -> tuple[list[
     if not reply or NOT_FOUND in reply:
         return None
     by_n = {p["n"]: p for p in pages if p["chunk"] is not None}
-    sentences, citations, num_of = [], [], {}
+    sentences: list[dict] = []
+    citations: list[dict] = []
+    num_of: dict[int, int] = {}
     for sent in split_answer(reply):
         cites = []
         for n in sent["cites"]:
