@@ -144,9 +144,14 @@ class StageContext:
         from relayrag.ingest.snapshot import prefix
         base = prefix(collection, version) + INDEX_DIR
         folder = self.blobstore.local_path(base)
-        if folder is None:  # a remote store: copy the index into this instance's cache
-            folder = self.settings.home / "cache" / "colpali" / collection / version / INDEX_DIR
+        if folder is None:  # a remote store: copy the index into this instance's cache (one version per collection)
+            cache = self.settings.home / "cache" / "colpali" / collection
+            folder = cache / version / INDEX_DIR
             if not (folder / "index_config.json.gz").exists():
+                import shutil
+                for old in (cache.iterdir() if cache.is_dir() else []):
+                    if old.name != version:
+                        shutil.rmtree(old, ignore_errors=True)
                 for key in self.blobstore.list(base + "/"):
                     dest = folder / key[len(base) + 1:]
                     dest.parent.mkdir(parents=True, exist_ok=True)

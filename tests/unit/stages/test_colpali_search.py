@@ -275,3 +275,31 @@ def test_openai_compatible_backend_sends_page_images_as_image_url_parts():
     assert accepts_images(Settings(llm="openai", llm_vision="yes"), llm)
     llm.name = "vertex:gemini-2.5-flash"
     assert accepts_images(Settings(llm="vertex"), llm) and not accepts_images(Settings(llm_vision="no"), llm)
+
+
+def test_a_remote_blob_store_copies_the_page_index_into_the_instance_cache_and_refs_are_gs_uris(ctx, docs, home):
+    """On GCS (no local path) the stage copies the version's page index into RELAYRAG_HOME/cache once (older
+    versions' copies are dropped) and the image references are gs:// URIs of the snapshots bucket."""
+    from relayrag.backends.blobstore import LocalBlobStore
+    from relayrag.context import StageContext
+    from relayrag.settings import Settings
+
+    class RemoteLike(LocalBlobStore):
+        def local_path(self, key):
+            return None
+
+    use_doubles(ctx)
+    ingest(ctx, docs, "m")
+    remote = StageContext(Settings(home=home, gcs_bucket="bkt"), RemoteLike(home / "blobs"), ctx.docstore,
+                          embedder=ctx.embedder, llm_configured=False)
+    use_doubles(remote)
+    stale = home / "cache" / "colpali" / "m" / "v0000000000000-old"
+    stale.mkdir(parents=True)
+    assert execute(STAGES["classify"], {"run_id": "g1", "question": "Which figure shows the blue wiring?",
+                                        "collection": "m"}, remote)[0] == 200
+    status, out = execute(STAGES["colpali_search"], {"run_id": "g1", "attempt": 0, "mode": "visual"}, remote)
+    assert status == 200 and out["route"] == "pages"
+    version = ctx.current_version("m")
+    assert (home / "cache" / "colpali" / "m" / version / "colpali" / "index.json").is_file() and not stale.exists()
+    top = ctx.docstore.get_run("g1")["page_candidates"][0]
+    assert top["page"] == 3 and top["image"].startswith("gs://bkt/pages/m/") and top["image"].endswith("page-0003.png")
