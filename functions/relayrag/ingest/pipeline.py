@@ -502,12 +502,12 @@ def _ingest_once(ctx: StageContext, path: Path | str | None, collection: str, *,
 
 def _gc(ctx: StageContext, collection: str, new: str, keep: set[str], min_age_s: float) -> list[str]:
     """gc_versions sparing also every version a run in flight has pinned (docstore.pinned_versions), then the page
-    sets (page images and page vectors) that neither the new version nor a pinned one references: the previous
-    version's chunks stay one more ingest for readers without a pin, but a deleted or replaced file's page images
-    go with this flip (a run that pinned the previous version keeps them until its lease ends)."""
+    sets (page images and page vectors) that the new version does not reference: a deleted or replaced file's page
+    images go with this flip, even if a run's lease (1 h, not released when the run ends) still names an older
+    version — such a run's image reference then answers "no longer exists" (Service.page_image), nothing breaks."""
     pinned = ctx.docstore.pinned_versions(collection)
     removed = gc_versions(ctx.blobstore, collection, keep | pinned, min_age_s=min_age_s)
-    gc_page_sets(ctx.blobstore, collection, {new} | pinned, min_age_s=min_age_s)
+    gc_page_sets(ctx.blobstore, collection, {new}, min_age_s=min_age_s)
     return removed
 
 

@@ -101,7 +101,10 @@ def test_deleting_or_replacing_a_pdf_removes_its_page_images_and_vectors_with_th
         f"snapshots/m/{ctx.current_version('m')}/colpali/index.json"))
     assert sorted((p["doc"], p["page"]) for p in index) == [("manual.pdf", 1), ("manual.pdf", 2),
                                                             ("site-photo.png", 1)]
-    # delete: its pages leave the index and the blob store in the same ingest
+    # delete: its pages leave the index and the blob store in the same ingest, even though a run read (and
+    # leased) the version that still holds them
+    assert ask("Which figure shows the red diagram?", "m")["pages"][0]["doc"] == "manual.pdf"
+    assert ctx.docstore.pinned_versions("m")
     (docs / "manual.pdf").unlink()
     s = ingest(ctx, docs, "m").to_dict()
     assert s["files"]["deleted"] == 1
