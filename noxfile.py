@@ -62,6 +62,15 @@ def bench_bandit(session):
     session.run("python", "benchmarks/bench_bandit.py", *session.posargs)
 
 
+@nox.session
+def bench_scale(session):
+    """Cost of adding / deleting one document and of loading a stage instance at N chunks
+    (benchmarks/bench_scale.py; default N = 5k, 50k, 200k; writes nothing unless --out). Pass the script's
+    options after --, e.g. `nox -s bench_scale -- --sizes 5000 50000 --full-rewrite --out results/x.jsonl`."""
+    session.install("-e", ".[dev]")
+    session.run("python", "benchmarks/bench_scale.py", *session.posargs)
+
+
 LLAMA_CPP = "llama-cpp-python==0.3.36"
 PORTABLE_CMAKE_ARGS = ("-DGGML_NATIVE=OFF -DGGML_AVX2=ON -DGGML_AVX512=OFF -DGGML_AMX_TILE=OFF "
                        "-DGGML_AMX_INT8=OFF")

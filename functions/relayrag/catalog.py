@@ -18,6 +18,8 @@ it imports from relayrag (only those, and the module-level functions they call) 
 | warehouse_record(...)            | warehouse_routing   | which collections have a warehouse          |
 | sql_config(...), sql_configs     | sql_config          | read access to sql-config/ in the bucket    |
 | page_scorer(...)                 | snapshots, colpali  | the page-image model (extra `colpali`), large memory |
+| schemas                          | schema              | read access to collections/ in the bucket   |
+| index_backend(...)               | distributed_index   | the BigQuery index dataset (when configured)|
 
 `snapshot` implies `embedder`: a snapshot is checked against the embedder that built it.
 
@@ -40,7 +42,8 @@ entry point of the same name."""
 EVENT_ENTRY_POINTS: dict[str, str] = {"ingest": "ingest_object"}
 """CloudEvent functions: catalog name -> entry point (Eventarc, documents bucket)."""
 EVENT_USES: dict[str, frozenset[str]] = {
-    "ingest": frozenset({"docstore", "snapshots_write", "documents", "embedder", "dead_letter"}),
+    "ingest": frozenset({"docstore", "snapshots_write", "documents", "embedder", "dead_letter",
+                         "distributed_index_write"}),
 }
 
 CTX_USES: dict[str, tuple[str, ...]] = {
@@ -53,6 +56,8 @@ CTX_USES: dict[str, tuple[str, ...]] = {
     "sql_config": ("sql_config",),
     "sql_configs": ("sql_config",),
     "page_scorer": ("snapshots", "colpali"),
+    "schemas": ("schema",),
+    "index_backend": ("distributed_index",),
 }
 # modules that define the context and the backends themselves (their `ctx`/`self` code is not a stage's use)
 _NOT_FOLLOWED = ("relayrag.context", "relayrag.backends", "relayrag.settings", "relayrag.errors")

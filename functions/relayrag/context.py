@@ -7,6 +7,7 @@ Functions, so the embedder, the LLM client and index snapshots load on first use
 from __future__ import annotations
 
 import threading
+from typing import Any
 
 from relayrag.backends import registry
 from relayrag.backends.blobstore import BlobStore
@@ -78,6 +79,28 @@ class StageContext:
         self._page_encoder = None
         self._page_scorers: dict[str, tuple[str, object]] = {}  # collection -> (version, scorer)
         self.page_scorer_factory = None  # tests: (collection, version, snapshot folder) -> PageScorer
+        self._schemas = None
+        self._index: Any = None  # the distributed retrieval backend (retrieval.bigquery_index), built on first use
+        self._candidates: dict[str, IndexSnapshot] = {}
+
+    def distributed(self, collection: str) -> bool:
+        """Whether `collection` is searched on the distributed backend (RELAYRAG_INDEX_COLLECTIONS)."""
+        names = {n.strip() for n in self.settings.index_collections.split(",") if n.strip()}
+        return collection in names or "*" in names
+
+    def index_backend(self, collection: str):
+        """The distributed index (relayrag.retrieval.bigquery_index.BigQueryIndex) when `collection` is configured
+        for it, else None. ConfigError when it is but RELAYRAG_INDEX_DATASET is not set."""
+        if not self.distributed(collection):
+            return None
+        with self._lock:
+            if self._index is None:
+                if not self.settings.index_dataset:
+                    raise ConfigError(f"collection {collection!r} is in RELAYRAG_INDEX_COLLECTIONS but "
+                                      f"RELAYRAG_INDEX_DATASET (PROJECT.DATASET) is not set")
+                from relayrag.retrieval.bigquery_index import BigQueryIndex
+                self._index = BigQueryIndex(self.settings.index_dataset)
+            return self._index
 
     @property
     def embedder(self):
@@ -105,6 +128,16 @@ class StageContext:
                 self._sql_configs = sqlconfig.SqlConfigStore(self.blobstore, sqlconfig.SHARED_PREFIX,
                                                              location=f"gs://{self.settings.gcs_bucket}/")
         return self._sql_configs
+
+    @property
+    def schemas(self):
+        """Where collections' metadata schemas (relayrag.collection.yaml) are stored: the blob store that holds
+        the snapshots (relayrag.metadata.SchemaStore), so deployed functions read what ingest stored."""
+        if self._schemas is None:
+            from relayrag.metadata import SchemaStore
+            location = f"gs://{self.settings.gcs_bucket}/" if self.settings.blobstore == "gcs" else ""
+            self._schemas = SchemaStore(self.blobstore, location=location)
+        return self._schemas
 
     def sql_config(self, collection: str):
         """The collection's stored SQL config (relayrag.sql.config.SqlConfig) or None. Raises ConfigError if

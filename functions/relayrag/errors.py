@@ -27,3 +27,7 @@ class ConflictError(RelayragError):
 
 class NotFoundError(RelayragError):
     """An unknown collection, run, warehouse or document (the message names what exists)."""
+
+
+class BadRequestError(RelayragError):
+    """A request argument that cannot be honoured (e.g. a metadata filter on an unknown field): HTTP 400."""

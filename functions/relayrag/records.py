@@ -21,6 +21,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from relayrag.enums import ChoiceEnum
+from relayrag.metadata import citation_notes
 
 # Firestore's document limit is 1 MiB (1,048,576 bytes, field names included); a record must fit in it.
 FIRESTORE_DOCUMENT_BYTES = 1_048_576
@@ -67,14 +68,22 @@ class Candidate(_Item):
 
 
 class Citation(_Item):
-    """[n] in the answer: the chunk it cites, its document (file name) and 1-based page, a quote, and where the
-    page has a page image, its `image` and `thumbnail` (a local file path or gs:// URI of a PNG)."""
+    """[n] in the answer: the chunk it cites, its document (file name) and 1-based page, a quote; the
+    document's title; for a document with metadata (relayrag.metadata) its validity state (current, expiring,
+    expired, not yet valid, unknown), valid_from / valid_until, needs_review, and the schema's shown fields; where
+    the page has a page image, its `image` and `thumbnail` (a local file path or gs:// URI of a PNG)."""
 
     n: int
     doc: str
     page: int
     chunk_id: str
     quote: str = ""
+    title: str | None = None
+    validity: str | None = None
+    valid_from: str | None = None
+    valid_until: str | None = None
+    needs_review: bool | None = None
+    shown: dict[str, Any] | None = None
     image: str | None = None
     thumbnail: str | None = None
 
@@ -123,6 +132,7 @@ class RunRecord(BaseModel):
     # classify
     route: ClassifyRoute | None = None
     route_method: str | None = None
+    filters: list[str] = Field(default_factory=list)  # metadata filters as given (relayrag.metadata)
     # hyde
     queries: list[QueryVariant] = Field(default_factory=list)
     # retrieve (snapshot_version pins the index version every later stage reads)
@@ -133,7 +143,10 @@ class RunRecord(BaseModel):
     fusion_weights: dict[str, float] = Field(default_factory=dict)
     arm_lists: dict[str, list[int]] = Field(default_factory=dict)  # top-10 snapshot rows per computed arm
     snapshot_version: str | None = None
+    filters_applied: dict[str, Any] | None = None  # what retrieve applied: conditions, valid_on, rows passing
     candidates: list[Candidate] = Field(default_factory=list)
+    candidate_ids: list[str] | None = None    # distributed backend: chunk id of each candidate-snapshot row
+    bm25_stats: dict[str, Any] | None = None  # distributed backend: {n, avgdl, df} of the run's query tokens
     # rerank / grade
     reranked_k: int | None = None
     relevant: list[Any] = Field(default_factory=list)
@@ -246,10 +259,16 @@ class RunResult(BaseModel):
     sql: str | None = None
     rows: list[list[Any]] = Field(default_factory=list)
     row_count: int = 0
+    notes: list[str] = Field(default_factory=list)  # about the cited documents' validity and review state
+    filters: list[str] = Field(default_factory=list)  # the metadata filters the run was asked with
 
     def to_dict(self) -> dict:
         """The JSON object front ends print: the keys `build_result` set, nothing added."""
         return self.model_dump(mode="json", exclude_unset=True)
+
+
+CITATION_KEYS = ("n", "doc", "page", "chunk_id", "quote", "title", "validity", "valid_from", "valid_until",
+                 "needs_review", "shown", "image", "thumbnail")
 
 
 def result_from_record(run_id: str, run: dict, trace: list[dict]) -> RunResult:
@@ -260,8 +279,10 @@ def result_from_record(run_id: str, run: dict, trace: list[dict]) -> RunResult:
         "collection": run.get("collection"),
         "route": run.get("route"),
         "answer": run.get("answer", ""),
-        "citations": [{k: c[k] for k in ("n", "doc", "page", "chunk_id", "quote", "image", "thumbnail") if k in c}
-                      for c in run.get("citations", [])],
+        "citations": [{k: c[k] for k in CITATION_KEYS if k in c} for c in run.get("citations", [])],
+        # sentences about the cited documents: unknown validity, needs review, expired (only when any applies)
+        **({"notes": notes} if (notes := citation_notes(run.get("citations") or [])) else {}),
+        **({"filters": run["filters"]} if run.get("filters") else {}),
         "arm": run.get("arm"),
         "grounded": bool(run.get("grounded", False)),
         "refused": bool(run.get("refused", False)),

@@ -46,6 +46,8 @@ class SearchHit(BaseModel):
     source: str | None = None
     image: str | None = None  # the page's image and thumbnail (PNG: a local path or gs:// URI), if it has one
     thumbnail: str | None = None
+    metadata: dict[str, Any] | None = None  # the document's metadata (relayrag.metadata), when it has any
+    validity: str | None = None             # current | expiring | expired | not yet valid | unknown
 
 
 class SearchResult(BaseModel):
@@ -142,6 +144,16 @@ class SqlQueryResult(BaseModel):
     attempts: int = 0
 
 
+class RouteDecision(BaseModel):
+    """The no-LLM classifier's route for a question: rag (documents), sql (tables), chitchat (and any route a
+    later classifier adds); its confidence (0-1) and what the collection holds."""
+
+    route: str
+    confidence: float
+    has_documents: bool
+    has_warehouse: bool
+
+
 class WorkflowRun(BaseModel):
     """One workflow run: its return value, and the run's result when the workflow wrote a run record."""
 
@@ -195,6 +207,51 @@ class Service:
                 cols[w["collection"]] = {"name": w["collection"], "current_version": None, "stats": {}, "warehouse": info}
         return [CollectionInfo.model_validate(cols[n]) for n in sorted(cols)]
 
+    def list_documents(self, collection: str) -> list[dict]:
+        """The documents of a collection with their metadata and validity: one dict per ingested file (its
+        ingestion record: path, name, n_chunks, kind, ingested_at, ... plus metadata (None: none), title,
+        validity (current | expiring |
+        expired | not yet valid | unknown; None without metadata), needs_review, state (validity, or "needs
+        review" when marked)), sorted by name. Raises NotFoundError for an unknown collection."""
+        from relayrag.metadata import DEFAULT_EXPIRING_DAYS, validity_state
+        ctx = self.ctx
+        self.require_collection(collection)
+        schema = self.collection_schema(collection)
+        expiring = schema.expiring_days if schema is not None else DEFAULT_EXPIRING_DAYS
+        out = []
+        for r in ctx.docstore.list_files(collection):
+            meta = r.get("metadata")
+            validity = validity_state(meta, expiring) if meta is not None else None
+            review = bool((meta or {}).get("needs_review"))
+            out.append({**r, "name": r.get("name") or Path(r["path"]).name, "metadata": meta,
+                        "title": (meta or {}).get("title") or r.get("name") or Path(r["path"]).name,
+                        "validity": validity, "needs_review": review,
+                        "state": "needs review" if review else validity})
+        return sorted(out, key=lambda d: (d["name"], d["path"]))
+
+    def collection_schema(self, collection: str):
+        """The collection's metadata schema (relayrag.metadata.CollectionSchema) or None when it has none.
+        Raises ConfigError if the stored file no longer validates."""
+        from relayrag.naming import validate_collection
+        try:
+            validate_collection(collection)
+        except ValueError as exc:
+            raise RelayragError(str(exc)) from None
+        return self.ctx.schemas.get(collection)
+
+    def store_schema(self, collection: str, file: Path) -> str:
+        """Validate a relayrag.collection.yaml and store it with the collection (ctx.schemas: the blob store that
+        holds the snapshots, so deployed functions read it); returns where. It applies to documents ingested
+        from then on (and to filters on the snapshots written from then on). Raises ConfigError."""
+        from relayrag.metadata import parse_schema_bytes
+        self.collection_schema(collection)  # validates the name (and a stored schema that still parses)
+        try:
+            raw = Path(file).read_bytes()
+        except OSError as exc:
+            raise RelayragError(f"cannot read {file}: {exc.strerror or exc}") from None
+        parse_schema_bytes(raw, str(file))
+        return self.ctx.schemas.put(collection, raw)
+
     def collection_names(self) -> list[str]:
         return [c.name for c in self.list_collections()]
 
@@ -210,7 +267,8 @@ class Service:
         keys = ctx.blobstore.list(base)
         meta = ctx.docstore.get_collection(name) or {}
         out = []
-        for v in sorted({k[len(base):].split("/", 1)[0] for k in keys}, reverse=True):
+        from relayrag.ingest.snapshot import SEGMENTS
+        for v in sorted({k[len(base):].split("/", 1)[0] for k in keys} - {SEGMENTS}, reverse=True):
             m = re.match(r"^v(\d{13})-", v)
             out.append({"version": v, "created_at": int(m.group(1)) / 1000 if m else None,
                         "current": v == meta.get("current_version"),
@@ -241,20 +299,23 @@ class Service:
     # -- ask / runs -------------------------------------------------------------------------------------
     def ask(self, question: str, collection: str, *, arm: str | None = None, engine: str | None = None,
             on_event: Callable[[dict], None] | None = None, on_state: Callable[[str, float], None] | None = None,
-            timeout_s: float | None = None) -> RunResult:
+            timeout_s: float | None = None, filters: list[str] | None = None) -> RunResult:
         """Answer `question` from `collection` with workflows/rag.yaml on the embedded engine, or one execution
         of the deployed workflow on the cloud engine (on_state(state, elapsed_s); timeout_s: seconds to wait).
-        on_event gets one event per finished stage ({"step", "ms", "result"})."""
+        on_event gets one event per finished stage ({"step", "ms", "result"}). filters: metadata filters
+        (relayrag.metadata: "field=value", "valid_on=...", "include_expired=true"), checked against the
+        collection's schema before the run starts (FilterError) and applied inside retrieval."""
         engine = check_engine(engine or self.engine)
         ctx = self.ctx
+        filters = self.check_filters(collection, filters)
         if engine == "cloud":
             from relayrag.engine.cloud import DEFAULT_TIMEOUT_S
             from relayrag.engine.cloud import ask as cloud_ask
             out = cloud_ask(question, collection, arm=arm, on_event=on_event, on_state=on_state, ctx=ctx,
-                            timeout_s=timeout_s or DEFAULT_TIMEOUT_S)
+                            timeout_s=timeout_s or DEFAULT_TIMEOUT_S, filters=filters)
         else:
             from relayrag.engine.local import ask as local_ask
-            out = local_ask(question, collection, arm=arm, on_event=on_event, ctx=ctx)
+            out = local_ask(question, collection, arm=arm, on_event=on_event, ctx=ctx, filters=filters)
         return RunResult.model_validate(out)
 
     def page_image(self, ref: str) -> bytes:
@@ -269,6 +330,20 @@ class Service:
             return self.ctx.blobstore.get_bytes(key)
         except FileNotFoundError:
             raise NotFoundError(f"page image {ref!r} no longer exists (its document was deleted or replaced)") from None
+
+    def check_filters(self, collection: str, filters: Any) -> list[str]:
+        """Metadata filters as `field<op>value` strings, after checking them against the collection's stored
+        schema (relayrag.metadata.parse_filters). Raises FilterError (a RelayragError) naming the problem."""
+        from relayrag.metadata import filter_items, parse_filters
+        from relayrag.naming import validate_collection
+        items = filter_items(filters)
+        if items:
+            try:
+                validate_collection(collection)
+            except ValueError as exc:
+                raise RelayragError(str(exc)) from None
+            parse_filters(items, self.ctx.schemas.get(collection))
+        return items
 
     def get_run(self, run_id: str) -> RunDetail:
         """The stored record, trace and result of a run. Raises NotFoundError for an unknown run_id."""
@@ -312,10 +387,15 @@ class Service:
 
     # -- search -----------------------------------------------------------------------------------------
     def search(self, query: str, collection: str, *, k: int = 5, arm: str = "hybrid", doc: str | None = None,
-               page: int | None = None) -> SearchResult:
+               page: int | None = None, filters: list[str] | None = None) -> SearchResult:
         """Retrieval only (no LLM): the top-k chunks for `query` by `arm` (dense, bm25 or hybrid = RRF of
         both), optionally only those of a document (file name as cited, a glob, or the ingested path) or a
-        1-based page. Raises NotFoundError for a collection without documents."""
+        1-based page, and only of documents passing the metadata `filters` (relayrag.metadata; by default
+        expired documents are left out). Every filter is applied inside retrieval, before each arm's top-k.
+        Raises NotFoundError for a collection without documents, FilterError for a bad filter."""
+        import numpy as np
+
+        from relayrag.metadata import snapshot_filters, validity_state
         try:
             check_arm(arm)
         except ValueError as exc:
@@ -324,11 +404,22 @@ class Service:
         from relayrag.stages.retrieve import arm_ranking
         ctx = self.ctx
         self.require_collection(collection)
-        snap = ctx.snapshot(collection)
-        filtered = doc is not None or page is not None
-        depth = len(snap) if filtered else max(100, k)
-        ranking = arm_ranking(snap, ctx.embedder, [{"text": query, "kind": "original", "weight": 1.0}], arm,
-                              depth=depth)
+        items = self.check_filters(collection, filters)
+        queries = [{"text": query, "kind": "original", "weight": 1.0}]
+        index = ctx.index_backend(collection)
+        base = None
+        if index is None:
+            snap = ctx.snapshot(collection)
+        else:  # the distributed backend ranks; only the hits are fetched (a filter looks at the top 1,000)
+            from relayrag.retrieval import distributed
+            from relayrag.retrieval.bandit import readable
+            narrowed = doc is not None or page is not None or bool(items)
+            need = {"dense", "bm25"} if arm == "hybrid" else {arm}
+            if arm == "hybrid" and not readable(ctx.embedder, query):
+                need = {"bm25"}
+            snap, base = distributed.candidates(ctx, index, collection, ctx.current_version(collection), queries,
+                                                need, 1000 if narrowed else max(100, k))
+        parsed, mask = snapshot_filters(snap, items)
 
         def keep(c: dict) -> bool:
             if page is not None and c.get("page") != page:
@@ -337,16 +428,27 @@ class Service:
                 return False
             return True
 
-        hits = [(r, s) for r, s in ranking if keep(snap.chunks[r])]
+        if doc is not None or page is not None:
+            where = np.fromiter((keep(c) for c in snap.chunks), dtype=bool, count=len(snap))
+            mask = where if mask is None else mask & where
+        filtered = mask is not None
+        depth = len(snap) if filtered else max(100, k)
+        hits = arm_ranking(snap, ctx.embedder, queries, arm, depth=depth, mask=mask, base=base)
+        expiring = int((snap.manifest.get("schema") or {}).get("expiring_days", 30))
         out = []
         for rank, (row, score) in enumerate(hits[:k], 1):
             c = snap.chunks[row]
+            meta = c.get("meta")
             out.append(SearchHit(rank=rank, score=round(score, 6), doc=c["doc"], page=c["page"],
-                                 chunk_id=c["chunk_id"], title=c.get("title", "") or "", text=c["text"],
-                                 source=c.get("source"), **page_refs(ctx, snap, c["source"], c["page"])))
+                                 chunk_id=c["chunk_id"], title=(meta or {}).get("title") or c.get("title", "") or "",
+                                 text=c["text"], source=c.get("source"), metadata=meta,
+                                 validity=validity_state(meta, expiring) if meta is not None else None,
+                                 **page_refs(ctx, snap, c["source"], c["page"])))
+        shown: dict[str, Any] = {k_: v for k_, v in (("doc", doc), ("page", page)) if v is not None}
+        if items:
+            shown["metadata"] = parsed.describe()
         return SearchResult(query=query, collection=collection, version=snap.version, arm=arm,
-                            filters={k_: v for k_, v in (("doc", doc), ("page", page)) if v is not None},
-                            matches=len(hits), hits=out)
+                            filters=shown, matches=len(hits), hits=out)
 
     # -- ingest / delete --------------------------------------------------------------------------------
     @staticmethod
@@ -357,14 +459,19 @@ class Service:
 
     def ingest(self, path: Path | str, collection: str, *, progress: bool = False,
                on_progress: Callable[[float, float, str], None] | None = None, follow_symlinks: bool = False,
-               roots: list[Path] | None = None) -> IngestResult:
+               roots: list[Path] | None = None, manifest: Path | None = None,
+               schema: Path | None = None) -> IngestResult:
         """Sync a file or folder into `collection` incrementally (relayrag.ingest.pipeline.ingest): unchanged
         files are skipped, files gone from the folder removed; a bad file is listed under `failed`. Symbolic
         links under a folder are skipped with a reason unless `follow_symlinks`; with `roots`, every file is
-        resolved and read only if its real path lies inside them (others are listed as refused)."""
+        resolved and read only if its real path lies inside them (others are listed as refused).
+        manifest: a JSONL file of document metadata (one line per document under `path`); schema: a
+        relayrag.collection.yaml stored with the collection. Both are validated before anything is written
+        (ManifestError with line numbers, ConfigError for the schema)."""
         from relayrag.ingest.pipeline import LinkPolicy, ingest as run_ingest
         links = LinkPolicy(follow=True, roots=tuple(roots)) if roots else LinkPolicy(follow=follow_symlinks)
-        summary = run_ingest(self.ctx, path, collection, progress=progress, on_progress=on_progress, links=links)
+        summary = run_ingest(self.ctx, path, collection, progress=progress, on_progress=on_progress, links=links,
+                             manifest=manifest, schema=schema)
         return IngestResult.model_validate(summary.to_dict())
 
     def delete(self, collection: str, paths: list[str], *, require_match: bool = False) -> IngestResult:
@@ -560,6 +667,21 @@ class Service:
         path = ensure_model(spec, settings.home / "models")
         return {"model": spec.id, "path": str(path), "bytes": spec.size, "sha256": spec.sha256,
                 "seconds": round(time.perf_counter() - t0, 2), "default": spec.id == DEFAULT_MODEL}
+
+    def llm(self):
+        """The configured LLM (relayrag.backends.llm.LLM protocol: `complete(messages, json_schema=...)`), or None
+        with RELAYRAG_LLM=none. Built once per context; raises ConfigError when the backend cannot be built."""
+        return self.ctx.llm
+
+    def route(self, question: str, collection: str) -> RouteDecision:
+        """Where relayrag's no-LLM classifier sends `question` for `collection` (rag: documents, sql: tables,
+        chitchat: small talk), without running or recording anything. Raises NotFoundError for an unknown
+        collection."""
+        from relayrag.stages.classify import route_without_llm
+        self.require_collection(collection, allow_warehouse=True)
+        route, confidence, has_documents, has_warehouse = route_without_llm(self.ctx, collection, question)
+        return RouteDecision(route=route, confidence=round(confidence, 3), has_documents=has_documents,
+                             has_warehouse=has_warehouse)
 
     def llm_endpoint(self) -> str:
         """Where the configured LLM lives, for messages: `the OpenAI-compatible endpoint URL (model M)`, ..."""

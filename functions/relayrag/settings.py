@@ -72,6 +72,13 @@ class Settings(BaseSettings):
     bigquery_max_bytes_billed: int = Field(1_000_000_000, description="Per-query BigQuery budget, bytes: a dry "
                                                                      "run above it is refused; also the job's "
                                                                      "maximum_bytes_billed.")
+    index_dataset: str = Field("", description="BigQuery dataset (PROJECT.DATASET) holding the distributed retrieval "
+                                               "index (tables chunks, postings, tombstones; infra/ creates them) "
+                                               "for the collections in RELAYRAG_INDEX_COLLECTIONS.")
+    index_collections: str = Field("", description="Comma-separated collections searched in RELAYRAG_INDEX_DATASET "
+                                                   "instead of in memory ('*' = every collection): ingest mirrors "
+                                                   "their segments there, retrieve searches there, later stages "
+                                                   "fetch only the run's candidates.")
     workflow: str = Field("", description="Cloud Workflows resource for RELAYRAG_ENGINE=cloud: "
                                           "projects/P/locations/L/workflows/NAME.")
     llm_model_path: str = Field("", description="GGUF file for RELAYRAG_LLM=llamacpp; empty = the Qwen2.5-Coder-"
@@ -114,6 +121,29 @@ class Settings(BaseSettings):
     mcp_jwt_algorithm: str = Field("RS256", description="JWT signing algorithm (RS256, ES256, HS256, ...).")
     mcp_ingest_roots: str = Field("", description="Comma-separated folders the MCP `ingest` tool may read. Required "
                                                   "for ingest over HTTP; over stdio, empty = any path.")
+
+    # the assistant (`relayrag chat`, `relayrag chat-serve`, relayrag.agent; extra `agent`)
+    agent_mcp_url: str = Field("", description="MCP gateway the assistant calls: empty = `relayrag mcp` over stdio "
+                                               "(a child process); `inprocess` = the gateway in this process; an "
+                                               "http(s) URL = streamable HTTP (the deployed gateway).")
+    agent_mcp_token: str = Field("", description="Bearer token sent to an HTTP RELAYRAG_AGENT_MCP_URL (one of the "
+                                                 "gateway's RELAYRAG_MCP_TOKENS); empty on Cloud Run = the "
+                                                 "service's own identity token.")
+    agent_allow_mutating: bool = Field(False, description="Offer the assistant the tools that change data (ingest, "
+                                                          "delete_document); off by default.")
+    agent_checkpoint: str = Field("sqlite", description="Where threads are kept: sqlite "
+                                                        "(RELAYRAG_HOME/agent/threads.sqlite3) | postgres "
+                                                        "(RELAYRAG_AGENT_POSTGRES_URL; Cloud SQL, extra agent-cloud) "
+                                                        "| memory (lost on exit).")
+    agent_postgres_url: str = Field("", description="Postgres connection URL of the thread store "
+                                                    "(RELAYRAG_AGENT_CHECKPOINT=postgres).")
+    agent_history_tokens: int = Field(3000, ge=200, description="Thread history budget, tokens (approximate): "
+                                      "past it, older turns are summarised for the model (the raw turns stay "
+                                      "in the thread's checkpoint).")
+    agent_max_steps: int = Field(6, ge=1, le=50, description="Most tool calls of one analysis (ReAct) turn.")
+    agent_max_hops: int = Field(3, ge=1, le=10, description="Most specialist hops of one supervisor turn.")
+    agent_tokens: str = Field("", description="Comma-separated bearer tokens accepted by `relayrag chat-serve` "
+                                              "(POST /chat).")
 
 
 @functools.lru_cache(maxsize=1)

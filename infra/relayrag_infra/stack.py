@@ -4,7 +4,8 @@
 - required service APIs;
 - buckets: documents (uploads trigger ingestion), index snapshots (RELAYRAG_GCS_BUCKET), deploy (function
   source archives) — uniform bucket-level access, public access prevented, no object versioning;
-- a Firestore database (native mode), a BigQuery dataset (when `sql` is deployed), a Pub/Sub dead-letter
+- a Firestore database (native mode), a BigQuery dataset (when `sql` is deployed), the distributed retrieval
+  index (dataset + chunks, postings, tombstones tables; when `indexCollections` is set), a Pub/Sub dead-letter
   topic and an inspection subscription (when `ingest` is deployed);
 - one runtime service account per stage, holding exactly `catalog.stage_grants(stage)`; a build service
   account; a workflow service account (run.invoker on each stage function, nothing else); an ingest
@@ -64,6 +65,8 @@ class Deployment:
     service_accounts: dict[str, gcp.serviceaccount.Account] = field(default_factory=dict)
     functions: dict[str, gcp.cloudfunctionsv2.Function] = field(default_factory=dict)
     dataset: gcp.bigquery.Dataset | None = None
+    index_dataset: gcp.bigquery.Dataset | None = None
+    index_tables: dict[str, gcp.bigquery.Table] = field(default_factory=dict)
     dead_letter_topic: gcp.pubsub.Topic | None = None
     dead_letter_subscription: gcp.pubsub.Subscription | None = None
     workflow: gcp.workflows.Workflow | None = None
@@ -72,6 +75,10 @@ class Deployment:
     images: gcp.artifactregistry.Repository | None = None
     dashboard: gcp.cloudrunv2.Service | None = None
     dashboard_skipped: str = ""
+    mcp: gcp.cloudrunv2.Service | None = None
+    assistant: gcp.cloudrunv2.Service | None = None
+    threads_db: gcp.sql.DatabaseInstance | None = None
+    assistant_skipped: str = ""
 
 
 def _sa_id(cfg: StackConfig, role: str) -> str:
@@ -105,9 +112,12 @@ def build(cfg: StackConfig) -> Deployment:
     # --- APIs ---------------------------------------------------------------------------------------
     apis = [a for a in SERVICE_APIS
             if not (a == "aiplatform.googleapis.com" and not needs_vertex)
-            and not (a == "bigquery.googleapis.com" and "sql" not in stages)]
+            and not (a == "bigquery.googleapis.com" and "sql" not in stages and not cfg.index_collections)]
     if cfg.dashboard:
         apis += [a for a in DASHBOARD_APIS if a not in apis and (a != "iap.googleapis.com" or cfg.dashboard_access == "iap")]
+    if cfg.assistant:
+        from relayrag_infra.assistant import ASSISTANT_APIS
+        apis += [a for a in ASSISTANT_APIS if a not in apis]
     services = [gcp.projects.Service(f"api-{a.split('.')[0]}", project=project, service=a,
                                      disable_on_destroy=False, opts=provider_opts) for a in apis]
     after_apis = pulumi.ResourceOptions(depends_on=services)
@@ -147,6 +157,9 @@ def build(cfg: StackConfig) -> Deployment:
             "warehouse", project=project, dataset_id=cfg.bigquery_dataset.replace("-", "_"),
             location=cfg.bigquery_location or region, description="relayrag SQL stage: tables it may query",
             labels=labels, delete_contents_on_destroy=False, opts=after_apis)
+
+    if cfg.index_collections:
+        _index_tables(dep, project, region, labels, after_apis)
 
     if INGEST in stages:
         dep.dead_letter_topic = gcp.pubsub.Topic(
@@ -309,8 +322,69 @@ def build(cfg: StackConfig) -> Deployment:
         if dep.dashboard_skipped:
             pulumi.log.info(dep.dashboard_skipped)
 
+    # --- the assistant and its MCP gateway (Cloud Run), threads in Cloud SQL -------------------------------
+    if cfg.assistant:
+        from relayrag_infra import assistant as bot
+        from relayrag_infra import dashboard as dash
+        if dep.images is None:
+            dep.images = dash.repository(cfg, after_apis)
+        if not cfg.assistant_image:
+            dep.assistant_skipped = ("assistant not deployed yet: build and push its image (infra/README.md, "
+                                     "`gcloud builds submit --config infra/assistant/cloudbuild.yaml`), e.g. "
+                                     f"{bot.image_hint(cfg)}, then `pulumi config set relayrag:assistantImage IMAGE`")
+        elif dep.workflow is None:
+            dep.assistant_skipped = "assistant not deployed: its gateway runs the workflow, which is not deployed"
+        else:
+            dep.mcp, dep.assistant, dep.threads_db = bot.build_services(
+                dep, cfg, firestore_condition=firestore_condition, account=account, member=_member,
+                after_apis=after_apis)
+        if dep.assistant_skipped:
+            pulumi.log.info(dep.assistant_skipped)
+
     _export(dep)
     return dep
+
+
+# The distributed retrieval index (relayrag.retrieval.bigquery_index.table_ddl holds the same schema as SQL).
+INDEX_SCHEMAS: dict[str, list[dict]] = {
+    "chunks": [{"name": "collection", "type": "STRING", "mode": "REQUIRED"},
+               {"name": "segment", "type": "STRING", "mode": "REQUIRED"},
+               {"name": "row", "type": "INT64", "mode": "REQUIRED"},
+               *({"name": n, "type": "STRING"} for n in ("chunk_id", "source", "doc", "title")),
+               *({"name": n, "type": "INT64"} for n in ("page", "start", "end")),
+               *({"name": n, "type": "STRING"} for n in ("text", "context", "content_hash")),
+               {"name": "doc_len", "type": "INT64"},
+               {"name": "embedding", "type": "FLOAT64", "mode": "REPEATED"}],
+    "postings": [{"name": "collection", "type": "STRING", "mode": "REQUIRED"},
+                 {"name": "segment", "type": "STRING", "mode": "REQUIRED"},
+                 {"name": "row", "type": "INT64", "mode": "REQUIRED"},
+                 {"name": "token", "type": "STRING", "mode": "REQUIRED"},
+                 {"name": "tf", "type": "FLOAT64"}],
+    "tombstones": [{"name": "collection", "type": "STRING", "mode": "REQUIRED"},
+                   {"name": "segment", "type": "STRING", "mode": "REQUIRED"},
+                   {"name": "version", "type": "STRING", "mode": "REQUIRED"},
+                   {"name": "row", "type": "INT64", "mode": "REQUIRED"}],
+}
+INDEX_CLUSTERING = {"chunks": ["collection", "segment"], "postings": ["collection", "token"],
+                    "tombstones": ["collection", "segment"]}
+
+
+def _index_tables(dep: Deployment, project: str, region: str, labels: dict, opts) -> None:
+    """The dataset and tables of the distributed retrieval index. The vector index on chunks.embedding is DDL
+    only (no Pulumi resource): `CREATE VECTOR INDEX` from relayrag.retrieval.bigquery_index.table_ddl, once the
+    table holds 5,000 rows (BigQuery's minimum for IVF; below it VECTOR_SEARCH scans, exactly)."""
+    import json
+    cfg = dep.cfg
+    dep.index_dataset = gcp.bigquery.Dataset(
+        "index", project=project, dataset_id=cfg.index_dataset.replace("-", "_"),
+        location=cfg.bigquery_location or region,
+        description="relayrag distributed retrieval index: segments' chunks, BM25 postings, tombstones",
+        labels=labels, delete_contents_on_destroy=False, opts=opts)
+    for name, schema in INDEX_SCHEMAS.items():
+        dep.index_tables[name] = gcp.bigquery.Table(
+            f"index-{name}", project=project, dataset_id=dep.index_dataset.dataset_id, table_id=name,
+            schema=json.dumps(schema), clusterings=INDEX_CLUSTERING[name], labels=labels,
+            deletion_protection=True, opts=pulumi.ResourceOptions(depends_on=[dep.index_dataset]))
 
 
 def _grant(dep: Deployment, stage: str, sa: gcp.serviceaccount.Account, grant: catalog.Grant, project: str,
@@ -326,6 +400,9 @@ def _grant(dep: Deployment, stage: str, sa: gcp.serviceaccount.Account, grant: c
     elif grant.scope == "dataset":
         gcp.bigquery.DatasetIamMember(name, project=project, dataset_id=dep.dataset.dataset_id, role=grant.role,
                                       member=member)
+    elif grant.scope == "index_dataset":
+        gcp.bigquery.DatasetIamMember(name, project=project, dataset_id=dep.index_dataset.dataset_id,
+                                      role=grant.role, member=member)
     elif grant.scope == "dead_letter":
         gcp.pubsub.TopicIAMMember(name, project=project, topic=dep.dead_letter_topic.name, role=grant.role,
                                   member=member)
@@ -347,6 +424,8 @@ def _export(dep: Deployment) -> None:
     pulumi.export("service_accounts", {k: sa.email for k, sa in dep.service_accounts.items()})
     if dep.dataset is not None:
         pulumi.export("bigquery_dataset", pulumi.Output.concat(cfg.project, ".", dep.dataset.dataset_id))
+    if dep.index_dataset is not None:
+        pulumi.export("index_dataset", pulumi.Output.concat(cfg.project, ".", dep.index_dataset.dataset_id))
     if dep.dead_letter_topic is not None:
         pulumi.export("dead_letter_topic", dep.dead_letter_topic.id)
         pulumi.export("dead_letter_subscription", dep.dead_letter_subscription.id)
@@ -368,3 +447,8 @@ def _export(dep: Deployment) -> None:
         pulumi.export("dashboard_url", dep.dashboard.uri)
     elif dep.dashboard_skipped:
         pulumi.export("dashboard_skipped", dep.dashboard_skipped)
+    if dep.assistant is not None and dep.mcp is not None:
+        pulumi.export("assistant_url", dep.assistant.uri)
+        pulumi.export("mcp_url", dep.mcp.uri)
+    elif dep.assistant_skipped:
+        pulumi.export("assistant_skipped", dep.assistant_skipped)

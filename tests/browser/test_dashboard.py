@@ -175,6 +175,44 @@ def test_script_payload_shows_as_text_and_runs_nothing(logged_in, server, tmp_pa
     d.save_screenshot(str(tmp_path / "inert.png"))
 
 
+def test_collection_view_shows_validity_and_a_filtered_ask_cites_the_expired_policy(logged_in, server, tmp_path):
+    """Issue 14: the bundled policies (manifest + schema) ingested with the CLI into the dashboard's home; the
+    collection page shows each document's validity state, and an ask with `include_expired=true` in the
+    filters field answers from the expired policy with its note."""
+    import subprocess
+
+    from tests.browser.conftest import RELAYRAG
+    By = _by()
+    d = logged_in
+    policies = REPO / "examples" / "policies"
+    subprocess.run([str(RELAYRAG), "ingest", str(policies), "-c", "policies", "--no-progress", "--manifest",
+                    str(policies / "manifest.jsonl"), "--schema", str(policies / "relayrag.collection.yaml")],
+                   env=server["env"], check=True, capture_output=True, timeout=600)
+    d.get(server["url"] + "/collections/policies")
+    states = {r.get_attribute("data-name"): r.get_attribute("data-state")
+              for r in d.find_elements(By.CSS_SELECTOR, "#documents tr.doc")}
+    assert states == {"equipment-handbook.md": "needs review", "remote-work-policy.md": "current",
+                      "travel-policy-2019.md": "expired"}
+    row = d.find_element(By.CSS_SELECTOR, 'tr.doc[data-name="travel-policy-2019.md"]')
+    assert "Business Travel Policy 2019" in row.text and "expired (until 2021-12-31)" in row.text
+    d.save_screenshot(str(tmp_path / "policies.png"))
+
+    from selenium.webdriver.support.ui import Select
+    d.get(server["url"] + "/ask?collection=policies")
+    d.find_element(By.ID, "question").send_keys("What is the daily meal allowance for business travel?")
+    Select(d.find_element(By.ID, "collection")).select_by_value("policies")
+    Select(d.find_element(By.ID, "arm")).select_by_visible_text("hybrid")
+    d.find_element(By.ID, "filters").send_keys("include_expired=true")
+    d.find_element(By.ID, "ask").click()
+    wait(d, 180).until(lambda x: x.find_elements(By.CSS_SELECTOR, ".ask-run .answer-block, .ask-run .error"))
+    run = d.find_element(By.CSS_SELECTOR, ".ask-run")
+    assert "35 euros" in run.find_element(By.CSS_SELECTOR, ".answer").text
+    assert "expired on 2021-12-31" in run.find_element(By.CSS_SELECTOR, ".note").text
+    cite = run.find_element(By.CSS_SELECTOR, "ol.citations li")
+    assert "travel-policy-2019.md" in cite.text and "expired" in cite.text and "department: Finance" in cite.text
+    d.save_screenshot(str(tmp_path / "filtered-ask.png"))
+
+
 def test_screenshots_are_written(tmp_path):
     # the driver fixture saves one per test; this checks the mechanism on a trivial page
     d = make_driver()

@@ -274,7 +274,8 @@ def storage_event(etype: str, blob, *, event_id: str | None = None):
                        "subject": f"objects/{blob.name}", "id": event_id or uuid.uuid4().hex},
                       {"bucket": blob.bucket.name, "name": blob.name, "generation": str(blob.generation),
                        "metageneration": str(blob.metageneration or 1), "size": str(blob.size or 0),
-                       "contentType": blob.content_type, "md5Hash": blob.md5_hash})
+                       "contentType": blob.content_type, "md5Hash": blob.md5_hash,
+                       **({"metadata": dict(blob.metadata)} if blob.metadata else {})})
 
 
 def post_event(url: str, event) -> httpx.Response:

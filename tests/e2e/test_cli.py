@@ -9,6 +9,9 @@ from pathlib import Path
 
 import pytest
 
+from relayrag.backends.blobstore import LocalBlobStore
+from relayrag.ingest.snapshot import read_chunks
+
 RELAYRAG = Path(sys.executable).parent / "relayrag"
 
 
@@ -47,14 +50,14 @@ def test_ingest_ask_reingest_delete(tmp_path, small_corpus):
     assert s3["files"]["deleted"] == 1 and s3["chunks_embedded"] == 0
     res = json.loads(rr(home, "ask", "How many worker bees live in a colony in summer?", "-c", "docs", "--json").stdout)
     assert all(c["doc"] != "bees.txt" for c in res["citations"])
-    snap_dir = home / "blobs" / "snapshots" / "docs" / s3["version"]
-    assert "bees" not in (snap_dir / "chunks.jsonl").read_text()
+    assert all("bees" not in c["text"] for c in read_chunks(LocalBlobStore(home / "blobs"), "docs", s3["version"]))
     # relayrag delete
     d = json.loads(rr(home, "delete", str(small_corpus / "solar.md"), "-c", "docs", "--json").stdout)
     assert d["files"]["deleted"] == 1
     cols = json.loads(rr(home, "collections", "--json").stdout)
     assert cols[0]["stats"]["n_files"] == 2
-    assert "solar" not in (home / "blobs" / "snapshots" / "docs" / d["version"] / "chunks.jsonl").read_text().lower()
+    assert all("solar" not in c["text"].lower()
+               for c in read_chunks(LocalBlobStore(home / "blobs"), "docs", d["version"]))
 
 
 def test_bad_files_fail_clearly_and_the_rest_ingest(tmp_path):
@@ -76,8 +79,7 @@ def test_bad_files_fail_clearly_and_the_rest_ingest(tmp_path):
     assert "PDF" in errors["random.pdf"]
     assert "UTF-8" in errors["latin1.txt"] or "decod" in errors["latin1.txt"]
     assert errors["truncated.pdf"]
-    snap = tmp_path / "h" / "blobs" / "snapshots" / "m" / s["version"] / "chunks.jsonl"
-    assert [json.loads(line)["doc"] for line in snap.read_text().splitlines()] == ["good.txt"]
+    assert [c["doc"] for c in read_chunks(LocalBlobStore(tmp_path / "h" / "blobs"), "m", s["version"])] == ["good.txt"]
 
 
 def test_ask_unknown_collection_is_a_clear_error(tmp_path):

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from relayrag.backends.blobstore import LocalBlobStore
 from relayrag.backends.docstore import SQLiteDocStore
-from relayrag.ingest.snapshot import read_chunks
+from relayrag.ingest.snapshot import read_chunks, read_manifest, version_segments
 
 RELAYRAG = Path(sys.executable).parent / "relayrag"
 
@@ -60,5 +60,11 @@ def test_sigkills_during_ingest_lose_and_duplicate_nothing(tmp_path):
     assert _ingest(folder, clean) == 0
     clean_ids, _ = _state(clean)
     assert sorted(ids) == sorted(clean_ids)  # ids hash the source path, the same folder in both homes
-    # and no version folders are left behind but the current and the previous one
-    assert len([p for p in (home / "blobs" / "snapshots" / "k").iterdir()]) <= 2
+    # and no version folders are left behind but the current and the previous one, and no segment that
+    # neither lists (a killed writer's segment is removed by the next commit's GC)
+    snaps = home / "blobs" / "snapshots" / "k"
+    versions = [p.name for p in snaps.iterdir() if p.name != "segments"]
+    assert len(versions) <= 2
+    store = LocalBlobStore(home / "blobs")
+    listed = {r.id for v in versions for r in version_segments(read_manifest(store, "k", v), v)}
+    assert {p.name for p in (snaps / "segments").iterdir()} == listed

@@ -64,6 +64,10 @@ class RecordingMocks(pulumi.runtime.Mocks):
             out.update(serviceConfig=svc, url=f"https://{inputs['location']}-{PROJECT}.cloudfunctions.net/"
                                               f"{inputs['name']}")
             rid = f"projects/{PROJECT}/locations/{inputs['location']}/functions/{inputs['name']}"
+        elif args.typ == "gcp:cloudrunv2/service:Service":
+            out["uri"] = f"https://{inputs['name']}-abc123-uc.a.run.app"
+        elif args.typ == "gcp:sql/databaseInstance:DatabaseInstance":
+            out["connectionName"] = f"{PROJECT}:{inputs['region']}:{inputs['name']}"
         elif args.typ == "gcp:projects/serviceIdentity:ServiceIdentity":
             agent = f"service-123456789@gcp-sa-{inputs['service'].split('.')[0]}.iam.gserviceaccount.com"
             out.update(email=agent, member=f"serviceAccount:{agent}")

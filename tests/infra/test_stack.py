@@ -523,3 +523,38 @@ def test_colpali_search_is_its_own_large_memory_function_with_the_colpali_stack(
     rec = deploy(config(colpali_model="/models/colqwen2-v1.0", stages=("colpali_search",)))
     fn = next(f for f in rec.of_type(FN) if f.inputs["buildConfig"]["entryPoint"] == "colpali_search")
     assert fn.inputs["serviceConfig"]["environmentVariables"]["RELAYRAG_COLPALI_MODEL"] == "/models/colqwen2-v1.0"
+
+
+def test_the_distributed_index_is_created_and_only_its_users_may_touch_it():
+    """indexCollections set: the index dataset and its three tables exist; the searching stages may read it,
+    ingest may write it, classify and sql may not; their functions are told where it is."""
+    from relayrag.retrieval.bigquery_index import table_ddl
+
+    rec = deploy(config(index_collections="kb,manuals", stages=("classify", "retrieve", "rerank", "sql", "ingest")))
+    datasets = {r.name: r.inputs["datasetId"] for r in rec.of_type("gcp:bigquery/dataset:Dataset")}
+    assert datasets == {"warehouse": "relayrag", "index": "relayrag_index"}
+    tables = {r.inputs["tableId"]: r for r in rec.of_type("gcp:bigquery/table:Table")}
+    assert set(tables) == {"chunks", "postings", "tombstones"}
+    ddl = " ".join(table_ddl("p.d", 768))
+    for name, t in tables.items():
+        assert t.inputs["datasetId"] == "relayrag_index" and t.inputs["deletionProtection"] is True
+        for col in json.loads(t.inputs["schema"]):  # the program's schema is the SQL the index runs against
+            assert re.search(rf"\b{col['name']}`? (STRING|INT64|FLOAT64|ARRAY<FLOAT64>)", ddl), (name, col)
+    emails = _emails(rec)
+
+    def index_roles(stage):
+        return {(r.inputs["datasetId"], r.inputs["role"]) for r in rec.of_type("gcp:bigquery/datasetIamMember:DatasetIamMember")
+                if r.inputs["member"] == f"serviceAccount:{emails[stage]}"}
+    assert index_roles("retrieve") == index_roles("rerank") == {("relayrag_index", "roles/bigquery.dataViewer")}
+    assert index_roles("ingest") == {("relayrag_index", "roles/bigquery.dataEditor")}
+    assert index_roles("classify") == set()
+    assert index_roles("sql") == {("relayrag", "roles/bigquery.dataViewer")}  # its warehouse only
+    for stage in ("retrieve", "rerank", "ingest"):
+        assert ("project", "roles/bigquery.jobUser") in _grants_of(rec, emails[stage])
+        env = _functions_by_entry(rec)[{"ingest": "ingest_object"}.get(stage, stage)][0].inputs[
+            "serviceConfig"]["environmentVariables"]
+        assert env["RELAYRAG_INDEX_DATASET"] == f"{PROJECT}.relayrag_index"
+        assert env["RELAYRAG_INDEX_COLLECTIONS"] == "kb,manuals"
+        assert "google-cloud-bigquery" in _requirements(rec, stage)
+    assert "RELAYRAG_INDEX_DATASET" not in _functions_by_entry(rec)["classify"][0].inputs["serviceConfig"][
+        "environmentVariables"]

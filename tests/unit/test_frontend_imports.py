@@ -1,6 +1,7 @@
 """Front ends go through the service layer: no module of the CLI (relayrag.cli), the MCP gateway (relayrag.mcp,
-mcp_gateway/) or the dashboard (relayrag.dashboard) imports a stage, a concrete backend, the stage context or
-the pipelines behind the service (read from the source with ast, so imports inside functions count too)."""
+mcp_gateway/), the dashboard (relayrag.dashboard) or the assistant (relayrag.agent) imports a stage, a concrete
+backend, the stage context or the pipelines behind the service (read from the source with ast, so imports inside
+functions count too)."""
 
 from __future__ import annotations
 
@@ -12,7 +13,8 @@ import pytest
 REPO = Path(__file__).resolve().parents[2]
 PKG = REPO / "functions" / "relayrag"
 FRONT_ENDS = [*sorted((PKG / "cli").glob("*.py")), *sorted((PKG / "mcp").glob("*.py")),
-              *sorted((PKG / "dashboard").glob("*.py")), *sorted((REPO / "mcp_gateway").glob("*.py"))]
+              *sorted((PKG / "dashboard").glob("*.py")), *sorted((PKG / "agent").glob("*.py")),
+              *sorted((REPO / "mcp_gateway").glob("*.py"))]
 # what only relayrag.service (and the engine and stages under it) may reach
 FORBIDDEN = ("relayrag.stages", "relayrag.backends", "relayrag.context", "relayrag.ingest", "relayrag.sql",
              "relayrag.retrieval.bandit", "relayrag.retrieval.dense", "relayrag.retrieval.bm25",
@@ -41,7 +43,7 @@ def violations(path: Path, root: Path = REPO) -> list[str]:
 def test_front_ends_are_found():
     names = {p.relative_to(REPO).as_posix() for p in FRONT_ENDS}
     assert {"functions/relayrag/cli/ask.py", "functions/relayrag/mcp/tools.py", "functions/relayrag/dashboard/backend.py",
-            "mcp_gateway/server.py"} <= names
+            "functions/relayrag/agent/graph.py", "mcp_gateway/server.py"} <= names
 
 
 @pytest.mark.parametrize("path", FRONT_ENDS, ids=lambda p: p.relative_to(REPO).as_posix())

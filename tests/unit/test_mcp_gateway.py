@@ -382,7 +382,7 @@ def test_rag_yaml_declares_its_tool_and_stays_a_plain_workflow():
     text = (REPO / "workflows" / "rag.yaml").read_text()
     assert set(yaml.safe_load(text)) == {"main", "call_stage"}  # comments only: Cloud Workflows sees no change
     spec = load_tool_spec(REPO / "workflows" / "rag.yaml")
-    assert spec.name == "rag" and [p.name for p in spec.params] == ["question", "collection", "arm"]
+    assert spec.name == "rag" and [p.name for p in spec.params] == ["question", "collection", "arm", "filters"]
 
 
 # -- auth ----------------------------------------------------------------------------------------------

@@ -50,6 +50,19 @@ class LocalBlobStore:
             raise FileNotFoundError(f"blob not found: {key}")
         return path.read_bytes()
 
+    def get_range(self, key: str, start: int, end: int) -> bytes:
+        """Bytes [start, end) of a blob (fewer at its end). FileNotFoundError if missing."""
+        path = self._path(key)
+        if not path.is_file():
+            raise FileNotFoundError(f"blob not found: {key}")
+        with path.open("rb") as fh:
+            fh.seek(start)
+            return fh.read(max(0, end - start))
+
+    def sizes(self, prefix: str) -> dict[str, int]:
+        """{key: bytes} of the blobs under the folder `prefix` (no partial writes)."""
+        return {k: self._path(k).stat().st_size for k in self.list(prefix) if self._path(k).is_file()}
+
     def exists(self, key: str) -> bool:
         return self._path(key).is_file()
 

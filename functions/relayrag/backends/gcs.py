@@ -104,6 +104,22 @@ class GCSBlobStore:
         except gexc.NotFound as exc:
             raise FileNotFoundError(f"blob not found: {_url(self.bucket_name, name, generation)}") from exc
 
+    def get_range(self, key: str, start: int, end: int) -> bytes:
+        """Bytes [start, end) of the object (one ranged GET). FileNotFoundError with the gs:// URL if missing."""
+        name = self._name(key)
+        if end <= start:
+            return b""
+        try:
+            return self._bucket.blob(name).download_as_bytes(start=start, end=end - 1)  # GCS's end is inclusive
+        except gexc.NotFound as exc:
+            raise FileNotFoundError(f"blob not found: {_url(self.bucket_name, name)}") from exc
+
+    def sizes(self, prefix: str) -> dict[str, int]:
+        """{key: bytes} of the objects under the folder `prefix`, from one listing."""
+        p = prefix.strip("/")
+        full = self.prefix + (p + "/" if p else "")
+        return {b.name[len(self.prefix):]: int(b.size or 0) for b in self.client.list_blobs(self.bucket_name, prefix=full)}
+
     def exists(self, key: str) -> bool:
         return self._bucket.blob(self._name(key)).exists()
 

@@ -19,6 +19,10 @@ from relayrag.cli.app import (
 )
 
 
+FILTER_HELP = ("Metadata filter, repeatable: field=value (a|b: any of; a list field: contains), field>=value, "
+               "field<=value, field=from..to (dates, numbers), valid_on=YYYY-MM-DD, include_expired=true.")
+
+
 @app.command()
 def ask(question: str = typer.Argument(..., help="The question."),
         collection: str = typer.Option(..., "--collection", "-c", help="Collection name."),
@@ -27,10 +31,13 @@ def ask(question: str = typer.Argument(..., help="The question."),
         arm: Optional[str] = typer.Option(None, "--arm", help="Force a retrieval arm: dense | bm25 | hybrid."),
         engine: Optional[str] = typer.Option(None, "--engine", help="embedded | cloud (Cloud Workflows execution of "
                                              "RELAYRAG_WORKFLOW); default: RELAYRAG_ENGINE, else embedded."),
-        timeout: float = typer.Option(900.0, "--timeout", help="Cloud engine: seconds to wait for the execution.")):
+        timeout: float = typer.Option(900.0, "--timeout", help="Cloud engine: seconds to wait for the execution."),
+        filters: Optional[list[str]] = typer.Option(None, "--filter", help=FILTER_HELP)):
     """Answer QUESTION from a collection: workflows/rag.yaml run by the embedded engine, every stage called
     through its HTTP entry point in-process; or, with --engine cloud, one execution of the deployed workflow
-    through the Workflows Executions API (progress on stderr). The answer cites document and page."""
+    through the Workflows Executions API (progress on stderr). The answer cites document and page (and the
+    document's title); notes say when a cited document's validity is unknown or it needs review. Expired
+    documents are left out unless --filter include_expired=true or --filter valid_on=DAY."""
     from relayrag.engine.expr import WorkflowsRuntimeError
     from relayrag.errors import RelayragError
     from relayrag.naming import validate_collection
@@ -48,6 +55,7 @@ def ask(question: str = typer.Argument(..., help="The question."),
         if not question.strip():
             raise RelayragError("the question is empty")
         service = _service()
+        filters = service.check_filters(collection, filters or [])
         engine = service.engine if engine is None else engine.strip().lower()
         if engine not in ("embedded", "cloud"):
             raise RelayragError(f"unknown engine {engine!r}; valid: embedded, cloud")
@@ -68,14 +76,15 @@ def ask(question: str = typer.Argument(..., help="The question."),
                 from relayrag.engine.cloud import describe_error
                 try:
                     result = service.ask(question, collection, arm=arm, engine=engine, on_event=on_event,
-                                         on_state=on_state, timeout_s=timeout).to_dict()
+                                         on_state=on_state, timeout_s=timeout, filters=filters).to_dict()
                 except Exception as exc:
                     msg = describe_error(exc)
                     if msg is None:
                         raise
                     raise RelayragError(msg) from exc
             else:
-                result = service.ask(question, collection, arm=arm, engine=engine, on_event=on_event).to_dict()
+                result = service.ask(question, collection, arm=arm, engine=engine, on_event=on_event,
+                                     filters=filters).to_dict()
         except WorkflowsRuntimeError as exc:
             body = exc.payload.get("body")
             msg = str(body["error"]) if isinstance(body, dict) and body.get("error") else str(exc)
@@ -93,9 +102,11 @@ def ask(question: str = typer.Argument(..., help="The question."),
         if result.get("sql"):
             n = result.get("row_count", 0)
             _say(out, ("SQL:", "bold"), " ", result["sql"], f" ({n} row{'s' if n != 1 else ''})")
+        for note in result.get("notes", []):
+            _say(out, ("Note:", "yellow"), " ", note)
         for c in result["citations"]:
             quote = display_quote(c["quote"], result["answer"], c["n"])
-            _say(out, f"  [{c['n']}] {c['doc']}, page {c['page']}: “{quote}”")
+            _say(out, f"  [{c['n']}] {c['doc']}{citation_label(c)}, page {c['page']}: “{quote}”")
             if c.get("image"):
                 _say(out, (f"      page image: {c['image']}", "dim"))
         for r in result.get("related", []):
@@ -107,8 +118,46 @@ def ask(question: str = typer.Argument(..., help="The question."),
             _say(out, (f"page-image search: {ps.get('reason', 'off')}", "dim"))
         flag = ("not found" if not result.get("found", True) else "grounded" if result["grounded"]
                 else ("refused" if result["refused"] else "not grounded"))
+        if result.get("filters"):
+            _say(out, (f"filters: {'; '.join(result['filters'])}", "dim"))
         _say(out, (f"run {result['run_id']} · route {result['route']} · arm {result['arm']} · {flag} · "
                    + ", ".join(f"{s['name']} {s['ms']:.0f} ms" for s in result["stages"]), "dim"))
+
+
+def citation_label(c: dict) -> str:
+    """ (title; validity; needs review; shown fields) after the name of a cited document that has metadata
+    (relayrag.metadata); "" for one without (its title is only the extracted first line)."""
+    if c.get("validity") is None:
+        return ""
+    parts = [c["title"]] if c.get("title") and c.get("title") != c.get("doc") else []
+    if c.get("validity"):
+        parts.append(f"validity {c['validity']}")
+    if c.get("needs_review"):
+        parts.append("needs review")
+    parts += [f"{k}: {v}" for k, v in (c.get("shown") or {}).items()]
+    return f" ({'; '.join(parts)})" if parts else ""
+
+
+@app.command()
+def search(query: str = typer.Argument(..., help="What to look for (a question or keywords)."),
+           collection: str = typer.Option(..., "--collection", "-c", help="Collection name."),
+           k: int = typer.Option(5, "-k", min=1, max=100, help="How many chunks to show."),
+           arm: str = typer.Option("hybrid", "--arm", help="dense | bm25 | hybrid."),
+           filters: Optional[list[str]] = typer.Option(None, "--filter", help=FILTER_HELP),
+           as_json: bool = typer.Option(False, "--json", help="Print the result as one JSON object.")):
+    """Retrieval only, no LLM and no run record: the top chunks for QUERY, filters applied inside retrieval
+    (expired documents are left out unless --filter include_expired=true)."""
+    with _user_errors(as_json):
+        result = _service().search(query, collection, k=k, arm=arm, filters=filters or []).model_dump(mode="json")
+    if as_json:
+        _print_json(result)
+        return
+    for h in result["hits"]:
+        label = f" ({h['title']}; validity {h['validity']})" if h.get("validity") else ""
+        _say(out, (f"{h['rank']}. {h['doc']}", "bold"), label, f", page {h['page']} · {h['score']:.4f}")
+        _say(out, "   ", " ".join(h["text"].split())[:300])
+    if not result["hits"]:
+        _say(out, "no chunk matched")
 
 
 def _warn_llm_fallback(result: dict, service) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Optional
 
 import typer
 
@@ -25,12 +26,23 @@ def ingest(path: Path = typer.Argument(..., help="A file or a folder (walked rec
            progress: bool = typer.Option(True, "--progress/--no-progress", help="Progress bar on stderr."),
            follow_symlinks: bool = typer.Option(False, "--follow-symlinks",
                                                 help="Read what symbolic links under PATH point at (by default "
-                                                     "each is skipped and listed with the reason).")):
+                                                     "each is skipped and listed with the reason)."),
+           manifest: Optional[Path] = typer.Option(None, "--manifest", help="JSONL file of document metadata: one "
+                                                   "JSON object per document under PATH with document_path "
+                                                   "(relative to the manifest's folder) and the schema's fields."),
+           schema: Optional[Path] = typer.Option(None, "--schema", help="relayrag.collection.yaml: the metadata "
+                                                 "fields (types, required, filterable, shown); stored with the "
+                                                 "collection and used by later ingests and filters.")):
     """Ingest PATH into a collection incrementally: unchanged files are skipped, files removed from PATH are
-    removed from the index. Exit code 1 if any file failed (the others are still ingested)."""
+    removed from the index. With --manifest, every document needs a manifest line, and a manifest with any
+    error (unknown field, missing required field, value outside an enum, duplicate path, valid_until before
+    valid_from) is rejected with line numbers before anything is written (exit code 2). A change of metadata
+    alone re-writes the chunks without re-embedding them. Exit code 1 if any file failed (the others are
+    still ingested)."""
     with _user_errors(as_json):
         # progress goes to stderr, the JSON to stdout: both at once are fine
-        summary = _service().ingest(path, collection, progress=progress, follow_symlinks=follow_symlinks).to_dict()
+        summary = _service().ingest(path, collection, progress=progress, follow_symlinks=follow_symlinks,
+                                    manifest=manifest, schema=schema).to_dict()
     _print_json(summary) if as_json else _print_summary(summary)
     raise typer.Exit(1 if summary["failed"] else 0)
 
@@ -62,9 +74,26 @@ def delete(paths: list[str] = typer.Argument(..., help="Ingested file paths (or 
 
 
 @app.command()
-def collections(as_json: bool = typer.Option(False, "--json", help="Print the result as one JSON object.")):
+def collections(name: Optional[str] = typer.Argument(None, help="A collection: list its documents with their "
+                                                     "metadata and validity state instead."),
+                as_json: bool = typer.Option(False, "--json", help="Print the result as one JSON object.")):
     """List collections: documents (current index version and sizes) and warehouses (tables, SQL config).
-    A collection with only a warehouse is listed too."""
+    A collection with only a warehouse is listed too. With NAME: that collection's documents, each with its
+    title, validity state (current, expiring, expired, not yet valid, unknown; or needs review) and metadata."""
+    if name is not None:
+        with _user_errors(as_json):
+            docs = _service().list_documents(name)
+        if as_json:
+            _print_json(docs)
+            return
+        for d in docs:
+            meta = d["metadata"] or {}
+            extra = ", ".join(f"{k}={v}" for k, v in meta.items() if k != "title")
+            _say(out, (d["name"], "bold"), f" · {d['title']} · {d['state'] or 'no metadata'}"
+                 + (f" · {extra}" if extra else ""))
+        if not docs:
+            _say(out, f"{name}: no documents")
+        return
     with _user_errors(as_json):
         cols = [c.to_dict() for c in _service().list_collections()]
     if as_json:
@@ -82,3 +111,34 @@ def collections(as_json: bool = typer.Option(False, "--json", help="Print the re
         if w:
             parts.append(f"warehouse of {len(w['tables'])} tables" + (", SQL config" if w["config"] else ""))
         _say(out, f"{c['name']}: {'; '.join(parts)}")
+
+
+@app.command()
+def schema(file: Optional[Path] = typer.Argument(None, help="A relayrag.collection.yaml to validate and store; "
+                                                 "without it, print the stored one."),
+           collection: str = typer.Option(..., "--collection", "-c", help="Collection name."),
+           as_json: bool = typer.Option(False, "--json", help="Print the result as one JSON object.")):
+    """Store or show a collection's metadata schema (relayrag.collection.yaml: fields with type, required,
+    filterable, shown; expiring_days). It is stored where the snapshots are (the index bucket in the cloud, so
+    GCS-triggered ingestion validates object metadata with it) and applies to documents ingested from then on."""
+    with _user_errors(as_json):
+        service = _service()
+        if file is not None:
+            where = service.store_schema(collection, file)
+            result = {"collection": collection, "stored": where}
+        else:
+            stored = service.collection_schema(collection)
+            result = {"collection": collection,
+                      "schema": stored.model_dump(mode="json") if stored is not None else None}
+    if as_json:
+        _print_json(result)
+    elif file is not None:
+        _say(out, (collection, "bold"), f": schema stored at {result['stored']}")
+    elif result["schema"] is None:
+        _say(out, f"{collection}: no schema (only the built-in fields title, valid_from, valid_until, needs_review)")
+    else:
+        _say(out, (collection, "bold"), f": expiring_days {result['schema']['expiring_days']}")
+        for name, f in result["schema"]["fields"].items():
+            flags = [x for x in ("required", "filterable", "shown") if f.get(x)]
+            vals = f" ({', '.join(f['values'])})" if f.get("values") else ""
+            _say(out, f"  {name}: {f['type']}{vals}" + (f" [{', '.join(flags)}]" if flags else ""))

@@ -22,9 +22,9 @@ def mcp(http: bool = typer.Option(False, "--http", help="Serve streamable HTTP i
                                      "throwaway tests only)."),
         engine: Optional[str] = typer.Option(None, "--engine", help="embedded | cloud (default: RELAYRAG_ENGINE)."),
         log_level: str = typer.Option("WARNING", "--log-level", help="Log level (logs go to stderr).")):
-    """Serve relayrag as an MCP server (tools: ask, search, ingest, delete_document, list_collections, get_run,
-    sql_query, plus one per workflows/*.yaml that declares `# mcp-tool:`). stdio by default (stdout carries only
-    JSON-RPC); --http serves streamable HTTP with bearer tokens from RELAYRAG_MCP_TOKENS."""
+    """Serve relayrag as an MCP server (tools: ask, search, ingest, delete_document, list_collections,
+    list_documents, get_run, sql_query, plus one per workflows/*.yaml that declares `# mcp-tool:`). stdio by
+    default (stdout carries only JSON-RPC); --http serves streamable HTTP with bearer tokens from RELAYRAG_MCP_TOKENS."""
     with _user_errors():
         from relayrag.mcp.server import serve
         serve(http=http, host=host, port=port, path=path, no_auth=no_auth, engine=engine, log_level=log_level)

@@ -135,8 +135,9 @@ def create_app(*, tokens: list[str] | None = None, no_auth: bool = False, max_up
     routes = views.routes(dash) + [Mount("/static", app=StaticFiles(directory=str(HERE / "static")), name="static")]
 
     async def relayrag_error(request: Request, exc: Exception) -> Response:
-        from relayrag.errors import NotFoundError
-        status = 404 if isinstance(exc, NotFoundError) or str(exc).startswith("unknown ") else 400
+        from relayrag.errors import BadRequestError, NotFoundError
+        status = 404 if isinstance(exc, NotFoundError) or (str(exc).startswith("unknown ") and
+                                                            not isinstance(exc, BadRequestError)) else 400
         return _error(dash, request, status, str(exc))
 
     async def http_error(request: Request, exc: Exception) -> Response:

@@ -66,7 +66,8 @@ def collection_detail(name: str) -> dict:
     meta = c.docstore.get_collection(name)
     return {"collection": meta or {"name": name, "current_version": None, "stats": {}}, "exists": meta is not None,
             "versions": collection_versions(name),
-            "files": c.docstore.list_files(name), "dead_letters": c.docstore.list_dead_letters(name),
+            "files": service().list_documents(name) if (meta or {}).get("current_version") else [],
+            "dead_letters": c.docstore.list_dead_letters(name),
             "source_dir": str(source_dir(name))}
 
 
@@ -182,11 +183,18 @@ def delete_document(collection: str, key: str) -> dict:
 
 
 # -- ask and runs ---------------------------------------------------------------------------------------
+def check_filters(collection: str, filters: str) -> list[str]:
+    """Metadata filters from the Ask form (`;` or newlines between them), checked against the collection's
+    schema (Service.check_filters). RelayragError naming the problem."""
+    return service().check_filters(check_collection(collection), filters)
+
+
 def ask(question: str, collection: str, *, arm: str | None, on_event: Callable[[dict], None],
-        engine: str | None = None) -> dict:
+        engine: str | None = None, filters: str | list[str] | None = None) -> dict:
     """Run the RAG workflow (Service.ask): embedded (in-process) or cloud (an execution through the Workflows
     Executions API, RELAYRAG_WORKFLOW), per RELAYRAG_ENGINE. on_event gets one interpreter-shaped event per
-    finished stage. Returns the result dict (`ask --json`). RelayragError on bad input or a failed run."""
+    finished stage. filters: metadata filters (a list, or one string with `;` or newlines between them).
+    Returns the result dict (`ask --json`). RelayragError on bad input or a failed run."""
     from relayrag.engine.expr import WorkflowsRuntimeError
     from relayrag.service import check_arm
     check_collection(collection)
@@ -197,8 +205,11 @@ def ask(question: str, collection: str, *, arm: str | None, on_event: Callable[[
             check_arm(arm)
         except ValueError as exc:
             raise RelayragError(str(exc)) from None
+    svc = service()
+    items = svc.check_filters(collection, filters) if filters else []  # FilterError before the run starts
     try:
-        return service().ask(question, collection, arm=arm or None, engine=engine, on_event=on_event).to_dict()
+        return svc.ask(question, collection, arm=arm or None, engine=engine, on_event=on_event,
+                       filters=items).to_dict()
     except RelayragError:
         raise
     except WorkflowsRuntimeError as exc:

@@ -98,9 +98,12 @@ def routes(dash: Dashboard) -> list[Route]:
         form = await mutation_form(dash, request)
         question, collection = _field(form, "question").strip(), _field(form, "collection").strip()
         arm = _field(form, "arm").strip() or None
+        filters = _field(form, "filters").strip()
         if not question:
             raise RelayragError("the question is empty")
         backend.check_collection(collection)
+        if filters:
+            await asyncio.to_thread(backend.check_filters, collection, filters)  # a typo is an error at once
 
         def work(job: Job) -> None:
             from relayrag.dashboard.telemetry import RunSpans
@@ -113,7 +116,7 @@ def routes(dash: Dashboard) -> list[Route]:
                 res = e.get("result") if isinstance(e.get("result"), dict) else {}
                 job.emit("stage", dash.fragment(None, "_stage.html", e=e, r=res))
             try:
-                result = backend.ask(question, collection, arm=arm, on_event=on_event)
+                result = backend.ask(question, collection, arm=arm, on_event=on_event, filters=filters or None)
             except Exception as exc:
                 spans.finish(None, error=str(exc))
                 raise

@@ -169,7 +169,7 @@ class TraceFollower:
 
 
 def ask(question: str, collection: str, *, run_id: str | None = None, arm: str | None = None,
-        on_event: Callable[[dict], None] | None = None,
+        filters: list[str] | None = None, on_event: Callable[[dict], None] | None = None,
         on_state: Callable[[str, float], None] | None = None, ctx: StageContext | None = None,
         workflow: str | None = None, client: Any = None, timeout_s: float = DEFAULT_TIMEOUT_S,
         sleep: Callable[[float], None] = time.sleep, clock: Callable[[], float] = time.monotonic) -> dict:
@@ -185,7 +185,8 @@ def ask(question: str, collection: str, *, run_id: str | None = None, arm: str |
     workflow = require_workflow(workflow if workflow is not None else ctx.settings.workflow)
     run_id = run_id or uuid.uuid4().hex
     follow = TraceFollower(ctx, run_id, on_event) if on_event else None
-    value = run_execution(workflow, rag_args(question, collection, run_id=run_id, arm=arm), client=client,
+    value = run_execution(workflow, rag_args(question, collection, run_id=run_id, arm=arm, filters=filters),
+                          client=client,
                           on_state=on_state, poll=follow, timeout_s=timeout_s, sleep=sleep, clock=clock)
     returned = value.get("run_id") if isinstance(value, dict) else None
     if returned and returned != run_id:

@@ -75,17 +75,20 @@ def run_workflow(name: str, args: dict, *, on_event: Callable[[dict], None] | No
 
 
 def ask(question: str, collection: str, *, run_id: str | None = None, arm: str | None = None,
-        on_event: Callable[[dict], None] | None = None, ctx: StageContext | None = None,
+        filters: list[str] | None = None, on_event: Callable[[dict], None] | None = None, ctx: StageContext | None = None,
         urls: dict[str, str] | None = None, transport=local_transport) -> dict:
     """Run workflows/rag.yaml for one question and return the assembled result (see `build_result`).
     `urls`: stage -> URL (default local://<stage>), given to the workflow as its deployment environment."""
     run_id = run_id or uuid.uuid4().hex
-    run_workflow("rag", rag_args(question, collection, run_id=run_id, arm=arm), on_event=on_event,
+    run_workflow("rag", rag_args(question, collection, run_id=run_id, arm=arm, filters=filters), on_event=on_event,
                  transport=transport, urls=urls)
     return build_result(ctx or default_context(), run_id)
 
 
-def rag_args(question: str, collection: str, *, run_id: str, arm: str | None = None) -> dict:
+def rag_args(question: str, collection: str, *, run_id: str, arm: str | None = None,
+             filters: list[str] | None = None) -> dict:
     """The `args` map of workflows/rag.yaml, one builder for both engines. Stage URLs are not an argument:
-    the workflow reads them from its environment (RELAYRAG_STAGE_URLS, set by the deployment)."""
-    return {"question": question, "collection": collection, "run_id": run_id, "arm": arm or ""}
+    the workflow reads them from its environment (RELAYRAG_STAGE_URLS, set by the deployment). `filters`
+    (metadata filters, relayrag.metadata) is added only when given."""
+    return {"question": question, "collection": collection, "run_id": run_id, "arm": arm or "",
+            **({"filters": list(filters)} if filters else {})}

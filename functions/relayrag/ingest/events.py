@@ -11,6 +11,8 @@ a 2xx; so everything a retry cannot fix returns normally, and only errors a retr
 |---|---|---|---|
 | finalized | content loaded and committed (new source, or new content) | `ingested` | no |
 | finalized | same bytes as the record (e.g. a re-upload): only the record's generation moves | `unchanged` | no |
+| finalized | same bytes, other custom metadata: chunks' metadata re-written, nothing re-embedded | `metadata_updated` | no |
+| finalized | custom metadata that does not fit the collection's schema (unknown field, bad value...) | `dead_letter` | no |
 | finalized | the record already holds this generation or a newer one (redelivery, late event) | `duplicate` | no |
 | finalized | this generation no longer exists in the bucket (overwritten or deleted since) | `stale` | no |
 | finalized | poison object: empty, unsupported type, corrupt/encrypted/textless file | `dead_letter` | no |
@@ -26,6 +28,13 @@ Idempotence: the generation is stored in the ingestion record and in the dead le
 compares with it; the comparison that gates a commit runs inside each compare-and-set attempt (see
 `relayrag.ingest.pipeline.ingest_source`), so concurrent and out-of-order events for one object converge
 on the newest generation, and concurrent events for different objects of one collection lose no update.
+
+Document metadata comes from the object's custom metadata (`x-goog-meta-<field>`, in the event as
+`data.metadata`), one string per field, parsed by the collection schema's types (lists: a JSON array or
+comma-separated; booleans: true/false) and validated like a manifest line (relayrag.metadata). Metadata
+travels with the generation it describes, so one event carries both (a manifest object would be a second
+object whose events can arrive in any order relative to the documents'). Changing metadata = uploading the
+object again with the new metadata: same bytes, so only the chunks' metadata is re-written.
 
 Poison objects: the dead letter `{error, kind, generation, event, published, recorded_at}` is recorded in
 the docstore first, then published once to RELAYRAG_DEAD_LETTER_TOPIC (when set); `published` is set
@@ -47,6 +56,7 @@ from relayrag.context import StageContext, default_context
 from relayrag.errors import RelayragError
 from relayrag.ingest import loaders
 from relayrag.ingest.pipeline import Source, ingest_source, remove_source
+from relayrag.metadata import MetadataError, normalise
 from relayrag.naming import validate_collection
 
 FINALIZED = "google.cloud.storage.object.v1.finalized"
@@ -243,6 +253,17 @@ def handle_event(event: Any, *, ctx: StageContext | None = None, fetcher: Fetche
         return _dead_letter(ctx, publisher, out, attrs, data, collection, key, "unsupported",
                             f"unsupported file type {suffix or '(none)'!r}; supported: "
                             f"{', '.join(sorted(loaders.SUPPORTED_SUFFIXES))}, BEIR corpus .jsonl")
+    # document metadata: the object's custom metadata (x-goog-meta-*; the event carries it as data.metadata),
+    # validated against the collection's schema like a manifest line; invalid metadata is a poison object
+    custom = data.get("metadata") or {}
+    schema = ctx.schemas.get(collection)
+    metadata = None
+    if custom or schema is not None:
+        try:
+            metadata = normalise(dict(custom), schema, from_text=True)
+        except MetadataError as exc:
+            return _dead_letter(ctx, publisher, out, attrs, data, collection, key, "metadata",
+                                f"invalid object metadata: {exc}")
     fetch = fetcher or _current_fetcher()
     with tempfile.TemporaryDirectory(prefix="relayrag-object-") as tmp:
         local = Path(tmp) / basename
@@ -252,13 +273,16 @@ def handle_event(event: Any, *, ctx: StageContext | None = None, fetcher: Fetche
             return done("stale", f"{exc}: a later event covers what replaced it")
         fields = {"generation": str(generation), "bucket": bucket, "object": name,
                   "content_type": data.get("contentType"), "md5": data.get("md5Hash")}
-        summary = ingest_source(ctx, Source(local, key, fields), collection,
+        summary = ingest_source(ctx, Source(local, key, fields, metadata), collection,
                                 only_if=lambda r: r is None or _generation(r.get("generation")) < generation)
     if summary.not_applied:
         return done("duplicate", "a concurrent event committed this generation or a newer one first")
     if summary.failed:
         kind = "unsupported" if "unsupported file type" in summary.failed[0]["error"] else "unreadable"
         return _dead_letter(ctx, publisher, out, attrs, data, collection, key, kind, summary.failed[0]["error"])
+    if summary.metadata_updated:
+        return done("metadata_updated", f"same content, new metadata: {summary.chunks_total} chunks re-written "
+                                         f"in version {summary.version}, none embedded", version=summary.version)
     if summary.ingested:
         return done("ingested", f"{summary.chunks_total} chunks in version {summary.version}; "
                                 f"{summary.chunks_embedded} embedded", version=summary.version,

@@ -154,6 +154,22 @@ def write_version_pages(store: BlobStore, collection: str, version: str, pages: 
     store.put_bytes(pages_key(collection, version), jsonl.dump_lines(pages))
 
 
+def copy_version_pages(store: BlobStore, collection: str, source: str, target: str) -> int:
+    """Copy version `source`'s page files (pages.jsonl and the colpali/ page-vector index) to version `target`
+    (a segment merge's new version, which holds the same sources). Returns the number of files copied."""
+    from relayrag.retrieval.colpali import INDEX_DIR
+
+    src, dst = f"snapshots/{collection}/{source}/", f"snapshots/{collection}/{target}/"
+    n = 0
+    for key in store.list(src):
+        rest = key[len(src):]
+        if rest != "pages.jsonl" and not rest.startswith(INDEX_DIR + "/"):
+            continue  # a pre-segment version also holds its chunks and vectors here: the merge rewrites those
+        store.put_bytes(dst + rest, store.get_bytes(key))
+        n += 1
+    return n
+
+
 def read_version_pages(store: BlobStore, collection: str, version: str | None) -> list[dict]:
     """The page entries a version holds ([] for a version without page images, e.g. written before them)."""
     if not version:

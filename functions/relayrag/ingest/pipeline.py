@@ -29,19 +29,23 @@ from pathlib import Path
 import numpy as np
 
 from relayrag.context import StageContext
-from relayrag.backends.blobstore import LocalBlobStore
 from relayrag.errors import ConflictError, IngestError
 from relayrag.ingest import loaders
 from relayrag.ingest.chunking import Chunk, make_chunks
 from relayrag.ingest.limits import FileBudget
 from relayrag.ingest.page_index import PageFile, PageReport, build_page_vectors, version_pages
-from relayrag.ingest.pages import gc_page_sets, read_version_pages, write_version_pages
+from relayrag.ingest.pages import read_version_pages, write_version_pages
 from relayrag.naming import validate_collection
-from relayrag.ingest.snapshot import (gc_versions, index_text, new_version, prefix, read_chunks, read_vectors,
-                                      write_snapshot)
+from relayrag.metadata import (CollectionSchema, Manifest, MetadataError, check_coverage, load_manifest,
+                               metadata_hash, normalise, parse_schema_bytes)
+from relayrag.ingest.segments import gc_after_commit, merge_locked
+from relayrag.retrieval.bm25 import TermStats
+from relayrag.ingest.snapshot import (SegmentRef, index_text, new_version, prefix, read_chunks,
+                                      read_manifest, read_source_rows, read_sources, read_tombstones, read_vectors,
+                                      segment_prefix, segment_problem, tombstone_key, version_segments,
+                                      write_segment, write_tombstones, write_version)
 
 log = logging.getLogger(__name__)
-GC_MIN_AGE_S = 900.0  # remote stores: versions younger than this may be another instance's write in flight
 
 
 @dataclass
@@ -58,6 +62,7 @@ class IngestSummary:
     seconds: float = 0.0
     pages: dict = field(default_factory=dict)  # page images: {indexed, rendered, embedded} (relayrag.ingest.page_index)
     page_search: str = ""  # one line: page-image search on (pages, model) or why it is off and how to turn it on
+    metadata_updated: int = 0  # unchanged files whose metadata changed: chunks rewritten, nothing re-embedded
     not_applied: list[str] = field(default_factory=list)  # source keys whose `only_if` guard said no
     unsupported: list[str] = field(default_factory=list)  # files under a folder with no loader for their type
 
@@ -74,6 +79,7 @@ class IngestSummary:
             "seconds": round(self.seconds, 3),
             **({"pages": self.pages} if self.pages else {}),
             **({"page_search": self.page_search} if self.page_search else {}),
+            **({"metadata_updated": self.metadata_updated} if self.metadata_updated else {}),
             **({"not_applied": self.not_applied} if self.not_applied else {}),
             **({"unsupported": self.unsupported} if self.unsupported else {}),
         }
@@ -219,8 +225,16 @@ COMMIT_ATTEMPTS = 8  # compare-and-set rounds before giving up under heavy concu
 def ingest(ctx: StageContext, path: Path | str, collection: str, *, progress: bool = False,
            remove_paths: list[str] | None = None,
            on_progress: Callable[[float, float, str], None] | None = None,
-           links: LinkPolicy = LinkPolicy()) -> IngestSummary:
+           links: LinkPolicy = LinkPolicy(), manifest: Path | str | None = None,
+           schema: Path | str | None = None) -> IngestSummary:
     """Sync `path` into `collection` (or, with `remove_paths`, only delete those sources).
+
+    manifest: a JSONL file with one line of metadata per document under `path` (relayrag.metadata); schema:
+    a relayrag.collection.yaml to validate it with and store with the collection (default: the stored one).
+    Both are validated, and every document under `path` must have a manifest line, before anything is
+    written (ManifestError / ConfigError otherwise). Without a manifest, documents keep the metadata their
+    records hold. The skip decision compares the file's sha256 and its normalised metadata's hash: a
+    metadata-only change rewrites the chunks' `meta` in a new version without re-embedding (same chunk ids).
 
     on_progress(done, total, message): called after each file and each embedding batch; total = files + 1
     (the last unit is embedding + writing the snapshot). links: how symbolic links are treated (LinkPolicy;
@@ -234,19 +248,33 @@ def ingest(ctx: StageContext, path: Path | str, collection: str, *, progress: bo
     Functions instances) each build a snapshot from the version they read and commit with compare-and-set
     on that version; a loser starts over from the winner's version (its unchanged files and embeddings are
     reused, so a retry costs little), so no update is lost."""
+    schema_raw, schema_obj = None, None
+    if schema is not None:
+        try:
+            schema_raw = Path(schema).read_bytes()
+        except OSError as exc:
+            raise IngestError(f"cannot read the schema {schema}: {exc.strerror or exc}") from None
+        schema_obj = parse_schema_bytes(schema_raw, str(schema))
+    elif remove_paths is None:
+        validate_collection(collection)
+        schema_obj = ctx.schemas.get(collection)
+    loaded = load_manifest(Path(manifest), schema_obj) if manifest is not None else None
     return _with_commit_retries(lambda: _ingest_once(ctx, path, collection, progress=progress,
                                                       remove_paths=remove_paths, on_progress=on_progress,
-                                                      links=links))
+                                                      links=links, manifest=loaded, schema=schema_obj,
+                                                      schema_raw=schema_raw))
 
 
 @dataclass(frozen=True)
 class Source:
     """One local file to ingest under a key of the caller's choosing (e.g. `gs://bucket/object` for a GCS
     object fetched to a temp file), with extra fields stored in its ingestion record (e.g. `generation`).
-    The file's name becomes the document name; its suffix selects the loader."""
+    The file's name becomes the document name; its suffix selects the loader. `metadata`: the document's
+    metadata, normalised (relayrag.metadata.normalise); None keeps what the record holds."""
     path: Path
     key: str
     fields: dict = field(default_factory=dict)
+    metadata: dict | None = None
 
 
 RecordGuard = Callable[[dict | None], bool]
@@ -264,8 +292,10 @@ def ingest_source(ctx: StageContext, source: Source, collection: str, *,
     loaded is listed in `summary.failed` (the caller decides what a poison file means); raises like `ingest`
     (RelayragError for a bad collection name, ConflictError after COMMIT_ATTEMPTS lost compare-and-set
     rounds, backend errors as they come)."""
+    schema = ctx.schemas.get(collection)
     return _with_commit_retries(lambda: _ingest_once(ctx, None, collection, progress=False, remove_paths=None,
-                                                      on_progress=None, sources=[source], only_if=only_if))
+                                                      on_progress=None, sources=[source], only_if=only_if,
+                                                      schema=schema))
 
 
 def remove_source(ctx: StageContext, collection: str, key: str, *,
@@ -299,7 +329,8 @@ def _ingest_once(ctx: StageContext, path: Path | str | None, collection: str, *,
                  remove_paths: list[str] | None,
                  on_progress: Callable[[float, float, str], None] | None,
                  sources: list[Source] | None = None, only_if: RecordGuard | None = None,
-                 exact_keys: bool = False, links: LinkPolicy = LinkPolicy()) -> IngestSummary:
+                 exact_keys: bool = False, links: LinkPolicy = LinkPolicy(), manifest: Manifest | None = None,
+                 schema: CollectionSchema | None = None, schema_raw: bytes | None = None) -> IngestSummary:
     t0 = time.perf_counter()
     s = ctx.settings
     store, docs = ctx.blobstore, ctx.docstore
@@ -307,21 +338,23 @@ def _ingest_once(ctx: StageContext, path: Path | str | None, collection: str, *,
         meta = docs.get_collection(collection)
         current = meta["current_version"] if meta else None
         summary = IngestSummary(collection, current)
-        records = {r["path"]: r for r in docs.list_files(collection)}
-        old_chunks, old_vectors, unreadable = _read_current(store, collection, current)
+        refs, unreadable = _current_segments(store, collection, current)
         if unreadable:
             # The current snapshot cannot be read (corrupt, truncated, deleted by hand): nothing of it can be
             # reused, so every file is loaded again and sources this call does not load are dropped from the
             # collection, rather than leaving a collection that neither ingest nor delete can change.
             summary.warnings.append({"path": prefix(collection, current), "warning": unreadable})
+            refs = []
+        records = _records(docs, collection, path, sources, remove_paths, exact_keys, everything=bool(unreadable))
         records_for_skip = {} if unreadable else records  # nothing unchanged can keep chunks from it
-        vec_by_hash = {c["content_hash"]: i for i, c in enumerate(old_chunks)}
 
         new_chunks: dict[str, list[dict]] = {}   # file key -> chunks
         paths: dict[str, Path] = {}              # file key -> readable path (files loaded or found unchanged)
         new_records: list[dict] = []
         record_updates: list[dict] = []          # unchanged content, changed record fields (sources only)
+        meta_updates: dict[str, dict] = {}       # unchanged content, changed metadata: file key -> metadata
         deleted: list[str] = []
+        total_units = 1.0
 
         if remove_paths is not None:
             if meta is None:
@@ -343,7 +376,7 @@ def _ingest_once(ctx: StageContext, path: Path | str | None, collection: str, *,
         else:
             if sources is not None:
                 root_key = None
-                items = [(Path(src.path), src.key, dict(src.fields)) for src in sources]
+                items = [(Path(src.path), src.key, dict(src.fields), src.metadata) for src in sources]
             else:
                 root = Path(path)
                 if not root.exists():
@@ -356,16 +389,22 @@ def _ingest_once(ctx: StageContext, path: Path | str | None, collection: str, *,
                     if reason:
                         raise IngestError(f"{root}: {reason}")
                 files = discover(root, unsupported, links=links, refused=refused_links)
+                if manifest is not None:  # the manifest (and a schema beside it) are not documents
+                    files = [f for f in files if _key(f) != _key(manifest.path)]
+                    unsupported = [f for f in unsupported if f.name != "relayrag.collection.yaml"
+                                   and _key(f) != _key(manifest.path)]
+                    check_coverage(manifest, files, root=root)  # raises before anything is written
                 summary.unsupported = [str(p) for p in unsupported]
                 summary.failed.extend(refused_links)
                 if root.is_file() and not files:
                     files = [root]
-                items = [(f, _key(f), {}) for f in files]
+                items = [(f, _key(f), {}, manifest.entries[_key(f)] if manifest is not None else None)
+                         for f in files]
             total_units = float(len(items) + 1)
             seen = set()
             with _progress(progress) as bar:
                 task = bar.add_task("loading", total=len(items)) if bar else None
-                for f, key, fields in items:
+                for f, key, fields, given_meta in items:
                     seen.add(key)
                     if only_if is not None and not only_if(records.get(key)):
                         summary.not_applied.append(key)
@@ -383,14 +422,22 @@ def _ingest_once(ctx: StageContext, path: Path | str | None, collection: str, *,
                         digest = file_sha256(real)
                         prev = records_for_skip.get(key)
                         paths[key] = real
+                        doc_meta = _document_metadata(given_meta, records.get(key), schema)
+                        mhash = metadata_hash(doc_meta)
                         if prev and prev.get("sha256") == digest:
+                            if prev.get("metadata_hash") != mhash:  # same bytes, new metadata: no re-embedding
+                                meta_updates[key] = doc_meta if doc_meta is not None else {}
+                                record_updates.append({**prev, **fields, "metadata": doc_meta, "metadata_hash": mhash,
+                                                       "metadata_updated_at": time.time()})
+                                summary.metadata_updated += 1
+                                continue
                             summary.skipped += 1
                             if any(prev.get(k) != v for k, v in fields.items()):
                                 record_updates.append({**prev, **fields})
                             continue
                         chunks, extras = load_chunks(real, key, s.chunk_chars, s.chunk_overlap, name=f.name,
                                                      budget=FileBudget(f.name, s.ingest_file_budget_s))
-                    except IngestError as exc:
+                    except (IngestError, MetadataError) as exc:
                         summary.failed.append({"path": key if sources else str(f), "error": str(exc)})
                         continue
                     except Exception as exc:  # a loader bug must not take the other files down
@@ -402,12 +449,14 @@ def _ingest_once(ctx: StageContext, path: Path | str | None, collection: str, *,
                             bar.advance(task)
                         if on_progress:
                             on_progress(float(len(seen)), total_units, f"loaded {f.name}")
-                    new_chunks[key] = [c.to_dict() for c in chunks]
+                    new_chunks[key] = [c.to_dict() | ({"meta": doc_meta} if doc_meta is not None else {})
+                                      for c in chunks]
                     for w in extras.pop("warnings", []):
                         summary.warnings.append({"path": key if sources else str(f), "warning": w})
                     new_records.append({"path": key, "name": f.name, "sha256": digest, "size": stat.st_size,
                                         "n_chunks": len(chunks), "ingested_at": time.time(), **extras,
-                                        **fields})
+                                        **fields, **({"metadata": doc_meta, "metadata_hash": mhash}
+                                                     if doc_meta is not None else {})})
             # files that were under PATH before and are gone now (a list of sources deletes nothing)
             for k in records:
                 if root_key is not None and k not in seen and (
@@ -423,109 +472,280 @@ def _ingest_once(ctx: StageContext, path: Path | str | None, collection: str, *,
                                                                 "snapshot; ingest it again to restore it"})
         summary.ingested = len(new_records)
         summary.deleted = len(deleted)
-        if not new_records and not deleted:
+        n_live = sum(r.n_live for r in refs)
+        schema_changed = schema_raw is not None and schema_raw != ctx.schemas.read_bytes(collection)
+        if not new_records and not deleted and not meta_updates and not schema_changed:
             if record_updates:  # same chunks, same version: only the records change (still compare-and-set)
                 docs.commit_ingest(collection, current, meta["stats"] if meta else {}, record_updates, [],
                                    expected_version=current)
-            summary.chunks_total = len(old_chunks)
+            summary.chunks_total = n_live
             summary.seconds = time.perf_counter() - t0
             return summary
 
-        drop = set(deleted) | set(new_chunks)
-        chunks = [c for c in old_chunks if c["source"] not in drop]
-        for key in new_chunks:
-            chunks.extend(new_chunks[key])
-        # embeddings: reuse by content hash, embed the rest — only vectors of this very embedder: after
-        # RELAYRAG_EMBEDDER changed, old vectors are another model's (maybe another size) and all re-embed
-        if current and old_chunks and _snapshot_embedder(store, collection, current) != \
-                getattr(ctx.embedder, "model_id", "unknown"):
-            vec_by_hash = {}
-            old_vectors = np.zeros((0, ctx.embedder.dim), np.float16)
-        dim = old_vectors.shape[1] if old_vectors.shape[0] else None
-        vectors: list[np.ndarray | None] = []
-        todo = []
-        for i, c in enumerate(chunks):
-            j = vec_by_hash.get(c["content_hash"])
-            vectors.append(old_vectors[j] if j is not None else None)
-            if j is None:
-                todo.append(i)
-        if todo:
-            emb = ctx.embedder
-            dim = emb.dim
-            with _progress(progress and len(todo) > 64) as bar:
-                task = bar.add_task("embedding chunks", total=len(todo)) if bar else None
-                step = 256
-                for b in range(0, len(todo), step):
-                    idx = todo[b:b + step]
-                    out = emb.embed([embed_text(chunks[i]) for i in idx], kind="document")
-                    for i, v in zip(idx, out):
-                        vectors[i] = v
-                    if bar:
-                        bar.advance(task, len(idx))
-                    if on_progress and remove_paths is None:
-                        done = min(len(todo), b + step)
-                        on_progress(total_units - 1 + done / len(todo) * 0.9, total_units,
-                                    f"embedded {done}/{len(todo)} chunks")
-        summary.chunks_embedded = len(todo)
-        matrix = np.stack(vectors).astype(np.float16) if vectors else np.zeros((0, dim or 384), np.float16)
-
         version = new_version()
-        manifest = {"embedder": getattr(ctx.embedder, "model_id", "unknown") if todo or chunks else None,
-                    "created_at": time.time()}
-        page_report = _pages(ctx, collection, current, version, chunks, records, new_records, paths,
-                             unreadable=bool(unreadable))
-        summary.warnings.extend(page_report.warnings)
-        summary.pages, summary.page_search = page_report.to_dict(), page_report.page_search
-        manifest["pages"] = page_report.indexed
-        if page_report.manifest:
-            manifest["page_vectors"] = page_report.manifest
-        write_snapshot(store, collection, version, chunks, matrix, manifest)
-        n_docs = len({(c["source"], c["doc"]) for c in chunks})
-        stats = {"n_chunks": len(chunks), "n_documents": n_docs,
-                 "n_files": len(set(records) - set(deleted) | {r["path"] for r in new_records})}
+        ours = getattr(ctx.embedder, "model_id", "unknown")
+        # the rows this ingest replaces or deletes: located through the segments' source maps (small files),
+        # read by ranged reads — never the segments' other rows
+        # (a metadata-only change replaces its rows too: same chunks and ids, new metadata, vectors reused)
+        replaced = ([k for k in new_chunks if k in records] + [k for k in deleted if k not in new_chunks]
+                    + [k for k in meta_updates if k not in new_chunks])
+        located = _locate(store, collection, refs, replaced) if replaced else {}
+        old_rows = {k: read_source_rows(store, collection, loc[0].id, loc[1]) for k, loc in located.items()}
+        writes = _Writes(store, collection, version, ctx.index_backend(collection))
+        rebuild = bool(refs) and n_live > 0 and _snapshot_embedder(store, collection, current) != ours
+        if rebuild:
+            # after RELAYRAG_EMBEDDER changed, old vectors are another model's (maybe another size): every
+            # chunk re-embeds into one new segment (the one path that costs the whole collection)
+            drop = set(deleted) | set(new_chunks)
+            old = [c if c["source"] not in meta_updates else {**c, "meta": meta_updates[c["source"]]}
+                   for c in read_chunks(store, collection, current) if c["source"] not in drop]
+            chunks = old + [c for key in new_chunks for c in new_chunks[key]]
+            vectors = _embed(ctx, chunks, {}, progress, on_progress, total_units, remove_paths)
+            summary.chunks_embedded = len(chunks)
+            new_refs: list[SegmentRef] = []
+        else:
+            for key, doc_meta in meta_updates.items():
+                if key in old_rows and key not in new_chunks:
+                    new_chunks[key] = [{**c, "meta": doc_meta} for c in old_rows[key][0]]
+            chunks = [c for key in new_chunks for c in new_chunks[key]]
+            reuse: dict[str, np.ndarray] = {}
+            for old_chunks, old_vectors in old_rows.values():  # a changed file keeps its unchanged chunks' vectors
+                for c, v in zip(old_chunks, old_vectors):
+                    reuse.setdefault(c["content_hash"], v)
+            vectors = _embed(ctx, chunks, reuse, progress, on_progress, total_units, remove_paths)
+            summary.chunks_embedded = sum(1 for c in chunks if c["content_hash"] not in reuse)
+            by_segment: dict[str, list[np.ndarray]] = {}
+            for ref, span in located.values():
+                by_segment.setdefault(ref.id, []).append(np.arange(span[0], span[1]))
+            new_refs = []
+            for ref in refs:
+                if ref.id in by_segment:
+                    dead = np.concatenate([read_tombstones(store, collection, ref), *by_segment[ref.id]])
+                    ref = writes.tombstones(ref, dead)
+                if ref.n_live:
+                    new_refs.append(ref)
+        if chunks:
+            new_refs.append(writes.segment(chunks, vectors))
+        manifest = {"embedder": ours if new_refs else None, "created_at": time.time()}
+        if schema is not None:  # stages read the schema of the version they serve (filters, shown fields)
+            manifest["schema"] = schema.model_dump(mode="json")
         try:
+            # the version's page images (pages.jsonl) and page-vector index: written under the version before
+            # its manifest, removed with it (writes.undo) if it never becomes current
+            page_report = _pages(ctx, collection, current, version, unreadable=bool(unreadable), records=records,
+                                 new_records=new_records, paths=paths, deleted=deleted, replaced=set(new_chunks))
+            summary.warnings.extend(page_report.warnings)
+            summary.pages, summary.page_search = page_report.to_dict(), page_report.page_search
+            manifest["pages"] = page_report.indexed
+            if page_report.manifest:
+                manifest["page_vectors"] = page_report.manifest
+            write_version(store, collection, version, new_refs, manifest)
+            stats = _stats(meta, records, new_records, deleted, old_rows, new_chunks, new_refs,
+                           recount=rebuild or not refs, chunks=chunks)
             docs.commit_ingest(collection, version, stats, new_records + record_updates, deleted,
                                expected_version=current)
-        except ConflictError:
-            _best_effort(store.delete_prefix, prefix(collection, version))  # never current: nobody reads it
+        except BaseException:
+            writes.undo()  # never current: nobody reads it
             raise
-        # Without a shared lock (a remote blob store), a younger version may be another writer's in flight.
-        # The commit succeeded: cleaning up is best effort (a later ingest's GC retries it), never an error.
-        shared_lock = isinstance(store, LocalBlobStore)
-        _best_effort(_gc, ctx, collection, version, keep={version} | ({current} if current else set()),
-                     min_age_s=0.0 if shared_lock else GC_MIN_AGE_S)
+        if schema_changed and schema_raw is not None:  # after the commit: a lost round stores nothing
+            ctx.schemas.put(collection, schema_raw)
+        gc_after_commit(ctx, collection, version, current)  # best effort: the commit succeeded
         summary.version = version
-        summary.chunks_total = len(chunks)
+        summary.chunks_total = sum(r.n_live for r in new_refs)
+        try:  # occasional merge (its own compare-and-set flip); a failure leaves this committed version serving
+            merged = merge_locked(ctx, collection, version, new_refs, stats)
+        except Exception as exc:  # noqa: BLE001
+            log.warning("%s: segment merge failed: %s: %s", collection, type(exc).__name__, exc)
+            merged = None
+        summary.version = merged or version
         summary.seconds = time.perf_counter() - t0
         return summary
 
 
-def _gc(ctx: StageContext, collection: str, new: str, keep: set[str], min_age_s: float) -> list[str]:
-    """gc_versions sparing also every version a run in flight has pinned (docstore.pinned_versions), then the page
-    sets (page images and page vectors) that the new version does not reference: a deleted or replaced file's page
-    images go with this flip, even if a run's lease (1 h, not released when the run ends) still names an older
-    version — such a run's image reference then answers "no longer exists" (Service.page_image), nothing breaks."""
-    pinned = ctx.docstore.pinned_versions(collection)
-    removed = gc_versions(ctx.blobstore, collection, keep | pinned, min_age_s=min_age_s)
-    gc_page_sets(ctx.blobstore, collection, {new}, min_age_s=min_age_s)
-    return removed
-
-
-def _pages(ctx: StageContext, collection: str, current: str | None, version: str, chunks: list[dict],
-           records: dict[str, dict], new_records: list[dict], paths: dict[str, Path], *, unreadable: bool
-           ) -> PageReport:
+def _pages(ctx: StageContext, collection: str, current: str | None, version: str, *, unreadable: bool,
+           records: dict[str, dict], new_records: list[dict], paths: dict[str, Path], deleted: list[str],
+           replaced: set[str]) -> PageReport:
     """Page images of the new version (written as its pages.jsonl) and, with the colpali extra and a model,
-    its page-vector index (relayrag.ingest.page_index)."""
+    its page-vector index (relayrag.ingest.page_index). The current version's entries of files this ingest
+    neither deleted nor replaced are carried over as they are (page sets and vectors reused); new and changed
+    files (`replaced`: the sources with new chunks) and unchanged files at hand that have no page images yet get
+    theirs (from their content's page set when one exists, else rendered)."""
     report = PageReport()
-    recs = {**records, **{r["path"]: r for r in new_records}}
-    files = [PageFile(key=src, doc=recs[src].get("name") or Path(src).name, sha256=recs[src].get("sha256", ""),
-                      kind=recs[src].get("kind", ""), path=paths.get(src))
-             for src in dict.fromkeys(c["source"] for c in chunks) if src in recs]
+    drop = set(deleted) | replaced
     old_pages = [] if unreadable else read_version_pages(ctx.blobstore, collection, current)
-    entries = version_pages(ctx, collection, old_pages, [f for f in files if len(f.sha256) == 64], report)
-    write_version_pages(ctx.blobstore, collection, version, entries)
+    kept = [e for e in old_pages if e["source"] not in drop]
+    have = {e["source"] for e in kept}
+    recs = {**records, **{r["path"]: r for r in new_records}}
+    gone = set(deleted) - replaced
+    keys = [k for k in dict.fromkeys([*replaced, *paths]) if k in recs and k not in have and k not in gone
+            and recs[k].get("n_chunks") != 0]
+    files = [PageFile(key=k, doc=recs[k].get("name") or Path(k).name, sha256=recs[k].get("sha256", ""),
+                      kind=recs[k].get("kind", ""), path=paths.get(k)) for k in keys]
+    entries = kept + version_pages(ctx, collection, old_pages, [f for f in files if len(f.sha256) == 64], report)
+    report.indexed = len(entries)
+    if entries:  # a version without page images writes no page file (read as none; a text-only ingest stays small)
+        write_version_pages(ctx.blobstore, collection, version, entries)
     build_page_vectors(ctx, collection, version, entries, report)
     return report
+
+
+def _records(docs, collection: str, path, sources, remove_paths, exact_keys: bool, *, everything: bool
+             ) -> dict[str, dict]:
+    """The file records this call needs: only the named sources' (one read each) when it names them (one file,
+    a list of sources, exact keys to remove), else all of the collection's (a folder: files gone from it are
+    deleted; removal by name or folder)."""
+    keys: list[str] | None = None
+    if not everything:
+        if sources is not None:
+            keys = [src.key for src in sources]
+        elif remove_paths is not None and exact_keys:
+            keys = list(remove_paths)
+        elif remove_paths is None and path is not None and Path(path).is_file():
+            keys = [_key(Path(path))]
+        elif remove_paths is not None:
+            # removal by local path: a path that is itself a recorded file matches only itself (a folder, a bare
+            # file name or a gs:// prefix needs the whole list), so deleting one file reads one record
+            direct = {p: docs.get_file(collection, _key(Path(p))) if "://" not in p and "/" in p else None
+                      for p in remove_paths}
+            if all(r is not None for r in direct.values()):
+                return {r["path"]: r for r in direct.values() if r is not None}
+    if keys is None:
+        return {r["path"]: r for r in docs.list_files(collection)}
+    return {k: r for k in dict.fromkeys(keys) if (r := docs.get_file(collection, k)) is not None}
+
+
+def _current_segments(store, collection: str, current: str | None) -> tuple[list[SegmentRef], str | None]:
+    """(segments of the current version, None), or ([], reason) when some of them cannot be read."""
+    if not current:
+        return [], None
+    try:
+        refs = version_segments(read_manifest(store, collection, current), current)
+        problem = segment_problem(store, collection, refs)
+        if problem is None:
+            for ref in refs:  # pre-segment versions carry no sizes: reading them is the check
+                if ref.id.startswith("v"):
+                    read_sources(store, collection, ref.id)
+                    read_vectors(store, collection, current)
+    except (OSError, ValueError, KeyError, EOFError) as exc:  # JSONLError and numpy's format errors are ValueErrors
+        problem = f"{type(exc).__name__}: {exc}"
+    if problem is None:
+        return refs, None
+    reason = (f"the current snapshot {current} could not be read ({problem}); "
+              f"it is replaced by a new one built from the files loaded now")
+    log.warning("%s: %s", collection, reason)
+    return [], reason
+
+
+def _locate(store, collection: str, refs: list[SegmentRef], keys: list[str]) -> dict[str, tuple[SegmentRef, list[int]]]:
+    """{source: (segment, [row0, row1, byte0, byte1])} of the live rows of each of `keys` in `refs`."""
+    want = set(keys)
+    out: dict[str, tuple[SegmentRef, list[int]]] = {}
+    for ref in reversed(refs):  # newest first: a source re-ingested lives in a newer segment
+        srcs = read_sources(store, collection, ref.id)
+        hits = [k for k in want if k in srcs]
+        if not hits:
+            continue
+        dead = read_tombstones(store, collection, ref)
+        for k in hits:
+            span = srcs[k]
+            if not (dead.size and np.isin(span[0], dead)):
+                out[k] = (ref, span)
+                want.discard(k)
+        if not want:
+            break
+    return out
+
+
+class _Writes:
+    """What one ingest attempt wrote (its segment, tombstones, version), removable if it never becomes current.
+    With a distributed index (`index`), the segment and tombstones are mirrored there too, before the flip
+    (rows of a segment no version lists are invisible to its queries)."""
+
+    def __init__(self, store, collection: str, version: str, index=None):
+        self.store, self.collection, self.version, self.index = store, collection, version, index
+        self.keys: list[str] = []
+        self.segments: list[str] = []
+
+    def segment(self, chunks: list[dict], vectors: np.ndarray) -> SegmentRef:
+        stats = TermStats.from_texts(index_text(c) for c in chunks)
+        ref = write_segment(self.store, self.collection, chunks, vectors, stats=stats)
+        self.keys.append(segment_prefix(self.collection, ref.id))
+        self.segments.append(ref.id)
+        if self.index is not None:
+            self.index.add_segment(self.collection, ref.id, chunks, vectors, stats)
+        return ref
+
+    def tombstones(self, ref: SegmentRef, dead: np.ndarray) -> SegmentRef:
+        self.keys.append(tombstone_key(self.collection, ref.id, self.version))
+        new = write_tombstones(self.store, self.collection, ref, self.version, dead)
+        if self.index is not None and new.tombstones:
+            self.index.add_tombstones(self.collection, new, read_tombstones(self.store, self.collection, new))
+        return new
+
+    def undo(self) -> None:
+        for key in [prefix(self.collection, self.version), *self.keys]:
+            _best_effort(self.store.delete_prefix, key)
+        if self.index is not None and self.segments:
+            _best_effort(self.index.drop_segments, self.collection, self.segments)
+
+
+def _embed(ctx: StageContext, chunks: list[dict], reuse: dict[str, np.ndarray], progress: bool,
+           on_progress, total_units: float, remove_paths) -> np.ndarray:
+    """float16 [len(chunks), dim]: the vector of an identical chunk from `reuse` (by content hash), else embedded
+    in batches of 256."""
+    vectors: list[np.ndarray | None] = [reuse.get(c["content_hash"]) for c in chunks]
+    todo = [i for i, v in enumerate(vectors) if v is None]
+    if todo:
+        emb = ctx.embedder
+        with _progress(progress and len(todo) > 64) as bar:
+            task = bar.add_task("embedding chunks", total=len(todo)) if bar else None
+            step = 256
+            for b in range(0, len(todo), step):
+                idx = todo[b:b + step]
+                out = emb.embed([embed_text(chunks[i]) for i in idx], kind="document")
+                for i, v in zip(idx, out):
+                    vectors[i] = v
+                if bar:
+                    bar.advance(task, len(idx))
+                if on_progress and remove_paths is None:
+                    done = min(len(todo), b + step)
+                    on_progress(total_units - 1 + done / len(todo) * 0.9, total_units,
+                                f"embedded {done}/{len(todo)} chunks")
+    if not vectors:
+        dim = getattr(ctx.embedder, "dim", 384) if todo else 384
+        return np.zeros((0, dim), np.float16)
+    return np.stack(vectors).astype(np.float16)
+
+
+def _stats(meta, records, new_records, deleted, old_rows, new_chunks, refs, *, recount: bool,
+           chunks: list[dict]) -> dict:
+    """The collection's {n_chunks, n_documents, n_files} after this ingest. recount: `chunks` are all of the
+    collection's (a rebuild, or no previous rows); else from the change alone: the previous stats, minus the
+    replaced and deleted sources' documents, plus the new ones."""
+    n_chunks = sum(r.n_live for r in refs)
+    if recount:
+        return {"n_chunks": n_chunks, "n_documents": len({(c["source"], c["doc"]) for c in chunks}),
+                "n_files": len({c["source"] for c in chunks})}
+    prev = (meta or {}).get("stats") or {}
+    old_docs = sum(len({c["doc"] for c in rows}) for rows, _ in old_rows.values())
+    new_docs = sum(len({c["doc"] for c in cs}) for cs in new_chunks.values())
+    gone = set(deleted) - set(new_chunks)
+    added = {r["path"] for r in new_records} - set(records)
+    return {"n_chunks": n_chunks, "n_documents": int(prev.get("n_documents", 0)) - old_docs + new_docs,
+            "n_files": int(prev.get("n_files", 0)) + len(added) - len(gone & set(records))}
+
+
+def merge(ctx: StageContext, collection: str, *, everything: bool = False) -> str | None:
+    """Run the segment merge policy (relayrag.ingest.segments) on the collection's current version now;
+    everything=True rewrites it into one segment. Takes the collection's lock. Returns the new version, or None
+    when nothing needed merging or another writer committed first."""
+    with collection_lock(ctx, collection):
+        meta = ctx.docstore.get_collection(collection)
+        if not meta or not meta.get("current_version"):
+            return None
+        version = meta["current_version"]
+        refs = version_segments(read_manifest(ctx.blobstore, collection, version), version)
+        return merge_locked(ctx, collection, version, refs, meta.get("stats") or {}, everything=everything)
 
 
 def _best_effort(fn, *args, **kw) -> None:
@@ -536,30 +756,28 @@ def _best_effort(fn, *args, **kw) -> None:
         log.warning("snapshot clean-up %s failed: %s: %s", getattr(fn, "__name__", fn), type(exc).__name__, exc)
 
 
-def _read_current(store, collection: str, current: str | None) -> tuple[list[dict], np.ndarray, str | None]:
-    """(chunks, vectors, None) of the current version, or ([], empty, reason) when it cannot be read."""
-    empty = np.zeros((0, 384), np.float16)
-    if not current:
-        return [], empty, None
-    try:
-        chunks = read_chunks(store, collection, current)
-        vectors = read_vectors(store, collection, current)
-        if vectors.ndim != 2 or vectors.shape[0] != len(chunks):
-            raise ValueError(f"{vectors.shape[0] if vectors.ndim else 0} vectors for {len(chunks)} chunks")
-    except (OSError, ValueError, KeyError, EOFError) as exc:  # JSONLError and numpy's format errors are ValueErrors
-        reason = (f"the current snapshot {current} could not be read ({type(exc).__name__}: {exc}); "
-                  f"it is replaced by a new one built from the files loaded now")
-        log.warning("%s: %s", collection, reason)
-        return [], empty, reason
-    return chunks, vectors, None
-
-
 def _snapshot_embedder(store, collection: str, version: str) -> str | None:
     """The `embedder` a snapshot's manifest names (None if it names none)."""
     try:
         return json.loads(store.get_bytes(prefix(collection, version) + "manifest.json")).get("embedder")
     except (OSError, ValueError):
         return None
+
+
+def _document_metadata(given: dict | None, record: dict | None, schema: CollectionSchema | None) -> dict | None:
+    """A document's metadata: as given (manifest, object metadata), else what its record holds, else — in a
+    collection with a schema — empty metadata checked against the schema (MetadataError if it requires
+    fields: such a document needs a manifest line), else None (no metadata: ingest as without a schema)."""
+    if given is not None:
+        return given
+    if record is not None and record.get("metadata") is not None:
+        return record["metadata"]
+    if schema is not None:
+        try:
+            return normalise({}, schema)
+        except MetadataError as exc:
+            raise MetadataError(f"no metadata ({exc}); pass a manifest line for it (relayrag ingest --manifest)")
+    return None
 
 
 def _key(path: Path) -> str:

@@ -47,10 +47,18 @@ CollectionName = Annotated[str, Field(
     description="Collection name (letters, digits, '_', '-', '.'; up to 64 characters), as given to ingest.",
     pattern=COLLECTION_PATTERN)]
 ArmName = Literal["dense", "bm25", "hybrid"]
+Filters = Annotated[list[Annotated[str, Field(min_length=3, max_length=300)]] | None, Field(
+    description="Metadata filters, all must hold: 'field=value' ('a|b' any of; a list field: contains), "
+                "'field>=value', 'field<=value', 'field=from..to' (dates, numbers), 'valid_on=YYYY-MM-DD', "
+                "'include_expired=true'. By default documents whose valid_until is past are left out; documents "
+                "without validity dates are kept and their citations say so. Fields: list_documents.",
+    max_length=20)]
 
 INSTRUCTIONS = """relayrag answers questions from ingested documents with citations (document and page) and a
 grounding check. Typical use: list_collections → ask (or search for raw ranked chunks) → get_run for the
-trace of a run. ingest adds a file or folder to a collection; delete_document removes documents.
+trace of a run. list_documents shows a collection's documents with their metadata and validity; ask and
+search take metadata `filters` (expired documents are left out unless filters include them). ingest adds a
+file or folder to a collection; delete_document removes documents.
 Collections with a warehouse (tables) also answer sql_query: one guarded read-only SELECT, its rows and
 a sentence; ask routes table questions there too.
 Workflow tools (from the server's workflows folder) may also be listed."""
@@ -88,14 +96,16 @@ def build_server(*, engine: str | None = None, http: bool = False, auth: TokenVe
         collection: CollectionName,
         arm: Annotated[ArmName | None, Field(description="Force a retrieval arm; default: the per-collection "
                                                          "bandit chooses.")] = None,
+        filters: Filters = None,
         ctx: Context = None,  # type: ignore[assignment]  # fastmcp injects it by annotation
     ) -> dict:
         """Answer a question from a collection with the RAG workflow (workflows/rag.yaml): classify, expand,
         retrieve, rerank, grade, generate, hallucination check. Returns the answer, citations (document,
-        page, a short quote), `grounded` (every sentence supported by its cited chunk), `refused`, the
-        retrieval arm, per-stage timings and the run_id (see get_run)."""
+        page, a short quote, the document's title and, with metadata, its validity and shown fields),
+        `notes` (unknown validity, needs review), `grounded` (every sentence supported by its cited chunk),
+        `refused`, the retrieval arm, per-stage timings and the run_id (see get_run)."""
         report = progress_from_thread(ctx)
-        result = await in_thread(gw.ask, question, collection, arm, stage_progress(report))
+        result = await in_thread(gw.ask, question, collection, arm, stage_progress(report), filters)
         return await with_images(gw, result)
 
     @mcp.tool(annotations={"readOnlyHint": True, "openWorldHint": False})
@@ -111,11 +121,12 @@ def build_server(*, engine: str | None = None, http: bool = False, auth: TokenVe
                                                      "(e.g. report.pdf), a glob (*.pdf) or the ingested path.",
                                          max_length=1000)] = None,
         page: Annotated[int | None, Field(description="Only chunks from this page (1-based).", ge=1)] = None,
+        filters: Filters = None,
     ) -> dict:
         """Retrieval only (no answer generation, no LLM): the top-k chunks of a collection for a query, best
         first, each with its fused rank score, document, page, chunk_id and a short quote. Optional filters
-        by document name and page."""
-        return await with_images(gw, await in_thread(gw.search, query, collection, k, arm, doc, page))
+        by document name, page and metadata (applied inside retrieval, before the top-k)."""
+        return await with_images(gw, await in_thread(gw.search, query, collection, k, arm, doc, page, filters))
 
     @mcp.tool(annotations={"readOnlyHint": False, "destructiveHint": False, "idempotentHint": True,
                            "openWorldHint": False})
@@ -168,6 +179,13 @@ def build_server(*, engine: str | None = None, http: bool = False, auth: TokenVe
         return await in_thread(gw.list_collections)
 
     @mcp.tool(annotations={"readOnlyHint": True, "openWorldHint": False})
+    async def list_documents(collection: CollectionName) -> dict:
+        """The documents of a collection with their title, metadata and validity state (current, expiring,
+        expired, not yet valid, unknown; `needs_review` beside it), and the collection's metadata fields
+        (type, filterable, shown) for building filters."""
+        return await in_thread(gw.list_documents, collection)
+
+    @mcp.tool(annotations={"readOnlyHint": True, "openWorldHint": False})
     async def sql_query(
         question: Annotated[str, Field(description="A question about the collection's tables, in any language "
                                                    "(e.g. 'How many customers are in Brazil?').",
@@ -182,6 +200,17 @@ def build_server(*, engine: str | None = None, http: bool = False, auth: TokenVe
         ran); `error` the database error after one repair round; `unavailable` says how to configure an LLM.
         Also returns the run_id (see get_run) and, when glossary terms were mapped, `enhanced_question`."""
         return await in_thread(gw.sql_query, question, collection)
+
+    @mcp.tool(annotations={"readOnlyHint": True, "openWorldHint": False})
+    async def classify(
+        question: Annotated[str, Field(description="The question, in any language.", min_length=1, max_length=4000)],
+        collection: CollectionName,
+    ) -> dict:
+        """Where relayrag would route a question, without an LLM and without answering it: `rag` (the
+        collection's documents: use ask or search), `sql` (its tables: use sql_query) or `chitchat` (small
+        talk: no tool needed); with the classifier's confidence and whether the collection has documents and a
+        warehouse. Nothing is recorded."""
+        return await in_thread(gw.classify, question, collection)
 
     @mcp.tool(annotations={"readOnlyHint": True, "openWorldHint": False})
     async def get_run(

@@ -19,6 +19,7 @@ from relayrag.errors import ConfigError, NotFoundError, RelayragError
 from relayrag.mcp.views import (
     ANSWER_CHARS,
     MAX_COLLECTIONS,
+    MAX_DOCUMENTS,
     MAX_SQL_ROWS,
     MAX_STAGES,
     best_quote,
@@ -117,9 +118,11 @@ class Gateway:
                             "run the gateway with RELAYRAG_ENGINE=embedded for the others")
 
     # ask --------------------------------------------------------------------------------------------
-    def ask(self, question: str, collection: str, arm: str | None, on_event: Callable[[dict], None]) -> dict:
+    def ask(self, question: str, collection: str, arm: str | None, on_event: Callable[[dict], None],
+            filters: list[str] | None = None) -> dict:
         self.service.require_collection(collection, allow_warehouse=True)
-        return result_view(self.service.ask(question, collection, arm=arm, on_event=on_event).to_dict())
+        return result_view(self.service.ask(question, collection, arm=arm, on_event=on_event,
+                                            filters=filters).to_dict())
 
     def images(self, result: dict) -> list[bytes]:
         """PNG bytes of the page thumbnails a result shows (views.thumbnails); a thumbnail that is gone (its
@@ -152,12 +155,19 @@ class Gateway:
             out["rows_omitted"] = r.row_count - len(shown)
         return out
 
+    # classify ---------------------------------------------------------------------------------------
+    def classify(self, question: str, collection: str) -> dict:
+        return self.service.route(question, collection).model_dump()
+
     # search -----------------------------------------------------------------------------------------
-    def search(self, query: str, collection: str, k: int, arm: str, doc: str | None, page: int | None) -> dict:
-        r = self.service.search(query, collection, k=k, arm=arm, doc=doc, page=page)
+    def search(self, query: str, collection: str, k: int, arm: str, doc: str | None, page: int | None,
+               filters: list[str] | None = None) -> dict:
+        r = self.service.search(query, collection, k=k, arm=arm, doc=doc, page=page, filters=filters)
         results = [{"rank": h.rank, "score": h.score, "doc": h.doc, "page": h.page, "chunk_id": h.chunk_id,
                     "title": clip(h.title, 200), "quote": best_quote(h.text, query),
-                    **{k: v for k, v in (("image", h.image), ("thumbnail", h.thumbnail)) if v}} for h in r.hits]
+                    **{k: v for k, v in (("image", h.image), ("thumbnail", h.thumbnail)) if v},
+                    **({"validity": h.validity, "metadata": cap_json(h.metadata, 2000)}
+                       if h.metadata is not None else {})} for h in r.hits]
         return {"query": r.query, "collection": r.collection, "version": r.version, "arm": r.arm,
                 "filters": r.filters, "matches": r.matches, "results": results}
 
@@ -214,6 +224,24 @@ class Gateway:
             res["omitted"] = len(cols) - MAX_COLLECTIONS
         return res
 
+    def list_documents(self, collection: str) -> dict:
+        docs = self.service.list_documents(collection)
+        schema = self.service.collection_schema(collection)
+        from relayrag.metadata import BUILTIN
+        specs = schema.specs() if schema is not None else BUILTIN
+        shown = docs[:MAX_DOCUMENTS]
+        out: dict[str, Any] = {
+            "collection": collection, "count": len(docs),
+            "fields": {n: {"type": f.type, "filterable": f.filterable, "shown": f.shown,
+                           **({"values": f.values} if f.values else {})} for n, f in specs.items()},
+            "documents": [{"name": d["name"], "title": clip(d["title"], 200), "state": d["state"],
+                           "validity": d["validity"], "needs_review": d["needs_review"],
+                           "metadata": cap_json(d["metadata"], 2000), "chunks": d["n_chunks"],
+                           "ingested_at": iso(d["ingested_at"])} for d in shown]}
+        if len(docs) > len(shown):
+            out["omitted"] = len(docs) - len(shown)
+        return out
+
     def get_run(self, run_id: str) -> dict:
         try:
             detail = self.service.get_run(run_id)
@@ -227,7 +255,7 @@ class Gateway:
         if len(trace) > MAX_STAGES:
             out["stages_omitted"] = len(trace) - MAX_STAGES
         out["total_ms"] = round(sum(float(t.get("ms") or 0) for t in trace), 2)
-        for key in ("arm_draws", "snapshot_version", "queries", "sql_context"):
+        for key in ("arm_draws", "snapshot_version", "queries", "sql_context", "filters_applied"):
             if key in rec:
                 out[key] = cap_json(rec[key], 4000)
         return out

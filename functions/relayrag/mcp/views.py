@@ -12,6 +12,7 @@ ANSWER_CHARS = 4000        # an answer
 MAX_CITATIONS = 10
 MAX_SEARCH_K = 20
 MAX_FAILED = 50            # per-file errors listed by ingest / delete
+MAX_DOCUMENTS = 200
 MAX_COLLECTIONS = 200
 MAX_STAGES = 60            # trace entries returned by get_run
 MAX_JSON_CHARS = 20_000    # a workflow's return value, a stage's outputs
@@ -43,6 +44,13 @@ def citation_view(c: dict) -> dict:
     out = {k: c[k] for k in ("n", "doc", "page", "chunk_id") if k in c}
     out["quote"] = clip(c.get("quote", ""), QUOTE_CHARS)
     out.update({k: c[k] for k in ("image", "thumbnail") if c.get(k)})
+    if c.get("title"):
+        out["title"] = clip(c["title"], 200)
+    for k in ("validity", "valid_from", "valid_until", "needs_review"):
+        if c.get(k) is not None:
+            out[k] = c[k]
+    if c.get("shown"):
+        out["shown"] = {k: clip(v, 200) if isinstance(v, str) else v for k, v in list(c["shown"].items())[:20]}
     return out
 
 

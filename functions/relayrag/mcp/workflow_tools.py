@@ -23,7 +23,8 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("relayrag.mcp")
 
-BUILTIN_TOOLS = ("ask", "search", "ingest", "delete_document", "list_collections", "get_run", "sql_query")
+BUILTIN_TOOLS = ("ask", "search", "ingest", "delete_document", "list_collections", "list_documents", "get_run",
+                 "sql_query", "classify")
 RESERVED_ARGS = ("run_id", "urls")  # set by the gateway, never by a client (see DESIGN.md)
 
 # -- workflow tools: declarations in comment lines ---------------------------------------------------

@@ -1,57 +1,214 @@
-"""BM25 over chunks with bm25s (Lucene variant, k1=1.5, b=0.75), our tokenizer, save/load to a folder."""
+"""BM25 over chunks (Lucene variant as bm25s computes it: k1 = 1.5, b = 0.75) with our tokenizer, over the
+live rows of one or more immutable segments, with collection-wide statistics.
+
+Why not one bm25s index per segment: bm25s bakes idf(t) and the average document length into the per-(doc,
+term) scores it stores at index time, so scores of separately built indexes are not comparable and cannot be
+corrected afterwards (the length normalisation is not separable). Each segment therefore stores its postings
+(`TermStats`: term frequencies as a scipy CSC matrix [rows, terms] and the documents' token counts), and
+`BM25Index` scores a query with N, df(t) and avgdl over the live rows of all its segments at query time:
+
+    score(d, q) = Σ_{t in q} ln(1 + (N - df(t) + 0.5) / (df(t) + 0.5)) · tf / (tf + k1 · (1 - b + b · |d| / avgdl))
+
+— exactly bm25s's lucene scores over one index of the same live rows (tests/unit/retrieval/test_bm25_segments.py
+compares them), so the ranking across segments is the merged index's: no IDF drift, deleted rows count nowhere.
+"""
 
 from __future__ import annotations
 
-from pathlib import Path
+import io
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 
-import bm25s
 import numpy as np
+from scipy import sparse
 
 from relayrag.retrieval.tokenize import tokenize
 
+K1, B = 1.5, 0.75
+
+
+class TermStats:
+    """One segment's postings. tf: float32 CSC [n_rows, n_terms]; doc_len: int32 [n_rows] (tokens per row);
+    vocab: token -> column."""
+
+    def __init__(self, vocab: dict[str, int], tf: sparse.csc_matrix, doc_len: np.ndarray):
+        self.vocab = vocab
+        self.tf = tf
+        self.doc_len = np.asarray(doc_len, dtype=np.int32)
+
+    @property
+    def n_rows(self) -> int:
+        return int(self.doc_len.shape[0])
+
+    @classmethod
+    def from_tokens(cls, token_lists: Iterable[Sequence[str]]) -> "TermStats":
+        vocab: dict[str, int] = {}
+        rows: list[int] = []
+        cols: list[int] = []
+        data: list[int] = []
+        lens: list[int] = []
+        for r, toks in enumerate(token_lists):
+            lens.append(len(toks))
+            for t, n in Counter(toks).items():
+                rows.append(r)
+                cols.append(vocab.setdefault(t, len(vocab)))
+                data.append(n)
+        tf = sparse.csc_matrix((np.asarray(data, np.float32), (np.asarray(rows, np.int64), np.asarray(cols, np.int64))),
+                               shape=(len(lens), len(vocab)), dtype=np.float32)
+        return cls(vocab, tf, np.asarray(lens, np.int32))
+
+    @classmethod
+    def from_texts(cls, texts: Iterable[str]) -> "TermStats":
+        return cls.from_tokens(tokenize(t) for t in texts)
+
+    def column(self, token: str) -> tuple[np.ndarray, np.ndarray] | None:
+        """(local rows int32, tf float32) of the rows containing `token`, or None."""
+        j = self.vocab.get(token)
+        if j is None:
+            return None
+        a, b = self.tf.indptr[j], self.tf.indptr[j + 1]
+        return self.tf.indices[a:b], self.tf.data[a:b]
+
+    def select(self, rows: np.ndarray) -> "TermStats":
+        """The postings of `rows` only (in that order), vocabulary shrunk to the terms they contain."""
+        sub = self.tf[np.asarray(rows, dtype=np.int64)]
+        used = np.flatnonzero(sub.getnnz(axis=0))
+        inv = {j: t for t, j in self.vocab.items()}
+        return TermStats({inv[int(j)]: i for i, j in enumerate(used)}, sparse.csc_matrix(sub[:, used]),
+                         self.doc_len[np.asarray(rows, dtype=np.int64)])
+
+    @classmethod
+    def concat(cls, parts: Sequence["TermStats"]) -> "TermStats":
+        """Rows of `parts` stacked in order, over the union of their vocabularies (a merge: no re-tokenizing)."""
+        vocab: dict[str, int] = {}
+        mats = []
+        for p in parts:
+            remap = np.empty(len(p.vocab), dtype=np.int64)
+            for t, j in p.vocab.items():
+                remap[j] = vocab.setdefault(t, len(vocab))
+            coo = p.tf.tocoo()
+            mats.append((coo.row, remap[coo.col], coo.data, p.n_rows))
+        offset, rows, cols, data = 0, [], [], []
+        for r, c, d, n in mats:
+            rows.append(r.astype(np.int64) + offset)
+            cols.append(c)
+            data.append(d)
+            offset += n
+        tf = sparse.csc_matrix((np.concatenate(data) if data else np.zeros(0, np.float32),
+                                (np.concatenate(rows) if rows else np.zeros(0, np.int64),
+                                 np.concatenate(cols) if cols else np.zeros(0, np.int64))),
+                               shape=(offset, len(vocab)), dtype=np.float32)
+        lens = np.concatenate([p.doc_len for p in parts]) if parts else np.zeros(0, np.int32)
+        return cls(vocab, tf, lens)
+
+    def to_bytes(self) -> bytes:
+        """An .npz (no pickles): CSC arrays, doc lengths, the vocabulary as '\\n'-joined UTF-8 in column order
+        (our tokens never contain whitespace)."""
+        words = [""] * len(self.vocab)
+        for t, j in self.vocab.items():
+            words[j] = t
+        buf = io.BytesIO()
+        np.savez(buf, data=self.tf.data.astype(np.float32), indices=self.tf.indices.astype(np.int32),
+                 indptr=self.tf.indptr.astype(np.int64), doc_len=self.doc_len,
+                 vocab=np.frombuffer("\n".join(words).encode("utf-8"), dtype=np.uint8))
+        return buf.getvalue()
+
+    @classmethod
+    def from_bytes(cls, raw: bytes) -> "TermStats":
+        with np.load(io.BytesIO(raw), allow_pickle=False) as z:
+            doc_len = z["doc_len"]
+            words = bytes(z["vocab"]).decode("utf-8").split("\n") if z["vocab"].size else []
+            tf = sparse.csc_matrix((z["data"], z["indices"], z["indptr"]), shape=(doc_len.shape[0], len(words)))
+        return cls({t: j for j, t in enumerate(words)}, tf, doc_len)
+
+
+@dataclass(frozen=True)
+class CollectionStats:
+    """Collection-wide BM25 statistics for an index that holds only some of a collection's rows (a run's
+    candidates fetched from the distributed backend): N, avgdl and df of the tokens that matter (the run's
+    query tokens). Tokens without a df here fall back to their df among the rows held."""
+    n: int
+    avgdl: float
+    df: dict[str, int]
+
 
 class BM25Index:
-    """scores(query) -> float32 [n_chunks]; row i is chunk i of the snapshot."""
+    """scores(query) -> float32 [n_docs] over the live rows of its segments, in order: global row = the
+    segment's offset + the row's rank among that segment's live rows.
 
-    def __init__(self, model: bm25s.BM25 | None, n_docs: int):
-        self._model = model
-        self.n_docs = n_docs
+    parts: [(TermStats, live local rows (sorted int array) or None = all rows)]. stats: collection-wide
+    statistics when the rows held are a subset of the collection (then n_total = stats.n)."""
+
+    def __init__(self, parts: Sequence[tuple[TermStats, np.ndarray | None]], stats: CollectionStats | None = None):
+        self._parts: list[tuple[TermStats, np.ndarray]] = []  # (stats, global row per local row or -1)
+        offset, total_len = 0, 0
+        for part, live in parts:
+            if live is None:
+                gmap = np.arange(offset, offset + part.n_rows, dtype=np.int64)
+                total_len += int(part.doc_len.sum())
+                offset += part.n_rows
+            else:
+                live = np.asarray(live, dtype=np.int64)
+                gmap = np.full(part.n_rows, -1, dtype=np.int64)
+                gmap[live] = np.arange(offset, offset + live.size)
+                total_len += int(part.doc_len[live].sum())
+                offset += int(live.size)
+            self._parts.append((part, gmap))
+        self.n_docs = offset
+        self.avgdl = total_len / offset if offset else 0.0
+        self.stats = stats
+        if stats is not None:
+            self.avgdl = stats.avgdl
+
+    @property
+    def n_total(self) -> int:
+        """N of the BM25 formula: the collection's live rows (= n_docs unless built with `stats`)."""
+        return self.stats.n if self.stats is not None else self.n_docs
 
     @classmethod
     def build(cls, texts: list[str]) -> "BM25Index":
-        tokens = [tokenize(t) for t in texts]
-        if not texts:
-            return cls(None, 0)
-        model = bm25s.BM25(method="lucene", k1=1.5, b=0.75)
-        model.index(tokens, show_progress=False)
-        return cls(model, len(texts))
+        return cls([(TermStats.from_texts(texts), None)])
 
-    def save(self, folder: Path) -> None:
-        folder.mkdir(parents=True, exist_ok=True)
-        (folder / "n_docs").write_text(str(self.n_docs))
-        if self._model is not None:
-            self._model.save(str(folder), show_progress=False)
+    def _postings(self, token: str) -> list[tuple[np.ndarray, np.ndarray, np.ndarray]]:
+        """[(global rows, tf, doc lengths)] of the live rows containing `token`, per segment."""
+        out = []
+        for stats, gmap in self._parts:
+            col = stats.column(token)
+            if col is None:
+                continue
+            local, tf = col
+            g = gmap[local]
+            keep = g >= 0
+            if keep.any():
+                out.append((g[keep], tf[keep], stats.doc_len[local[keep]]))
+        return out
 
-    @classmethod
-    def load(cls, folder: Path) -> "BM25Index":
-        n = int((folder / "n_docs").read_text())
-        if n == 0:
-            return cls(None, 0)
-        return cls(bm25s.BM25.load(str(folder), mmap=False, show_progress=False), n)
-
-    def scores(self, query: str) -> np.ndarray:
-        if self._model is None:
-            return np.zeros(0, dtype=np.float32)
-        toks = tokenize(query)
-        if not toks:
-            return np.zeros(self.n_docs, dtype=np.float32)
-        return np.asarray(self._model.get_scores(toks), dtype=np.float32)
+    def df(self, token: str) -> int:
+        """Live rows of the collection containing `token` (a token as `tokenize` produces it)."""
+        if self.stats is not None and token in self.stats.df:
+            return self.stats.df[token]
+        return sum(int(g.size) for g, _, _ in self._postings(token))
 
     def token_scores(self, tokens: list[str]) -> np.ndarray:
-        """Scores for tokens already produced by `tokenize` (not tokenized again: a stem such as "propos"
-        would be stemmed a second time to another word)."""
-        if self._model is None:
+        """Scores for tokens already produced by `tokenize` (not tokenized again: a stem such as "propos" would
+        be stemmed a second time to another word). A token repeated in the query counts again (as in bm25s)."""
+        if self.n_docs == 0:
             return np.zeros(0, dtype=np.float32)
-        if not tokens:
-            return np.zeros(self.n_docs, dtype=np.float32)
-        return np.asarray(self._model.get_scores(list(tokens)), dtype=np.float32)
+        out = np.zeros(self.n_docs, dtype=np.float32)
+        n, avgdl = self.n_total, self.avgdl
+        for t in tokens:
+            posts = self._postings(t)
+            if not posts:
+                continue
+            df = self.df(t) if self.stats is not None else sum(int(g.size) for g, _, _ in posts)
+            idf = np.float32(np.log(1 + (n - df + 0.5) / (df + 0.5)))
+            for g, tf, dl in posts:
+                out[g] += idf * (tf / (np.float32(K1) * (np.float32(1 - B) + np.float32(B) * dl / np.float32(avgdl))
+                                       + tf))
+        return out
+
+    def scores(self, query: str) -> np.ndarray:
+        if self.n_docs == 0:
+            return np.zeros(0, dtype=np.float32)
+        return self.token_scores(tokenize(query))

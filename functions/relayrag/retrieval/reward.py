@@ -39,10 +39,16 @@ def _sigmoid(x: np.ndarray) -> np.ndarray:
 
 def query_idf(query: str, bm25_index) -> dict[str, float]:
     """BM25 idf per distinct query token over the snapshot's chunks: ln(1 + (N - df + 0.5)/(df + 0.5))."""
-    n = max(1, bm25_index.n_docs)
+    n = max(1, bm25_index.n_total)
     out = {}
     for t in dict.fromkeys(tokenize(query)):
-        df = int(np.count_nonzero(bm25_index.scores(t))) if bm25_index.n_docs else 0
+        again = tokenize(t)  # the token as a query (a stem may stem again): its df when it is one token
+        if not bm25_index.n_docs:
+            df = 0
+        elif len(again) == 1:
+            df = bm25_index.df(again[0])
+        else:
+            df = int(np.count_nonzero(bm25_index.scores(t)))
         out[t] = math.log(1 + (n - df + 0.5) / (df + 0.5))
     return out
 

@@ -16,7 +16,7 @@ from typing import Any, Callable
 from pydantic import BaseModel, Field, ValidationError
 
 from relayrag.context import StageContext
-from relayrag.errors import RelayragError, StageError
+from relayrag.errors import BadRequestError, RelayragError, StageError
 
 log = logging.getLogger(__name__)
 
@@ -106,14 +106,20 @@ def load_run(ctx: StageContext, run_id: str) -> dict:
 def run_snapshot(ctx: StageContext, run: dict):
     """The index snapshot this run's candidates index into: the version retrieve pinned in the run record
     (`snapshot_version`), so an ingest committed mid-run never shifts the rows later stages read; the
-    current version before retrieve has run."""
+    current version before retrieve has run. A run retrieved on the distributed backend reads the snapshot of
+    its candidates only (relayrag.retrieval.distributed.run_candidates), never the whole collection."""
+    if run.get("candidate_ids") is not None and run.get("snapshot_version"):
+        from relayrag.retrieval.distributed import run_candidates
+        key = f"{run['collection']}:{run['snapshot_version']}:{hash(tuple(run['candidate_ids']))}"
+        return run_candidates(ctx, key, run)
     return ctx.snapshot(run["collection"], version=run.get("snapshot_version"))
 
 
 def execute(stage: Stage, payload: Any, ctx: StageContext) -> tuple[int, dict]:
     """Validate `payload`, run the stage, record its trace entry. Returns (HTTP status, JSON body).
 
-    400: body invalid (the error names the field); 404: unknown run or collection; 500: anything else,
+    400: body invalid (the error names the field) or an argument that cannot be honoured (BadRequestError,
+    e.g. a filter on an unknown field); 404: unknown run or collection; 500: anything else,
     with a message but never a stack trace."""
     if not isinstance(payload, dict):
         return 400, {"error": "request body must be a JSON object", "stage": stage.name}
@@ -136,6 +142,8 @@ def execute(stage: Stage, payload: Any, ctx: StageContext) -> tuple[int, dict]:
         resp = stage.fn(req, ctx)
     except StageError as exc:
         return 404, {"error": str(exc), "stage": stage.name}
+    except BadRequestError as exc:
+        return 400, {"error": str(exc), "stage": stage.name}
     except RelayragError as exc:
         return 500, {"error": str(exc), "stage": stage.name}
     except Exception as exc:  # no stack traces leave a function

@@ -17,6 +17,7 @@ from __future__ import annotations
 import enum
 import functools
 import re
+from typing import Any
 
 import numpy as np
 from pydantic import Field
@@ -24,6 +25,7 @@ from pydantic import Field
 from relayrag.backends.llm import LLMError, complete_json
 from relayrag.context import StageContext
 from relayrag.errors import StageError
+from relayrag.metadata import filter_items, parse_filters
 from relayrag.naming import COLLECTION_PATTERN
 from relayrag.records import new_run
 from relayrag.retrieval.tokenize import tokenize
@@ -75,6 +77,9 @@ RAG_EXAMPLES = [
 class ClassifyRequest(StageRequest):
     question: str = Field(..., min_length=1, max_length=4000)
     collection: str = Field(..., min_length=1, max_length=64, pattern=COLLECTION_PATTERN)
+    filters: list[str] | dict[str, Any] | str | None = Field(
+        None, description="Metadata filters for retrieval (relayrag.metadata): 'field=value' strings (or a map); "
+                          "valid_on=YYYY-MM-DD, include_expired=true. Checked against the collection's schema.")
 
 
 class ClassifyResponse(StageResponse):
@@ -142,7 +147,11 @@ def run(req: ClassifyRequest, ctx: StageContext) -> ClassifyResponse:
     has_documents = bool(meta and meta.get("current_version"))
     tables = list(warehouse.get("tables") or []) if warehouse else []
     terms, touches_terms = sql_terms(ctx, req.collection, req.question) if warehouse else ([], False)
-    ctx.docstore.create_run(req.run_id, new_run(req.run_id, req.question, req.collection))
+    items = filter_items(req.filters)
+    if items:  # checked here, so a bad filter fails before anything runs (retrieve applies them)
+        parse_filters(items, ctx.schemas.get(req.collection))
+    ctx.docstore.create_run(req.run_id, new_run(req.run_id, req.question, req.collection,
+                                                **({"filters": items} if items else {})))
     method, route, conf, llm_error = "few-shot-embedding", None, 0.0, None
     if ctx.llm is not None:
         try:
@@ -181,6 +190,22 @@ def run(req: ClassifyRequest, ctx: StageContext) -> ClassifyResponse:
     write_run(ctx, req.run_id, {"route": route.value, "route_method": method})
     return ClassifyResponse(run_id=req.run_id, route=route.value, method=method, confidence=round(conf, 3),
                             llm_error=llm_error)
+
+
+def route_without_llm(ctx: StageContext, collection: str, question: str) -> tuple[str, float, bool, bool]:
+    """The no-LLM branch of `run` on its own, writing nothing: (route, confidence, has_documents,
+    has_warehouse). For front ends that route without running the pipeline (the assistant's deterministic
+    router, relayrag.agent)."""
+    warehouse = ctx.warehouse_record(collection)
+    meta = ctx.docstore.get_collection(collection)
+    has_warehouse, has_documents = warehouse is not None, bool(meta and meta.get("current_version"))
+    tables = list(warehouse.get("tables") or []) if warehouse else []
+    route, conf = classify_no_llm(question, ctx.embedder)
+    if route == Route.rag and has_warehouse:
+        _, touches_terms = sql_terms(ctx, collection, question)
+        if not has_documents or mentions_table(question, tables) or touches_terms:
+            route, conf = Route.sql, (0.9 if not has_documents else 0.6)
+    return route.value, conf, has_documents, has_warehouse
 
 
 STAGE = Stage("classify", ClassifyRequest, ClassifyResponse, run,

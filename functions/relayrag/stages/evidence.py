@@ -37,10 +37,10 @@ def query_idf(query_tokens: list[str], bm25_index) -> dict[str, float]:
     """BM25-style idf per distinct query token over the snapshot's chunks: ln(1 + (N - df + 0.5)/(df + 0.5)),
     with df >= 1: a word no chunk contains weighs as much as the rarest word that occurs, not more (else a
     generic question word absent from the corpus would outweigh all the words an answer does contain)."""
-    n = max(1, bm25_index.n_docs)
+    n = max(1, bm25_index.n_total)
     out = {}
     for t in dict.fromkeys(query_tokens):
-        df = int(np.count_nonzero(bm25_index.token_scores([t]))) if bm25_index.n_docs else 0
+        df = bm25_index.df(t) if bm25_index.n_docs else 0
         df = max(df, 1)
         out[t] = math.log(1 + (n - df + 0.5) / (df + 0.5))
     return out
@@ -50,7 +50,7 @@ def absent_tokens(query_tokens: list[str], bm25_index) -> set[str]:
     """The query tokens no chunk of the index contains."""
     if not bm25_index.n_docs:
         return set(query_tokens)
-    return {t for t in dict.fromkeys(query_tokens) if not np.count_nonzero(bm25_index.token_scores([t]))}
+    return {t for t in dict.fromkeys(query_tokens) if not bm25_index.df(t)}
 
 
 def sentence_spans(text: str, max_sentences: int = 40) -> list[tuple[int, int]]:

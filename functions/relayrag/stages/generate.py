@@ -22,6 +22,7 @@ from typing import Any
 from relayrag.backends.llm import LLMError, accepts_images
 from relayrag.context import StageContext
 from relayrag.pagerefs import attach
+from relayrag.metadata import DEFAULT_EXPIRING_DAYS, citation_fields
 from relayrag.retrieval.tokenize import tokenize
 from relayrag.prompts import quote_document, with_data_rule
 from relayrag.stages.base import Stage, StageRequest, StageResponse, llm_failure, load_run, run_snapshot, write_run
@@ -69,6 +70,19 @@ def chitchat_text(question: str, collection: str) -> str:
 def citation(chunk: dict, n: int, quote: str) -> dict:
     return {"n": n, "doc": chunk["doc"], "page": chunk["page"], "chunk_id": chunk["chunk_id"],
             "source": chunk["source"], "quote": quote}
+
+
+def with_metadata(citations: list[dict], snap) -> list[dict]:
+    """Citations with their document's title and, for a document with metadata, its validity state,
+    needs_review and the fields the collection schema marks as shown (relayrag.metadata.citation_fields)."""
+    schema = snap.manifest.get("schema") or {}
+    shown = [n for n, f in (schema.get("fields") or {}).items() if f.get("shown") and n != "title"]
+    expiring = int(schema.get("expiring_days", DEFAULT_EXPIRING_DAYS))
+    out = []
+    for c in citations:
+        row = snap.row_of.get(c["chunk_id"])
+        out.append({**c, **citation_fields(snap.chunks[row], shown, expiring)} if row is not None else c)
+    return out
 
 
 def with_table_header(chunk_text: str, start: int, row: str, header: str = "") -> str:
@@ -199,8 +213,8 @@ def extractive(question: str, chunks: list[dict], embedder, max_sentences: int, 
     (answerability.Support.answers) leads; up to max_sentences − 1 more that also answer it and score
     >= 80 % of it (CJK: its neighbouring sentences at >= 30 %) are added by MMR (λ = 0.7). Near-duplicates
     (same normalised text, or cosine >= DUPLICATE_COSINE) are quoted once, citing every chunk that says
-    them (each document page once: overlapping chunks of one page are one source). A table row whose question
-    names one of its columns answers as "row — column: cell".
+    them (each document page once: overlapping chunks of one page are one source). A table row whose
+    question names one of its columns answers as "row — column: cell".
 
     decision: {"answerable": bool, "support": the best sentence's support signals, "related": up to 3
     closest passages [{doc, page, chunk_id, quote}]}. Not answerable → no sentences, no citations."""
@@ -425,7 +439,7 @@ def run(req: GenerateRequest, ctx: StageContext) -> GenerateResponse:
     if by_image:
         answer = by_image_note(run_rec, answered=True, cited=citations[0] if citations else None,
                                read_image=method == VISION) + " " + answer
-    citations = attach(ctx, snap, citations)
+    citations = attach(ctx, snap, with_metadata(citations, snap))
     write_run(ctx, req.run_id, {"answer": answer, "citations": citations, "answer_sentences": sentences,
                                          "found": True, "generate_method": method,
                                          "answerability": decision["support"], "related": [],

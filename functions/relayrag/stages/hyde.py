@@ -15,6 +15,7 @@ from __future__ import annotations
 import math
 from collections import Counter
 
+import numpy as np
 from pydantic import BaseModel
 
 from relayrag.backends.llm import LLMError, complete_json
@@ -39,11 +40,19 @@ class HydeResponse(StageResponse):
     retry_count: int = 0
 
 
-def prf_terms(question: str, snapshot, fb_docs: int, fb_terms: int) -> list[str]:
-    """Expansion terms (surface tokens as the BM25 tokenizer yields them), best first."""
+def prf_terms(question: str, snapshot, fb_docs: int, fb_terms: int, filters=None) -> list[str]:
+    """Expansion terms (surface tokens as the BM25 tokenizer yields them), best first; feedback documents are
+    taken only from rows that pass the run's metadata `filters` (relayrag.metadata)."""
     if len(snapshot) == 0:
         return []
+    from relayrag.metadata import FilterError, snapshot_filters
     scores = snapshot.bm25.scores(question)
+    try:
+        _, mask = snapshot_filters(snapshot, filters)
+    except FilterError:
+        mask = None  # retrieve reports the bad filter
+    if mask is not None:
+        scores = np.where(mask, scores, 0.0)
     rows = [int(i) for i in top_k(scores, fb_docs) if scores[i] > 0]
     if not rows:
         return []
@@ -95,7 +104,8 @@ def run(req: HydeRequest, ctx: StageContext) -> HydeResponse:
     if method != "llm-hyde" and retry:
         # only a retry round without the LLM needs the snapshot (pseudo-relevance feedback): the version
         # the first round retrieved from
-        terms = prf_terms(question, run_snapshot(ctx, run_rec), fb_docs=10, fb_terms=15)
+        terms = prf_terms(question, run_snapshot(ctx, run_rec), fb_docs=10, fb_terms=15,
+                          filters=run_rec.get("filters"))
         if terms:
             queries.append(Query(text=question + " " + " ".join(terms), kind="prf", weight=0.5))
         kw = " ".join(dict.fromkeys(tokenize(question)))

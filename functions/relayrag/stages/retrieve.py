@@ -9,16 +9,22 @@ that context (a list far below the best is dropped: `fusion_weights`). Every off
 (they cost milliseconds; hybrid needs both base lists anyway) and their top 10 rows go to the run record as
 `arm_lists`, so grade can reward each arm for its own ranking. Candidates (with `retrieve_rank`, the rank in
 the chosen arm's list before rerank) go to the run record; the response carries the arm and a few scalars.
+
+Metadata filters (the run record's `filters`, relayrag.metadata) become a row mask applied to every base
+list's scores before its top-k — dense, BM25 and so hybrid — so a filter never loses recall to rows it
+removes, and the reward's arm lists hold only rows that pass. By default expired documents are left out.
 """
 
 from __future__ import annotations
 
+import numpy as np
 from pydantic import Field, field_validator
 
-from relayrag.context import StageContext
+from relayrag.context import StageContext, check_snapshot_embedder
 from relayrag.ingest.snapshot import RUN_PIN_TTL_S
 from relayrag.retrieval.bandit import (BASE_ARMS, Arm, ThompsonBandit, context_params, fusion_weights,
                                        offered_arms, query_context, readable)
+from relayrag.metadata import snapshot_filters
 from relayrag.retrieval.fusion import rrf_fuse, top_k
 from relayrag.retrieval.reward import DEPTH as REWARD_DEPTH
 from relayrag.stages.base import Stage, StageRequest, StageResponse, load_run, write_run
@@ -44,19 +50,27 @@ class RetrieveResponse(StageResponse):
                                              "page-image search hits with these candidates), else 0.")
 
 
-def _base_lists(snapshot, embedder, queries: list[dict], arms, depth: int) -> dict[str, list]:
-    """{base arm: [(ranking of rows, weight) per query]} for the base arms in `arms`."""
+def _base_lists(snapshot, embedder, queries: list[dict], arms, depth: int,
+                mask: np.ndarray | None = None) -> dict[str, list]:
+    """{base arm: [(ranking of rows, weight) per query]} for the base arms in `arms`; rows where `mask` is
+    False never enter a list (their scores are removed before the top-k)."""
     out: dict[str, list] = {}
     if "dense" in arms:
         dense_q = [q for q in queries if q["kind"] != "keywords"]
         if dense_q:
             vecs = embedder.embed([q["text"] for q in dense_q], kind="query")
-            out["dense"] = [([int(i) for i in top_k(snapshot.dense.scores(v), depth)], q["weight"])
-                            for q, v in zip(dense_q, vecs)]
+            out["dense"] = []
+            for q, v in zip(dense_q, vecs):
+                s = snapshot.dense.scores(v)
+                if mask is not None:
+                    s = np.where(mask, s, -np.inf)
+                out["dense"].append(([int(i) for i in top_k(s, depth) if s[i] > -np.inf], q["weight"]))
     if "bm25" in arms:
         out["bm25"] = []
         for q in (q for q in queries if q["kind"] != "hyde"):
             s = snapshot.bm25.scores(q["text"])
+            if mask is not None and len(s):
+                s = np.where(mask, s, 0.0)
             out["bm25"].append(([int(i) for i in top_k(s, depth) if s[i] > 0], q["weight"]))
     return out
 
@@ -67,17 +81,28 @@ def _fuse(parts: list[tuple[list[int], float]]) -> list[tuple[int, float]]:
     return [(int(r), float(sc)) for r, sc in rrf_fuse([p for p, _ in parts], k=60, weights=[w for _, w in parts])]
 
 
+def _needed(arms: list[str], dense_readable: bool, weights: dict[str, float]) -> tuple[list[str], set[str]]:
+    """(hybrid's input lists, the base lists `arms` need)."""
+    hybrid_inputs = [a for a in BASE_ARMS if (a != "dense" or dense_readable) and weights.get(a, 1.0) > 0]
+    return hybrid_inputs, set(a for a in arms if a != "hybrid") | (set(hybrid_inputs) if "hybrid" in arms else set())
+
+
 def arm_rankings(snapshot, embedder, queries: list[dict], arms: list[str], depth: int = DEPTH, *,
-                 dense_readable: bool = True, weights: dict[str, float] | None = None
+                 dense_readable: bool = True, weights: dict[str, float] | None = None,
+                 mask: np.ndarray | None = None, base: dict[str, list] | None = None
                  ) -> dict[str, list[tuple[int, float]]]:
-    """{arm: [(row, fused score)] best first} for each of `arms`; the base lists are computed once.
+    """{arm: [(row, fused score)] best first} for each of `arms`; the base lists are computed once (or given
+    as `base`, e.g. by the distributed backend).
 
     hybrid = weighted RRF of the readable base lists (dense only if `dense_readable`), list weights
-    `weights` (default 1 each; a weight of 0 leaves that list out) times each query's own weight."""
+    `weights` (default 1 each; a weight of 0 leaves that list out) times each query's own weight.
+    mask: bool [n_chunks] (relayrag.metadata.row_mask), rows that may be retrieved (None: all)."""
     weights = weights or {}
-    hybrid_inputs = [a for a in BASE_ARMS if (a != "dense" or dense_readable) and weights.get(a, 1.0) > 0]
-    need = set(a for a in arms if a != "hybrid") | (set(hybrid_inputs) if "hybrid" in arms else set())
-    base = _base_lists(snapshot, embedder, queries, need, depth)
+    hybrid_inputs, need = _needed(arms, dense_readable, weights)
+    if base is None:
+        base = _base_lists(snapshot, embedder, queries, need, depth, mask)
+    elif mask is not None:  # given lists (distributed candidates): rows outside the mask leave them
+        base = {a: [([r for r in rows if mask[r]], w) for rows, w in lists] for a, lists in base.items()}
     out = {}
     for arm in arms:
         if arm == "hybrid":
@@ -88,12 +113,14 @@ def arm_rankings(snapshot, embedder, queries: list[dict], arms: list[str], depth
 
 
 def arm_ranking(snapshot, embedder, queries: list[dict], arm: str, depth: int = DEPTH, *,
-                weights: dict[str, float] | None = None) -> list[tuple[int, float]]:
+                weights: dict[str, float] | None = None, mask: np.ndarray | None = None,
+                base: dict[str, list] | None = None) -> list[tuple[int, float]]:
     """[(row, fused score)] best first for one arm over all queries (weighted RRF across queries). Hybrid
     leaves out the dense list when the embedder cannot read the first query (bandit.readable)."""
     dense_readable = arm != "hybrid" or not queries or readable(embedder, queries[0]["text"])
     return arm_rankings(snapshot, embedder, queries, [arm], depth, dense_readable=dense_readable,
-                        weights=weights)[arm]
+                        weights=weights, mask=mask, base=base)[arm]
+
 
 
 def run(req: RetrieveRequest, ctx: StageContext) -> RetrieveResponse:
@@ -103,7 +130,6 @@ def run(req: RetrieveRequest, ctx: StageContext) -> RetrieveResponse:
     # lease the version to this run before loading it: later stages read the same rows (run_snapshot) and
     # ingest's GC spares it while the run is in flight
     ctx.docstore.pin_version(collection, version, req.run_id, RUN_PIN_TTL_S)
-    snap = ctx.snapshot(collection, version)
     question = run_rec["question"]
     queries = run_rec.get("queries") or [{"text": question, "kind": "original", "weight": 1.0}]
     context = query_context(question)
@@ -119,14 +145,29 @@ def run(req: RetrieveRequest, ctx: StageContext) -> RetrieveResponse:
         arm, draws = ThompsonBandit().choose(params, offered)
         method = "thompson"
     computed = list(dict.fromkeys([*offered, arm]))
-    lists = arm_rankings(snap, ctx.embedder, queries, computed, dense_readable=can_read, weights=weights)
+    index = ctx.index_backend(collection)
+    extra: dict = {}
+    if index is None:
+        snap, base = ctx.snapshot(collection, version), None
+    else:  # distributed: the backend ranks, this run keeps only its candidates (relayrag.retrieval.distributed)
+        from relayrag.retrieval import distributed
+        snap, base = distributed.candidates(ctx, index, collection, version, queries,
+                                            _needed(computed, can_read, weights)[1], DEPTH)
+        check_snapshot_embedder(snap, ctx.embedder)
+        extra = distributed.record_fields(snap)
+    # metadata filters (FilterError: HTTP 400); on the distributed backend they apply to its candidates
+    filters, mask = snapshot_filters(snap, run_rec.get("filters"))
+    lists = arm_rankings(snap, ctx.embedder, queries, computed, dense_readable=can_read, weights=weights,
+                         mask=mask, base=base)
     ranking = lists[arm][: ctx.settings.retrieve_k]
     candidates = [{"chunk_id": snap.chunks[r]["chunk_id"], "row": r, "retrieve_score": s, "retrieve_rank": i}
                   for i, (r, s) in enumerate(ranking, start=1)]
     write_run(ctx, req.run_id, {
         "arm": arm, "arm_draws": draws, "bandit_context": context, "dense_readable": can_read,
         "fusion_weights": weights, "snapshot_version": snap.version, "candidates": candidates,
-        "arm_lists": {a: [r for r, _ in lists[a][:REWARD_DEPTH]] for a in computed}})
+        "filters_applied": {**filters.describe(),
+                            "rows": int(mask.sum()) if mask is not None else len(snap)},
+        "arm_lists": {a: [r for r, _ in lists[a][:REWARD_DEPTH]] for a in computed}, **extra})
     return RetrieveResponse(run_id=req.run_id, method=method, arm=arm, n_candidates=len(candidates),
                             top_score=round(candidates[0]["retrieve_score"], 6) if candidates else 0.0,
                             context=context, page_vectors=1 if snap.manifest.get("page_vectors") else 0)

@@ -98,8 +98,10 @@ def test_snapshot_write_and_load_through_gcs(store):
     vecs /= np.linalg.norm(vecs, axis=1, keepdims=True)
     write_snapshot(store, "col", "v1", chunks, vecs, {"embedder": "test/8"})
     keys = store.list("snapshots/col/v1")
-    assert "snapshots/col/v1/manifest.json" in keys and any(k.startswith("snapshots/col/v1/bm25/") for k in keys)
-    snap = load_snapshot(store, "col", "v1")  # bm25 files are downloaded: local_path is None
+    assert keys == ["snapshots/col/v1/manifest.json"]  # a version is its manifest; the rows are in a segment
+    seg = [k for k in store.list("snapshots/col/segments") if k.endswith("/bm25.npz")]
+    assert len(seg) == 1
+    snap = load_snapshot(store, "col", "v1")  # segment files are downloaded: local_path is None
     assert snap.version == "v1" and [c["chunk_id"] for c in snap.chunks] == ["c0", "c1", "c2"]
     assert snap.manifest["embedder"] == "test/8" and snap.manifest["n_chunks"] == 3
     np.testing.assert_allclose(read_vectors(store, "col", "v1"), vecs.astype(np.float16))
@@ -108,6 +110,7 @@ def test_snapshot_write_and_load_through_gcs(store):
     write_snapshot(store, "col", "v2", chunks[:1], vecs[:1], {"embedder": "test/8"})
     assert gc_versions(store, "col", keep={"v2"}) == ["v1"]
     assert store.list("snapshots/col/v1") == [] and store.list("snapshots/col/v2")
+    assert not any(k.startswith(seg[0].rsplit("/", 1)[0]) for k in store.list("snapshots/col"))  # v1's segment
 
 
 def test_pipeline_ingest_end_to_end_on_gcs(gcs_server, tmp_path, monkeypatch):

@@ -135,12 +135,16 @@ def test_concurrent_writers_without_a_shared_lock_lose_no_update(tmp_path, embed
     chunks = read_chunks(RemoteLikeStore(blob_root), "c", meta["current_version"])
     assert sorted({c["doc"] for c in chunks}) == [f"doc{i}.txt" for i in range(len(files))]
     assert len(ds.list_files("c")) == len(files)
-    # losers deleted their never-current versions; replaced ones wait for GC_MIN_AGE_S (another
-    # instance may still be reading them), so at most one complete version per successful writer remains
+    # losers deleted their never-current versions and segments; replaced ones wait for GC_MIN_AGE_S (another
+    # instance may still be reading them), so at most one complete version and one segment per successful
+    # writer remain
     keys = LocalBlobStore(blob_root).list("snapshots/c/")
-    versions = {k.split("/")[2] for k in keys}
+    versions = {k.split("/")[2] for k in keys} - {"segments"}
     assert meta["current_version"] in versions and len(versions) <= len(files)
     assert all(f"snapshots/c/{v}/manifest.json" in keys for v in versions)
+    segments = {k.split("/")[3] for k in keys if k.startswith("snapshots/c/segments/")}
+    assert len(segments) <= len(files)
+    assert all(f"snapshots/c/segments/{s}/manifest.json" in keys for s in segments)
 
 
 def test_conflict_retries_are_bounded(tmp_path, embedder, monkeypatch):

@@ -8,13 +8,12 @@ from __future__ import annotations
 
 import json
 
-import numpy as np
 import pytest
 
 from relayrag import jsonl
 from relayrag.engine.local import ask
 from relayrag.ingest.pipeline import ingest
-from relayrag.ingest.snapshot import prefix, read_chunks
+from relayrag.ingest.snapshot import read_chunks, read_manifest, read_vectors, segment_prefix, version_segments
 
 # Every line boundary of str.splitlines() (Python docs, "str.splitlines"), and \r\n.
 BREAKS = ["\n", "\r", "\r\n", "\x0b", "\x0c", "\x1c", "\x1d", "\x1e", "\x85", "\u2028", "\u2029"]
@@ -54,6 +53,15 @@ def test_reader_accepts_files_written_before_the_fix():
     assert jsonl.loads(old_bytes) == rows
 
 
+def _segment(collection: str, version: str) -> str:
+    """The folder of the version's one segment (these tests ingest once into a fresh collection)."""
+    from relayrag.context import default_context
+    ctx = default_context()
+    refs = version_segments(read_manifest(ctx.blobstore, collection, version), version)
+    assert len(refs) == 1
+    return segment_prefix(collection, refs[0].id)
+
+
 def test_reader_names_the_bad_line():
     with pytest.raises(jsonl.JSONLError, match="line 2: not JSON"):
         jsonl.loads(b'{"a": 1}\n{"a": \n')
@@ -66,7 +74,7 @@ def test_every_text_loader_ingests_and_answers(ctx, tmp_path, br):
     assert summary.failed == [] and summary.ingested == len(names)
     chunks = read_chunks(ctx.blobstore, "u", summary.version)
     assert {c["source"].rsplit("/", 1)[-1] for c in chunks} == names
-    raw = ctx.blobstore.get_bytes(prefix("u", summary.version) + "chunks.jsonl").decode("utf-8")
+    raw = ctx.blobstore.get_bytes(_segment("u", summary.version) + "chunks.jsonl").decode("utf-8")
     assert len(raw.splitlines()) == len(chunks)  # no record spans two lines for any reader
     result = ask("What is the largest rodent?", "u")
     assert "capybara" in result["answer"].lower()
@@ -80,7 +88,7 @@ def test_collection_with_unreadable_snapshot_is_recoverable(ctx, tmp_path):
     _write_every_loader(folder, " ")
     (folder / "other.txt").write_text("Wombats produce cube-shaped droppings.", encoding="utf-8")
     first = ingest(ctx, folder, "u")
-    key = prefix("u", first.version) + "chunks.jsonl"
+    key = _segment("u", first.version) + "chunks.jsonl"
     path = ctx.blobstore.local_path(key)
     path.write_bytes(path.read_bytes()[:-40])
     with pytest.raises(Exception, match=r"cannot be read .*relayrag ingest"):
@@ -94,14 +102,13 @@ def test_collection_with_unreadable_snapshot_is_recoverable(ctx, tmp_path):
     assert "wombat" in ask("Which animal produces cube-shaped droppings?", "u")["answer"].lower()
 
     # delete works on a broken snapshot too (the dense matrix this time)
-    vec = ctx.blobstore.local_path(prefix("u", again.version) + "dense.npy")
+    vec = ctx.blobstore.local_path(_segment("u", again.version) + "dense.npy")
     vec.write_bytes(b"garbage")
     gone = ingest(ctx, ".", "u", remove_paths=["other.txt"])
     assert gone.deleted >= 1 and gone.version
     files = {r["name"] for r in ctx.docstore.list_files("u")}
     assert "other.txt" not in files
-    assert np.load(ctx.blobstore.local_path(prefix("u", gone.version) + "dense.npy")).shape[0] == \
-        len(read_chunks(ctx.blobstore, "u", gone.version))
+    assert read_vectors(ctx.blobstore, "u", gone.version).shape[0] == len(read_chunks(ctx.blobstore, "u", gone.version))
 
 
 def test_sql_eval_and_beir_queries_read_jsonl_with_separators(tmp_path):

@@ -115,6 +115,35 @@ def test_deleting_or_replacing_a_pdf_removes_its_page_images_and_vectors_with_th
     assert [p["doc"] for p in snap.pages] == ["site-photo.png"] and snap.manifest["page_vectors"]["pages"] == 1
 
 
+def test_one_file_ingest_and_a_segment_merge_keep_the_other_files_page_images_and_index(ctx, docs, tmp_path):
+    """Under segments a version's pages.jsonl and colpali/ index stay per version: an ingest of one file (which
+    reads only that file's record and writes only its segment) carries the other files' page entries and reuses
+    their vectors; a segment merge (its own version) copies the page files, so nothing re-renders or re-encodes
+    and the visual route still finds the page by its image."""
+    from relayrag.ingest.pipeline import merge
+
+    enc = use_doubles(ctx)
+    ingest(ctx, docs, "m")
+    old = sorted((p["source"], p["page"], p["sha256"]) for p in ctx.snapshot("m").pages)
+    assert len(old) == 4 and enc.encoded == 4
+    extra = tmp_path / "extra"
+    s = ingest(ctx, write_png(extra / "third.png", "blue", "THIRD"), "m").to_dict()
+    assert s["files"]["ingested"] == 1 and s["pages"] == {"indexed": 5, "rendered": 1, "embedded": 1}
+    pages = sorted((p["source"], p["page"], p["sha256"]) for p in ctx.snapshot("m").pages)
+    assert set(old) < set(pages) and len(pages) == 5 and enc.encoded == 5
+    blobs = page_blobs(ctx, "m")
+    merged = merge(ctx, "m", everything=True)
+    assert merged is not None and ctx.current_version("m") == merged
+    snap = ctx.snapshot("m")
+    assert sorted((p["source"], p["page"], p["sha256"]) for p in snap.pages) == pages
+    assert snap.manifest["pages"] == 5 and snap.manifest["page_vectors"]["pages"] == 5
+    index = json.loads(ctx.blobstore.get_bytes(f"snapshots/m/{merged}/colpali/index.json"))
+    assert len(index) == 5 and page_blobs(ctx, "m") == blobs and enc.encoded == 5
+    r = ask("Which figure shows the red diagram?", "m")
+    assert (r["pages"][0]["doc"], r["pages"][0]["page"]) == ("manual.pdf", 2)
+    assert r["citations"][0]["image"] == r["pages"][0]["image"]
+
+
 @pytest.mark.parametrize("question,cue", [
     ("Which figure shows the pump impeller?", "figure"), ("What does the wiring look like?", "look like"),
     ("Show me the chart of prices", "show me"), ("この図は何を示していますか", "図"),

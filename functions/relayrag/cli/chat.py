@@ -1,0 +1,114 @@
+"""`relayrag chat`: the assistant in the terminal (relayrag.agent; extra `agent`); `relayrag chat-serve`: the
+same assistant as POST /chat (Server-Sent Events)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sys
+from typing import Optional
+
+import typer
+
+from relayrag.cli.app import _say, _user_errors, app, err, out
+
+
+def _args(args: dict) -> str:
+    parts = []
+    for k, v in args.items():
+        text = json.dumps(v, ensure_ascii=False)
+        parts.append(f"{k}={text if len(text) <= 80 else text[:79] + '…'}")
+    return ", ".join(parts)
+
+
+def _show(event: dict, as_json: bool) -> None:
+    kind = event["event"]
+    if kind == "tool_call":
+        _say(err, ("→", "cyan"), f" {event['name']}({_args(event.get('args') or {})})")
+    elif kind == "tool_result":
+        _say(err, ("←", "cyan"), f" {event['name']} ", ("ok", "green") if event.get("ok") else ("error", "red"),
+             "" if event.get("ok") else f": {event.get('preview', '')}")
+    elif kind == "hop":
+        _say(err, ("supervisor", "magenta"), f" → {event['specialist']}: {event.get('task', '')}")
+    elif kind == "repair":
+        _say(err, ("repair", "yellow"), f" the structured result failed validation once: {event.get('error')}")
+    elif kind == "summary":
+        _say(err, ("summary", "yellow"), f" {event['messages']} older messages summarised (history budget)")
+    elif kind == "error":
+        _say(err, ("error:", "red"), f" {event['message']}")
+    elif kind == "final":
+        if as_json:
+            sys.stdout.write(json.dumps(event, ensure_ascii=False) + "\n")
+            sys.stdout.flush()
+            return
+        if event.get("note"):
+            _say(err, ("note:", "yellow"), f" {event['note']}")
+        out.print(event["answer"])
+        out.print()
+
+
+async def _chat(collection: str, thread: str | None, mode: str, as_json: bool) -> None:
+    from relayrag.agent.assistant import Assistant
+    interactive = sys.stdin.isatty()
+    async with Assistant(collection=collection, mode=mode) as assistant:
+        toolset = assistant.toolset
+        assert toolset is not None
+        thread_id = thread
+        if thread_id is None:
+            import uuid
+            thread_id = uuid.uuid4().hex[:12]
+        _say(err, ("assistant", "bold"), f" thread {thread_id} (resume with --thread {thread_id}) · collection "
+             f"{collection} · model {assistant.model_name} · tools {', '.join(toolset.offered) or 'none'}")
+        if assistant.model is None:
+            _say(err, ("note:", "yellow"), " no LLM configured (RELAYRAG_LLM=none): the deterministic router "
+                 "answers each question with one relayrag tool")
+        while True:
+            try:
+                line = await asyncio.to_thread(input, "you> ") if interactive else sys.stdin.readline()
+            except EOFError:
+                break
+            if not interactive and line == "":
+                break
+            line = line.strip()
+            if not line:
+                continue
+            if line in ("/exit", "/quit"):
+                break
+            async for event in assistant.turn(line, thread_id=thread_id):
+                _show(event, as_json)
+
+
+@app.command()
+def chat(collection: str = typer.Option(..., "--collection", "-c", help="Collection the assistant answers from."),
+         thread: Optional[str] = typer.Option(None, "--thread", "-t", help="Resume this thread (default: a new "
+                                              "one; its id is printed on stderr)."),
+         mode: str = typer.Option("auto", "--mode", help="auto (supervisor when the collection has documents and "
+                                  "tables) | analysis | supervisor."),
+         as_json: bool = typer.Option(False, "--json", help="Print each turn's final event as one JSON line.")):
+    """Talk to the assistant (extra `agent`): a LangGraph agent that answers with relayrag's MCP tools, with
+    citations, and remembers the thread (RELAYRAG_HOME/agent/threads.sqlite3). Tool calls stream to stderr,
+    answers to stdout. Interactive on a terminal; otherwise one turn per stdin line. Model: RELAYRAG_LLM
+    (none: a deterministic router answers with one tool and says so). MCP: RELAYRAG_AGENT_MCP_URL (empty:
+    `relayrag mcp` over stdio)."""
+    with _user_errors():
+        import relayrag.agent  # noqa: F401  (ConfigError naming the extra when it is missing)
+        try:
+            asyncio.run(_chat(collection, thread, mode, as_json))
+        except KeyboardInterrupt:
+            raise typer.Exit(130) from None
+
+
+@app.command("chat-serve")
+def chat_serve(collection: str = typer.Option("", "--collection", "-c", help="Default collection of requests "
+                                              "that name none."),
+               port: int = typer.Option(8790, "--port", help="HTTP port."),
+               host: str = typer.Option("127.0.0.1", "--host", help="Bind address (loopback by default)."),
+               mode: str = typer.Option("auto", "--mode", help="auto | analysis | supervisor."),
+               no_auth: bool = typer.Option(False, "--no-auth", help="Serve WITHOUT tokens (loopback only)."),
+               log_level: str = typer.Option("warning", "--log-level", help="uvicorn log level.")):
+    """Serve the assistant as POST /chat, streaming Server-Sent Events (start, node, tool_call, tool_result,
+    final). Bearer tokens from RELAYRAG_AGENT_TOKENS (comma-separated); refuses to start without them unless
+    --no-auth on a loopback host."""
+    with _user_errors():
+        from relayrag.agent.http import serve
+        serve(host=host, port=port, collection=collection, no_auth=no_auth, mode=mode, log_level=log_level)

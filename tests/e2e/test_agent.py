@@ -1,0 +1,167 @@
+"""The assistant through its real transports and front doors: the MCP gateway as a `relayrag mcp` child over
+stdio and as `relayrag mcp --http` with bearer tokens; `relayrag chat-serve` streaming POST /chat as SSE (order
+of events, 401); `relayrag chat` scripted on stdin, its thread resumed by a second process."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import httpx
+import pytest
+
+from relayrag.agent.assistant import Assistant
+from relayrag.errors import ConfigError
+from tests.agent_double import ScriptedChatModel, call, say
+from tests.e2e.test_mcp_http import free_port, start_gateway, stop
+from tests.unit.agent.conftest import BEES_Q, settings_for
+
+RELAYRAG = Path(sys.executable).parent / "relayrag"
+
+
+@pytest.fixture
+def bees(home, ctx, small_corpus) -> str:
+    from relayrag.service import Service
+    assert not Service(ctx).ingest(small_corpus, "docs").failed
+    return "docs"
+
+
+def script() -> ScriptedChatModel:
+    return ScriptedChatModel(script=[
+        call("ask", question=BEES_Q, collection="docs"), say("Up to 60,000 worker bees."),
+        call("AnalysisResult", summary="Up to 60,000 worker bees in summer.", insights=[], recommendations=[],
+             citations=[{"document": "bees.txt", "page": 1}])])
+
+
+def one_turn(assistant: Assistant) -> list[dict]:
+    async def go():
+        async with assistant as a:
+            return [e async for e in a.turn(BEES_Q, thread_id="t")]
+    return asyncio.run(go())
+
+
+def check_answer(events: list[dict]) -> None:
+    final = events[-1]
+    assert final["event"] == "final", events
+    assert final["mode"] == "analysis" and "60,000" in final["answer"]
+    assert [(c["document"], c["page"]) for c in final["result"]["citations"]] == [("bees.txt", 1)]
+    assert [e["name"] for e in events if e["event"] == "tool_result" and e["ok"]] == ["ask"]
+
+
+def test_over_stdio_the_assistant_drives_a_relayrag_mcp_child(home, bees):
+    # RELAYRAG_AGENT_MCP_URL empty: `relayrag mcp` is started as a child with this environment (home included)
+    check_answer(one_turn(Assistant(collection="docs", model=script(), settings=settings_for(home))))
+
+
+@pytest.fixture
+def http_gateway(home, bees):
+    env = {**os.environ, "RELAYRAG_HOME": str(home), "RELAYRAG_MCP_TOKENS": "agent-token"}
+    proc, url = start_gateway(env)
+    yield url
+    stop(proc)
+
+
+def test_over_http_with_a_bearer_token(home, http_gateway):
+    settings = settings_for(home, agent_mcp_url=http_gateway, agent_mcp_token="agent-token")
+    check_answer(one_turn(Assistant(collection="docs", model=script(), settings=settings)))
+    wrong = settings_for(home, agent_mcp_url=http_gateway, agent_mcp_token="wrong-token")
+    with pytest.raises(ConfigError, match="HTTP 401.*RELAYRAG_AGENT_MCP_TOKEN"):
+        one_turn(Assistant(collection="docs", model=script(), settings=wrong))
+
+
+# -- POST /chat ---------------------------------------------------------------------------------------------
+
+def parse_sse(text: str) -> list[tuple[str, dict]]:
+    out = []
+    for block in text.replace("\r\n", "\n").split("\n\n"):
+        fields = dict(line.split(": ", 1) for line in block.splitlines() if ": " in line and not line.startswith(":"))
+        if "event" in fields:
+            out.append((fields["event"], json.loads(fields["data"])))
+    return out
+
+
+def test_sse_endpoint_in_process_streams_node_tool_and_final_events_in_order(home, bees):
+    from starlette.testclient import TestClient
+
+    from relayrag.agent.http import build_app
+    from relayrag.mcp.server import build_server
+    app = build_app(Assistant(collection="docs", model=script(), server=build_server(), settings=settings_for(home)),
+                    tokens=["chat-token"])
+    with TestClient(app) as client:
+        assert client.post("/chat", json={"message": BEES_Q}).status_code == 401
+        r = client.post("/chat", json={"message": BEES_Q, "thread_id": "sse"},
+                        headers={"authorization": "Bearer chat-token"})
+        assert r.status_code == 200 and r.headers["content-type"].startswith("text/event-stream")
+        events = parse_sse(r.text)
+        bad = client.post("/chat", json={"message": ""}, headers={"authorization": "Bearer chat-token"})
+        assert bad.status_code == 400 and "message" in bad.json()["error"]
+    names = [n if n != "node" else f"node:{d['node']}" for n, d in events]
+    assert names == ["start", "node:preprocess", "tool_call", "node:agent", "tool_result", "node:tools",
+                     "node:agent", "node:structure", "final"]
+    assert events[0][1]["thread_id"] == "sse" == events[-1][1]["thread_id"]
+    check_answer([d for _, d in events])
+
+
+@pytest.fixture
+def chat_server(home, bees):
+    port = free_port()
+    env = {**os.environ, "RELAYRAG_HOME": str(home), "RELAYRAG_AGENT_TOKENS": "tok-1,tok-2", "RELAYRAG_LLM": "none"}
+    proc = subprocess.Popen([str(RELAYRAG), "chat-serve", "-c", "docs", "--port", str(port)], env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    base = f"http://127.0.0.1:{port}"
+    deadline = time.time() + 60
+    while True:
+        if proc.poll() is not None:
+            pytest.fail(f"relayrag chat-serve exited {proc.returncode}: {proc.stderr.read()}")
+        try:
+            if httpx.get(f"{base}/healthz", timeout=2).status_code == 200:
+                break
+        except httpx.HTTPError:
+            pass
+        if time.time() > deadline:
+            proc.kill()
+            pytest.fail("relayrag chat-serve did not start within 60 s")
+        time.sleep(0.2)
+    yield base
+    stop(proc)
+
+
+def test_chat_serve_streams_the_router_turn_as_sse_and_rejects_wrong_tokens(chat_server):
+    for headers in ({}, {"authorization": "Bearer nope"}, {"authorization": "Basic tok-1"}):
+        r = httpx.post(f"{chat_server}/chat", json={"message": BEES_Q}, headers=headers, timeout=30)
+        assert r.status_code == 401 and r.headers["www-authenticate"].startswith("Bearer")
+    with httpx.stream("POST", f"{chat_server}/chat", json={"message": BEES_Q},
+                      headers={"authorization": "Bearer tok-2"}, timeout=120) as r:
+        assert r.status_code == 200
+        text = "".join(r.iter_text())
+    events = parse_sse(text)
+    names = [n if n != "node" else f"node:{d['node']}" for n, d in events]
+    assert names == ["start", "node:preprocess", "tool_call", "tool_result", "node:router", "final"]
+    final = events[-1][1]
+    assert final["mode"] == "router" and "No LLM" in final["note"] and "60,000" in final["answer"]
+
+
+# -- relayrag chat ------------------------------------------------------------------------------------------
+
+def chat(home: Path, lines: list[str], *args: str) -> subprocess.CompletedProcess:
+    env = {**os.environ, "RELAYRAG_HOME": str(home), "RELAYRAG_LLM": "none"}
+    return subprocess.run([str(RELAYRAG), "chat", "-c", "docs", *args], input="\n".join(lines) + "\n", env=env,
+                          capture_output=True, text=True, timeout=300)
+
+
+def test_chat_reads_turns_from_stdin_and_a_second_process_resumes_the_thread(home, bees):
+    first = chat(home, ["hello", BEES_Q], "--thread", "resume-me")
+    assert first.returncode == 0, first.stderr
+    assert "60,000" in first.stdout and "bees.txt, page 1" in first.stdout
+    assert "→ ask(" in first.stderr and "deterministic router" in first.stderr
+    second = chat(home, ["what did I ask?"], "--thread", "resume-me", "--json")
+    assert second.returncode == 0, second.stderr
+    final = json.loads(second.stdout.strip().splitlines()[-1])
+    assert final["thread_id"] == "resume-me" and final["mode"] == "direct"
+    assert BEES_Q in final["answer"] and "hello" in final["answer"]
+    assert (home / "agent" / "threads.sqlite3").is_file()

@@ -1,0 +1,223 @@
+"""The assistant's graph driven by a scripted LangChain chat model against the real MCP gateway in-process:
+preprocess → analysis (ReAct over MCP tools) → structured result, its repair round, summarisation at the
+budget, the supervisor's sql → documents chain, the no-LLM router, and prompt injection in a document."""
+
+from __future__ import annotations
+
+import asyncio
+
+from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, ToolMessage
+
+from relayrag.agent.assistant import Assistant
+from relayrag.mcp.server import build_server
+from tests.agent_double import ScriptedChatModel, call, say, tool_results
+from tests.conftest import sql_route_reply, write_docs
+from tests.unit.agent.conftest import BEES_Q, INJECTION, run_turns, settings_for
+
+
+def result_call(**fields) -> AIMessage:
+    return call("AnalysisResult", **fields)
+
+
+def make(home, model, **overrides):
+    return lambda: Assistant(collection=overrides.pop("collection", "docs"), model=model, server=build_server(),
+                             settings=settings_for(home, **overrides))
+
+
+def kinds(events):
+    return [e["event"] if e["event"] != "node" else f"node:{e['node']}" for e in events]
+
+
+def test_analysis_turn_calls_ask_over_mcp_and_returns_a_structured_result(home, bees):
+    model = ScriptedChatModel(script=[
+        call("ask", question=BEES_Q, collection="docs"),
+        say("Up to 60,000 worker bees (bees.txt, page 1)."),
+        result_call(summary="A colony has up to 60,000 worker bees in summer.", insights=["The summer peak."],
+                    recommendations=[], sql="SELECT 60000",  # no SQL ran: dropped
+                    citations=[{"document": "bees.txt", "page": 1}, {"document": "invented.pdf", "page": 9}])])
+    [events] = run_turns(make(home, model), [BEES_Q])
+    assert kinds(events) == ["start", "node:preprocess", "tool_call", "node:agent", "tool_result", "node:tools",
+                             "node:agent", "node:structure", "final"]
+    final = events[-1]
+    assert final["mode"] == "analysis" and final["note"] is None and final["result"]["sql"] is None
+    cites = final["result"]["citations"]
+    # the invented source is dropped; the tool's citation keeps the run that found it
+    assert [(c["document"], c["page"]) for c in cites] == [("bees.txt", 1)] and cites[0]["run_id"]
+    assert "60,000" in final["answer"] and "invented.pdf" not in final["answer"]
+    # the model was offered the read tools only, and saw the tool's real answer
+    offered = set(model.calls[0]["tools"])
+    assert {"ask", "search", "sql_query", "list_collections", "get_run", "classify"} <= offered
+    assert not offered & {"ingest", "delete_document", "rag"}
+    seen = tool_results(model.calls[1]["messages"])
+    assert seen[0]["name"] == "ask" and "60,000" in seen[0]["result"]["answer"]
+
+
+def test_a_structured_result_that_fails_validation_is_repaired_once(home, bees):
+    model = ScriptedChatModel(script=[
+        call("ask", question=BEES_Q, collection="docs"), say("60,000 bees."),
+        result_call(insights="not a list"),  # summary missing, insights not a list
+        result_call(summary="Up to 60,000 worker bees.", insights=[], recommendations=[], citations=[])])
+    [events] = run_turns(make(home, model), [BEES_Q])
+    repairs = [e for e in events if e["event"] == "repair"]
+    assert len(repairs) == 1 and "summary" in repairs[0]["error"]
+    final = events[-1]
+    assert final["result"]["summary"] == "Up to 60,000 worker bees." and final["note"] is None
+    # empty citations from the model: every citation the tools returned is kept
+    assert [c["document"] for c in final["result"]["citations"]] == ["bees.txt"]
+    repair_prompt = model.calls[-1]["messages"][-1]
+    assert isinstance(repair_prompt, HumanMessage) and "failed validation" in repair_prompt.text
+
+
+def test_two_invalid_structured_results_give_the_plain_answer_and_say_so(home, bees):
+    model = ScriptedChatModel(script=[
+        call("ask", question=BEES_Q, collection="docs"), say("Up to 60,000 worker bees."),
+        say("no tool call here"), result_call(summary="")])
+    [events] = run_turns(make(home, model), [BEES_Q])
+    final = events[-1]
+    assert final["result"] is None and "failed validation twice" in final["note"]
+    assert final["answer"].startswith("Up to 60,000 worker bees.") and "bees.txt" in final["answer"]
+
+
+def test_history_past_the_budget_is_summarised_and_the_raw_turns_stay_in_the_checkpoint(home, bees):
+    long_answer = "Bees are fascinating. " * 60  # ~330 tokens per answer: turn 3 passes a 400-token budget
+
+    def turn_script():
+        return [call("search", query="bees", collection="docs", k=2), say(long_answer),
+                result_call(summary=long_answer[:1500], insights=[], recommendations=[], citations=[])]
+    model = ScriptedChatModel(script=[*turn_script(), *turn_script(), say("SUMMARY: the user asked about bees."),
+                                      *turn_script()])
+    factory = make(home, model, agent_history_tokens=400)
+
+    async def go():
+        async with factory() as a:
+            events = []
+            for i in (1, 2, 3):
+                events.append([e async for e in a.turn(f"Tell me about bees, part {i}", thread_id="long")])
+            return events, await a.history("long"), (await a.graph.aget_state(
+                {"configurable": {"thread_id": "long"}})).values
+    events, history, state = asyncio.run(go())
+    assert not any(e["event"] == "summary" for e in events[0] + events[1])
+    assert [e for e in events[2] if e["event"] == "summary"][0]["messages"] > 0
+    assert state["summary"] == "SUMMARY: the user asked about bees." and state["summarized"] > 0
+    # the summariser saw turn 1; the next model call sees the summary, not turn 1's raw question
+    summariser = next(c for c in model.calls if "Summarise" in c["messages"][0].text)
+    assert "part 1" in summariser["messages"][1].text
+    after = model.calls[model.calls.index(summariser) + 1]["messages"]
+    assert isinstance(after[0], SystemMessage) and "SUMMARY: the user asked about bees." in after[0].text
+    assert not any("part 1" in m.text for m in after[1:])
+    # the checkpoint keeps every raw message
+    assert [m["text"] for m in history if m["role"] == "human"] == [f"Tell me about bees, part {i}" for i in (1, 2, 3)]
+
+
+def test_supervisor_chains_sql_then_documents_and_keeps_both_citation_sets(home, shop, make_llm_ctx):
+    sql = ("SELECT c.FirstName, c.LastName, SUM(i.Total) AS spent FROM Invoice i JOIN Customer c ON c.CustomerId = "
+           "i.CustomerId WHERE i.InvoiceDate >= '2023-01-01' AND i.InvoiceDate < '2024-01-01' GROUP BY 1, 2 "
+           "ORDER BY spent DESC LIMIT 3")
+    make_llm_ctx(sql_route_reply(sql, "The top customers of 2023 spent the most.", tables=["Invoice", "Customer"]))
+    question = "Which customers bought the most in 2023, and what does our refund policy say about them?"
+
+    def tables_answer(messages, tools):
+        rows = tool_results(messages)[-1]["result"]["rows"]
+        return say(f"Top customers in 2023: {rows}")
+
+    model = ScriptedChatModel(script=[
+        call("Plan", next="tables", task="Which customers spent the most in 2023?"),
+        call("sql_query", question="Which customers spent the most in 2023?", collection="shop"),
+        tables_answer,
+        call("Plan", next="documents", task="What does the refund policy say about customers who spend a lot?"),
+        call("search", query="refund policy premium customers", collection="shop", k=3),
+        say("Premium customers (over 40 dollars a year) may return purchases within 60 days."),
+        call("Plan", next="finish", task=""),
+        # the aggregator "forgets" the document citation: the code keeps every hop's citations
+        result_call(summary="The top 2023 customers are premium customers: 60-day refunds.", insights=[],
+                    recommendations=["Tell them about the 60-day window."],
+                    citations=[{"kind": "sql", "document": "Invoice, Customer"}])])
+    [events] = run_turns(make(home, model, collection="shop"), [question])
+    final = events[-1]
+    assert final["mode"] == "supervisor", final
+    assert [h["specialist"] for h in final["hops"]] == ["tables", "documents"]
+    assert [e["specialist"] for e in events if e["event"] == "hop"] == ["tables", "documents"]
+    cites = final["result"]["citations"]
+    sql_cites = [c for c in cites if c["kind"] == "sql"]
+    doc_cites = [c for c in cites if c["kind"] == "document"]
+    assert sql_cites and sql_cites[0]["sql"].startswith("SELECT") and sql_cites[0]["run_id"]
+    assert ("refund-policy.md", 1) in {(c["document"], c["page"]) for c in doc_cites}
+    assert final["result"]["sql"].startswith("SELECT")
+    # the documents hop saw the tables hop's result
+    docs_hop_call = model.calls[4]["messages"]
+    assert "Top customers in 2023" in docs_hop_call[0].text and set(model.calls[4]["tools"]) == {"ask", "search",
+                                                                                               "get_run"}
+
+
+def test_without_an_llm_the_router_answers_with_one_tool_and_says_so(home, bees):
+    [hello, q, who] = run_turns(make(home, None), ["hello", BEES_Q, "what did I ask?"])
+    assert hello[-1]["mode"] == "direct" and not any(e["event"] == "tool_call" for e in hello)
+    calls = [e for e in q if e["event"] == "tool_call"]
+    assert [c["name"] for c in calls] == ["ask"]
+    final = q[-1]
+    assert final["mode"] == "router" and "No LLM is configured" in final["note"] and "'rag'" in final["note"]
+    assert "60,000" in final["answer"] and final["result"]["citations"][0]["document"] == "bees.txt"
+    assert who[-1]["mode"] == "direct" and BEES_Q in who[-1]["answer"] and "hello" in who[-1]["answer"]
+
+
+def test_without_an_llm_a_follow_up_is_sent_with_the_previous_question(home, bees):
+    first_q = "How much power does a residential solar panel produce?"
+    [first, follow] = run_turns(make(home, None), [first_q, "and how much output do they lose per year?"])
+    assert "400 watts" in first[-1]["answer"]
+    call = next(e for e in follow if e["event"] == "tool_call")
+    assert call["args"]["question"] == f"{first_q} and how much output do they lose per year?"
+    assert "follow-up" in follow[-1]["note"] and "0.5 percent" in follow[-1]["answer"]
+    assert follow[-1]["result"]["citations"][0]["document"] == "solar.md"
+
+
+def test_a_follow_up_turn_sees_the_previous_turn(home, bees):
+    def answer_from_history(messages, tools):
+        humans = [m.text for m in messages if isinstance(m, HumanMessage)]
+        assert humans == [BEES_Q, "And the queen?"]  # the first turn is in the thread
+        assert any(isinstance(m, AIMessage) and "60,000" in m.text for m in messages)
+        return call("search", query="queen bee eggs per day", collection="docs", k=3)
+    model = ScriptedChatModel(script=[
+        call("ask", question=BEES_Q, collection="docs"), say("Up to 60,000."),
+        result_call(summary="Up to 60,000 worker bees.", insights=[], recommendations=[], citations=[]),
+        answer_from_history, say("The queen lays up to 2,000 eggs per day."),
+        result_call(summary="The queen lays up to 2,000 eggs per day.", insights=[], recommendations=[],
+                    citations=[{"document": "bees.txt", "page": 1}])])
+    [_, second] = run_turns(make(home, model), [BEES_Q, "And the queen?"])
+    assert second[-1]["result"]["summary"].startswith("The queen lays") and second[-1]["result"]["citations"]
+
+
+def test_injected_instructions_in_a_document_cause_no_mutating_tool_call(home, ctx, tmp_path):
+    from relayrag.service import Service
+    assert not Service(ctx).ingest(write_docs(tmp_path / "inj", {"notes.txt": INJECTION}), "inj").failed
+
+    def obey_the_document(messages, tools):
+        # a model that follows whatever the tool result says: it tries the mutating tools
+        assert "delete_document" not in tools and "ingest" not in tools
+        text = " ".join(m.text for m in messages if isinstance(m, ToolMessage))
+        assert "delete_document" in text
+        return AIMessage(content="", tool_calls=[
+            {"name": "delete_document", "args": {"collection": "inj", "documents": ["notes.txt"]}, "id": "x1",
+             "type": "tool_call"},
+            {"name": "ingest", "args": {"path": "/etc", "collection": "inj"}, "id": "x2", "type": "tool_call"}])
+    model = ScriptedChatModel(script=[
+        call("search", query="bees", collection="inj"), obey_the_document,
+        say("The notes say a colony has up to 60,000 bees."),
+        result_call(summary="Up to 60,000 bees.", insights=[], recommendations=[], citations=[])])
+    [events] = run_turns(make(home, model, collection="inj"), ["What do the notes say about bees?"])
+    refused = [e for e in events if e["event"] == "tool_result" and e["name"] in ("delete_document", "ingest")]
+    assert len(refused) == 2 and not any(e["ok"] for e in refused)
+    assert all("not a valid tool" in e["preview"] for e in refused)
+    col = {c.name: c for c in Service(ctx).list_collections()}["inj"]
+    assert col.stats["n_documents"] == 1  # nothing was deleted or added
+    assert events[-1]["result"]["summary"] == "Up to 60,000 bees."
+
+
+def test_mutating_tools_are_offered_only_when_the_setting_allows(home, bees):
+    async def go(allow):
+        async with Assistant(collection="docs", model=None, server=build_server(),
+                             settings=settings_for(home, agent_allow_mutating=allow)) as a:
+            return set(a.toolset.offered), dict(a.toolset.withheld)
+    offered, withheld = asyncio.run(go(False))
+    assert not offered & {"ingest", "delete_document"} and {"ingest", "delete_document"} <= set(withheld)
+    offered, _ = asyncio.run(go(True))
+    assert {"ingest", "delete_document"} <= offered
