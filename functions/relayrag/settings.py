@@ -29,6 +29,16 @@ def default_home() -> Path:
     return Path(base) / "relayrag"
 
 
+class SqlExamples(ChoiceEnum):
+    similar = "similar"
+    shape = "shape"
+    both = "both"
+
+    @classmethod
+    def _label(cls) -> str:
+        return "SQL example selection"
+
+
 class Settings(BaseSettings):
     model_config = SettingsConfigDict(env_prefix="RELAYRAG_", extra="ignore", env_ignore_empty=True)
 
@@ -66,6 +76,16 @@ class Settings(BaseSettings):
                                                   "cloud; set by infra/ on the sql function.")
     sql_schema_format: str = Field("json", description="How the sql stage shows the schema to the LLM: json "
                                                        "(compact JSON) | ddl (CREATE TABLE statements).")
+    sql_candidates: int = Field(0, ge=0, le=16, description="Text-to-SQL candidates per question, each guarded and "
+                                                            "run, the answer chosen by agreement of results; 0 = "
+                                                            "the backend's default (llamacpp 3, openai/vertex 5).")
+    sql_plan: bool = Field(True, description="Text-to-SQL: add the no-LLM plan's SQL shape hints (group, top-N, "
+                                             "ties, periods, shares) to the question.")
+    sql_linking: bool = Field(True, description="Text-to-SQL: show the model the linked tables and their join "
+                                                "paths instead of the whole schema.")
+    sql_examples: SqlExamples = Field(SqlExamples.both, description="Text-to-SQL examples from the SQL config: "
+                                                                    "similar (by wording) | shape (by SQL shape) "
+                                                                    "| both.")
     bigquery_collections: str = Field("", description="Comma-separated collections whose warehouse is "
                                                       "RELAYRAG_BIGQUERY_DATASET ('*' = every collection); others "
                                                       "use their embedded DuckDB warehouse, if any.")

@@ -137,6 +137,10 @@ def eval_sql(dataset: Path = typer.Argument(..., help="JSONL, one question per l
     of rows, or as lists when `order_matters`. Strict: the same number of columns, in any order; lenient:
     extra columns in the prediction are allowed. An error, a timeout or a refusal scores 0.
 
+    Generation is the sql stage's: RELAYRAG_SQL_CANDIDATES candidates (0 = the backend's default), chosen
+    by agreement of their results, with RELAYRAG_SQL_PLAN, RELAYRAG_SQL_LINKING and RELAYRAG_SQL_EXAMPLES;
+    the report names them (`method`) with seconds and LLM calls per question.
+
     The questions and "nl" attacks need an LLM (RELAYRAG_LLM). Without one, the "sql" attacks and the
     unchanged-database check still run and the rest is reported as skipped (accuracy null). Each attack is
     counted as what happened to it: refused by the guard, stopped by a limit (time, memory, result size), a
@@ -159,6 +163,10 @@ def eval_sql(dataset: Path = typer.Argument(..., help="JSONL, one question per l
             _say(out, (report["dataset"], "bold"), f" ({report['n']} questions, {report['llm']}): EX "
                  f"{report['accuracy']:.3f} (lenient {report['lenient_accuracy']:.3f}), "
                  f"false refusals {report['false_refusals']}")
+            m = report.get("method") or {}
+            _say(out, f"  {m.get('candidates')} candidates, plan {m.get('plan')}, linking {m.get('linking')}, "
+                 f"examples {m.get('examples')}; {report.get('seconds_per_question')} s and "
+                 f"{report.get('llm_calls_per_question')} LLM calls per question")
             for key in ("by_difficulty", "by_lang"):
                 _say(out, "  " + ", ".join(f"{k} {v['accuracy']:.3f} (n={v['n']})" for k, v in report[key].items()))
         if g["total"]:

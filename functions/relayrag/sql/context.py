@@ -24,7 +24,6 @@ keeps (`sql_context`). Without a config the prompt is the instructions, the sche
 from __future__ import annotations
 
 import json
-import re
 import threading
 from dataclasses import dataclass, field
 from typing import Any
@@ -33,29 +32,13 @@ import numpy as np
 
 from relayrag.retrieval.tokenize import _RUN, tokenize
 from relayrag.sql.config import Example, FilterSet, GlossaryEntry, SqlConfig
+from relayrag.sql.plan import question_language  # noqa: F401  (re-exported: callers import it from here)
 from relayrag.text import has_cjk, normalize
 
 EXAMPLES_K = 3
+SHAPE_EXTRA = 2        # examples added by SQL shape on top of the k by wording (examples mode "both")
+EXAMPLE_MODES = ("similar", "shape", "both")
 RRF_K = 60
-
-_KANA = re.compile(r"[\u3040-\u30ff\uff66-\uff9f]")
-_HANGUL = re.compile(r"[\uac00-\ud7af]")
-_HAN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
-
-
-def question_language(text: str) -> str | None:
-    """'Japanese' (any kana), 'Korean' (hangul), 'Chinese' (han without kana) for CJK text, else None
-    (Latin-script languages are left to the LLM's own reading of the question)."""
-    if not has_cjk(text):
-        return None
-    if _KANA.search(text):
-        return "Japanese"
-    if _HANGUL.search(text):
-        return "Korean"
-    if _HAN.search(text):
-        return "Chinese"
-    return None
-
 
 # ----------------------------------------------------------------------------------------------- matching
 
@@ -219,10 +202,14 @@ class SqlContext:
     examples: list[dict] = field(default_factory=list)
     notes: str = ""
     has_config: bool = False
+    plan: Any = None      # relayrag.sql.plan.Plan (shape hints for the question), None = no plan step
+    linking: Any = None   # relayrag.sql.linking.Linking (the linked subset), None = the whole schema
 
     def sections(self) -> str:
         """The glossary, filter, notes and example sections of the system prompt ('' without a config)."""
         parts = []
+        if self.linking is not None and self.linking.text():
+            parts.append(self.linking.text())
         if self.glossary:
             parts.append("Business glossary (terms in the question and what they mean; use the SQL given):\n"
                          + "\n".join(m.describe() for m in self.glossary))
@@ -239,10 +226,11 @@ class SqlContext:
     def system_prompt(self, instructions: str, schema_format: str = "json") -> str:
         """`instructions` (which end by introducing the schema), the schema (compact JSON, or SQL DDL with
         `schema_format="ddl"`), then the sections."""
+        shown = self.linking.schema if self.linking is not None and not self.linking.whole else self.schema
         if schema_format == "ddl":
-            schema = schema_ddl(self.schema)
+            schema = schema_ddl(shown)
         else:
-            schema = json.dumps(self.schema, ensure_ascii=False, separators=(",", ":"))
+            schema = json.dumps(shown, ensure_ascii=False, separators=(",", ":"))
         extra = self.sections()
         return instructions + schema + ("\n\n" + extra if extra else "")
 
@@ -257,7 +245,10 @@ class SqlContext:
                 "glossary": [{"term": m.name, "matched": m.matched} for m in self.glossary],
                 "filters": [{"name": m.name, "matched": m.matched} for m in self.filters],
                 "examples": [{"question": e["question"], "score": e["score"], "cosine": e["cosine"],
-                              "bm25": e["bm25"]} for e in self.examples]}
+                              "bm25": e["bm25"], **({"by": e["by"]} if e.get("by") else {})}
+                             for e in self.examples],
+                **({"plan": self.plan.to_dict()} if self.plan is not None else {}),
+                **({"linking": self.linking.summary()} if self.linking is not None else {})}
 
 
 def schema_ddl(schema: dict) -> str:
@@ -298,20 +289,122 @@ def schema_ddl(schema: dict) -> str:
 
 
 def build_context(question: str, wh, config: SqlConfig | None = None, embedder=None,
-                  k: int = EXAMPLES_K) -> SqlContext:
+                  k: int = EXAMPLES_K, *, plan: bool = False, linking: bool = False,
+                  examples: str = "similar") -> SqlContext:
     """The generation context for `question` over the warehouse `wh` (see the module docstring).
-    `embedder` (relayrag.backends.embedder.Embedder) is used only to rank the config's examples."""
+    `embedder` (relayrag.backends.embedder.Embedder) ranks the config's examples (and the tables, with
+    `linking`). plan: run the no-LLM plan step (relayrag.sql.plan). linking: give the model the linked
+    subset of the schema with its join paths (relayrag.sql.linking; the value index of a DuckDB
+    warehouse included). examples: "similar" (k by wording), "shape" (k by SQL shape) or "both" (k by
+    wording, then up to SHAPE_EXTRA more by shape). Raises ValueError for another `examples` mode."""
+    if examples not in EXAMPLE_MODES:
+        raise ValueError(f"examples mode {examples!r}: use one of {', '.join(EXAMPLE_MODES)}")
+    from relayrag.sql.plan import plan_question
     matches = match_terms(question, config)
+    schema = wh.schema()
+    the_plan = plan_question(question) if plan or examples != "similar" else None
+    link = None
+    if linking:
+        from relayrag.sql.linking import link_schema
+        values_of = getattr(wh, "distinct_values", None)
+        link = link_schema(question, schema, matches, embedder, config=config,
+                           values=values_of() if callable(values_of) else None)
+    picked: list[dict] = []
+    if config and config.examples:
+        if examples in ("similar", "both"):
+            picked = pick_examples(question, config.examples, embedder, k)
+        if examples in ("shape", "both"):
+            n_tables = len(link.tables) if link is not None and not link.whole else None
+            extra = k if examples == "shape" else SHAPE_EXTRA
+            have = {e["question"] for e in picked}
+            by_shape = pick_examples_by_shape(the_plan.shapes if the_plan else [], n_tables, config.examples,
+                                              k=extra + len(picked))
+            picked += [e for e in by_shape if e["question"] not in have][:extra]
     return SqlContext(
-        question=question, enhanced_question=enhance_question(question, matches), schema=wh.schema(),
+        question=question, enhanced_question=enhance_question(question, matches), schema=schema,
         glossary=[m for m in matches if m.kind == "glossary"], filters=[m for m in matches if m.kind == "filter"],
-        examples=pick_examples(question, config.examples, embedder, k) if config else [],
-        notes=config.notes if config else "", has_config=config is not None)
+        examples=picked, notes=config.notes if config else "", has_config=config is not None,
+        plan=the_plan if plan else None, linking=link)
 
 
 def context_for(ctx, collection: str, wh, question: str, k: int = EXAMPLES_K) -> SqlContext:
-    """build_context with the collection's stored config (`ctx.sql_config`: the shared store in the cloud)
-    and the context's embedder (loaded only when the config has examples to rank)."""
+    """build_context with the collection's stored config (`ctx.sql_config`: the shared store in the cloud),
+    the settings' plan / linking / examples choices (RELAYRAG_SQL_PLAN, RELAYRAG_SQL_LINKING,
+    RELAYRAG_SQL_EXAMPLES) and the context's embedder (loaded only when there are examples to rank or
+    tables to link)."""
     config = ctx.sql_config(collection)
-    embedder = ctx.embedder if config is not None and config.examples else None
-    return build_context(question, wh, config, embedder, k)
+    st = ctx.settings
+    linking = bool(getattr(st, "sql_linking", False))
+    embedder = ctx.embedder if (config is not None and config.examples) or linking else None
+    mode = getattr(st, "sql_examples", "similar") or "similar"
+    return build_context(question, wh, config, embedder, k, plan=bool(getattr(st, "sql_plan", False)),
+                         linking=linking, examples=str(getattr(mode, "value", mode)))
+
+
+# ----------------------------------------------------------------------------------------------- SQL shape
+
+SHAPE_FEATURES = ("join", "aggregate", "group", "having", "window", "subquery", "order_limit", "date_bucket",
+                  "case")
+# what each plan shape (relayrag.sql.plan) asks of the SQL
+PLAN_FEATURES = {"group": {"aggregate", "group"}, "top_n": {"order_limit", "aggregate"},
+                 "top_per_group": {"window", "subquery", "group", "aggregate"},
+                 "ties": {"subquery", "aggregate"}, "min_ties": {"subquery", "having", "group", "aggregate"},
+                 "compare_aggregate": {"subquery", "aggregate", "group", "having"},
+                 "period": {"date_bucket", "group", "aggregate"}, "share": {"case", "aggregate"},
+                 "absence": {"subquery"}}
+
+
+def sql_shape(sql: str, dialect: str = "bigquery") -> dict:
+    """The SQL shape of a query: {"joins": int, "features": set of SHAPE_FEATURES names} (sqlglot parse;
+    an unparsable query has no features)."""
+    import sqlglot
+    from sqlglot import exp
+    try:
+        tree = sqlglot.parse_one(sql, read=dialect)
+    except Exception:  # sqlglot raises many kinds
+        return {"joins": 0, "features": set()}
+    f: set[str] = set()
+    joins = len(list(tree.find_all(exp.Join)))
+    if joins:
+        f.add("join")
+    if any(True for _ in tree.find_all(exp.AggFunc)):
+        f.add("aggregate")
+    if any(True for _ in tree.find_all(exp.Group)):
+        f.add("group")
+    if any(True for _ in tree.find_all(exp.Having)):
+        f.add("having")
+    if any(True for _ in tree.find_all(exp.Window)):
+        f.add("window")
+    if any(True for _ in tree.find_all(exp.Subquery)) or any(True for _ in tree.find_all(exp.CTE)) or \
+            len(list(tree.find_all(exp.Select))) > 1:
+        f.add("subquery")
+    if tree.args.get("limit") is not None and tree.args.get("order") is not None:
+        f.add("order_limit")
+    if any(True for _ in tree.find_all(exp.Extract, exp.TimeToStr, exp.TimestampTrunc, exp.DateTrunc)):
+        f.add("date_bucket")
+    if any(True for _ in tree.find_all(exp.Case, exp.If)):
+        f.add("case")
+    return {"joins": joins, "features": f}
+
+
+def pick_examples_by_shape(shapes: list[str], n_tables: int | None, examples: list[Example],
+                           k: int = EXAMPLES_K) -> list[dict]:
+    """The k examples whose SQL shape best matches what the plan's `shapes` ask for (Jaccard overlap of
+    features; with `n_tables` from schema linking, examples joining n_tables-1 times score 0.25 more),
+    ties in file order: [{question, sql, cosine: None, bm25: None, score, by: "shape"}]."""
+    want: set[str] = set()
+    for s in shapes:
+        want |= PLAN_FEATURES.get(s, set())
+    if n_tables and n_tables > 1:
+        want.add("join")
+    scored = []
+    for i, e in enumerate(examples):
+        sh = sql_shape(e.sql)
+        union = want | sh["features"]
+        score = len(want & sh["features"]) / len(union) if union else 0.0
+        if n_tables is not None and sh["joins"] == max(0, n_tables - 1):
+            score += 0.25
+        scored.append((-score, i, e))
+    scored.sort(key=lambda x: (x[0], x[1]))
+    return [{"question": e.question, "sql": e.sql, "cosine": None, "bm25": None, "score": round(-neg, 4),
+             "by": "shape"} for neg, _, e in scored[:k]]

@@ -18,31 +18,17 @@ attacks are reported as skipped (`accuracy` None, `skipped` says how many and wh
 from __future__ import annotations
 
 import collections
-import datetime as _dt
-import decimal
 import hashlib
 import itertools
 import time
 from pathlib import Path
-from typing import Any, Callable
+from typing import Callable
 
 from relayrag import jsonl
 from relayrag.errors import ConfigError, RelayragError
+from relayrag.sql.values import norm_value  # noqa: F401  (re-exported: callers import it from here)
 
 MAX_PERMUTED_COLUMNS = 8
-
-
-def norm_value(v: Any) -> Any:
-    if isinstance(v, bool) or v is None:
-        return v
-    if isinstance(v, (float, decimal.Decimal)):
-        r = round(float(v), 2)
-        return int(r) if r == int(r) else r
-    if isinstance(v, _dt.datetime):
-        return v.strftime("%Y-%m-%d %H:%M:%S")
-    if isinstance(v, _dt.date):
-        return v.isoformat()
-    return v
 
 
 def _rows(rows: list) -> list[tuple]:
@@ -128,7 +114,7 @@ def evaluate_sql(ctx, dataset: Path, collection: str, *, adversarial: list[Path]
     (nothing to check)."""
     from relayrag.naming import validate_collection
     from relayrag.sql.context import context_for
-    from relayrag.sql.generate import MAX_ROWS, TIMEOUT_S, generate_and_run
+    from relayrag.sql.generate import MAX_ROWS, TIMEOUT_S, candidates_for, generate_and_run
 
     validate_collection(collection)
     wh = ctx.warehouse(collection, timeout_s=TIMEOUT_S, max_rows=MAX_ROWS)
@@ -149,22 +135,26 @@ def evaluate_sql(ctx, dataset: Path, collection: str, *, adversarial: list[Path]
         rows = []
     db = Path(wh.path)
     before = _fingerprint(db)
+    n_cand = candidates_for(ctx.llm, ctx.settings.sql_candidates) if ctx.llm is not None else 0
 
     items = []
     for row in rows:
         t0 = time.perf_counter()
         context = context_for(ctx, collection, wh, row["question"])
         result, attempts = generate_and_run(ctx.llm, wh, row["question"], context,
-                                            schema_format=ctx.settings.sql_schema_format)
+                                            schema_format=ctx.settings.sql_schema_format, candidates=n_cand)
         ok = bool(result is not None and result.ok)
         gold = row.get("gold_result") or []
         strict = ok and execution_match(gold, result.rows, order_matters=bool(row.get("order_matters")))
         lenient = ok and (strict or execution_match(gold, result.rows, order_matters=bool(row.get("order_matters")),
                                                     lenient=True))
         item = {"id": row.get("id"), "difficulty": row.get("difficulty"), "lang": row.get("lang"),
-                "correct": bool(strict), "lenient": bool(lenient), "sql": attempts[-1]["sql"] if attempts else None,
+                "correct": bool(strict), "lenient": bool(lenient),
+                "sql": result.sql if ok else (attempts[-1]["sql"] if attempts else None),
                 "error": None if ok else (attempts[-1]["error"] if attempts else "no query"),
                 "refused": bool(result is not None and result.refused), "attempts": len(attempts),
+                "chosen": next((a.get("variant") for a in attempts if a.get("chosen")), None),
+                "votes": next((a.get("votes") for a in attempts if a.get("chosen")), None),
                 "enhanced_question": context.enhanced_question if context.enhanced_question != row["question"] else None,
                 "row_count": result.row_count if ok else 0, "seconds": round(time.perf_counter() - t0, 2)}
         items.append(item)
@@ -178,7 +168,7 @@ def evaluate_sql(ctx, dataset: Path, collection: str, *, adversarial: list[Path]
             res = wh.query(text)
         else:
             res, attempts = generate_and_run(ctx.llm, wh, text, context_for(ctx, collection, wh, text),
-                                              schema_format=ctx.settings.sql_schema_format)
+                                              schema_format=ctx.settings.sql_schema_format, candidates=n_cand)
         outcome = attack_outcome(res)
         ran = res.sql if outcome == "ran" else None
         # everything that ran passed the guard: one read-only SELECT, so nothing wrote
@@ -197,6 +187,11 @@ def evaluate_sql(ctx, dataset: Path, collection: str, *, adversarial: list[Path]
     report = {
         "collection": collection, "dataset": str(dataset),
         "llm": getattr(ctx.llm, "name", "?") if ctx.llm is not None else None, "n": n,
+        "method": {"candidates": n_cand, "plan": bool(ctx.settings.sql_plan),
+                   "linking": bool(ctx.settings.sql_linking),
+                   "examples": str(getattr(ctx.settings.sql_examples, "value", ctx.settings.sql_examples)),
+                   "schema_format": ctx.settings.sql_schema_format},
+        "llm_calls_per_question": round(sum(i["attempts"] for i in items) / n, 2) if n else None,
         "accuracy": round(sum(i["correct"] for i in items) / n, 4) if n else None,
         "lenient_accuracy": round(sum(i["lenient"] for i in items) / n, 4) if n else None,
         "by_difficulty": _group(items, "difficulty"), "by_lang": _group(items, "lang"),

@@ -1,18 +1,43 @@
-"""Text-to-SQL generation: the LLM writes one read-only SELECT for a question over a warehouse's schema, the
-guard checks it inside `Warehouse.query`, and a failed query gets ONE repair round that feeds the error (and the
-columns of the tables it used) back. Used by the sql stage (relayrag.stages.sql) and `relayrag eval sql`
-(relayrag.sql.evaluate)."""
+"""Text-to-SQL generation: the LLM writes read-only SELECT candidates for a question over a warehouse's
+schema, each is guarded and executed on the read-only warehouse, and the answer is the result set most
+candidates agree on (self-consistency over execution results). Used by the sql stage
+(relayrag.stages.sql) and `relayrag eval sql` (relayrag.sql.evaluate).
+
+One candidate = one LLM call with a prompt variant (`VARIANTS`: with or without the no-LLM plan's SQL
+shape hints, a CTE-first instruction, sampling temperature), then `requalify` (a column written with a
+table that lacks it, `T1.Quantity` where T1 is Track, is moved to the one table in that query's FROM that
+has it — no LLM), then `Warehouse.query` (the guard, then the engine). A candidate that fails with a
+repairable error (parse, unknown table, dialect, a database error) gets ONE repair round fed by the error
+and the columns and foreign keys of the tables it used. A final refusal (a write, an empty query: the model
+declined) ends the question with that refusal, as with one candidate.
+
+Choice: candidates whose results are equal after normalisation (relayrag.sql.values.norm_value; rows as
+a multiset, columns in any order) form a group; the largest group wins, then a non-empty result over an
+empty one, then the earliest candidate. Generation stops early once the leading group cannot be overtaken
+by the candidates left. `n=1` is the previous behaviour (one greedy candidate, one repair round).
+
+Sources: self-consistency (Wang et al., 2023, arXiv:2203.11171) applied to execution results as in
+execution-guided decoding / MBR-exec (Shi et al., 2022, arXiv:2204.11454) and the small-model Text-to-SQL
+systems that vote over result sets (e.g. DIN-SQL's self-correction, arXiv:2304.11015, and CHESS,
+arXiv:2405.16755, which also does schema linking first).
+"""
 
 from __future__ import annotations
 
 import json
 import re
+from dataclasses import dataclass
+from typing import Any
 
 from relayrag.backends.llm import LLMError, complete_json
 
 MAX_ROWS = 1000          # rows a query may return (the guard's LIMIT)
 TIMEOUT_S = 10.0
 REPAIRABLE = {"parse", "table", "dialect"}  # refusals worth one repair round; writes etc. are final
+# candidates per backend when RELAYRAG_SQL_CANDIDATES is 0: each candidate is one more LLM call (~20-40 s
+# in-process on 2 cores; a hosted model answers in ~1 s, so it gets more)
+DEFAULT_CANDIDATES = {"llamacpp": 3, "openai": 5, "vertex": 5}
+FALLBACK_CANDIDATES = 1  # an LLM of unknown kind (a test double, a new backend): the one-query path
 
 SQL_SCHEMA = {
     "type": "object",
@@ -39,8 +64,8 @@ Schema (JSON):
 """
 
 
-def _generate(llm, messages: list[dict]) -> dict:
-    out = complete_json(llm, messages, SQL_SCHEMA, temperature=0.0, max_tokens=800)
+def _generate(llm, messages: list[dict], temperature: float = 0.0) -> dict:
+    out = complete_json(llm, messages, SQL_SCHEMA, temperature=temperature, max_tokens=800)
     sql = out.get("sql")
     return {"sql": sql if isinstance(sql, str) else "",
             "tables": [t for t in out.get("tables") or [] if isinstance(t, str)],
@@ -60,33 +85,173 @@ def _columns_hint(schema: dict, sql: str) -> str:
             if lines else "")
 
 
-def generate_and_run(llm, wh, question: str, context=None, *, schema_format: str = "json"):
-    """Generate SQL for `question` over `wh`'s schema, run it through the guard, repair once.
-    context: a relayrag.sql.context.SqlContext (schema, matched glossary / filters, notes, examples and
-    the enhanced question); None builds the schema-only one. Returns (the last QueryResult or None if
-    nothing was generated, the attempts). schema_format: "json" or "ddl" (RELAYRAG_SQL_SCHEMA_FORMAT)."""
+def candidates_for(llm, setting: int = 0) -> int:
+    """How many candidates: `setting` (RELAYRAG_SQL_CANDIDATES) when positive, else the backend's default
+    (DEFAULT_CANDIDATES by the LLM name's prefix, "llamacpp:..." → 3; any other kind → 1)."""
+    if setting and setting > 0:
+        return setting
+    kind = str(getattr(llm, "name", "")).split(":", 1)[0]
+    return DEFAULT_CANDIDATES.get(kind, FALLBACK_CANDIDATES)
+
+
+@dataclass(frozen=True)
+class Variant:
+    """How one candidate's prompt differs: `plan` adds the no-LLM plan's shape hints to the question,
+    `cte` asks for a WITH ... SELECT built step by step, `temperature` is the sampling temperature."""
+    name: str
+    plan: bool
+    cte: bool
+    temperature: float
+
+
+VARIANTS = (Variant("plan", True, False, 0.0), Variant("plain", False, False, 0.0),
+            Variant("plan-cte", True, True, 0.5), Variant("plan-t0.7", True, False, 0.7),
+            Variant("plain-t0.7", False, False, 0.7), Variant("plan-cte-t0.9", True, True, 0.9))
+CTE_HINT = {"English": "Build the query step by step: put each intermediate result in a CTE (WITH name AS "
+                       "(SELECT ...)), then SELECT the answer from them.",
+            "Japanese": "クエリは段階的に組み立てる: 中間結果をそれぞれ CTE（WITH 名前 AS (SELECT ...)）に置き、"
+                        "最後にそこから答えを SELECT する。"}
+
+
+def user_message(context, variant: Variant) -> str:
+    """The question as the model sees it for `variant`: the enhanced question, then (plan variants) the
+    plan's shape hints, then (cte variants) the CTE instruction, in the question's language."""
+    plan = getattr(context, "plan", None)
+    parts = [context.enhanced_question]
+    if variant.plan and plan is not None and plan.text():
+        parts.append(plan.text())
+    if variant.cte:
+        lang = plan.language if plan is not None else "English"
+        parts.append(CTE_HINT.get(lang, CTE_HINT["English"]))
+    return "\n\n".join(parts)
+
+
+def _variants(context, n: int) -> list[Variant]:
+    """The first `n` distinct prompts: variants that would repeat an earlier prompt at the same temperature
+    (no plan detected → "plan" equals "plain") are skipped; past the list, sampling at 0.7 repeats."""
+    seen, out = set(), []
+    for v in VARIANTS:
+        key = (user_message(context, v), v.temperature)
+        if key not in seen:
+            seen.add(key)
+            out.append(v)
+    while len(out) < n:
+        out.append(Variant(f"sample-{len(out)}", True, False, 0.7))
+    return out[:n]
+
+
+def requalify(sql: str, schema: dict, dialect: str = "bigquery") -> str:
+    """`sql` with each column written as `X.col`, where the table (or alias) X lacks `col`, moved to the one
+    other table of the same SELECT's FROM / JOINs that has it (`T1.Quantity` → `T2.Quantity`). Columns no
+    table or several tables have are left alone, and so are join conditions (moving `Track.ArtistId` in
+    `ON Track.ArtistId = Album.ArtistId` would compare Album.ArtistId with itself) and SQL that does not
+    parse. No LLM; the warehouse still
+    checks and runs the result."""
+    import sqlglot
+    from sqlglot import exp
+    from sqlglot.optimizer.scope import traverse_scope
+    cols: dict[str, set[str]] = {}
+    for t in schema.get("tables", []):
+        c = t.get("columns") or {}
+        names = [x["name"] for x in c] if isinstance(c, list) else list(c)
+        cols[str(t["name"]).lower()] = {n.lower() for n in names}
+    try:
+        tree = sqlglot.parse_one(sql, read=dialect)
+        changed = False
+        for scope in traverse_scope(tree):
+            sources = {alias.lower(): src.name.lower() for alias, src in scope.sources.items()
+                       if isinstance(src, exp.Table)}
+            for col in scope.columns:
+                qual, name = col.table.lower(), col.name.lower()
+                if not qual or qual not in sources or name in cols.get(sources[qual], {name}):
+                    continue
+                if col.find_ancestor(exp.Join) is not None:
+                    continue  # a join condition names the wrong key: moving it could join a table to itself
+                owners = [a for a, tname in sources.items() if name in cols.get(tname, set())]
+                if len(owners) == 1:
+                    real = next(a for a in scope.sources if a.lower() == owners[0])
+                    col.set("table", exp.to_identifier(real))
+                    changed = True
+        return tree.sql(dialect=dialect) if changed else sql
+    except Exception:  # sqlglot raises many kinds; a fix-up must never break generation
+        return sql
+
+
+def result_signature(rows: list) -> tuple:
+    """Order- and column-order-insensitive fingerprint of a result: the multiset of rows, each row's
+    normalised values sorted (relayrag.sql.values.norm_value: 2-decimal floats, ints, ISO datetimes)."""
+    from relayrag.sql.values import norm_value
+    counts: dict[tuple, int] = {}
+    for r in rows:
+        key = tuple(sorted((repr(norm_value(v)) for v in r)))
+        counts[key] = counts.get(key, 0) + 1
+    return tuple(sorted(counts.items()))
+
+
+def _run_candidate(llm, wh, messages: list[dict], variant: Variant, schema: dict) -> tuple:
+    """One candidate with at most one repair round: (QueryResult or None, [attempt dicts], final refusal?)."""
+    attempts: list[dict] = []
+    result = None
+    for round_ in range(2):
+        try:
+            gen = _generate(llm, messages, variant.temperature)
+        except LLMError as exc:
+            attempts.append({"variant": variant.name, "sql": None, "error": f"LLM: {exc}"[:500]})
+            return result, attempts, False
+        sql = requalify(gen["sql"], schema, getattr(wh, "dialect", "bigquery")) if gen["sql"].strip() else gen["sql"]
+        result = wh.query(sql)
+        attempts.append({"variant": variant.name, "repair": round_ == 1, "sql": result.sql or sql,
+                         "requalified": sql != gen["sql"], "error": result.error, "refused": result.refused,
+                         "assumptions": gen["assumptions"]})
+        if result.ok:
+            return result, attempts, False
+        if result.refused and result.refusal_code not in REPAIRABLE:
+            return result, attempts, True
+        messages = messages + [
+            {"role": "assistant", "content": json.dumps(gen, ensure_ascii=False)},
+            {"role": "user", "content": f"That query failed: {result.error}\n{_columns_hint(schema, sql)}"
+             "Return the corrected JSON (one read-only SELECT over the schema's tables)."}]
+    return result, attempts, False
+
+
+def generate_and_run(llm, wh, question: str, context=None, *, schema_format: str = "json", candidates: int = 1):
+    """Generate up to `candidates` SQL candidates for `question` over `wh`, run each through the guard
+    (one repair round each), and return the result most candidates agree on (see the module docstring).
+
+    context: a relayrag.sql.context.SqlContext (schema or its linked subset, matched glossary / filters,
+    notes, examples, plan, enhanced question); None builds the schema-only one. schema_format: "json" or
+    "ddl" (RELAYRAG_SQL_SCHEMA_FORMAT). Returns (the chosen QueryResult, or the last failure, or None if
+    nothing was generated; the attempts, each with its `variant`, and on the chosen one `chosen: True` and
+    `votes`)."""
     from relayrag.sql.context import build_context
     fmt = schema_format
     instructions = SYSTEM if fmt != "ddl" else SYSTEM.replace(
         "Schema (JSON):", "Schema (SQL DDL; comments give row counts and sample values):")
-    messages = (context or build_context(question, wh)).messages(instructions, fmt)
+    context = context or build_context(question, wh)
+    system = context.messages(instructions, fmt)[0]
+    schema = wh.schema()
+    n = max(1, int(candidates))
     attempts: list[dict] = []
-    result = None
-    for _ in range(2):  # the first try and at most one repair
-        try:
-            gen = _generate(llm, messages)
-        except LLMError as exc:
-            attempts.append({"sql": None, "error": f"LLM: {exc}"[:500]})
-            break
-        result = wh.query(gen["sql"])
-        attempts.append({"sql": result.sql or gen["sql"], "error": result.error, "refused": result.refused,
-                         "assumptions": gen["assumptions"]})
-        if result.ok:
-            break
-        if result.refused and result.refusal_code not in REPAIRABLE:
-            break
-        messages = messages + [
-            {"role": "assistant", "content": json.dumps(gen, ensure_ascii=False)},
-            {"role": "user", "content": f"That query failed: {result.error}\n{_columns_hint(wh.schema(), gen['sql'])}"
-             "Return the corrected JSON (one read-only SELECT over the schema's tables)."}]
-    return result, attempts
+    last = None
+    groups: dict[tuple, list[tuple[int, Any, int]]] = {}  # signature -> [(candidate, result, attempt idx)]
+    variants = _variants(context, n)
+    for i, variant in enumerate(variants):
+        messages = [system, {"role": "user", "content": user_message(context, variant)}]
+        result, tried, final = _run_candidate(llm, wh, messages, variant, schema)
+        attempts.extend(tried)
+        if result is not None:
+            last = result
+        if final and not groups:
+            return result, attempts  # the model declined (or wrote a write): nothing to vote on
+        if result is not None and result.ok:
+            groups.setdefault(result_signature(result.rows), []).append((i, result, len(attempts) - 1))
+        sizes = sorted((len(g) for g in groups.values()), reverse=True) + [0, 0]
+        if sizes[0] - sizes[1] > len(variants) - (i + 1):
+            break  # the leader cannot be overtaken by the candidates left
+    if not groups:
+        return last, attempts
+    best = max(groups.values(), key=lambda g: (len(g), bool(g[0][1].rows), -g[0][0]))
+    _, chosen, idx = best[0]
+    attempts[idx]["chosen"] = True
+    attempts[idx]["votes"] = len(best)
+    return chosen, attempts

@@ -37,6 +37,7 @@ SAMPLE_MAX_DISTINCT = 25  # text columns with at most this many distinct values 
 SAMPLE_VALUES = 8
 MEMORY_LIMIT = "2GB"  # per warehouse connection (DuckDB's buffer manager)
 WORKER_MEMORY_BYTES = 3 * 2**30  # resident memory of the query process at which the query is stopped
+VALUE_INDEX_MAX = 5000         # text columns with at most this many distinct values are indexed for linking
 MAX_RESULT_BYTES = 1_000_000     # JSON bytes of a result's rows (the row cap alone let one 400 MB cell through)
 
 
@@ -116,6 +117,7 @@ class DuckDBWarehouse:
             raise WarehouseError(f"could not open {self.path} read-only: {exc}") from exc
         self._tables: set[str] | None = None
         self._schema: dict | None = None
+        self._values: dict[str, list[str]] | None = None
 
     def close(self) -> None:
         if self._worker is not None:
@@ -143,10 +145,12 @@ class DuckDBWarehouse:
         if self._schema is not None:
             return self._schema
         cols: dict[str, list[dict]] = {}
+        own = self.tables()  # duckdb_columns() also lists the system catalog's views (duckdb_*, sqlite_*)
         for table, column, dtype in self._fetch(
                 "SELECT table_name, column_name, data_type FROM duckdb_columns() WHERE schema_name = 'main' "
                 "ORDER BY table_name, column_index"):
-            cols.setdefault(table, []).append({"name": column, "type": dtype})
+            if table in own:
+                cols.setdefault(table, []).append({"name": column, "type": dtype})
         pks: dict[str, list[str]] = {}
         fks: dict[str, list[dict]] = {}
         for table, ctype, names, ref_table, ref_cols in self._fetch(
@@ -182,6 +186,25 @@ class DuckDBWarehouse:
             out.append(entry)
         self._schema = {"dialect": self.dialect, "tables": out}
         return self._schema
+
+    def distinct_values(self, max_per_column: int = VALUE_INDEX_MAX) -> dict[str, list[str]]:
+        """{"Table.Column": distinct values} of every text column with at most `max_per_column` distinct
+        non-null values (values cut to 60 characters), for schema linking by value ("AC/DC" → Artist.Name).
+        Read once and cached; only this database's own tables."""
+        if self._values is not None:
+            return self._values
+        out: dict[str, list[str]] = {}
+        for t in self.schema()["tables"]:
+            q = _quote(t["name"])
+            for col, typ in t["columns"].items():
+                if not str(typ).upper().startswith("VARCHAR"):
+                    continue
+                qc = _quote(col)
+                if self._fetch(f"SELECT COUNT(DISTINCT {qc}) FROM {q}")[0][0] <= max_per_column:
+                    out[f"{t['name']}.{col}"] = [str(r[0])[:60] for r in self._fetch(
+                        f"SELECT DISTINCT {qc} FROM {q} WHERE {qc} IS NOT NULL")]
+        self._values = out
+        return out
 
     def query(self, sql: str) -> QueryResult:
         t0 = time.perf_counter()
@@ -631,6 +654,13 @@ class AllowListWarehouse:
         full = self.inner.schema()
         keep = {t.lower() for t in self.tables()}
         return {**full, "tables": [t for t in full.get("tables", []) if t["name"].lower() in keep]}
+
+    def distinct_values(self, max_per_column: int = VALUE_INDEX_MAX) -> dict[str, list[str]]:
+        """The inner warehouse's value index (DuckDB only; {} otherwise), allowed tables only."""
+        inner = getattr(self.inner, "distinct_values", None)
+        keep = {t.lower() for t in self.tables()}
+        return {k: v for k, v in (inner(max_per_column) if inner else {}).items()
+                if k.split(".", 1)[0].lower() in keep}
 
     def query(self, sql: str) -> QueryResult:
         g = guard_sql(sql, allowed_tables=self.tables(), dialect=self.dialect,

@@ -4,7 +4,8 @@ The no-LLM counterpart of the "sufficient context" autorater (Joren et al., "Suf
 Lens on Retrieval Augmented Generation Systems", ICLR 2025): before an answer is composed, and again when
 it is checked, the question's content terms and named entities must be covered by the answering sentence
 read with its local context — its document title and page heading, the nearest section heading above it,
-the sentence before it, and for a table row the table's column-name row. A sentence that shares some words
+the sentence before it (where a term of what is asked counts only half: that sentence may be about another
+thing), and for a table row the table's column-name row. A sentence that shares some words
 with the question but not what it asks about ("Its maximum flow is 80 L/min." under the heading of another
 machine; a row of 2015 figures for a question about 2016) does not answer it.
 
@@ -48,6 +49,7 @@ HALF_WEIGHT = 0.5
 ABSENT_BOOST = 2.0
 ASKED_MIN = {"en": 0.0, "cjk": 0.1}
 ENTITY_AS_ONE_TERM = True
+NEAR_CREDIT = 0.5  # a term of what is asked found only in the sentence before (see `support`)
 
 _QUESTION_WORDS = frozenset("""
 what which who whom whose when where why how many much does did do doe done is are was were be been being can
@@ -148,19 +150,29 @@ class Support:
 
 
 def support(weights: dict[str, float], entities: list[list[str]], text: str, context: str = "",
-            wider: str = "") -> Support:
+            wider: str = "", near: str = "") -> Support:
     """How well `text` read with `context` covers the question (see the module docstring). `wider`: the
     sentence's chunk and its document's opening, where an entity found earns half credit (a report about
-    one aircraft names it once, on its first page)."""
-    local = set(tokenize(text + "\n" + context))
+    one aircraft names it once, on its first page). `near`: the sentence before, where an entity counts in
+    full ("The B-200 … It weighs …") but a term of what is asked counts NEAR_CREDIT: the sentence before
+    may be about something else ("Holland is written 和蘭 in kanji. The name comes from the Portuguese
+    spelling …" does not say how Portugal is written in kanji)."""
+    own = set(tokenize(text + "\n" + context))
+    near_toks = set(tokenize(near)) - own if near else set()
+    local = own | near_toks
     ent_toks = {t for g in entities for t in g}
     if entities and ENTITY_AS_ONE_TERM:  # a katakana name of n characters is n − 1 bigrams: count it once
         per_token = {t: 1.0 / len(g) for g in entities for t in g}
         weights = {t: w * per_token.get(t, 1.0) for t, w in weights.items()}
+
+    def credit(t: str) -> float:
+        if t in own or (t in ent_toks and t in near_toks):
+            return 1.0
+        return NEAR_CREDIT if t in near_toks else 0.0
     total = sum(weights.values())
-    cov = sum(w for t, w in weights.items() if t in local) / total if total > 0 else 0.0
+    cov = sum(w * credit(t) for t, w in weights.items()) / total if total > 0 else 0.0
     asked_total = sum(w for t, w in weights.items() if t not in ent_toks)
-    asked = (sum(w for t, w in weights.items() if t not in ent_toks and t in local) / asked_total
+    asked = (sum(w * credit(t) for t, w in weights.items() if t not in ent_toks) / asked_total
              if asked_total > 0 else 1.0)
     if not entities:
         return Support(cov, 1.0, 0, 1.0, asked)
@@ -178,15 +190,15 @@ _NUMBER_Q_EN = re.compile(
     r"^\s*(how (many|much|long|far|old|heavy|tall|high|big|large|often)\b|when\b|in what year\b|by what date\b|"
     r"what (year|date|time)\b)|^\s*(what|which)\b.*\b(price|cost|amount|rate|value|weight|strength|height|length|"
     r"width|depth|temperature|torque|pressure|speed|percentage|total|number of|count)\b", re.I)
-_NUMBER_Q_CJK = re.compile(r"何(年|月|日|人|個|回|歳|%|％|パーセント|メートル|キロ|円|倍|番目|時|度|件|台|本|枚|種類)"
-                           r"|いくら|いくつ|どのくらい|どれくらい")
+_NUMBER_Q_CJK = re.compile(r"何(年|月|日|人|個|回|歳|%|％|パーセント|メートル|キロ|円|倍|番目|時|度|件|台|本|枚|種類|世紀)"
+                           r"|いくら|いくつ|どのくらい|どれくらい|いつ(?!も)")
 _DIGIT = re.compile(r"[0-9０-９]")
 _DIGIT_CJK = re.compile(r"[0-9０-９一二三四五六七八九十百千万億]")
 
 
 def expects_number(question: str) -> bool:
     """The question asks for a quantity, date or count (its answer must hold a number): "how many",
-    "when", "what is the price of …"; 何年, 何人, いくら."""
+    "when", "what is the price of …"; 何年, 何人, いくら, いつ (when; not いつも, always)."""
     q = normalize(question)
     return bool(_NUMBER_Q_CJK.search(q) if has_cjk(q) else _NUMBER_Q_EN.search(q))
 

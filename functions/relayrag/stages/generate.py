@@ -160,18 +160,18 @@ def doc_openings(snap, chunks: list[dict]) -> dict[str, str]:
     return {k: v[2] for k, v in first.items()}
 
 
-def local_context(chunk: dict, spans: list[tuple[int, int]], k: int, heading: str) -> tuple[str, str]:
-    """(context text, column-name row or "") of unit k: title, page heading, section heading, the
-    preceding sentence, and for a table row its table's column-name row."""
+def local_context(chunk: dict, spans: list[tuple[int, int]], k: int, heading: str) -> tuple[str, str, str]:
+    """(context text, column-name row or "", the preceding sentence or "") of unit k. The context holds
+    the title, page heading, section heading, and for a table row its table's column-name row; a prose
+    sentence's preceding sentence comes apart (answerability.support reads it as `near`)."""
     text = chunk["text"]
     s, e = spans[k]
     row = " | " in text[s:e]
     # only a data row (one with a numeric cell) reads under a column-name row: rows of labels only (an
     # address block) are their own table
     header = table_header_above(text, s, chunk.get("context", "")) if row and not is_header_row(text[s:e]) else ""
-    parts = [chunk.get("title", ""), heading, section_heading(text, s)]
-    parts.append(header if row else previous_sentence(text, spans, k))
-    return "\n".join(p for p in parts if p), header
+    parts = [chunk.get("title", ""), heading, section_heading(text, s), header]
+    return "\n".join(p for p in parts if p), header, "" if row else previous_sentence(text, spans, k)
 
 
 def _cells(row: str) -> list[str]:
@@ -250,14 +250,19 @@ def extractive(question: str, chunks: list[dict], embedder, max_sentences: int, 
         cells = _cells(text)
         if is_row and (sum(1 for x in cells if x) < max(2, len(cells) / 2) or stripped in headers_of[i]):
             continue  # a column-name row or a group row ("| | Pre-Pawn | |") names columns; it answers nothing
-        context, header = local_context(c, units[i], k, headings.get((c["source"], c["page"]), ""))
-        sup = support(weights, entities, text, context, c["text"] + "\n" + openings.get(c["source"], ""))
+        context, header, prev = local_context(c, units[i], k, headings.get((c["source"], c["page"]), ""))
+        wider = c["text"] + "\n" + openings.get(c["source"], "")
+        # the decision reads the sentence before as `near` (what is asked must be said here, not only there);
+        # the ranking reads it in full (a Japanese answer often follows the sentence restating the question)
+        sup = support(weights, entities, text, context, wider, near=prev)
+        context = "\n".join(p for p in (context, prev) if p)  # as recorded and read by the check
+        ranked = support(weights, entities, text, context, wider) if prev else sup
         own = text  # a table row is read with its column names, section line and the page's caption
         if is_row:
             own += "\n".join(["", header, section_heading(c["text"], units[i][k][0]),
                                headings.get((c["source"], c["page"]), "")])
-        lex = 0.7 * support(asked, [], own).coverage + 0.3 * sup.coverage
-        score = (lex if cjk else 0.5 * float(cos[idx]) + 0.5 * lex) - 0.3 * (1.0 - sup.entity_coverage)
+        lex = 0.7 * support(asked, [], own).coverage + 0.3 * ranked.coverage
+        score = (lex if cjk else 0.5 * float(cos[idx]) + 0.5 * lex) - 0.3 * (1.0 - ranked.entity_coverage)
         if is_row and header:  # a table row is picked by its label: "Kentucky", "Totals"
             label = tokenize(cells[0])
             if label and all(t in qset or t in ent_toks for t in label):

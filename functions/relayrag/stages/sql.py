@@ -24,6 +24,7 @@ from relayrag.sql.generate import (  # noqa: F401  (re-exported: tests and calle
     SYSTEM,
     TIMEOUT_S,
     _columns_hint,
+    candidates_for,
     generate_and_run,
 )
 from relayrag.stages.base import Stage, StageRequest, StageResponse, load_run, write_run
@@ -106,7 +107,8 @@ def run(req: SqlRequest, ctx: StageContext) -> SqlResponse:
     context = context_for(ctx, collection, wh, question)
     write_run(ctx, req.run_id, {"sql_context": context.summary()})
     result, attempts = generate_and_run(ctx.llm, wh, question, context,
-                                        schema_format=ctx.settings.sql_schema_format)
+                                        schema_format=ctx.settings.sql_schema_format,
+                                        candidates=candidates_for(ctx.llm, ctx.settings.sql_candidates))
 
     if result is None or not result.ok:
         last = attempts[-1] if attempts else {"error": "no query was generated"}

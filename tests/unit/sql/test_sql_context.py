@@ -123,14 +123,20 @@ def test_the_sql_stage_sends_the_context_and_records_it(make_llm_ctx, chinook):
     assert "Business glossary" in system and "- revenue: money received from sales" in system
     assert "Named filters" in system and "business_customers: customers with a company on file" in system
     assert "Notes about the data:\nA digital music store." in system
-    assert system.count("\nQ: ") == 3 and "Q: What is the average invoice total of business customers?" in system
+    # 3 examples by wording, then up to 2 more by SQL shape (RELAYRAG_SQL_EXAMPLES=both, the default)
+    assert 3 <= system.count("\nQ: ") <= 5 and "Q: What is the average invoice total of business customers?" in system
+    # schema linking: the linked tables with their join path, the rest named only
+    assert "- Invoice.CustomerId = Customer.CustomerId" in system and '"name":"Track"' not in system
     assert "genres" not in system.split("Business glossary")[1].split("Named filters")[0]  # untouched terms left out
     run = ctx.docstore.get_run(res["run_id"])
     sc = run["sql_context"]
     assert sc["config"] and sc["rewritten"] and sc["enhanced_question"] == user
     assert sc["glossary"] == [{"term": "revenue", "matched": "revenue"}]
     assert sc["filters"] == [{"name": "business_customers", "matched": "business customers"}]
-    assert len(sc["examples"]) == 3 and all(e["cosine"] is not None for e in sc["examples"])
+    by_wording = [e for e in sc["examples"] if e.get("by") != "shape"]
+    assert len(by_wording) == 3 and all(e["cosine"] is not None for e in by_wording)
+    assert all(e["by"] == "shape" for e in sc["examples"][3:]) and len(sc["examples"]) <= 5
+    assert {"Customer", "Invoice"} <= set(sc["linking"]["tables"]) and not sc["linking"]["whole"]
 
 
 def test_japanese_question_routes_to_sql_and_the_answer_prompt_asks_for_japanese(make_llm_ctx, chinook, small_corpus):
@@ -223,5 +229,7 @@ def test_the_sql_stage_shows_ddl_when_configured(make_llm_ctx, chinook, monkeypa
     assert res["route"] == "sql" and res["rows"] == [[5]]
     gen = next(c for c in llm.calls if c["json_schema"] and "sql" in c["json_schema"]["properties"])
     system = gen["messages"][0]["content"]
-    assert "Schema (SQL DDL; comments give row counts and sample values):\nCREATE TABLE Album (" in system
+    # the linked tables only (Customer, for a question about customers), as DDL
+    assert "Schema (SQL DDL; comments give row counts and sample values):\nCREATE TABLE Customer (" in system
+    assert "CREATE TABLE Album (" not in system
     assert '"name":"Customer"' not in system

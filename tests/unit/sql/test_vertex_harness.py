@@ -86,7 +86,7 @@ def test_eval_sql_runs_through_vertex_llm(vertex, tmp_path):
     gold[wrong] = gold[wrong].replace("DESC", "ASC")
 
     def answer(contents, config):
-        user = contents[-1].parts[0].text
+        user = contents[-1].parts[0].text.split("\n\n")[0]  # the question; the plan's shape hints follow
         return json.dumps({"sql": gold.get(user, "DROP TABLE Album"), "tables": [], "assumptions": []})
     vertex.answer = staticmethod(answer)
 
@@ -102,13 +102,19 @@ def test_eval_sql_runs_through_vertex_llm(vertex, tmp_path):
     (client,) = vertex.instances  # one client for the whole run, built as Vertex AI
     assert client.kwargs == {"vertexai": True, "project": "demo-project", "location": "europe-west4"}
     calls = client.models.calls
-    assert len(calls) == 4 + 2  # 4 questions + the 2 natural-language attacks; no repair after a refusal
+    # vertex gets 5 candidates; the scripted model always agrees with itself, so each question stops once 3
+    # agree (2 more could not overtake them); each natural-language attack stops at its first refusal
+    assert rep["method"]["candidates"] == 5
+    assert len(calls) == 4 * 3 + 2
+    temps = [c["config"].temperature for c in calls]
+    assert temps[:3] in ([0.0, 0.0, 0.5], [0.0, 0.5, 0.7])  # greedy first; sampled variants after it
     for c in calls:
         cfg_ = c["config"]
         assert isinstance(cfg_, types.GenerateContentConfig) and c["model"] == "gemini-2.0-flash"
-        assert cfg_.temperature == 0.0 and cfg_.response_mime_type == "application/json"
+        assert cfg_.response_mime_type == "application/json"
         assert cfg_.response_schema == SQL_SCHEMA
-        assert '"name":"Invoice"' in cfg_.system_instruction  # the schema JSON went in as the system instruction
+        # the schema JSON (of the tables linked to the question) went in as the system instruction
+        assert '{"dialect":"bigquery","tables":[{"name":"' in cfg_.system_instruction
         assert [x.role for x in c["contents"]] == ["user"]
     ja = next(c for c in calls if "ドイツ" in c["contents"][0].parts[0].text)
     assert "顧客 (= people who buy" in ja["contents"][0].parts[0].text

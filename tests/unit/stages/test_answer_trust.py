@@ -187,6 +187,25 @@ def test_short_japanese_answer_sentence_is_chosen(ctx, tmp_path):
     assert "見つかりませんでした" in miss["answer"]
 
 
+def test_what_is_asked_must_be_said_in_the_sentence_not_only_the_one_before(ctx, tmp_path):
+    """The ja-qa twin's shape: the sentence before holds what is asked (漢字, 表記) about another thing
+    (Holland), the sentence after names the asked-about entity (Portugal) without answering; and a "when"
+    question (いつ) is not answered by a sentence without a date."""
+    d = tmp_path / "ja"
+    d.mkdir()
+    (d / "holland.txt").write_text(
+        "オランダの漢字表記は和蘭であり、蘭と略される。"
+        "その由来はポルトガル語における表記がポルトガル人の宣教師によって日本にもたらされたことによる。"
+        "フランス革命が勃発すると、革命軍が侵入してバタヴィア共和国が成立した。", encoding="utf-8")
+    (d / "other.txt").write_text("琵琶湖は日本で最も大きな湖であり、滋賀県の面積の約六分の一を占めている。", encoding="utf-8")
+    assert not ingest(ctx, d, "h").failed
+    for q in ("ポルトガルを漢字で表記するとどうなる？", "フランス革命が起きたのはいつ"):
+        res = ask(q, "h", ctx=ctx)
+        assert res["refused"] or not res["found"], (q, res["answer"])
+    ok = ask("オランダの漢字表記は？", "h", ctx=ctx)
+    assert ok["found"] and "和蘭" in ok["answer"], ok["answer"]
+
+
 def test_function_bigrams_weigh_less_and_entities_are_found():
     w = content_weights("富士山の標高はいつですか")
     assert w["標高"] == 1.0 and w["です"] < 0.2 and w["すか"] < 0.2 and w["山の"] == 0.5
