@@ -12,6 +12,8 @@ Layout under the blob store (GCS bucket or local folder):
     snapshots/<collection>/segments/<sid>/manifest.json   written last: a segment without it is incomplete
     snapshots/<collection>/<version>/manifest.json        the version: {segments: [{id, n_rows, tombstones,
                                                           n_deleted}], n_chunks (live), embedder, ...}
+    snapshots/<collection>/<version>/pages.jsonl          page images the version holds (relayrag.ingest.pages)
+    snapshots/<collection>/<version>/colpali/...          page-vector index (byaldi), with the colpali extra
 A segment is written once, by one ingest (the chunks of the sources it added or changed, their vectors and
 postings) and never modified; a later ingest that deletes or replaces some of its sources writes a new
 tombstone file for it. A version is one small manifest, so adding a document writes one segment of that
@@ -26,6 +28,9 @@ before nor pinned, and segments and tombstones no remaining version lists. Concu
 lock commit with compare-and-set on the current version (`DocStore.commit_ingest(expected_version=...)`); the
 loser retries from the new current version. A version written before segments existed (chunks.jsonl, dense.npy
 directly under the version; no `segments` in its manifest) reads as one segment whose id is the version name.
+A version's page files (pages.jsonl, colpali/) are keyed by (source, page), not by row: they are written before
+the version's manifest (ingest) or copied from the version a merge starts from, and go with the version folder;
+the page images and page vectors themselves are content-addressed under pages/<collection>/<sha256>/.
 """
 
 from __future__ import annotations
@@ -120,9 +125,15 @@ class IndexSnapshot:
     bm25: BM25Index
     manifest: dict = field(default_factory=dict)
     parts: list[SegmentPart] = field(default_factory=list)
+    pages: list[dict] = field(default_factory=list)  # page images (pages.jsonl): source, doc, sha256, page, image...
 
     def __post_init__(self) -> None:
         self.row_of = {c["chunk_id"]: i for i, c in enumerate(self.chunks)}
+        self.page_of = {(p["source"], p["page"]): p for p in self.pages}
+
+    def page_image(self, source: str, page: int) -> dict | None:
+        """The page-image entry of (source, 1-based page): image and thumbnail blob keys, size; None if none."""
+        return self.page_of.get((source, page))
 
     def __len__(self) -> int:
         return len(self.chunks)
@@ -458,7 +469,10 @@ def load_snapshot(store: BlobStore, collection: str, version: str, *, dim: int |
     matrix = np.concatenate(vectors) if len(vectors) > 1 else (vectors[0] if vectors else
                                                                 np.zeros((0, dim or 384), np.float16))
     del vectors
-    return IndexSnapshot(collection, version, chunks, DenseIndex(matrix), BM25Index(stats), manifest, parts)
+    from relayrag.ingest.pages import read_version_pages
+    pages = read_version_pages(store, collection, version) if manifest.get("pages") else []
+    return IndexSnapshot(collection, version, chunks, DenseIndex(matrix), BM25Index(stats), manifest, parts=parts,
+                         pages=pages)
 
 
 def version_time(version: str) -> float | None:
