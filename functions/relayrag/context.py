@@ -90,6 +90,9 @@ class StageContext:
         self._lock = threading.Lock()
         self._snapshots: dict[str, dict[str, IndexSnapshot]] = {}
         self._sql_configs = None
+        self._page_encoder = None
+        self._page_scorers: dict[str, tuple[str, object]] = {}  # collection -> (version, scorer)
+        self.page_scorer_factory = None  # tests: (collection, version, snapshot folder) -> PageScorer
         self._schemas = None
         self._index: Any = None  # the distributed retrieval backend (retrieval.bigquery_index), built on first use
         self._candidates: dict[str, IndexSnapshot] = {}
@@ -173,6 +176,46 @@ class StageContext:
         """The collection's warehouse record (engine, tables...), or None when it has no warehouse."""
         from relayrag.sql.warehouse import warehouse_record
         return warehouse_record(self.settings.home, collection)
+
+    def page_encoder(self):
+        """The page-image encoder of ingestion (relayrag.retrieval.colpali.PageEncoder), built once. Raises
+        PageSearchUnavailable with the reason (extra missing, RELAYRAG_COLPALI_MODEL empty or not loadable)."""
+        if self._page_encoder is None:
+            from relayrag.retrieval.colpali import ByaldiEncoder
+            self._page_encoder = ByaldiEncoder(self.settings.colpali_model, self.settings.colpali_device)
+        return self._page_encoder
+
+    def page_scorer(self, collection: str, version: str):
+        """The page-image search index of one snapshot version (relayrag.retrieval.colpali.PageScorer), loaded
+        from the snapshot's `colpali/` folder once per (collection, version); the last one per collection is
+        kept. Raises PageSearchUnavailable with the reason when it cannot be loaded here."""
+        with self._lock:
+            have = self._page_scorers.get(collection)
+            if have and have[0] == version:
+                return have[1]
+        from relayrag.retrieval.colpali import INDEX_DIR, ByaldiIndex
+        from relayrag.ingest.snapshot import prefix
+        base = prefix(collection, version) + INDEX_DIR
+        folder = self.blobstore.local_path(base)
+        if folder is None:  # a remote store: copy the index into this instance's cache (one version per collection)
+            cache = self.settings.home / "cache" / "colpali" / collection
+            folder = cache / version / INDEX_DIR
+            if not (folder / "index_config.json.gz").exists():
+                import shutil
+                for old in (cache.iterdir() if cache.is_dir() else []):
+                    if old.name != version:
+                        shutil.rmtree(old, ignore_errors=True)
+                for key in self.blobstore.list(base + "/"):
+                    dest = folder / key[len(base) + 1:]
+                    dest.parent.mkdir(parents=True, exist_ok=True)
+                    dest.write_bytes(self.blobstore.get_bytes(key))
+        if self.page_scorer_factory is not None:
+            scorer = self.page_scorer_factory(collection, version, folder)
+        else:
+            scorer = ByaldiIndex(folder, self.settings.colpali_device)
+        with self._lock:
+            self._page_scorers[collection] = (version, scorer)
+        return scorer
 
     def current_version(self, collection: str) -> str:
         """The collection's current snapshot version. StageError if it has none."""

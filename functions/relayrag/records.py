@@ -28,11 +28,13 @@ FIRESTORE_DOCUMENT_BYTES = 1_048_576
 
 
 class ClassifyRoute(ChoiceEnum):
-    """classify's decision: answer from documents, answer small talk without retrieval, or query tables."""
+    """classify's decision: answer from documents, answer small talk without retrieval, query tables, or find the
+    page by its image (page-image search)."""
 
     rag = "rag"
     chitchat = "chitchat"
     sql = "sql"
+    visual = "visual"
 
 
 class GradeRoute(ChoiceEnum):
@@ -68,7 +70,8 @@ class Candidate(_Item):
 class Citation(_Item):
     """[n] in the answer: the chunk it cites, its document (file name) and 1-based page, a quote; the
     document's title; for a document with metadata (relayrag.metadata) its validity state (current, expiring,
-    expired, not yet valid, unknown), valid_from / valid_until, needs_review, and the schema's shown fields."""
+    expired, not yet valid, unknown), valid_from / valid_until, needs_review, and the schema's shown fields; where
+    the page has a page image, its `image` and `thumbnail` (a local file path or gs:// URI of a PNG)."""
 
     n: int
     doc: str
@@ -81,6 +84,23 @@ class Citation(_Item):
     valid_until: str | None = None
     needs_review: bool | None = None
     shown: dict[str, Any] | None = None
+    image: str | None = None
+    thumbnail: str | None = None
+
+
+class PageCandidate(_Item):
+    """A page found by page-image search (colpali_search): its document, source key and 1-based page, the
+    MaxSim score and 1-based rank, how many text chunks the page has, and its image / thumbnail references."""
+
+    doc: str
+    source: str
+    page: int
+    score: float
+    rank: int
+    sha256: str = ""
+    n_chunks: int = 0
+    image: str | None = None
+    thumbnail: str | None = None
 
 
 class QueryVariant(_Item):
@@ -133,6 +153,10 @@ class RunRecord(BaseModel):
     reward: int | float | None = None
     rewards: list[ArmReward] = Field(default_factory=list)
     retry_count: int = 0
+    # colpali_search: pages found by their image, and whether / why page-image search ran
+    # (page_search: {status: on|off, mode: visual|fuse, model, n_pages, reason})
+    page_candidates: list[PageCandidate] = Field(default_factory=list)
+    page_search: dict[str, Any] | None = None
     # generate / hallucination_check
     answer: str = ""
     citations: list[Citation] = Field(default_factory=list)
@@ -230,6 +254,8 @@ class RunResult(BaseModel):
     stages: list[StageTiming] = Field(default_factory=list)
     llm_fallbacks: int = 0  # stage calls of this run that fell back to their no-LLM method
     related: list[dict[str, Any]] = Field(default_factory=list)
+    pages: list[PageCandidate] = Field(default_factory=list)  # visual route: the pages found by their image
+    page_search: dict[str, Any] | None = None
     sql: str | None = None
     rows: list[list[Any]] = Field(default_factory=list)
     row_count: int = 0
@@ -242,7 +268,7 @@ class RunResult(BaseModel):
 
 
 CITATION_KEYS = ("n", "doc", "page", "chunk_id", "quote", "title", "validity", "valid_from", "valid_until",
-                 "needs_review", "shown")
+                 "needs_review", "shown", "image", "thumbnail")
 
 
 def result_from_record(run_id: str, run: dict, trace: list[dict]) -> RunResult:
@@ -276,8 +302,11 @@ def result_from_record(run_id: str, run: dict, trace: list[dict]) -> RunResult:
         "rows": run.get("rows", []),
         "row_count": run.get("row_count", 0),
         # not found / refused: the closest passages, offered as related reading (only then)
-        **({"related": [{k: r[k] for k in ("doc", "page", "chunk_id", "quote") if k in r}
+        **({"related": [{k: r[k] for k in ("doc", "page", "chunk_id", "quote", "image", "thumbnail") if k in r}
                         for r in run["related"]]} if run.get("related") else {}),
+        # page-image search: the pages it found (doc, page, score, image, thumbnail) and whether / why it ran
+        **({"pages": run["page_candidates"]} if run.get("page_candidates") else {}),
+        **({"page_search": run["page_search"]} if run.get("page_search") else {}),
     })
 
 

@@ -44,6 +44,8 @@ class SearchHit(BaseModel):
     title: str = ""
     text: str
     source: str | None = None
+    image: str | None = None  # the page's image and thumbnail (PNG: a local path or gs:// URI), if it has one
+    thumbnail: str | None = None
     metadata: dict[str, Any] | None = None  # the document's metadata (relayrag.metadata), when it has any
     validity: str | None = None             # current | expiring | expired | not yet valid | unknown
 
@@ -63,7 +65,8 @@ class SearchResult(BaseModel):
 
 class IngestResult(BaseModel):
     """relayrag.ingest.pipeline.IngestSummary.to_dict(), typed: collection, new index version, file counts,
-    per-file failures and warnings, chunks embedded and total, seconds; delete adds `deleted_paths`."""
+    per-file failures and warnings, chunks embedded and total, seconds, page images (indexed / rendered /
+    embedded) and the page-image search status line; delete adds `deleted_paths`."""
 
     model_config = ConfigDict(extra="allow")
 
@@ -75,6 +78,8 @@ class IngestResult(BaseModel):
     chunks_embedded: int = 0
     chunks_total: int = 0
     seconds: float = 0.0
+    pages: dict[str, int] = Field(default_factory=dict)  # page images: indexed, rendered, embedded (this ingest)
+    page_search: str = ""  # page-image search on (pages, model), or why it is off and how to turn it on
 
     def to_dict(self) -> dict:
         return self.model_dump(mode="json", exclude_unset=True)
@@ -313,6 +318,19 @@ class Service:
             out = local_ask(question, collection, arm=arm, on_event=on_event, ctx=ctx, filters=filters)
         return RunResult.model_validate(out)
 
+    def page_image(self, ref: str) -> bytes:
+        """The PNG bytes of a page image or thumbnail reference from a result (`image` / `thumbnail` of a
+        citation, related passage or page: a file path under the local blob store, or gs://<snapshots bucket>/...).
+        Raises NotFoundError for a reference that is not a page image of this deployment's blob store."""
+        from relayrag.pagerefs import blob_key
+        key = blob_key(self.ctx, ref)
+        if key is None or not key.startswith("pages/") or not key.endswith(".png"):
+            raise NotFoundError(f"not a page image of this blob store: {ref!r}")
+        try:
+            return self.ctx.blobstore.get_bytes(key)
+        except FileNotFoundError:
+            raise NotFoundError(f"page image {ref!r} no longer exists (its document was deleted or replaced)") from None
+
     def check_filters(self, collection: str, filters: Any) -> list[str]:
         """Metadata filters as `field<op>value` strings, after checking them against the collection's stored
         schema (relayrag.metadata.parse_filters). Raises FilterError (a RelayragError) naming the problem."""
@@ -382,6 +400,7 @@ class Service:
             check_arm(arm)
         except ValueError as exc:
             raise RelayragError(str(exc)) from None
+        from relayrag.pagerefs import page_refs
         from relayrag.stages.retrieve import arm_ranking
         ctx = self.ctx
         self.require_collection(collection)
@@ -425,7 +444,8 @@ class Service:
             out.append(SearchHit(rank=rank, score=round(score, 6), doc=c["doc"], page=c["page"],
                                  chunk_id=c["chunk_id"], title=(meta or {}).get("title") or c.get("title", "") or "",
                                  text=c["text"], source=c.get("source"), metadata=meta,
-                                 validity=validity_state(meta, expiring) if meta is not None else None))
+                                 validity=validity_state(meta, expiring) if meta is not None else None,
+                                 **page_refs(ctx, snap, c["source"], c["page"])))
         shown: dict[str, Any] = {k_: v for k_, v in (("doc", doc), ("page", page)) if v is not None}
         if items:
             shown["metadata"] = parsed.describe()

@@ -61,6 +61,9 @@ class Settings(BaseSettings):
     llm_model: str = Field("gpt-4o-mini", description="Model name sent to the LLM backend; for llamacpp a bundled "
                                                       "model: qwen2.5-coder-1.5b (default when unset) | qwen2.5-coder-0.5b.")
     llm_api_key: str = Field("", description="Bearer token for the OpenAI-compatible endpoint.")
+    llm_vision: str = Field("auto", pattern="^(auto|yes|no)$", description="Whether the LLM reads images (page "
+                            "images of visual questions): auto (Gemini on Vertex yes; OpenAI-compatible and llama.cpp "
+                            "no) | yes | no.")
     llm_timeout_s: float = Field(120.0, description="Per-request LLM timeout, seconds.")
     gcp_project: str = Field("", description="GCP project for Vertex AI.")
     gcp_location: str = Field("us-central1", description="GCP region for Vertex AI and Workflows.")
@@ -118,6 +121,15 @@ class Settings(BaseSettings):
     max_regenerations: int = Field(1, description="Regenerations after a failed hallucination check.")
     ocr_lang: str = Field("eng", description="tesseract language(s) for OCR fallback.")
     ocr_dpi: int = Field(200, description="Rasterisation DPI for OCR.")
+    page_image_dpi: int = Field(96, ge=0, le=300, description="Resolution of the page images rendered at ingestion "
+                                "(every PDF page; image files are kept as they are, long side at most 1600 px); "
+                                "0 = no page images (and no page-image search).")
+    colpali_model: str = Field("vidore/colqwen2-v1.0", description="Page-image search model (extra `colpali`): a "
+                               "ColPali/ColQwen2 model id, downloaded where a model hub is reachable, or a local "
+                               "folder whose name contains 'colpali' or 'colqwen2'; 'off' = no page-image search.")
+    colpali_device: str = Field("", description="torch device of the page-image model (cpu, cuda); empty = cuda "
+                                "when available, else cpu.")
+    page_k: int = Field(5, ge=1, le=50, description="Pages kept by page-image search (colpali_search).")
     ingest_file_budget_s: float = Field(600.0, gt=0, description="Per-file time budget of ingestion, seconds: a "
                                         "file still loading past it is given up with a reason (checked between "
                                         "PDF pages), so one file cannot block the rest.")

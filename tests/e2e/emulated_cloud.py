@@ -40,7 +40,7 @@ import httpx
 REPO = Path(__file__).resolve().parents[2]
 WORKFLOWS_EMULATOR = "workflows-emulator==1.10.0"
 EMULATOR_VENV = Path(os.environ.get("RELAYRAG_WORKFLOWS_EMULATOR_VENV") or REPO / ".nox" / "workflows-emulator-1.10.0")
-STAGES = ["classify", "hyde", "retrieve", "rerank", "grade", "generate", "hallucination_check", "sql"]
+STAGES = ["classify", "hyde", "retrieve", "colpali_search", "rerank", "grade", "generate", "hallucination_check", "sql"]
 PROJECT = "relayrag-emulated"
 DOCS_BUCKET = "relayrag-documents"
 INDEX_BUCKET = "relayrag-index"

@@ -15,7 +15,7 @@ from tests.emulators import wait_for_http
 
 REPO = Path(__file__).resolve().parents[2]
 FF = Path(sys.executable).parent / "functions-framework"
-STAGES = ["classify", "hyde", "retrieve", "rerank", "grade", "generate", "hallucination_check", "sql"]
+STAGES = ["classify", "hyde", "retrieve", "colpali_search", "rerank", "grade", "generate", "hallucination_check", "sql"]
 
 
 def free_port() -> int:
@@ -72,3 +72,17 @@ def test_workflow_over_http_equals_embedded(servers, ctx):
     embedded = ask(q, "t", run_id="embedded", arm="hybrid", ctx=ctx)
     assert over_http["answer"] == embedded["answer"] and over_http["citations"] == embedded["citations"]
     assert [s["name"] for s in over_http["stages"]] == [s["name"] for s in embedded["stages"]]
+
+
+def test_visual_route_over_http_equals_embedded(servers, ctx):
+    """A visual question in a collection without page vectors: colpali_search answers route `text` with the
+    reason, over a real HTTP hop as in-process, and both engines answer the same from text."""
+    from relayrag.engine.local import ask
+    q = "Which figure shows the waggle dance of honey bees?"
+    over_http = ask(q, "t", run_id="visual-http", urls=servers, arm="hybrid", ctx=ctx)
+    embedded = ask(q, "t", run_id="visual-embedded", arm="hybrid", ctx=ctx)
+    assert over_http["route"] == embedded["route"] == "visual"
+    names = [s["name"] for s in over_http["stages"]]
+    assert names == [s["name"] for s in embedded["stages"]] and names[:3] == ["classify", "colpali_search", "hyde"]
+    assert over_http["page_search"] == embedded["page_search"] and over_http["page_search"]["status"] == "off"
+    assert over_http["answer"] == embedded["answer"] and over_http["citations"] == embedded["citations"]

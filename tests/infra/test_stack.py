@@ -500,6 +500,31 @@ def test_each_function_knows_its_memory(full):
     assert catalog.memory_mib("2Gi") == 2048 and catalog.memory_mib("512Mi") == 512
 
 
+def test_colpali_search_is_its_own_large_memory_function_with_the_colpali_stack(full):
+    """Issue 11: page-image search deploys as its own function: the colpali requirements pinned exactly (torch,
+    transformers, peft, colpali-engine, byaldi), large memory with one request per instance, the model setting in
+    its environment and read access to the snapshots; no other stage installs torch."""
+    from relayrag_infra import catalog
+    reqs = _requirements(full, "colpali_search")
+    assert {"torch", "transformers", "peft", "colpali-engine", "byaldi", "pillow"} <= reqs
+    src = full.one("gcp:storage/bucketObject:BucketObject", "source-colpali_search").inputs["source"]
+    lines = src.assets["requirements.txt"].text.splitlines()
+    assert "byaldi==0.0.7" in lines and "torch==2.13.0" in lines and "transformers==4.47.1" in lines
+    fn = next(f for f in full.of_type(FN) if f.inputs["buildConfig"]["entryPoint"] == "colpali_search")
+    svc = fn.inputs["serviceConfig"]
+    assert catalog.memory_mib(svc["availableMemory"]) >= 16 * 1024 and float(svc["availableCpu"]) >= 4
+    assert svc["maxInstanceRequestConcurrency"] == 1
+    assert svc["environmentVariables"]["RELAYRAG_COLPALI_MODEL"] == "vidore/colqwen2-v1.0"
+    assert catalog.Grant("snapshots", "roles/storage.objectViewer") in catalog.stage_grants(
+        "colpali_search", {"llm": "vertex", "embedder": "vertex"})
+    for stage in catalog.ALL_STAGES:
+        if stage != "colpali_search":
+            assert "torch" not in _requirements(full, stage) and "byaldi" not in _requirements(full, stage), stage
+    rec = deploy(config(colpali_model="/models/colqwen2-v1.0", stages=("colpali_search",)))
+    fn = next(f for f in rec.of_type(FN) if f.inputs["buildConfig"]["entryPoint"] == "colpali_search")
+    assert fn.inputs["serviceConfig"]["environmentVariables"]["RELAYRAG_COLPALI_MODEL"] == "/models/colqwen2-v1.0"
+
+
 def test_the_distributed_index_is_created_and_only_its_users_may_touch_it():
     """indexCollections set: the index dataset and its three tables exist; the searching stages may read it,
     ingest may write it, classify and sql may not; their functions are told where it is."""

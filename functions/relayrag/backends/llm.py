@@ -31,9 +31,10 @@ class LLM(Protocol):
         max_tokens: int = 512,
         json_schema: dict | None = None,
     ) -> str:
-        """Chat completion. messages: [{"role": "system"|"user"|"assistant", "content": str}].
-        With `json_schema`, the reply is a JSON document valid for that schema (the backend's structured
-        output mode). Raises LLMError on transport or protocol failure."""
+        """Chat completion. messages: [{"role": "system"|"user"|"assistant", "content": str}]; a user message may
+        also carry "images": [PNG bytes] for a vision-capable model (see `accepts_images`). With `json_schema`,
+        the reply is a JSON document valid for that schema (the backend's structured output mode). Raises
+        LLMError on transport or protocol failure."""
         ...
 
 
@@ -50,8 +51,8 @@ class OpenAICompatibleLLM:
                                     transport=transport)
 
     def complete(self, messages, *, temperature=0.0, max_tokens=512, json_schema=None) -> str:
-        body: dict = {"model": self.model, "messages": messages, "temperature": temperature,
-                      "max_tokens": max_tokens}
+        body: dict = {"model": self.model, "messages": [_openai_message(m) for m in messages],
+                      "temperature": temperature, "max_tokens": max_tokens}
         if json_schema is not None:
             body["response_format"] = {"type": "json_schema",
                                        "json_schema": {"name": "reply", "schema": json_schema, "strict": True}}
@@ -66,6 +67,27 @@ class OpenAICompatibleLLM:
             return resp.json()["choices"][0]["message"]["content"] or ""
         except (KeyError, IndexError, ValueError) as exc:
             raise LLMError(f"LLM endpoint returned an unexpected body: {resp.text[:300]}") from exc
+
+
+def _openai_message(m: dict) -> dict:
+    """A message for the Chat Completions API: images become `image_url` content parts (PNG data URLs)."""
+    if not m.get("images"):
+        return {k: v for k, v in m.items() if k != "images"}
+    import base64
+    parts: list[dict] = [{"type": "text", "text": m["content"]}]
+    parts += [{"type": "image_url", "image_url": {"url": "data:image/png;base64," + base64.b64encode(png).decode()}}
+              for png in m["images"]]
+    return {"role": m["role"], "content": parts}
+
+
+def accepts_images(settings: Settings, llm: LLM | None) -> bool:
+    """Whether page images may be sent to the configured LLM: RELAYRAG_LLM_VISION yes | no | auto (auto: Gemini
+    on Vertex yes, every Gemini model takes images; an OpenAI-compatible endpoint and llama.cpp no, unless said)."""
+    if llm is None or settings.llm_vision == "no":
+        return False
+    if settings.llm_vision == "yes":
+        return True
+    return str(getattr(llm, "name", "")).startswith("vertex:")
 
 
 THINKING_HEADROOM = 1024  # output tokens added to a call's cap for models whose thinking cannot be turned off
@@ -113,7 +135,8 @@ class VertexLLM:
         types = self._genai.types
         system = "\n".join(m["content"] for m in messages if m["role"] == "system") or None
         contents = [types.Content(role="model" if m["role"] == "assistant" else "user",
-                                  parts=[types.Part(text=m["content"])])
+                                  parts=[types.Part(text=m["content"])]
+                                  + [types.Part.from_bytes(data=png, mime_type="image/png") for png in m.get("images") or []])
                     for m in messages if m["role"] != "system"]
         thinking, cap = thinking_plan(self.model, max_tokens)
         config = types.GenerateContentConfig(

@@ -147,6 +147,11 @@ def _print_summary(s: dict) -> None:
          f"skipped (unchanged), " + (f"{len(unsupported)} skipped (unsupported type), " if unsupported else "")
          + f"{f['deleted']} deleted, {f['failed']} failed; {s['chunks_embedded']} chunks embedded, "
          f"{s['chunks_total']} in the index ({s['seconds']:.1f} s)")
+    pages = s.get("pages") or {}
+    if pages.get("indexed") or s.get("page_search"):  # once per ingest: on (pages, model), or off and how to turn it on
+        counts = (f" {pages['indexed']} page images in the index ({pages.get('rendered', 0)} rendered, "
+                  f"{pages.get('embedded', 0)} encoded now);" if pages.get("indexed") else "")
+        _say(out, ("pages", "bold"), counts + " " + _one_line(s.get("page_search", "")))
     for w in s.get("warnings", []):
         _say(err, ("warning", "yellow"), f" {_shown_path(w['path'])}: {_one_line(w['warning'])}")
     for path in unsupported[:MAX_LISTED_UNSUPPORTED]:

@@ -107,8 +107,15 @@ def ask(question: str = typer.Argument(..., help="The question."),
         for c in result["citations"]:
             quote = display_quote(c["quote"], result["answer"], c["n"])
             _say(out, f"  [{c['n']}] {c['doc']}{citation_label(c)}, page {c['page']}: “{quote}”")
+            if c.get("image"):
+                _say(out, (f"      page image: {c['image']}", "dim"))
         for r in result.get("related", []):
             _say(out, (f"  related, not an answer: {r['doc']}, page {r['page']}: “{r['quote'][:200]}”", "dim"))
+            if r.get("image"):
+                _say(out, (f"      page image: {r['image']}", "dim"))
+        ps = result.get("page_search") or {}
+        if ps.get("status") == "off" and result.get("route") == "visual":  # why the image did not decide
+            _say(out, (f"page-image search: {ps.get('reason', 'off')}", "dim"))
         flag = ("not found" if not result.get("found", True) else "grounded" if result["grounded"]
                 else ("refused" if result["refused"] else "not grounded"))
         if result.get("filters"):

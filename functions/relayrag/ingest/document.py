@@ -28,7 +28,8 @@ class LoadedDocument:
     title:    PDF metadata title, else the first heading; Markdown first "# " heading; HTML <title>;
               BEIR title; else the file stem.
     pages:    pages that have text, in order (pages left empty are omitted and named in `warnings`).
-    mime:     "application/pdf", "text/markdown", "text/plain", "text/html" or "application/x-beir".
+    mime:     "application/pdf", "text/markdown", "text/plain", "text/html", "application/x-beir", or for an
+              image file "image/png", "image/jpeg" or "image/tiff".
     warnings: non-fatal problems, e.g. "page 9: OCR unavailable (tesseract not installed); ...".
     """
 
@@ -44,7 +45,9 @@ class LoadedDocument:
         return "\n\n".join(p.text for p in self.pages)
 
 
-SUPPORTED_SUFFIXES: frozenset[str] = frozenset({".pdf", ".md", ".markdown", ".txt", ".html", ".htm"})
+IMAGE_SUFFIXES: frozenset[str] = frozenset({".png", ".jpg", ".jpeg", ".tif", ".tiff"})
+"""Image files: one-page documents (text by OCR; the image itself is the page image)."""
+SUPPORTED_SUFFIXES: frozenset[str] = frozenset({".pdf", ".md", ".markdown", ".txt", ".html", ".htm"}) | IMAGE_SUFFIXES
 
 _MIME = {
     ".pdf": "application/pdf",
@@ -53,5 +56,10 @@ _MIME = {
     ".txt": "text/plain",
     ".html": "text/html",
     ".htm": "text/html",
+    ".png": "image/png",
+    ".jpg": "image/jpeg",
+    ".jpeg": "image/jpeg",
+    ".tif": "image/tiff",
+    ".tiff": "image/tiff",
 }
 BEIR_MIME = "application/x-beir"

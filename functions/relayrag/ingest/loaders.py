@@ -35,11 +35,13 @@ from relayrag.ingest.beir import is_beir_corpus, iter_beir_corpus
 from relayrag.ingest.decode import _decode_html, _decode_text, _read_bytes
 from relayrag.ingest.document import (
     _MIME,
+    IMAGE_SUFFIXES,
     SUPPORTED_SUFFIXES,
     LoadedDocument,
     Page,
 )
 from relayrag.ingest.html import _html_to_text
+from relayrag.ingest.image import load_image
 from relayrag.ingest.limits import MAX_PDF_FILE_BYTES, MAX_TEXT_FILE_BYTES, FileBudget, check_size
 from relayrag.ingest.markdown import _markdown_to_text
 from relayrag.ingest.pdf import garbled_reason, load_pdf
@@ -56,7 +58,7 @@ __all__ = [
 
 
 def load_document(path: Path, budget: FileBudget | None = None) -> LoadedDocument:
-    """Load a PDF, Markdown, HTML or plain-text file (see `SUPPORTED_SUFFIXES`).
+    """Load a PDF, Markdown, HTML, plain-text or image file (PNG, JPEG, TIFF: OCR; see `SUPPORTED_SUFFIXES`).
 
     Returns a `LoadedDocument` whose `source` is `str(path)`. Raises `IngestError` (message: what + why)
     for a missing/unreadable/empty file, an unsupported suffix, bytes that are not what the suffix says,
@@ -77,6 +79,8 @@ def load_document(path: Path, budget: FileBudget | None = None) -> LoadedDocumen
         size = 0  # _read_bytes says why
     if suffix == ".pdf":
         check_size(path.name, size, MAX_PDF_FILE_BYTES, "PDF")
+    elif suffix in IMAGE_SUFFIXES:
+        check_size(path.name, size, MAX_PDF_FILE_BYTES, "image")
     else:
         check_size(path.name, size, MAX_TEXT_FILE_BYTES, "text, Markdown and HTML")
     data = _read_bytes(path)
@@ -85,6 +89,9 @@ def load_document(path: Path, budget: FileBudget | None = None) -> LoadedDocumen
     mime = _MIME[suffix]
     if suffix == ".pdf":
         return load_pdf(path, data, budget)
+    if suffix in IMAGE_SUFFIXES:
+        from relayrag.settings import load_settings
+        return load_image(path, data, load_settings().ocr_lang, budget)
     if suffix in (".html", ".htm"):
         text, title = _html_to_text(_decode_html(data, path.name))
     elif suffix in (".md", ".markdown"):

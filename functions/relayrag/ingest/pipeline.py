@@ -35,6 +35,8 @@ from relayrag.errors import ConflictError, IngestError
 from relayrag.ingest import loaders
 from relayrag.ingest.chunking import Chunk, make_chunks
 from relayrag.ingest.limits import FileBudget
+from relayrag.ingest.page_index import PageFile, PageReport, build_page_vectors, version_pages
+from relayrag.ingest.pages import read_version_pages, write_version_pages
 from relayrag.naming import validate_collection
 from relayrag.metadata import (CollectionSchema, Manifest, MetadataError, check_coverage, load_manifest,
                                metadata_hash, normalise, parse_schema_bytes)
@@ -62,6 +64,8 @@ class IngestSummary:
     sentences_embedded: int = 0  # sentence vectors computed (not reused) for this version
     chunks_total: int = 0
     seconds: float = 0.0
+    pages: dict = field(default_factory=dict)  # page images: {indexed, rendered, embedded} (relayrag.ingest.page_index)
+    page_search: str = ""  # one line: page-image search on (pages, model) or why it is off and how to turn it on
     metadata_updated: int = 0  # unchanged files whose metadata changed: chunks rewritten, nothing re-embedded
     not_applied: list[str] = field(default_factory=list)  # source keys whose `only_if` guard said no
     unsupported: list[str] = field(default_factory=list)  # files under a folder with no loader for their type
@@ -78,6 +82,8 @@ class IngestSummary:
             "sentences_embedded": self.sentences_embedded,
             "chunks_total": self.chunks_total,
             "seconds": round(self.seconds, 3),
+            **({"pages": self.pages} if self.pages else {}),
+            **({"page_search": self.page_search} if self.page_search else {}),
             **({"metadata_updated": self.metadata_updated} if self.metadata_updated else {}),
             **({"not_applied": self.not_applied} if self.not_applied else {}),
             **({"unsupported": self.unsupported} if self.unsupported else {}),
@@ -356,6 +362,7 @@ def _ingest_once(ctx: StageContext, path: Path | str | None, collection: str, *,
         records_for_skip = {} if unreadable else records  # nothing unchanged can keep chunks from it
 
         new_chunks: dict[str, list[dict]] = {}   # file key -> chunks
+        paths: dict[str, Path] = {}              # file key -> readable path (files loaded or found unchanged)
         new_records: list[dict] = []
         record_updates: list[dict] = []          # unchanged content, changed record fields (sources only)
         meta_updates: dict[str, dict] = {}       # unchanged content, changed metadata: file key -> metadata
@@ -427,6 +434,7 @@ def _ingest_once(ctx: StageContext, path: Path | str | None, collection: str, *,
                         stat = real.stat()
                         digest = file_sha256(real)
                         prev = records_for_skip.get(key)
+                        paths[key] = real
                         doc_meta = _document_metadata(given_meta, records.get(key), schema)
                         mhash = metadata_hash(doc_meta)
                         if prev and prev.get("sha256") == digest:
@@ -558,6 +566,15 @@ def _ingest_once(ctx: StageContext, path: Path | str | None, collection: str, *,
         if schema is not None:  # stages read the schema of the version they serve (filters, shown fields)
             manifest["schema"] = schema.model_dump(mode="json")
         try:
+            # the version's page images (pages.jsonl) and page-vector index: written under the version before
+            # its manifest, removed with it (writes.undo) if it never becomes current
+            page_report = _pages(ctx, collection, current, version, unreadable=bool(unreadable), records=records,
+                                 new_records=new_records, paths=paths, deleted=deleted, replaced=set(new_chunks))
+            summary.warnings.extend(page_report.warnings)
+            summary.pages, summary.page_search = page_report.to_dict(), page_report.page_search
+            manifest["pages"] = page_report.indexed
+            if page_report.manifest:
+                manifest["page_vectors"] = page_report.manifest
             write_version(store, collection, version, new_refs, manifest)
             stats = _stats(meta, records, new_records, deleted, old_rows, new_chunks, new_refs,
                            recount=rebuild or not refs, chunks=chunks)
@@ -579,6 +596,33 @@ def _ingest_once(ctx: StageContext, path: Path | str | None, collection: str, *,
         summary.version = merged or version
         summary.seconds = time.perf_counter() - t0
         return summary
+
+
+def _pages(ctx: StageContext, collection: str, current: str | None, version: str, *, unreadable: bool,
+           records: dict[str, dict], new_records: list[dict], paths: dict[str, Path], deleted: list[str],
+           replaced: set[str]) -> PageReport:
+    """Page images of the new version (written as its pages.jsonl) and, with the colpali extra and a model,
+    its page-vector index (relayrag.ingest.page_index). The current version's entries of files this ingest
+    neither deleted nor replaced are carried over as they are (page sets and vectors reused); new and changed
+    files (`replaced`: the sources with new chunks) and unchanged files at hand that have no page images yet get
+    theirs (from their content's page set when one exists, else rendered)."""
+    report = PageReport()
+    drop = set(deleted) | replaced
+    old_pages = [] if unreadable else read_version_pages(ctx.blobstore, collection, current)
+    kept = [e for e in old_pages if e["source"] not in drop]
+    have = {e["source"] for e in kept}
+    recs = {**records, **{r["path"]: r for r in new_records}}
+    gone = set(deleted) - replaced
+    keys = [k for k in dict.fromkeys([*replaced, *paths]) if k in recs and k not in have and k not in gone
+            and recs[k].get("n_chunks") != 0]
+    files = [PageFile(key=k, doc=recs[k].get("name") or Path(k).name, sha256=recs[k].get("sha256", ""),
+                      kind=recs[k].get("kind", ""), path=paths.get(k)) for k in keys]
+    entries = kept + version_pages(ctx, collection, old_pages, [f for f in files if len(f.sha256) == 64], report)
+    report.indexed = len(entries)
+    if entries:  # a version without page images writes no page file (read as none; a text-only ingest stays small)
+        write_version_pages(ctx.blobstore, collection, version, entries)
+    build_page_vectors(ctx, collection, version, entries, report)
+    return report
 
 
 def _records(docs, collection: str, path, sources, remove_paths, exact_keys: bool, *, everything: bool

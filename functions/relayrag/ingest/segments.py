@@ -8,10 +8,11 @@ level up), so a chunk is rewritten about log_10(N) times over its life and a ver
 with its live rows, and a pre-segment version (read as one segment without postings) is rewritten once.
 
 A merge is its own version: the merged segment replaces its inputs in the list, and the flip is the same
-compare-and-set on the version the merge started from; losing it abandons the merge (the winner's version
-serves; a later ingest plans again). Vectors and postings are carried over (`TermStats.select/concat`), so a
-merge reads and writes the inputs once and embeds nothing. Ingest runs `merge_locked` after its commit while
-it still holds the collection's lock; `pipeline.merge(ctx, collection, everything=True)` rewrites the whole collection
+compare-and-set on the version the merge started from; losing it abandons the merge (the winner's version serves; a
+later ingest plans again). The version's page files (pages.jsonl, colpali/: keyed by source and page, not by row)
+are copied to the merge's version unchanged. Vectors and postings are carried over (`TermStats.select/concat`), so
+a merge reads and writes the inputs once and embeds nothing. Ingest runs `merge_locked` after its commit while it
+still holds the collection's lock; `pipeline.merge(ctx, collection, everything=True)` rewrites the whole collection
 into one segment (what every ingest cost before segments; benchmarks/bench_scale.py times it).
 """
 
@@ -26,6 +27,7 @@ import numpy as np
 from relayrag.backends.blobstore import LocalBlobStore
 from relayrag.context import StageContext
 from relayrag.errors import ConflictError
+from relayrag.ingest.pages import copy_version_pages, gc_page_sets
 from relayrag.ingest.snapshot import (ROW_FILES, SegmentRef, gc_versions, load_segment, new_version, prefix, read_manifest,
                                       read_tombstones, segment_prefix, write_segment,
                                       write_version)
@@ -42,17 +44,25 @@ GC_MIN_AGE_S = 900.0  # remote stores: versions younger than this may be another
 
 def gc_after_commit(ctx: StageContext, collection: str, version: str, previous: str | None) -> None:
     """After `version` became current: remove versions but it, `previous` and those pinned by runs in flight
-    (docstore.pinned_versions), and segments no remaining version lists. Best effort: a failure is logged (a
-    later commit's GC retries it). Without a shared lock (a remote blob store), versions and segments younger
-    than GC_MIN_AGE_S are spared: they may be another writer's, still being written."""
+    (docstore.pinned_versions), and segments no remaining version lists; then the page sets (page images and
+    page vectors, relayrag.ingest.pages) that `version` does not reference: a deleted or replaced file's page
+    images go with this flip, even if a run's lease (1 h, not released when the run ends) still names an older
+    version — such a run's image reference then answers "no longer exists" (Service.page_image). Best effort: a
+    failure is logged (a later commit's GC retries it). Without a shared lock (a remote blob store), versions,
+    segments and page sets younger than GC_MIN_AGE_S are spared: they may be another writer's, still being
+    written."""
     keep = {version} | ({previous} if previous else set())
+    min_age_s = 0.0 if isinstance(ctx.blobstore, LocalBlobStore) else GC_MIN_AGE_S
     try:
         index = ctx.index_backend(collection)
-        gc_versions(ctx.blobstore, collection, keep | ctx.docstore.pinned_versions(collection),
-                    min_age_s=0.0 if isinstance(ctx.blobstore, LocalBlobStore) else GC_MIN_AGE_S,
+        gc_versions(ctx.blobstore, collection, keep | ctx.docstore.pinned_versions(collection), min_age_s=min_age_s,
                     drop_segments=(lambda sids: index.drop_segments(collection, sids)) if index is not None else None)
     except Exception as exc:  # noqa: BLE001 - clean-up must not turn a committed write into an error
         log.warning("snapshot clean-up of %s failed: %s: %s", collection, type(exc).__name__, exc)
+    try:
+        gc_page_sets(ctx.blobstore, collection, {version}, min_age_s=min_age_s)
+    except Exception as exc:  # noqa: BLE001
+        log.warning("page image clean-up of %s failed: %s: %s", collection, type(exc).__name__, exc)
 
 
 def level(n_live: int) -> int:
@@ -123,6 +133,7 @@ def merge_locked(ctx: StageContext, collection: str, version: str, refs: list[Se
     new = new_version()
     kept = {k: v for k, v in read_manifest(store, collection, version).items()  # e.g. embedder, schema
             if k not in ("segments", "n_chunks", "n_rows", "version", "collection", "format", "merged")}
+    copy_version_pages(store, collection, version, new)  # before the manifest: a version is complete with it
     write_version(store, collection, new, out, {**kept, "created_at": time.time(),
                                                 "merged": [refs[i].id for i in plan]})
     try:

@@ -15,6 +15,8 @@ Layout under the blob store (GCS bucket or local folder):
     snapshots/<collection>/segments/<sid>/manifest.json   written last: a segment without it is incomplete
     snapshots/<collection>/<version>/manifest.json        the version: {segments: [{id, n_rows, tombstones,
                                                           n_deleted}], n_chunks (live), embedder, ...}
+    snapshots/<collection>/<version>/pages.jsonl          page images the version holds (relayrag.ingest.pages)
+    snapshots/<collection>/<version>/colpali/...          page-vector index (byaldi), with the colpali extra
 A segment is written once, by one ingest (the chunks of the sources it added or changed, their vectors and
 postings) and never modified; a later ingest that deletes or replaces some of its sources writes a new
 tombstone file for it. A version is one small manifest, so adding a document writes one segment of that
@@ -29,6 +31,9 @@ before nor pinned, and segments and tombstones no remaining version lists. Concu
 lock commit with compare-and-set on the current version (`DocStore.commit_ingest(expected_version=...)`); the
 loser retries from the new current version. A version written before segments existed (chunks.jsonl, dense.npy
 directly under the version; no `segments` in its manifest) reads as one segment whose id is the version name.
+A version's page files (pages.jsonl, colpali/) are keyed by (source, page), not by row: they are written before
+the version's manifest (ingest) or copied from the version a merge starts from, and go with the version folder;
+the page images and page vectors themselves are content-addressed under pages/<collection>/<sha256>/.
 """
 
 from __future__ import annotations
@@ -126,9 +131,15 @@ class IndexSnapshot:
     parts: list[SegmentPart] = field(default_factory=list)
     sentences: SentenceVectors | None = None  # stored sentence vectors, when the snapshot has them and they are used
     embedder: Any = None  # the embedder that reads this snapshot (set by StageContext.snapshot from the manifest)
+    pages: list[dict] = field(default_factory=list)  # page images (pages.jsonl): source, doc, sha256, page, image...
 
     def __post_init__(self) -> None:
         self.row_of = {c["chunk_id"]: i for i, c in enumerate(self.chunks)}
+        self.page_of = {(p["source"], p["page"]): p for p in self.pages}
+
+    def page_image(self, source: str, page: int) -> dict | None:
+        """The page-image entry of (source, 1-based page): image and thumbnail blob keys, size; None if none."""
+        return self.page_of.get((source, page))
 
     def __len__(self) -> int:
         return len(self.chunks)
@@ -526,7 +537,10 @@ def load_snapshot(store: BlobStore, collection: str, version: str, *, dim: int |
     sent = read_sentences(store, collection, manifest, parts, int(matrix.shape[1])) if chunks else None
     if sent is not None:
         manifest = {**manifest, "sentence_vectors": {**manifest["sentence_vectors"], "n": len(sent)}}
-    return IndexSnapshot(collection, version, chunks, DenseIndex(matrix), BM25Index(stats), manifest, parts, sent)
+    from relayrag.ingest.pages import read_version_pages
+    pages = read_version_pages(store, collection, version) if manifest.get("pages") else []
+    return IndexSnapshot(collection, version, chunks, DenseIndex(matrix), BM25Index(stats), manifest, parts=parts,
+                         sentences=sent, pages=pages)
 
 
 def version_time(version: str) -> float | None:

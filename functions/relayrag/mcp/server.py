@@ -19,6 +19,7 @@ bounded (quotes, answers, counts) so a client is never flooded.
 from __future__ import annotations
 
 import contextlib
+import json
 import logging
 import os
 import sys
@@ -28,6 +29,9 @@ from typing import Annotated, Literal
 from fastmcp import Context, FastMCP
 from fastmcp.exceptions import ToolError
 from fastmcp.server.auth import TokenVerifier
+from fastmcp.tools.tool import ToolResult
+from fastmcp.utilities.types import Image
+from mcp.types import ImageContent, TextContent
 from pydantic import Field
 
 from relayrag.errors import ConfigError
@@ -62,6 +66,18 @@ Workflow tools (from the server's workflows folder) may also be listed."""
 
 # -- the server ----------------------------------------------------------------------------------------
 
+async def with_images(gw: Gateway, result: dict) -> ToolResult | dict:
+    """`result` as the tool's structured content, plus one MCP image content block (PNG) per page thumbnail it
+    shows (citations, pages found by their image, search hits; at most views.MAX_IMAGES) — the multimodal answer
+    when a page image hits. A result without page images is returned as it is."""
+    images = await in_thread(gw.images, result)
+    if not images:
+        return result
+    blocks: list[TextContent | ImageContent] = [TextContent(type="text", text=json.dumps(result, ensure_ascii=False))]
+    blocks += [Image(data=png, format="png").to_image_content() for png in images]
+    return ToolResult(content=blocks, structured_content=result)
+
+
 def build_server(*, engine: str | None = None, http: bool = False, auth: TokenVerifier | None = None,
                  settings=None) -> FastMCP:
     """The FastMCP server. `http=True` restricts ingest to RELAYRAG_MCP_INGEST_ROOTS (required there);
@@ -89,7 +105,8 @@ def build_server(*, engine: str | None = None, http: bool = False, auth: TokenVe
         `notes` (unknown validity, needs review), `grounded` (every sentence supported by its cited chunk),
         `refused`, the retrieval arm, per-stage timings and the run_id (see get_run)."""
         report = progress_from_thread(ctx)
-        return await in_thread(gw.ask, question, collection, arm, stage_progress(report), filters)
+        result = await in_thread(gw.ask, question, collection, arm, stage_progress(report), filters)
+        return await with_images(gw, result)
 
     @mcp.tool(annotations={"readOnlyHint": True, "openWorldHint": False})
     async def search(
@@ -109,7 +126,7 @@ def build_server(*, engine: str | None = None, http: bool = False, auth: TokenVe
         """Retrieval only (no answer generation, no LLM): the top-k chunks of a collection for a query, best
         first, each with its fused rank score, document, page, chunk_id and a short quote. Optional filters
         by document name, page and metadata (applied inside retrieval, before the top-k)."""
-        return await in_thread(gw.search, query, collection, k, arm, doc, page, filters)
+        return await with_images(gw, await in_thread(gw.search, query, collection, k, arm, doc, page, filters))
 
     @mcp.tool(annotations={"readOnlyHint": False, "destructiveHint": False, "idempotentHint": True,
                            "openWorldHint": False})

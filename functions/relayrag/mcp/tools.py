@@ -29,6 +29,7 @@ from relayrag.mcp.views import (
     iso,
     result_view,
     sql_cell,
+    thumbnails,
 )
 from relayrag.mcp.workflow_tools import WorkflowCatalog, WorkflowToolSpec
 from relayrag.service import Service
@@ -123,6 +124,17 @@ class Gateway:
         return result_view(self.service.ask(question, collection, arm=arm, on_event=on_event,
                                             filters=filters).to_dict())
 
+    def images(self, result: dict) -> list[bytes]:
+        """PNG bytes of the page thumbnails a result shows (views.thumbnails); a thumbnail that is gone (its
+        document was deleted meanwhile) is left out."""
+        out = []
+        for ref in thumbnails(result):
+            try:
+                out.append(self.service.page_image(ref))
+            except NotFoundError:
+                continue
+        return out
+
     # sql_query --------------------------------------------------------------------------------------
     def sql_query(self, question: str, collection: str) -> dict:
         """The sql stage on its own (no classify), as the service runs it; rows and texts bounded."""
@@ -153,6 +165,7 @@ class Gateway:
         r = self.service.search(query, collection, k=k, arm=arm, doc=doc, page=page, filters=filters)
         results = [{"rank": h.rank, "score": h.score, "doc": h.doc, "page": h.page, "chunk_id": h.chunk_id,
                     "title": clip(h.title, 200), "quote": best_quote(h.text, query),
+                    **{k: v for k, v in (("image", h.image), ("thumbnail", h.thumbnail)) if v},
                     **({"validity": h.validity, "metadata": cap_json(h.metadata, 2000)}
                        if h.metadata is not None else {})} for h in r.hits]
         return {"query": r.query, "collection": r.collection, "version": r.version, "arm": r.arm,

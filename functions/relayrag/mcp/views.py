@@ -43,6 +43,7 @@ def iso(ts: float | None) -> str | None:
 def citation_view(c: dict) -> dict:
     out = {k: c[k] for k in ("n", "doc", "page", "chunk_id") if k in c}
     out["quote"] = clip(c.get("quote", ""), QUOTE_CHARS)
+    out.update({k: c[k] for k in ("image", "thumbnail") if c.get(k)})
     if c.get("title"):
         out["title"] = clip(c["title"], 200)
     for k in ("validity", "valid_from", "valid_until", "needs_review"):
@@ -51,6 +52,16 @@ def citation_view(c: dict) -> dict:
     if c.get("shown"):
         out["shown"] = {k: clip(v, 200) if isinstance(v, str) else v for k, v in list(c["shown"].items())[:20]}
     return out
+
+
+MAX_IMAGES = 3  # page thumbnails returned as MCP image content blocks with one ask / search result
+
+
+def thumbnails(result: dict) -> list[str]:
+    """The page thumbnails a result shows, best first, each once (at most MAX_IMAGES): an ask result's citations'
+    pages, then (visual route) the pages found by their image, then related passages; a search result's hits."""
+    refs = [c.get("thumbnail") for key in ("citations", "pages", "related", "results") for c in result.get(key) or []]
+    return list(dict.fromkeys(r for r in refs if r))[:MAX_IMAGES]
 
 
 def result_view(result: dict) -> dict:

@@ -1,9 +1,12 @@
-"""classify: route a question to rag, chitchat or sql, and open the run record.
+"""classify: route a question to rag, chitchat, sql or visual, and open the run record.
 
 No-LLM method `few-shot-embedding`: cosine k-NN (k=3) of the question's MiniLM embedding against
 labelled example utterances, plus a lexical check — a question with no content words left after
 greeting/stopword removal is chitchat. Anything uncertain goes to rag (the safe default: it cites or
-refuses). `sql` is chosen only for collections with a warehouse (`relayrag warehouse load`): by the no-LLM
+refuses). `visual` — the question asks what a figure, diagram, chart, photo, drawing or scanned page shows or
+looks like (`visual_cue`: those words and "what does … look like", "show me", in English and Japanese) — goes
+to page-image search (colpali_search), which falls back to text retrieval, saying why, when the collection
+has no page vectors. `sql` is chosen only for collections with a warehouse (`relayrag warehouse load`): by the no-LLM
 method when the collection has no documents, or when the question names one of the warehouse's tables or
 touches a term of its SQL config (glossary / filter sets, any language: "売上" → revenue).
 LLM method `llm`: schema-constrained JSON label.
@@ -13,6 +16,7 @@ from __future__ import annotations
 
 import enum
 import functools
+import re
 from typing import Any
 
 import numpy as np
@@ -33,6 +37,23 @@ class Route(str, enum.Enum):
     rag = "rag"
     chitchat = "chitchat"
     sql = "sql"
+    visual = "visual"
+
+
+# What a question about what a page *shows* says (figures, diagrams, charts, photos, scans, appearance). Plain
+# "figures" is left out: "sales figures" are numbers.
+_VISUAL_EN = re.compile(
+    r"\bfig\.|\b(figure|figures\s+\d|diagrams?|charts?|graphs?|plots?|photos?|photographs?|pictures?|images?|illustrations?|"
+    r"drawings?|schematics?|maps?|screenshots?|logos?|scan(?:ned)?|sketch(?:es)?|infographics?|flowcharts?)\b"
+    r"|\blooks?\s+like\b|\bshow\s+me\b|\b(?:what|which)\b[^?]*\b(?:shows?|depicts?|pictured|illustrates?)\b",
+    re.IGNORECASE)
+_VISUAL_JA = re.compile(r"図|グラフ|写真|画像|イラスト|チャート|スキャン|見た目|外観|どのように見え|どんな見た目")
+
+
+def visual_cue(question: str) -> str | None:
+    """The words that make `question` a question about what a page shows, or None."""
+    m = _VISUAL_EN.search(question) or _VISUAL_JA.search(question)
+    return m.group(0) if m else None
 
 
 CHITCHAT_EXAMPLES = [
@@ -91,7 +112,7 @@ def classify_no_llm(question: str, embedder) -> tuple[Route, float]:
     return Route.rag, float(1.0 - votes / 3 * 0.5)
 
 
-SCHEMA = {"type": "object", "properties": {"route": {"type": "string", "enum": ["rag", "chitchat", "sql"]}},
+SCHEMA = {"type": "object", "properties": {"route": {"type": "string", "enum": ["rag", "chitchat", "sql", "visual"]}},
           "required": ["route"], "additionalProperties": False}
 
 
@@ -137,19 +158,22 @@ def run(req: ClassifyRequest, ctx: StageContext) -> ClassifyResponse:
     method, route, conf, llm_error = "few-shot-embedding", None, 0.0, None
     if ctx.llm is not None:
         try:
-            allowed = "rag, chitchat" + (", sql" if has_warehouse else "")
+            allowed = "rag, chitchat, visual" + (", sql" if has_warehouse else "")
             tables_note = (f" The database has the tables: {', '.join(tables[:50])}." if has_warehouse else "")
             if terms:
                 tables_note += f" Business terms answered from the database: {', '.join(terms[:80])}."
             out = complete_json(ctx.llm, [
                 {"role": "system", "content": "Classify the user's message for a document assistant. "
                  f"Labels: {allowed}. rag = needs facts from the documents; chitchat = greeting, thanks, "
-                 "small talk or questions about the assistant; sql = needs numbers from database tables."
+                 "small talk or questions about the assistant; visual = asks what a figure, diagram, chart, photo, "
+                 "drawing or scanned page shows or looks like; sql = needs numbers from database tables."
                  + tables_note},
                 {"role": "user", "content": req.question}], SCHEMA, max_tokens=20)
             route = Route(out["route"])
             if route == Route.sql and not has_warehouse:
                 route = Route.rag
+            if route == Route.visual and not has_documents:
+                route = Route.sql if has_warehouse else Route.rag
             method, conf = "llm", 1.0
         except (LLMError, KeyError, ValueError) as exc:
             route, llm_error = None, llm_failure(exc)  # fall back to the no-LLM method; the trace says which ran
@@ -160,6 +184,8 @@ def run(req: ClassifyRequest, ctx: StageContext) -> ClassifyResponse:
         if route == Route.rag and has_warehouse and (not has_documents or mentions_table(req.question, tables)
                                                      or touches_terms):
             route, conf = Route.sql, (0.9 if not has_documents else 0.6)
+        elif route == Route.rag and has_documents and visual_cue(req.question):
+            route, conf = Route.visual, 0.8
         if ctx.llm is not None:
             method = "few-shot-embedding (llm failed)"
     if route == Route.rag and has_warehouse and not has_documents:

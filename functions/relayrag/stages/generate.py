@@ -5,12 +5,13 @@ after rerank) is read with its local context (title, page heading, section headi
 a table row's column names) and scored; the answerability check (stages/answerability.py, after Google's
 "sufficient context", ICLR 2025) decides whether any sentence answers the question. If one does, the best
 and up to two more (MMR, λ = 0.7; Carbonell & Goldstein 1998) are quoted verbatim and cited, duplicates
-once with every source (each document page once),
-a table cell as "row — column: value"; on regeneration only the best one. If none
-does, the answer is "not found" in the question's language, naming the closest passages as related
-reading (`related` in the run record). LLM method `llm`: the same evidence as numbered passages in, an
-answer with [n] markers out (or NOT_FOUND); markers become citations. Chitchat: a short reply (template
-without LLM).
+once with every source (each document page once), a table cell as "row — column: value"; on
+regeneration only the best one. If none does, the answer is "not found" in the question's language, naming
+the closest passages as related reading (`related` in the run record). LLM method `llm`: the same evidence as
+numbered passages in, an answer with [n] markers out (or NOT_FOUND); markers become citations. Chitchat: a
+short reply (template without LLM). Visual route (colpali_search found the pages by their image): the answer
+says so; when the pages' text does not answer the question it quotes the best page's own text and cites that
+page (`page-image (extractive)`). Citations and related passages carry the page image and thumbnail.
 """
 from __future__ import annotations
 
@@ -20,8 +21,9 @@ from typing import Any
 import numpy as np
 
 from relayrag.backends.embedder import query_vector, reference_cosine
-from relayrag.backends.llm import LLMError
+from relayrag.backends.llm import LLMError, accepts_images
 from relayrag.context import StageContext
+from relayrag.pagerefs import attach
 from relayrag.metadata import DEFAULT_EXPIRING_DAYS, citation_fields
 from relayrag.retrieval.tokenize import tokenize
 from relayrag.prompts import quote_document, with_data_rule
@@ -30,7 +32,7 @@ from relayrag.stages.base import (Stage, StageRequest, StageResponse, embedder_o
 from relayrag.stages.answerability import (
     content_weights, expects_number, has_number, is_header_row, is_heading, page_heading, previous_sentence,
     question_entities, section_heading, support, table_header_above)
-from relayrag.stages.evidence import absent_tokens, query_idf, span_vectors
+from relayrag.stages.evidence import absent_tokens, query_idf, sentence_spans, span_vectors
 from relayrag.text import answer_units as _units, has_cjk
 
 DUPLICATE_COSINE = 0.95
@@ -366,6 +368,7 @@ def run(req: GenerateRequest, ctx: StageContext) -> GenerateResponse:
             bs = c.get("best_sentence") or [0, min(300, len(ch["text"]))]
             related.append({"doc": ch["doc"], "page": ch["page"], "chunk_id": ch["chunk_id"],
                             "quote": " ".join(ch["text"][bs[0]:bs[1]].split())[:300]})
+        related = attach(ctx, snap, related)
         write_run(ctx, req.run_id, {"answer": not_found_text(question, collection, related),
                                     "citations": [], "answer_sentences": [], "found": False,
                                     "related": related})
@@ -374,29 +377,166 @@ def run(req: GenerateRequest, ctx: StageContext) -> GenerateResponse:
     sentences, citations, decision = extractive(question, chunks, embedder_of(ctx, snap), 1 if regen else 3, snap.bm25,
                                                   snap)
     method = "extractive"
-    if ctx.llm is not None and decision["evidence"]:
+    by_image = found_by_image(run_rec)
+    seen = False
+    if by_image and accepts_images(ctx.settings, ctx.llm):
+        try:  # a vision-capable LLM reads the pages found by their image
+            seen_answer = vision_answer(ctx, run_rec, snap, strict=bool(regen))
+            if seen_answer is not None:
+                sentences, citations = seen_answer
+                method, decision, seen = VISION, {**decision, "answerable": True}, True
+        except LLMError as exc:
+            llm_error = llm_failure(exc)
+    if ctx.llm is not None and decision["evidence"] and not seen:
         try:
             llm_sents, llm_cits = llm_answer(ctx.llm, question, chunks, decision["evidence"], strict=bool(regen))
             sentences, citations, method = llm_sents, llm_cits, "llm"
             decision = {**decision, "answerable": bool(llm_sents)}
         except LLMError as exc:
             method, llm_error = "extractive (llm failed)", llm_failure(exc)
+    if by_image and (not decision["answerable"] or not sentences):
+        quoted = page_quote_answer(run_rec, snap)
+        if quoted is not None:  # the page was found by its image: show it, quoting its own text
+            sentences, citations = quoted
+            method, decision = PAGE_QUOTE, {**decision, "answerable": True}
     if not decision["answerable"] or not sentences:
-        related = decision["related"]
+        related = attach(ctx, snap, decision["related"])
+        answer = not_found_text(question, collection, related)
+        if by_image:
+            answer += " " + by_image_note(run_rec, answered=False)
         write_run(ctx, req.run_id, {
-            "answer": not_found_text(question, collection, related), "citations": [], "answer_sentences": [],
+            "answer": answer, "citations": [], "answer_sentences": [],
             "found": False, "related": related, "answerability": decision["support"], "generate_method": method,
             "context_chunk_ids": [c["chunk_id"] for c in chunks]})
         return GenerateResponse(run_id=req.run_id, method=f"{method} (not answerable)", llm_error=llm_error,
                                 regen_count=regen, found=False)
     answer = " ".join(f"{s['text']}" + "".join(f" [{n}]" for n in s["cites"]) for s in sentences)
-    citations = with_metadata(citations, snap)
+    if by_image:
+        answer = by_image_note(run_rec, answered=True, cited=citations[0] if citations else None,
+                               read_image=method == VISION) + " " + answer
+    citations = attach(ctx, snap, with_metadata(citations, snap))
     write_run(ctx, req.run_id, {"answer": answer, "citations": citations, "answer_sentences": sentences,
                                          "found": True, "generate_method": method,
                                          "answerability": decision["support"], "related": [],
                                          "context_chunk_ids": [c["chunk_id"] for c in chunks]})
     return GenerateResponse(run_id=req.run_id, method=method, llm_error=llm_error, n_citations=len(citations),
                             regen_count=regen)
+
+
+VISION = "llm (page images)"
+"""generate's method when a vision-capable LLM answered a visual question from the page images."""
+VISION_PAGES = 3  # page images sent to a vision-capable LLM
+
+
+def page_images_for_llm(ctx, run_rec: dict, snap) -> list[dict]:
+    """The top pages found by their image, for a vision LLM: [{n, doc, page, text, png, chunk}] (at most
+    VISION_PAGES; n from 1; text = the page's chunks, at most 2,000 characters; chunk = its first chunk, or None)."""
+    from relayrag.pagerefs import blob_key
+    out: list[dict] = []
+    for p in run_rec.get("page_candidates") or []:
+        key = blob_key(ctx, p.get("image") or "")
+        if key is None:
+            continue
+        try:
+            png = ctx.blobstore.get_bytes(key)
+        except FileNotFoundError:
+            continue
+        chunks = [c for c in snap.chunks if c["source"] == p["source"] and c["page"] == p["page"]]
+        text = "\n".join(c["text"] for c in chunks)[:2000]
+        out.append({"n": len(out) + 1, "doc": p["doc"], "page": p["page"], "text": text, "png": png,
+                    "chunk": chunks[0] if chunks else None})
+        if len(out) == VISION_PAGES:
+            break
+    return out
+
+
+def vision_messages(question: str, pages: list[dict], strict: bool = False) -> list[dict]:
+    """The prompt of a visual question for a vision-capable LLM: the page images in order n = 1.., each page's
+    text quoted as data."""
+    rule = (" Use only what the pages show or say; every sentence must end with the [n] of the page it comes "
+            "from.") if strict else ""
+    return [
+        {"role": "system", "content": with_data_rule(
+            "You answer a question about what document pages show. You get page images n = 1, 2, ... in order and "
+            "each page's text. Answer in one to three sentences, each ending with the page it comes from as [n]. "
+            "If the pages do not show the answer, reply exactly NOT_FOUND." + rule)},
+        {"role": "user", "content": f"Question: {question}\n\nPage texts:\n" + "\n\n".join(
+            quote_document(p["text"] or "(no text)", n=p["n"], doc=p["doc"], page=p["page"]) for p in pages),
+         "images": [p["png"] for p in pages]}]
+
+
+def vision_answer(ctx, run_rec: dict, snap, strict: bool = False) -> tuple[list[dict], list[dict]] | None:
+    """(sentences, citations) from a vision-capable LLM that sees the page images, or None (NOT_FOUND, no page
+    with an image, or no marker naming a page with text). A citation names its page and quotes the page's text
+    opening; the answer describes the image. Raises LLMError."""
+    pages = page_images_for_llm(ctx, run_rec, snap)
+    if not pages:
+        return None
+    reply = ctx.llm.complete(vision_messages(run_rec["question"], pages, strict), max_tokens=300).strip()
+    if not reply or NOT_FOUND in reply:
+        return None
+    by_n = {p["n"]: p for p in pages if p["chunk"] is not None}
+    sentences: list[dict] = []
+    citations: list[dict] = []
+    num_of: dict[int, int] = {}
+    for sent in split_answer(reply):
+        cites = []
+        for n in sent["cites"]:
+            if n not in by_n:
+                continue
+            if n not in num_of:
+                ch = by_n[n]["chunk"]
+                num_of[n] = len(citations) + 1
+                citations.append({**citation(ch, num_of[n], " ".join(ch["text"][:300].split())), "kind": "page_image"})
+            cites.append(num_of[n])
+        if cites:
+            sentences.append({"text": sent["text"], "cites": cites, "kind": "page_image"})
+    return (sentences, citations) if sentences else None
+
+
+PAGE_QUOTE = "page-image (extractive)"
+"""generate's method when a visual question is answered with the page found by its image, quoting its text."""
+
+
+def page_quote_answer(run_rec: dict, snap) -> tuple[list[dict], list[dict]] | None:
+    """The visual route without an answer in the pages' text (and no vision LLM): the best page found by its
+    image that has text, quoted from its start (its first sentences, at most ~300 characters: usually the
+    caption or heading) and cited. (sentences, citations), or None when no page found has text."""
+    for p in run_rec.get("page_candidates") or []:
+        rows = sorted(i for i, c in enumerate(snap.chunks) if c["source"] == p["source"] and c["page"] == p["page"])
+        if not rows:
+            continue
+        ch = snap.chunks[rows[0]]
+        spans = sentence_spans(ch["text"], max_sentences=4)
+        end = next((e for s, e in spans if e >= 60), spans[-1][1] if spans else min(300, len(ch["text"])))
+        quote = " ".join(ch["text"][:min(end, 300)].split())
+        if not quote:
+            continue
+        return [{"text": quote, "cites": [1], "source": quote, "kind": "page_quote"}], [citation(ch, 1, quote)]
+    return None
+
+
+def found_by_image(run_rec: dict) -> bool:
+    """Did page-image search (colpali_search, visual mode) pick this run's evidence?"""
+    ps = run_rec.get("page_search") or {}
+    return run_rec.get("route") == "visual" and ps.get("status") == "on" and ps.get("mode") == "visual" \
+        and bool(run_rec.get("page_candidates")) and run_rec.get("arm") == "pages"
+
+
+def by_image_note(run_rec: dict, answered: bool, cited: dict | None = None, read_image: bool = False) -> str:
+    """The sentence that says the page was found by its image (the answer itself is from the page's text): the
+    page of the first citation when it is one of the pages found, else the best page found."""
+    pages = run_rec.get("page_candidates") or [{}]
+    top = next((p for p in pages if cited and p.get("doc") == cited.get("doc") and p.get("page") == cited.get("page")),
+               pages[0])
+    where = f"{top.get('doc')} p. {top.get('page')}"
+    if has_cjk(run_rec.get("question", "")):
+        return f"（ページ画像で見つけたページ: {where}）" if answered else f"画像で最も近いページ: {where}。"
+    if answered and read_image:
+        return f"(Found by its page image: {where}; the answer describes that page's image.)"
+    if answered:
+        return f"(Found by its page image: {where}; the answer quotes that page's text.)"
+    return f"The page that best matches the question by its image is {where} (see its page image)."
 
 
 def llm_answer(llm, question: str, chunks: list[dict], evidence: list[dict], strict: bool = False

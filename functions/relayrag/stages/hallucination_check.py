@@ -26,7 +26,7 @@ from relayrag.stages.base import (Stage, StageRequest, StageResponse, embedder_o
 from relayrag.stages.answerability import (
     Support, content_weights, expects_number, has_number, question_entities, support)
 from relayrag.stages.evidence import absent_tokens, lexical_coverage, query_idf, span_vectors
-from relayrag.stages.generate import doc_openings, not_found_text
+from relayrag.stages.generate import PAGE_QUOTE, VISION, doc_openings, not_found_text
 from relayrag.text import has_cjk, sentences as split_sents, split_sentences
 
 SUPPORT_COSINE = 0.80
@@ -113,6 +113,21 @@ def cited_chunks(ctx: StageContext, run_rec: dict) -> dict[str, dict]:
     return {cid: snap.chunks[snap.row_of[cid]] for cid in wanted if cid in snap.row_of}
 
 
+def cited_page_images(ctx: StageContext, run_rec: dict) -> list[bytes]:
+    """PNG bytes of the cited pages, in citation order, when generate answered from page images with a vision LLM
+    and this LLM takes images; [] otherwise."""
+    from relayrag.backends.llm import accepts_images
+    from relayrag.pagerefs import blob_key
+    if run_rec.get("generate_method") != VISION or not accepts_images(ctx.settings, ctx.llm):
+        return []
+    out = []
+    for c in sorted(run_rec.get("citations", []), key=lambda c: c["n"]):
+        key = blob_key(ctx, c.get("image") or "")
+        if key is not None and ctx.blobstore.exists(key):
+            out.append(ctx.blobstore.get_bytes(key))
+    return out
+
+
 def run(req: CheckRequest, ctx: StageContext) -> CheckResponse:
     run_rec = load_run(ctx, req.run_id)
     regen = int(run_rec.get("regen_count", 0))
@@ -130,14 +145,17 @@ def run(req: CheckRequest, ctx: StageContext) -> CheckResponse:
         try:
             numbered = "\n".join(f"{k}: {s['text']} (cites {s['cites']})" for k, s in enumerate(sents))
             passages = "\n\n".join(quote_document(c["text"], n=n) for n, c in sorted(cited.items()))
+            images = cited_page_images(ctx, run_rec)  # an answer read off page images is checked against them
+            seen = (" Page images follow in the order of the passages' n; a sentence is supported when the page "
+                    "image or the passage it cites shows it.") if images else ""
             out = complete_json(ctx.llm, [
                 {"role": "system", "content": with_data_rule(
                     "Check the answer claim by claim. For each numbered answer sentence, decide whether the "
                     "passages it cites (by their n attribute) state it. Return the numbers of sentences that are "
                     "NOT supported, and whether the answer actually answers the question (about the exact thing "
-                    "asked: same name, same year, same item).")},
+                    "asked: same name, same year, same item)." + seen)},
                 {"role": "user", "content": f"Question: {run_rec['question']}\n\nPassages:\n{passages}\n\n"
-                 f"Answer sentences:\n{numbered}"}],
+                 f"Answer sentences:\n{numbered}", **({"images": images} if images else {})}],
                 VERDICT, max_tokens=120)
             llm_bad = sorted({int(k) for k in out["unsupported"] if 0 <= int(k) < len(sents)})
             bad, answers, method = llm_bad, bool(out["answers_question"]), "llm"
@@ -155,15 +173,22 @@ def run(req: CheckRequest, ctx: StageContext) -> CheckResponse:
         cjk = has_cjk(run_rec["question"])
         answers = bool(sents) and sup.answers(cjk) and (
             not expects_number(run_rec["question"]) or any(has_number(s.get("source") or s["text"], cjk) for s in sents))
+    patch: dict = {}
+    if run_rec.get("generate_method") == PAGE_QUOTE and not bad:
+        # a visual question answered with the page found by its image: the quote is that page's own text, shown
+        # with the page, not a claim that the text answers the question (what the page shows is in its image)
+        answers = True
+        patch["answers_question_note"] = "visual route: the page was found by its image; its text is quoted"
     grounded = bool(sents) and not bad and answers
-    patch: dict = {"grounded": grounded, "unsupported": [sents[k]["text"] for k in bad],
-                   "answers_question": answers}
+    patch.update({"grounded": grounded, "unsupported": [sents[k]["text"] for k in bad],
+                  "answers_question": answers})
     if grounded:
         route = "grounded"
     elif not answers:
         # quoting is not the problem, the evidence does not answer the question: regenerating from the same
         # evidence cannot fix that, so say so now, offering the cited passages as related reading
-        related = [{k: c[k] for k in ("doc", "page", "chunk_id", "quote")} for c in run_rec.get("citations", [])]
+        related = [{k: c[k] for k in ("doc", "page", "chunk_id", "quote", "image", "thumbnail") if k in c}
+                   for c in run_rec.get("citations", [])]
         route = "refuse"
         patch.update({"answer": not_found_text(run_rec["question"], run_rec["collection"], related),
                       "refused": True, "related": related, "draft_answer": run_rec.get("answer")})

@@ -47,6 +47,8 @@ class RetrieveResponse(StageResponse):
     n_candidates: int = 0
     top_score: float = 0.0
     context: str = ""
+    page_vectors: int = Field(0, description="1 when the snapshot has page vectors (the workflow then fuses "
+                                             "page-image search hits with these candidates), else 0.")
 
 
 def _base_lists(snapshot, embedder, queries: list[dict], arms, depth: int,
@@ -173,7 +175,7 @@ def run(req: RetrieveRequest, ctx: StageContext) -> RetrieveResponse:
         "arm_lists": {a: [r for r, _ in lists[a][:REWARD_DEPTH]] for a in computed}, **extra})
     return RetrieveResponse(run_id=req.run_id, method=method, arm=arm, n_candidates=len(candidates),
                             top_score=round(candidates[0]["retrieve_score"], 6) if candidates else 0.0,
-                            context=context)
+                            context=context, page_vectors=1 if snap.manifest.get("page_vectors") else 0)
 
 
 STAGE = Stage("retrieve", RetrieveRequest, RetrieveResponse, run,

@@ -135,7 +135,7 @@ def test_rag_yaml_parses_and_every_call_has_timeout_and_retry():
     wf = load_workflow((workflows_dir() / "rag.yaml").read_text())
     steps = {next(iter(s)): s[next(iter(s))] for s in wf["main"]["steps"]}
     stage_calls = [n for n, b in steps.items() if b.get("call") == "call_stage"]
-    assert stage_calls == ["classify", "hyde", "retrieve", "rerank", "grade", "generate",
+    assert stage_calls == ["classify", "pages", "hyde", "retrieve", "fuse_pages", "rerank", "grade", "generate",
                            "hallucination_check", "sql"]
     post = wf["call_stage"]["steps"][0]["post"]
     assert post["try"]["args"]["timeout"] > 0

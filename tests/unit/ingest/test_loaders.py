@@ -146,7 +146,8 @@ ENGLISH = [
 
 
 def test_supported_suffixes():
-    assert SUPPORTED_SUFFIXES == frozenset({".pdf", ".md", ".markdown", ".txt", ".html", ".htm"})
+    assert SUPPORTED_SUFFIXES == frozenset({".pdf", ".md", ".markdown", ".txt", ".html", ".htm",
+                                            ".png", ".jpg", ".jpeg", ".tif", ".tiff"})
 
 
 @pytest.mark.parametrize("name", ["empty.pdf", "empty.txt", "empty.md", "empty.html"])
