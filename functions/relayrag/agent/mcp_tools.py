@@ -32,6 +32,10 @@ MUTATING = frozenset({"ingest", "delete_document"})
 READS = frozenset({"ask", "search", "sql_query", "list_collections", "get_run", "classify"})
 # the workflow tool `rag` is `ask` again; offering both only splits the model's choice
 DUPLICATES = frozenset({"rag"})
+# the order tools are offered in: the ones that answer first, the ones that list what exists last (small models
+# lean towards the first tools they are shown)
+FIRST = ("ask", "search", "sql_query")
+LAST = ("list_documents", "list_collections")
 
 
 @dataclass
@@ -77,6 +81,12 @@ def select_tools(tools: list[BaseTool], *, allow_mutating: bool = False) -> Tool
                 withheld[t.name] = "changes data (set RELAYRAG_AGENT_ALLOW_MUTATING=1 to offer it)"
         else:
             offered[t.name] = t
+
+    def rank(name: str) -> tuple[int, int]:
+        if name in FIRST:
+            return (0, FIRST.index(name))
+        return (2, LAST.index(name)) if name in LAST else (1, 0)
+    offered = dict(sorted(offered.items(), key=lambda kv: rank(kv[0])))  # stable: the gateway's order otherwise
     return Toolset(offered, withheld, classify)
 
 

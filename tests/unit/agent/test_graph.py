@@ -44,9 +44,10 @@ def test_analysis_turn_calls_ask_over_mcp_and_returns_a_structured_result(home, 
     # the invented source is dropped; the tool's citation keeps the run that found it
     assert [(c["document"], c["page"]) for c in cites] == [("bees.txt", 1)] and cites[0]["run_id"]
     assert "60,000" in final["answer"] and "invented.pdf" not in final["answer"]
-    # the model was offered the read tools only, and saw the tool's real answer
+    # the model was offered the read tools only (no sql_query: this collection has no warehouse), and saw the
+    # tool's real answer
     offered = set(model.calls[0]["tools"])
-    assert {"ask", "search", "sql_query", "list_collections", "get_run", "classify"} <= offered
+    assert {"ask", "search", "list_collections", "get_run", "classify"} <= offered and "sql_query" not in offered
     assert not offered & {"ingest", "delete_document", "rag"}
     seen = tool_results(model.calls[1]["messages"])
     assert seen[0]["name"] == "ask" and "60,000" in seen[0]["result"]["answer"]
