@@ -208,7 +208,7 @@ def needs_vertex(stage: str, backends: Mapping[str, str]) -> bool:
 # relayrag is tested with. `core` is what `import main` imports in the bundle (checked by a test that
 # imports it); the rest load lazily inside the backend or stage that needs them.
 REQUIREMENT_GROUPS: dict[str, list[str]] = {
-    "core": ["functions-framework", "pydantic", "pydantic-settings", "pyyaml", "numpy", "bm25s", "PyStemmer",
+    "core": ["functions-framework", "pydantic", "pydantic-settings", "pyyaml", "numpy", "scipy", "bm25s", "PyStemmer",
              "httpx", "rich"],
     "gcp": ["google-cloud-storage", "google-cloud-firestore"],
     "vertex": ["google-genai"],
