@@ -16,7 +16,7 @@ from langchain_core.tools import tool
 from relayrag.agent.models import JsonToolChatModel, chat_model_from_settings, parse_tool_reply
 from relayrag.settings import Settings
 from tests.conftest import ScriptedLLM
-from tests.unit.agent.conftest import BEES_Q, settings_for
+from tests.unit.agent.conftest import settings_for
 
 
 @tool
