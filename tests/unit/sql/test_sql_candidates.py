@@ -17,20 +17,10 @@ from relayrag.sql.generate import (
     result_signature,
     user_message,
 )
-from relayrag.sql.warehouse import load_warehouse, open_warehouse
+from relayrag.sql.warehouse import load_warehouse
 from tests.conftest import ScriptedLLM
+from tests.unit.sql.conftest import CHINOOK, CONFIG, REPO
 
-REPO = Path(__file__).resolve().parents[3]
-CHINOOK = REPO / "examples" / "chinook" / "chinook.sqlite"
-CONFIG = REPO / "examples" / "chinook" / "relayrag.sql.yaml"
-
-
-@pytest.fixture
-def wh(home):
-    load_warehouse(home, "chinook", [CHINOOK])
-    w = open_warehouse(home, "chinook")
-    yield w
-    w.close()
 
 
 def queue_llm(sqls, name="llamacpp:test"):

@@ -1,7 +1,6 @@
 """Schema linking (tables by name, value, glossary; foreign-key bridges), the no-LLM plan step (SQL shape
 hints in the question's language) and example selection by SQL shape, on the real Chinook warehouse."""
 
-from pathlib import Path
 
 import pytest
 
@@ -9,19 +8,8 @@ from relayrag.sql.config import Example, parse_config
 from relayrag.sql.context import build_context, match_terms, pick_examples_by_shape, sql_shape
 from relayrag.sql.linking import foreign_keys, link_schema, split_identifier
 from relayrag.sql.plan import plan_question
-from relayrag.sql.warehouse import load_warehouse, open_warehouse
+from tests.unit.sql.conftest import CONFIG
 
-REPO = Path(__file__).resolve().parents[3]
-CHINOOK = REPO / "examples" / "chinook" / "chinook.sqlite"
-CONFIG = REPO / "examples" / "chinook" / "relayrag.sql.yaml"
-
-
-@pytest.fixture
-def wh(home):
-    load_warehouse(home, "chinook", [CHINOOK])
-    w = open_warehouse(home, "chinook")
-    yield w
-    w.close()
 
 
 @pytest.fixture(scope="module")
