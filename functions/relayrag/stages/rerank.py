@@ -45,11 +45,13 @@ class RerankResponse(StageResponse):
 
 def sentence_evidence(question: str, chunks: list[dict], embedder, chunk_vecs: np.ndarray,
                       bm25_scores: np.ndarray | None = None, qv: np.ndarray | None = None, *,
-                      snap=None, rows: list[int] | None = None) -> list[dict]:
+                      snap=None, rows: list[int] | None = None, lexical: bool = True) -> list[dict]:
     """Per chunk: {"best_sentence": [start, end], "sentence_cos", "chunk_cos", "lexical", "bm25"}.
 
     chunk_vecs: float32 [n_chunks, dim], the snapshot's unit vectors of these chunks; with `snap` and the
-    chunks' `rows`, sentence vectors come from the snapshot where it stores them (else embedded now)."""
+    chunks' `rows`, sentence vectors come from the snapshot where it stores them (else embedded now).
+    lexical=False leaves out "lexical" (the share of the question's tokens in the chunk: grade reads it, for
+    the head it judges; tokenising every chunk is most of this function's time)."""
     if qv is None:
         qv = query_vector(embedder, question)
     texts = [c["text"] for c in chunks]
@@ -61,9 +63,14 @@ def sentence_evidence(question: str, chunks: list[dict], embedder, chunk_vecs: n
         j = int(np.argmax(sims))
         out.append({"best_sentence": list(spans[i][j]) if spans[i] else [0, len(c["text"])],
                     "sentence_cos": float(sims[j]), "chunk_cos": float(chunk_vecs[i] @ qv),
-                    "lexical": lexical_coverage(qtok, (c.get("context", "") + "\n" + c["text"]).strip()),
+                    **({"lexical": chunk_lexical(qtok, c)} if lexical else {}),
                     "bm25": float(bm25_scores[i]) if bm25_scores is not None else 0.0})
     return out
+
+
+def chunk_lexical(question_tokens: list[str], chunk: dict) -> float:
+    """Share of the question's distinct tokens in the chunk's context line and text, in [0, 1]."""
+    return lexical_coverage(question_tokens, (chunk.get("context", "") + "\n" + chunk["text"]).strip())
 
 
 EVIDENCE = ("sentence_cos", "chunk_cos", "bm25")
@@ -120,12 +127,16 @@ def run(req: RerankRequest, ctx: StageContext) -> RerankResponse:
     chunks = [snap.chunks[c["row"]] for c in head]
     rows = [c["row"] for c in head]
     ev = sentence_evidence(run_rec["question"], chunks, embedder, snap.dense.rows(rows),
-                           np.array([bm[r] for r in rows]) if len(bm) else None, qv=qv, snap=snap, rows=rows)
+                           np.array([bm[r] for r in rows]) if len(bm) else None, qv=qv, snap=snap, rows=rows,
+                           lexical=False)
     if lexical_only:
         idf = query_idf(run_rec["question"], snap.bm25)
         for e, c in zip(ev, chunks):
             e["idf_coverage"] = round(coverage(idf, index_text(c)), 4)
     order = evidence_order(ev, EVIDENCE_CJK if lexical_only else EVIDENCE)
+    qtok = tokenize(run_rec["question"])
+    for i, _ in order[: ctx.settings.grade_k]:  # grade's head: its P(relevant) reads lexical coverage
+        ev[i]["lexical"] = chunk_lexical(qtok, chunks[i])
     method, llm_error = "sentence-evidence", None
     if ctx.llm is not None and head:
         try:

@@ -37,6 +37,7 @@ def test_rerank_scores_every_candidate_and_grade_judges_its_head(home, small_cor
     cands = ctx.docstore.get_run("capped")["candidates"]
     assert ["rerank_score" in c for c in cands[:3]] == [True, True, False]
     assert ["text" in c for c in cands[:2]] == [True, False]
+    assert ["lexical" in c for c in cands[:2]] == [True, False]  # what grade reads, for its head only
     call("grade", {"run_id": "capped"}, ctx)
     graded = ctx.docstore.get_run("capped")["candidates"]
     assert "p_relevant" in graded[0] and not any("p_relevant" in c for c in graded[1:])
