@@ -16,7 +16,8 @@ among the rows held, as on the distributed backend.
 
 Deleted rows never answer: the rows held are the pinned version's live rows (its tombstones are applied), and
 a wanted row whose chunk id differs from the run record's is a StageError. Cost: the wanted documents' bytes
-plus each touched segment's source map — what the run reads, not the collection; measured in
+plus each touched segment's source map (and the version's page list, ~200 bytes per page, when it has page
+images) — what the run reads, not the collection; measured in
 benchmarks/RESULTS.md ("Scale"). Not used (the caller loads the whole version) for a run without
 `bm25_stats` (retrieved by an older build), a run with page-image candidates (colpali_search finds pages
 over the whole version), or a version written before segments (no byte offsets).
@@ -375,8 +376,13 @@ def _build(ctx, collection: str, version: str, rows: list[int], st: dict, want_s
     sv = None
     if want_sentences:
         sv = HeldSentences(grow, SentenceVectors.from_parts([sentences[i] for i in order], dim))
+    pages: list[dict] = []
+    if manifest.get("pages"):  # page images of the documents held (citations name them)
+        from relayrag.ingest.pages import read_version_pages
+        held_sources = {c["source"] for c in chunks}
+        pages = [p for p in read_version_pages(store, collection, version) if p.get("source") in held_sources]
     snap = IndexSnapshot(collection, version, [], HeldDense(grow, matrix, n_rows),
-                         held_bm25(postings, grow, n_rows, stats), manifest)
+                         held_bm25(postings, grow, n_rows, stats), manifest, pages=pages)
     snap.chunks = HeldChunks(grow, chunks)  # type: ignore[assignment]
     snap.row_of = {c["chunk_id"]: int(r) for r, c in zip(grow, chunks)}
     snap.sentences = sv  # type: ignore[assignment]

@@ -51,13 +51,15 @@ def _clear_views():
 @pytest.fixture
 def forced_view(ctx, monkeypatch):
     """A transport that gives every stage after retrieve a process with no whole version loaded (as separate
-    stage instances are) and counts whole loads."""
+    stage instances are) and records which stage loaded a whole version."""
     import relayrag.context as C
     loads: list[str] = []
     real = C._load
 
     def counting(store, collection, version, **kw):
-        loads.append(version)
+        import traceback
+        stages = [f.filename.rsplit("/", 1)[-1][:-3] for f in traceback.extract_stack() if "/relayrag/stages/" in f.filename]
+        loads.append(next((s for s in stages if s != "base"), "?"))
         return real(store, collection, version, **kw)
     monkeypatch.setattr(C, "_load", counting)
 
@@ -110,7 +112,7 @@ def test_stages_on_the_view_answer_as_on_the_whole_version(ctx, tmp_path, forced
     _clear_views()
     loads.clear()
     viewed = ask(question, "c", arm="hybrid", transport=transport)
-    assert len(loads) == 1, loads  # retrieve's load only: rerank, grade, generate, check read the view
+    assert loads == ["retrieve"], loads  # rerank, grade, generate, hallucination_check read the view
     a, b = (ctx.docstore.get_run(r["run_id"]) for r in (whole, viewed))
     assert [c["chunk_id"] for c in a["candidates"]] == [c["chunk_id"] for c in b["candidates"]]
     assert viewed["answer"] == whole["answer"] and viewed["answer"]
@@ -136,3 +138,26 @@ def test_a_row_holding_another_chunk_than_recorded_is_a_stage_error(ctx, tmp_pat
     _clear_views()
     with pytest.raises(StageError, match="ask again"):
         V.run_view(ctx, {**run, "candidates": cands})
+
+
+def test_page_images_of_the_documents_read_are_cited_from_the_view(ctx, tmp_path, forced_view):
+    """A PDF's page images (pages.jsonl, no page vectors): citations and related passages name the page image from
+    the view too."""
+    from tests.pages_doubles import write_manual
+    folder = write_manual(tmp_path / "docs").parent
+    write_docs(folder, {f"r{i:02d}.txt": _doc(i) for i in range(12)})
+    ingest(ctx, folder, "m")
+    run_version = ctx.current_version("m")
+    manifest = ctx.snapshot("m", run_version).manifest
+    assert manifest.get("pages") and not manifest.get("page_vectors")
+    transport, loads = forced_view
+    question = "How often should the oil level of the pump be checked?"
+    whole = ask(question, "m", arm="hybrid")
+    _clear_views()
+    loads.clear()
+    viewed = ask(question, "m", arm="hybrid", transport=transport)
+    # the ranking stages load it (retrieve; colpali_search and hyde's feedback on the visual route), no other
+    assert "retrieve" in loads and not set(loads) & {"rerank", "grade", "generate", "hallucination_check"}, loads
+    assert viewed["answer"] == whole["answer"] and viewed["citations"] == whole["citations"]
+    shown = whole["citations"] + (whole.get("related") or [])
+    assert any(c.get("thumbnail") for c in shown) and viewed.get("related") == whole.get("related")
