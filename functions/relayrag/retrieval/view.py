@@ -3,7 +3,8 @@
 retrieve ranks over the whole version it pinned (it loads it); the stages after it (rerank, grade, generate,
 hallucination_check) only read the rows the run record names — its `candidates` and `arm_lists` — plus, for
 page headings and document openings, the other chunks of those rows' documents. `run_view` reads just those:
-for each segment holding a wanted row, its source map (`sources.json`, ~80 bytes per source) and tombstones,
+for each segment holding a wanted row, its source spans (`source_spans.npy`, 32 bytes per source; `sources.json`
+with the paths, ~80 bytes per source, for segments written before it) and tombstones,
 then for each wanted row's source one ranged read each of its chunks (chunks.jsonl bytes), chunk vectors
 (dense.npy rows) and stored sentence vectors (the `offsets`/`spans`/`vectors` members of sentences.npz, which
 np.savez stores uncompressed, so a row range is a byte range). The result is an `IndexSnapshot` whose rows
@@ -16,7 +17,7 @@ among the rows held, as on the distributed backend.
 
 Deleted rows never answer: the rows held are the pinned version's live rows (its tombstones are applied), and
 a wanted row whose chunk id differs from the run record's is a StageError. Cost: the wanted documents' bytes
-plus each touched segment's source map (and the version's page list, ~200 bytes per page, when it has page
+plus each touched segment's source spans (and the version's page list, ~200 bytes per page, when it has page
 images) — what the run reads, not the collection; measured in
 benchmarks/RESULTS.md ("Scale"). Not used (the caller loads the whole version) for a run without
 `bm25_stats` (retrieved by an older build), a run with page-image candidates (colpali_search finds pages
@@ -39,7 +40,7 @@ import numpy as np
 
 from relayrag import jsonl
 from relayrag.errors import StageError
-from relayrag.ingest.snapshot import (SENTENCES_FILE, IndexSnapshot, get_range, index_text, read_manifest,
+from relayrag.ingest.snapshot import (SENTENCES_FILE, SOURCE_SPANS, IndexSnapshot, get_range, index_text, read_manifest,
                                       read_tombstones, segment_prefix, version_segments)
 from relayrag.retrieval.bm25 import BM25Index, CollectionStats, TermStats
 from relayrag.retrieval.dense import DenseIndex
@@ -245,8 +246,12 @@ def segment_layout(store, collection: str, sid: str, sentences: bool) -> _Segmen
     def build() -> _SegmentLayout:
         p = segment_prefix(collection, sid)
         seg = json.loads(store.get_bytes(p + "manifest.json"))
-        spans = sorted(json.loads(store.get_bytes(p + "sources.json")).values())
-        arr = np.asarray(spans, dtype=np.int64).reshape(-1, 4)
+        if SOURCE_SPANS in (seg.get("files") or {}):  # 32 bytes per source, no paths to parse
+            arr = np.load(io.BytesIO(store.get_bytes(p + SOURCE_SPANS)), allow_pickle=False)
+        else:  # a segment written before source_spans.npy: the source map with its paths
+            arr = np.asarray(list(json.loads(store.get_bytes(p + "sources.json")).values()), dtype=np.int64)
+        arr = arr.reshape(-1, 4)
+        arr = arr[np.argsort(arr[:, 0], kind="stable")]
         sent = None
         size = (seg.get("files") or {}).get(SENTENCES_FILE)
         if sentences and size:

@@ -103,6 +103,29 @@ def test_view_rows_equal_the_whole_version(ctx, tmp_path):
     assert {c["chunk_id"] for c in whole.chunks if c["source"] in sources} == set(view.row_of)
 
 
+def test_segments_without_source_spans_read_their_source_map(ctx, tmp_path):
+    """Segments written before source_spans.npy locate rows through sources.json: the same view."""
+    import json
+    from relayrag.ingest.snapshot import read_manifest, segment_prefix, version_segments
+    _collection(ctx, tmp_path)
+    res = ask("Which is the largest living rodent near rivers?", "c", arm="hybrid")
+    run = ctx.docstore.get_run(res["run_id"])
+    _clear_views()
+    new = V.run_view(ctx, run)
+    version = run["snapshot_version"]
+    for ref in version_segments(read_manifest(ctx.blobstore, "c", version), version):
+        key = segment_prefix("c", ref.id) + "manifest.json"
+        seg = json.loads(ctx.blobstore.get_bytes(key))
+        assert seg["files"].pop("source_spans.npy") > 0
+        ctx.blobstore.put_bytes(key, json.dumps(seg).encode())
+        ctx.blobstore.delete_prefix(segment_prefix("c", ref.id) + "source_spans.npy")
+    _clear_views()
+    old = V.run_view(ctx, run)
+    assert old is not None and new is not None
+    assert old.chunks.rows.tolist() == new.chunks.rows.tolist() and list(old.chunks) == list(new.chunks)
+    np.testing.assert_array_equal(old.dense.rows(old.chunks.rows), new.dense.rows(new.chunks.rows))
+
+
 @pytest.mark.parametrize("question", ["Which is the largest living rodent?",
                                       "What did the council of district 7 approve?"])
 def test_stages_on_the_view_answer_as_on_the_whole_version(ctx, tmp_path, forced_view, question):
