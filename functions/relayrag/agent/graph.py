@@ -44,6 +44,7 @@ from langgraph.graph.message import add_messages
 from langgraph.prebuilt import ToolNode
 from pydantic import BaseModel, Field
 
+from relayrag.agent.decompose import keyword_query, reference, resolve, row_entities, split_parts
 from relayrag.agent.mcp_tools import Toolset, evidence_from, short, structured_output, turn_evidence
 from relayrag.agent.schema import AnalysisResult, Citation, merge_citations
 
@@ -400,43 +401,122 @@ def build_graph(model: BaseChatModel | None, toolset: Toolset, *, settings, chec
         text = result.render()
         return {"result": result.model_dump(), "reply": text, "messages": [AIMessage(text, name="structured")]}
 
-    # -- no LLM: the deterministic router -------------------------------------------------------------------
+    # -- no LLM: the deterministic router and supervisor -------------------------------------------------------
+    def tool_for(question: str, route: str) -> str:
+        if COLLECTIONS.search(question):
+            return "list_collections"
+        return "sql_query" if route == "sql" else "ask"
+
+    async def call(name: str, args: dict, call_id: str) -> tuple[ToolMessage | Any, dict | None]:
+        """One tool call with its stream events: (the tool message, its structured output or None on error)."""
+        emit({"event": "tool_call", "name": name, "args": args, "id": call_id})
+        msg = await toolset.offered[name].ainvoke({"type": "tool_call", "id": call_id, "name": name, "args": args})
+        ok = isinstance(msg, ToolMessage) and msg.status != "error"
+        emit({"event": "tool_result", "name": name, "id": call_id, "ok": ok, "preview": short(msg.text, 300)})
+        return msg, (structured_output(msg) if ok else None)
+
+    def tool_summary(name: str, out: dict) -> str:
+        if name == "list_collections":
+            names = [c["name"] for c in out.get("collections", [])]
+            return f"Collections: {', '.join(names)}." if names else "There are no collections yet."
+        if name == "sql_query" and out.get("status") != "ok":
+            return out.get("message") or out.get("answer") or f"sql_query: {out.get('status')}"
+        return out.get("answer") or "The tool returned no answer."
+
+    async def plan_parts(question: str, collection: str, route: str) -> list[tuple[str, str]]:
+        """The question's parts with the classifier's route each, neighbours that go to the same tool merged;
+        [(question, route)] when it has one part or all parts go to one tool (the single-hop router)."""
+        parts = split_parts(question)
+        if len(parts) < 2:
+            return [(question, route)]
+        planned: list[tuple[str, str]] = []
+        for part in parts:
+            r = ((await classify(part, collection)) or {}).get("route") or "rag"
+            if r == "chitchat":  # "thanks, and which …": the courtesy needs no tool
+                continue
+            if planned and tool_for(planned[-1][0], planned[-1][1]) == tool_for(part, r):
+                planned[-1] = (f"{planned[-1][0]} {part}", planned[-1][1])
+            else:
+                planned.append((part, r))
+        return planned if len(planned) > 1 else [(question, route)]
+
+    async def relay(state: AgentState, parts: list[tuple[str, str]]) -> dict:
+        """The deterministic supervisor: one hop per part in order (max_hops), each through the tool of its
+        route; a part that refers back ("… about them?") to a table result is asked once per entity of that
+        result's first rows (decompose.row_entities), as a keyword query; every hop's citations are kept."""
+        collection = state.get("collection", "")
+        hops: list[dict] = []
+        rows: list[list] | None = None  # the last table hop's rows
+        notes: list[str] = []
+        for i, (part, route) in enumerate(parts[:max_hops]):
+            name = tool_for(part, route)
+            specialist = {"sql_query": "tables", "ask": "documents"}.get(name, "collections")
+            ref = reference(part) if i else None
+            entities = row_entities(rows or []) if ref and name == "ask" else []
+            if ref and name == "ask" and not entities:
+                notes.append(f"part {i + 1} refers back (“{ref}”), but no earlier part returned table rows to "
+                             "resolve it, so it was asked as written")
+            queries = [keyword_query(resolve(part, ref, e)) for e in entities] if entities and ref else [part]
+            emit({"event": "hop", "specialist": specialist, "task": part, "queries": queries})
+            cites: list[Citation] = []
+            answers: list[str] = []
+            sql = None
+            for j, q in enumerate(queries):
+                if name not in toolset.offered:
+                    answers.append(f"{name} is not available from this gateway.")
+                    break
+                args = {} if name == "list_collections" else {"question": q, "collection": collection}
+                msg, out = await call(name, args, f"relay-{i + 1}-{j + 1}")
+                if out is None:
+                    answers.append(f"The tool failed: {short(msg.text, 600)}")
+                    continue
+                cites = merge_citations(cites, evidence_from(name, out))
+                text = tool_summary(name, out)
+                answers.append(f"{entities[j]} (asked: “{q}”): {text}" if entities else text)
+                if name == "sql_query" and out.get("status") == "ok":
+                    rows, sql = out.get("rows") or [], out.get("sql")
+            hops.append({"specialist": specialist, "task": part, "tool": name, "route": route, "queries": queries,
+                         "answer": "\n".join(answers), "citations": [c.model_dump() for c in cites], "sql": sql})
+        if len(parts) > max_hops:
+            notes.append(f"{len(parts) - max_hops} more part(s) were not answered (RELAYRAG_AGENT_MAX_HOPS="
+                         f"{max_hops})")
+        routed = ", ".join(f"part {i + 1} → {h['route']!r} → {h['tool']}" for i, h in enumerate(hops))
+        why = (f"No LLM is configured (RELAYRAG_LLM=none), so the deterministic supervisor answered: it split your "
+               f"question into {len(parts)} parts, relayrag's classifier routed each ({routed}), and each later part "
+               "saw the earlier parts' results (a part that refers back to table rows is asked once per row)."
+               + ("" if not notes else " Note: " + "; ".join(notes) + "."))
+        summary = "\n\n".join(f"Part {i + 1} ({h['specialist']}): {h['task']}\n{h['answer']}"
+                               for i, h in enumerate(hops))
+        evidence = merge_citations(*[[Citation(**c) for c in h["citations"]] for h in hops])
+        sql = next((h["sql"] for h in hops if h.get("sql")), None)
+        result = AnalysisResult(summary=short(summary, 4000), citations=evidence[:30], sql=sql)
+        text = f"{why}\n\n{result.render()}"
+        return {"result": result.model_dump(), "reply": text, "note": why, "hops": hops, "route": "supervisor",
+                "messages": [AIMessage(text)]}
+
     async def router(state: AgentState) -> dict:
         question, collection = question_of(state), state.get("collection", "")
         route = (state.get("decision") or {}).get("route") or "rag"
-        if COLLECTIONS.search(question):
-            name, args = "list_collections", {}
-        elif route == "sql":
-            name, args = "sql_query", {"question": question, "collection": collection}
-        else:
-            name, args = "ask", {"question": question, "collection": collection}
+        previous = follow_up_of(state.get("messages") or [], question)
+        if not COLLECTIONS.search(question) and previous is None:
+            parts = await plan_parts(question, collection, route)
+            if len(parts) > 1:
+                return await relay(state, parts)
+        name = tool_for(question, route)
+        args = {} if name == "list_collections" else {"question": question, "collection": collection}
         why = (f"No LLM is configured (RELAYRAG_LLM=none), so the deterministic router answered: relayrag's "
                f"classifier routed this question to {route!r}, and the router called the one tool {name}.")
-        previous = follow_up_of(state.get("messages") or [], question) if name != "list_collections" else None
-        if previous:
+        if previous and name != "list_collections":
             args["question"] = f"{previous} {question}"
             why += f" It read your question as a follow-up of “{short(previous, 200)}” and sent both."
         if name not in toolset.offered:
             text = f"{why} That tool is not available from this gateway."
             return {"reply": text, "note": why, "messages": [AIMessage(text)]}
-        call = {"type": "tool_call", "id": "router", "name": name, "args": args}
-        emit({"event": "tool_call", "name": name, "args": args, "id": "router"})
-        msg = await toolset.offered[name].ainvoke(call)
-        ok = isinstance(msg, ToolMessage) and msg.status != "error"
-        emit({"event": "tool_result", "name": name, "id": "router", "ok": ok, "preview": short(msg.text, 300)})
-        out = structured_output(msg) if ok else None
-        if not ok or out is None:
+        msg, out = await call(name, args, "router")
+        if out is None:
             text = f"{why}\n\nThe tool failed: {short(msg.text, 1000)}"
             return {"reply": text, "note": why, "messages": [AIMessage(text)]}
-        cites = evidence_from(name, out)
-        if name == "list_collections":
-            names = [c["name"] for c in out.get("collections", [])]
-            summary = f"Collections: {', '.join(names)}." if names else "There are no collections yet."
-        elif name == "sql_query" and out.get("status") != "ok":
-            summary = out.get("message") or out.get("answer") or f"sql_query: {out.get('status')}"
-        else:
-            summary = out.get("answer") or "The tool returned no answer."
-        result = AnalysisResult(summary=short(summary, 4000), citations=cites,
+        result = AnalysisResult(summary=short(tool_summary(name, out), 4000), citations=evidence_from(name, out),
                                 sql=out.get("sql") if isinstance(out.get("sql"), str) else None)
         text = result.render()
         return {"result": result.model_dump(), "reply": text, "note": why, "messages": [AIMessage(text)]}
