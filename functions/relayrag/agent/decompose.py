@@ -33,6 +33,7 @@ _EN_SPLIT = re.compile(
     rf"(?<=[?;])\s+(?=\S)|,?\s+(?:and|also|then|and then|and also)\s+(?=(?:{_QWORD})\b)|;\s*", re.I)
 _JA_SPLIT = re.compile(r"(?<=[。？！?!])\s*(?=\S)|(?<=か)、|、(?=(?:また|そして|それから|さらに|あと|それと))")
 _JA_LEAD = re.compile(r"^(?:また|そして|それから|さらに|あと|それと)、?")
+_EN_LEAD = re.compile(r"^(?:and then|and also|and|also|then)\b[\s,]*", re.I)
 
 _REF_EN = re.compile(r"\b(them|they|their|theirs|those|these|it|its|that one|he|she|him|his|her|hers)\b", re.I)
 _POSSESSIVE = {"their", "theirs", "its", "his", "her", "hers"}
@@ -60,8 +61,10 @@ def split_parts(question: str) -> list[str]:
     text = " ".join(question.split())
     pieces = _JA_SPLIT.split(text) if is_cjk(text) else _EN_SPLIT.split(text)
     parts: list[str] = []
-    for p in pieces:
-        p = _JA_LEAD.sub("", p.strip(" ,、")) if p else ""
+    for i, p in enumerate(pieces):
+        p = (p or "").strip(" ,、")
+        if i:
+            p = _JA_LEAD.sub("", p) if is_cjk(p) else _EN_LEAD.sub("", p)
         if not p:
             continue
         if parts and _words(p) < 2:
@@ -84,7 +87,7 @@ def _is_value(v: Any) -> bool:
     if v is None or isinstance(v, (int, float, bool)):
         return False
     s = str(v).strip()
-    return bool(s) and not re.fullmatch(r"[-+]?[\d.,:/ T%$€¥]+", s)
+    return bool(s) and not re.fullmatch(r"[-+\d.,:/ T%$€¥]+", s)
 
 
 def row_entities(rows: list[list], limit: int = ENTITIES_MAX) -> list[str]:
