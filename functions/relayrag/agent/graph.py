@@ -5,6 +5,7 @@
                                                                 → agent ⇄ tools → structure → END   analysis
                                                                 → supervisor ⇄ hop → aggregate → END
                                                                 → router     → END   no LLM: classify → one tool
+                                                                                           (or one per clause)
 
 - preprocess: no LLM. Questions about the conversation itself and what relayrag's classifier (the gateway's
   `classify` tool) calls chitchat go to `direct`; without a chat model everything else goes to `router`; with
@@ -20,7 +21,10 @@
   finish; each hop is a ReAct subgraph restricted to its specialist's tools and sees the previous hops'
   results; max_hops bounds it; aggregate writes one result that keeps every hop's citations.
 - router: without a chat model, one tool chosen by the classifier's route (rag → ask, sql → sql_query,
-  collections → list_collections) and a reply that says the deterministic router answered.
+  collections → list_collections) and a reply that says the deterministic router answered. A question whose
+  clauses go to different tools gets the deterministic supervisor (`relay`): one hop per clause in order,
+  a clause that refers back to a table result asked once per entity of its rows (agent/decompose.py), and
+  one reply with every hop's citations. It also answers when the model's supervisor picks no specialist.
 """
 
 from __future__ import annotations
@@ -462,7 +466,10 @@ def build_graph(model: BaseChatModel | None, toolset: Toolset, *, settings, chec
             if ref and name == "ask" and not entities:
                 notes.append(f"part {i + 1} refers back (“{ref}”), but no earlier part returned table rows to "
                              "resolve it, so it was asked as written")
-            queries = [keyword_query(resolve(part, ref, e)) for e in entities] if entities and ref else [part]
+            # keywords for relayrag's extractive (no-LLM) answer; a model-backed gateway gets the question
+            queries = [resolve(part, ref, e) for e in entities] if entities and ref else [part]
+            if entities and model is None:
+                queries = [keyword_query(q) for q in queries]
             emit({"event": "hop", "specialist": specialist, "task": part, "queries": queries})
             cites: list[Citation] = []
             answers: list[str] = []

@@ -53,14 +53,3 @@ def run_turns(assistant_factory, turns: list[str], **kw) -> list[list[dict]]:
 
 TWO_HOP_Q = "Which three countries have the most customers, and what does our refund policy say about them?"
 
-
-@pytest.fixture
-def chinook_shop(home, ctx) -> str:
-    """Collection `shop` as the README builds it: the Chinook warehouse with its SQL config (examples/chinook)
-    and the store's refund policy PDF (examples/shop-policies)."""
-    from relayrag.service import Service
-    svc = Service(ctx)
-    svc.warehouse_load("shop", [EXAMPLES / "chinook" / "chinook.sqlite"],
-                       config=EXAMPLES / "chinook" / "relayrag.sql.yaml")
-    assert not svc.ingest(EXAMPLES / "shop-policies", "shop").failed
-    return "shop"
