@@ -466,10 +466,7 @@ def build_graph(model: BaseChatModel | None, toolset: Toolset, *, settings, chec
             if ref and name == "ask" and not entities:
                 notes.append(f"part {i + 1} refers back (“{ref}”), but no earlier part returned table rows to "
                              "resolve it, so it was asked as written")
-            # keywords for relayrag's extractive (no-LLM) answer; a model-backed gateway gets the question
-            queries = [resolve(part, ref, e) for e in entities] if entities and ref else [part]
-            if entities and model is None:
-                queries = [keyword_query(q) for q in queries]
+            queries = [keyword_query(resolve(part, ref, e)) for e in entities] if entities and ref else [part]
             emit({"event": "hop", "specialist": specialist, "task": part, "queries": queries})
             cites: list[Citation] = []
             answers: list[str] = []
