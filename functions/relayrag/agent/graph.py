@@ -46,7 +46,7 @@ from langgraph.config import get_stream_writer
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.message import add_messages
 from langgraph.prebuilt import ToolNode
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, create_model
 
 from relayrag.agent.decompose import keyword_query, reference, resolve, row_entities, split_parts
 from relayrag.agent.mcp_tools import Toolset, evidence_from, short, structured_output, turn_evidence
@@ -238,6 +238,10 @@ def build_graph(model: BaseChatModel | None, toolset: Toolset, *, settings, chec
             bound[key] = model.bind_tools(usable)
         return bound[key]
     specialists = available_specialists(toolset)
+    # `next` as an enum of this gateway's specialists: a grammar-constrained model (llama.cpp) cannot name
+    # anything else ("sql_query", "tables specialist"), which would end the plan before any hop
+    plan_schema = create_model("Plan", __base__=Plan, next=(Literal[(*specialists, "finish")],  # type: ignore[valid-type, maybe-unrecognized-str-typeform, arg-type]
+                                                              Field(..., description="A specialist's name, or finish.")))
 
     async def classify(question: str, collection: str) -> dict | None:
         if toolset.classify is None:
@@ -361,7 +365,7 @@ def build_graph(model: BaseChatModel | None, toolset: Toolset, *, settings, chec
             return {"next": "finish"}
         listing = ", ".join(f"{n} ({s['prompt']})" for n, s in specialists.items())
         done = "\n".join(f"hop {i + 1} ({h['specialist']}): {short(h['answer'], 800)}" for i, h in enumerate(hops))
-        plan_model = model.with_structured_output(Plan, include_raw=True,  # type: ignore[union-attr]
+        plan_model = model.with_structured_output(plan_schema, include_raw=True,  # type: ignore[union-attr]
                                                   **({"method": "function_calling"}
                                                      if type(model).__name__ == "ChatOpenAI" else {}))
         out = cast(dict, await plan_model.ainvoke([*visible_messages(state, SUPERVISOR.format(specialists=listing)),
