@@ -484,8 +484,23 @@ def build_graph(model: BaseChatModel | None, toolset: Toolset, *, settings, chec
                 if out is None:
                     answers.append(f"The tool failed: {short(msg.text, 600)}")
                     continue
-                cites = merge_citations(cites, evidence_from(name, out))
-                text = tool_summary(name, out)
+                if name == "ask" and out.get("route") == "sql" and route != "sql" and "search" in toolset.offered:
+                    # the gateway's own classifier (an LLM one may differ from the part's) sent a document
+                    # question to the tables: the pages come from search instead, and the reply says so
+                    msg, found = await call("search", {"query": q, "collection": collection, "k": 3},
+                                            f"relay-{i + 1}-{j + 1}-search")
+                    if found is not None:
+                        name_used, out = "search", found
+                        quotes = "; ".join(f"{r.get('doc')} p. {r.get('page')}: “{short(r.get('quote'), 300)}”"
+                                           for r in (found.get("results") or [])[:2])
+                        out["answer"] = ("ask routed this to the tables, so search found the passages: "
+                                         + (quotes or "none"))
+                    else:
+                        name_used = name
+                else:
+                    name_used = name
+                cites = merge_citations(cites, evidence_from(name_used, out))
+                text = tool_summary(name_used, out)
                 answers.append(f"{entities[j]} (asked: “{q}”): {text}" if entities else text)
                 if name == "sql_query" and out.get("status") == "ok":
                     rows, sql = out.get("rows") or [], out.get("sql")

@@ -211,7 +211,7 @@ def evidence_from(tool: str, out: dict | None) -> list[Citation]:
         for c in out.get("citations") or []:
             if c.get("doc"):
                 cites.append(Citation(document=str(c["doc"]), page=c.get("page") or None, run_id=run_id))
-        if out.get("sql"):
+        if out.get("sql") and out.get("found") is not False:  # a query that failed backs nothing
             cites.append(Citation(kind="sql", document=_tables(out), sql=str(out["sql"]), run_id=run_id))
     elif tool == "sql_query" and out.get("status") == "ok" and out.get("sql"):
         cites.append(Citation(kind="sql", document=_tables(out), sql=str(out["sql"]), run_id=run_id))

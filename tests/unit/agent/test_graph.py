@@ -271,3 +271,21 @@ def test_a_model_that_picks_no_specialist_gets_the_deterministic_supervisor_not_
     assert "deterministic supervisor" in final["note"] and [h["tool"] for h in final["hops"]] == ["sql_query", "ask"]
     assert {c["kind"] for c in final["result"]["citations"]} == {"sql", "document"}
     assert len(model.calls) == 1  # the model was asked once (the plan); the tools answered the rest
+
+
+def test_a_document_part_the_gateways_llm_routes_to_the_tables_is_answered_by_search(home, chinook_shop,
+                                                                                      make_llm_ctx):
+    # the real 1.5B model's classifier sent "refund policy Canada" to sql and cited the failed queries; the
+    # part was routed to the documents, so its pages come from search and no extra SQL is cited
+    sql = "SELECT Country, COUNT(*) AS customers FROM Customer GROUP BY Country ORDER BY customers DESC, Country LIMIT 3"
+    make_llm_ctx(sql_route_reply(sql, "USA, Canada and Brazil have the most customers."))
+    [events] = run_turns(make(home, None, collection="shop"), [TWO_HOP_Q])
+    final = events[-1]
+    tables, documents = final["hops"]
+    assert tables["sql"] == sql and documents["queries"] == ["refund policy USA", "refund policy Canada",
+                                                             "refund policy Brazil"]
+    names = [e["name"] for e in events if e["event"] == "tool_call"]
+    assert names == ["sql_query", "ask", "search", "ask", "search", "ask", "search"]
+    assert "ask routed this to the tables, so search found the passages" in documents["answer"]
+    assert ("refund-policy.pdf", 2) in {(c["document"], c["page"]) for c in documents["citations"]}
+    assert [c["sql"] for c in final["result"]["citations"] if c["kind"] == "sql"] == [sql]
