@@ -201,7 +201,7 @@ def structured_output(msg: ToolMessage) -> dict | None:
 
 def evidence_from(tool: str, out: dict | None) -> list[Citation]:
     """The citations a tool result backs: ask → its citations (document, page, run) and its SQL when the run
-    went to the tables; sql_query → the statement that ran; search and page tools → the pages returned."""
+    went to the tables and the query answered; sql_query → the statement that ran; search and page tools → the pages returned."""
     if not out:
         return []
     cites: list[Citation] = []
