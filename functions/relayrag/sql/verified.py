@@ -12,6 +12,12 @@ BM25) when
   genre, a person) appears in the question too — "How many tracks are in the Rock genre?" does not run the
   Jazz example, and "… in 2022?" does not run the 2023 example.
 
+- it asks for nothing the example does not: every content word of the question (relayrag's BM25 tokens:
+  stemmed, stopwords removed, CJK character bigrams; negations kept) occurs in the example question, and
+  every marker of direction, aggregate or negation in the example (most, least, highest, average, total,
+  not, …) occurs in the question — "… bought the least", "… did not buy", "average" against "total" get no
+  match. Extra words in the example (an output spec such as "Show the country and the number") are allowed.
+
 Anything else gets no match, and the caller says that Text-to-SQL needs an LLM, listing the closest verified
 questions. Nothing is substituted into the SQL.
 """
@@ -66,6 +72,35 @@ def same_parameters(question: str, example_question: str, sql: str) -> bool:
     return all(lit.casefold() in q for lit in string_literals(sql) if lit.casefold() in ex)
 
 
+# words that change which rows answer: direction, extremes, aggregates, negation (stemmed like the tokens)
+MARKERS = ("most", "least", "fewest", "fewer", "lowest", "highest", "largest", "smallest", "biggest", "top",
+           "bottom", "average", "mean", "median", "total", "sum", "count", "maximum", "minimum", "max", "min",
+           "ascending", "descending", "more", "less", "not", "no", "never", "without", "none", "except",
+           "最も", "最大", "最小", "平均", "合計", "以外", "ない", "少な", "多い")
+_NEGATIONS = re.compile(r"\b(not|no|never|without|none)\b|n't\b", re.I)
+
+
+def content_words(text: str) -> set[str]:
+    """relayrag's BM25 tokens of `text` plus its negations (the stopword list drops "not" and "no")."""
+    from relayrag.retrieval.tokenize import tokenize
+    words = set(tokenize(text))
+    words |= {"not" if m.group(0).lower() == "n't" else m.group(0).lower() for m in _NEGATIONS.finditer(text)}
+    return words
+
+
+def markers(text: str) -> set[str]:
+    """The MARKERS present in `text` (Latin ones as whole words, CJK ones as substrings)."""
+    low = text.casefold()
+    return {m for m in MARKERS if (re.search(rf"\b{m}\b", low) if m.isascii() else m in text)} | \
+        ({"not"} if re.search(r"n't\b", low) else set())
+
+
+def asks_the_same(question: str, example_question: str) -> bool:
+    """Does `question` ask for nothing `example_question` does not (see the module docstring)?"""
+    return (content_words(question) <= content_words(example_question)
+            and markers(example_question) <= markers(question))
+
+
 def match_verified(question: str, examples: list, embedder, min_cosine: float = VERIFIED_MIN_COSINE,
                    ) -> tuple[VerifiedMatch | None, list[str]]:
     """(the verified example that answers `question` or None, the closest example questions best first).
@@ -76,6 +111,7 @@ def match_verified(question: str, examples: list, embedder, min_cosine: float = 
     picked = pick_examples(question, examples, embedder, k=CLOSEST_SHOWN)
     closest = [p["question"] for p in picked]
     best = max(picked, key=lambda p: p["cosine"] or 0.0)
-    if (best["cosine"] or 0.0) >= min_cosine and same_parameters(question, best["question"], best["sql"]):
+    if ((best["cosine"] or 0.0) >= min_cosine and same_parameters(question, best["question"], best["sql"])
+            and asks_the_same(question, best["question"])):
         return VerifiedMatch(best["question"], best["sql"], float(best["cosine"])), closest
     return None, closest

@@ -6,7 +6,7 @@ import pytest
 
 from relayrag.engine.local import ask
 from relayrag.sql.config import Example
-from relayrag.sql.verified import match_verified, numbers, same_parameters, string_literals
+from relayrag.sql.verified import asks_the_same, match_verified, numbers, same_parameters, string_literals
 from relayrag.sql.warehouse import load_warehouse
 from tests.unit.sql.conftest import CHINOOK, CONFIG
 
@@ -30,13 +30,39 @@ def test_parameters_numbers_and_named_values():
 
 def test_match_by_cosine_and_parameters(embedder):
     examples = [JAZZ, BY_YEAR]
-    m, closest = match_verified("What was the revenue per billing country in 2022?", examples, embedder)
+    m, closest = match_verified("What was revenue per billing country in 2022, highest first", examples, embedder)
     assert m is not None and m.sql == BY_YEAR.sql and m.cosine >= 0.8 and closest[0] == BY_YEAR.question
     m, closest = match_verified("How many tracks are in the Rock genre?", examples, embedder)
     assert m is None and JAZZ.question in closest
     m, _ = match_verified("Who was the first employee hired?", examples, embedder)
     assert m is None
     assert match_verified("anything", [], embedder) == (None, []) and match_verified("x", examples, None)[0] is None
+
+
+MOST = "Which three countries have the most customers? Show the country and the number of customers."
+
+
+@pytest.mark.parametrize("question", [
+    "Which three countries have the fewest customers?",          # antonym
+    "Which three countries have the least customers",
+    "Which three countries do not have the most customers?",     # negation
+    "Which three countries don't have the most customers?",
+    "Which three countries have the most customers on average?",  # another aggregate
+    "Which three countries have customers?",                     # the example's "most" dropped
+])
+def test_opposite_negated_or_other_aggregate_questions_get_no_match(question, embedder):
+    assert not asks_the_same(question, MOST)
+    assert match_verified(question, [Example(question=MOST, sql="SELECT Country, COUNT(*) AS customers FROM "
+                                             "Customer GROUP BY Country ORDER BY customers DESC LIMIT 3")],
+                          embedder)[0] is None
+
+
+def test_same_question_with_fewer_words_matches_and_japanese_aggregates_differ():
+    assert asks_the_same("Which three countries have the most customers", MOST)
+    assert asks_the_same("カナダで請求された金額の合計は？", "カナダで請求された金額の合計はいくら？")
+    assert not asks_the_same("カナダで請求された金額の平均は？", "カナダで請求された金額の合計はいくら？")
+    avg = "What is the average invoice total of business customers?"
+    assert not asks_the_same("What is the total invoice amount of business customers?", avg)
 
 
 @pytest.fixture
