@@ -402,6 +402,10 @@ def build_graph(model: BaseChatModel | None, toolset: Toolset, *, settings, chec
     async def aggregate(state: AgentState) -> dict:
         hops = state.get("hops") or []
         evidence = merge_citations(*[[Citation(**c) for c in h["citations"]] for h in hops])
+        if not evidence:  # nothing to aggregate: the 0.5B model listed collections three times, then its
+            # aggregate invented countries; the deterministic supervisor answers from the tools instead
+            return await router(state, cause=f"The model's specialists ({', '.join(h['specialist'] for h in hops)}) "
+                                             "found no sources")
         sql = next((h["sql"] for h in reversed(hops) if h.get("sql")), None)
         results = "\n".join(f"{h['specialist']} ({h['task']}): {h['answer']}" for h in hops) or "(no results)"
         prompt = [SystemMessage(STRUCTURE + " Combine the specialists' results into one answer."), HumanMessage(

@@ -289,3 +289,16 @@ def test_a_document_part_the_gateways_llm_routes_to_the_tables_is_answered_by_se
     assert "ask routed this to the tables, so search found the passages" in documents["answer"]
     assert ("refund-policy.pdf", 2) in {(c["document"], c["page"]) for c in documents["citations"]}
     assert [c["sql"] for c in final["result"]["citations"] if c["kind"] == "sql"] == [sql]
+
+
+def test_specialists_that_find_no_sources_get_the_deterministic_supervisor_not_an_aggregate(home, chinook_shop):
+    # Qwen2.5-Coder-0.5B with the enum plan: three `tables` hops that only listed collections, then an
+    # aggregate that invented countries; an aggregate needs at least one cited source
+    model = ScriptedChatModel(script=[
+        call("Plan", next="tables", task="list_collections"), call("list_collections"), say("shop"),
+        call("Plan", next="finish", task="")])
+    [events] = run_turns(make(home, model, collection="shop"), [TWO_HOP_Q])
+    final = events[-1]
+    assert "found no sources" in final["note"] and "deterministic supervisor" in final["note"]
+    assert {c["kind"] for c in final["result"]["citations"]} == {"sql", "document"}
+    assert len(model.calls) == 4  # plan, hop model twice, plan: no aggregate call
