@@ -42,10 +42,14 @@ def call(stage: str, body: dict, ctx) -> dict:
     return out
 
 
-def prepare(ctx, stage: str, question: str = QUESTION, run_id: str = "r", collection: str = "t") -> None:
-    """Run the RAG stages before `stage` for `run_id` (classify creates the record)."""
+def prepare(ctx, stage: str, question: str = QUESTION, run_id: str = "r", collection: str = "t",
+            arm: str | None = None) -> None:
+    """Run the RAG stages before `stage` for `run_id` (classify creates the record); `arm` forces retrieve's arm
+    (default: the bandit samples one, so candidate lists differ between runs)."""
     for s in RAG_ORDER[:RAG_ORDER.index(stage)]:
         body = {"run_id": run_id, **({"question": question, "collection": collection} if s == "classify" else {})}
+        if s == "retrieve" and arm:
+            body["arm"] = arm
         call(s, body, ctx)
 
 

@@ -25,14 +25,14 @@ def test_rerank_scores_every_candidate_and_grade_judges_its_head(home, small_cor
     from relayrag.ingest.pipeline import ingest
     ctx = default_context()
     assert not ingest(ctx, small_corpus, "t").failed
-    prepare(ctx, "rerank", run_id="all")
+    prepare(ctx, "rerank", run_id="all", arm="hybrid")
     out = call("rerank", {"run_id": "all"}, ctx)
     cands = ctx.docstore.get_run("all")["candidates"]
     assert len(cands) >= 3 and out["n_reranked"] == len(cands)
     assert all("rerank_score" in c for c in cands)
 
     ctx.settings = ctx.settings.model_copy(update={"rerank_k": 2, "grade_k": 1})
-    prepare(ctx, "rerank", run_id="capped")
+    prepare(ctx, "rerank", run_id="capped", arm="hybrid")  # same list as "all"
     assert call("rerank", {"run_id": "capped"}, ctx)["n_reranked"] == 2
     cands = ctx.docstore.get_run("capped")["candidates"]
     assert ["rerank_score" in c for c in cands[:3]] == [True, True, False]
