@@ -64,11 +64,12 @@ class OpenAICompatibleLLM:
         import httpx
         try:
             resp = self._client.post("/chat/completions", json=body)
-            # an endpoint that rejects OpenAI's `json_schema` response format (llama-cpp-python's server
-            # accepts only "text" | "json_object" with a "schema", HTTP 422): the same schema in that
-            # dialect, once, and for this client's later calls
-            if (json_schema is not None and self._schema_style == "json_schema" and resp.status_code in (400, 422)
-                    and "response_format" in resp.text):
+            # an endpoint that rejects OpenAI's `json_schema` response format (llama-cpp-python 0.3.36's
+            # server accepts only "text" | "json_object" with a "schema" and answers HTTP 500 with the
+            # validation error naming response_format): the same schema in that dialect, once, and for
+            # this client's later calls
+            if (json_schema is not None and self._schema_style == "json_schema"
+                    and resp.status_code in (400, 422, 500) and "response_format" in resp.text):
                 self._schema_style = "json_object"
                 body["response_format"] = self._response_format(json_schema)
                 resp = self._client.post("/chat/completions", json=body)

@@ -29,15 +29,18 @@ def test_openai_compatible_request_and_reply():
 
 
 def test_an_endpoint_refusing_json_schema_gets_the_json_object_dialect_once():
-    # llama-cpp-python's server validates response_format.type as "text" | "json_object" (HTTP 422)
+    # llama-cpp-python 0.3.36's server validates response_format.type as "text" | "json_object" and answers
+    # HTTP 500 with the validation error (the body below is the one it sent)
     bodies = []
 
     def handler(request: httpx.Request):
         body = json.loads(request.content)
         bodies.append(body)
         if body["response_format"]["type"] != "json_object":
-            return httpx.Response(422, json={"detail": [{"type": "literal_error",
-                                                         "loc": ["body", "response_format", "type"]}]})
+            return httpx.Response(500, json={"error": {"message": "1 validation error:\n  {'type': 'literal_error', "
+                                                                  "'loc': ('body', 'response_format', 'type'), 'msg': "
+                                                                  "\"Input should be 'text' or 'json_object'\"}",
+                                                       "type": "internal_server_error"}})
         return httpx.Response(200, json={"choices": [{"message": {"content": "{\"a\": 1}"}}]})
 
     llm = OpenAICompatibleLLM("http://127.0.0.1:9/v1", "m", transport=endpoint(handler))
