@@ -250,6 +250,12 @@ class StageContext:
         return snap
 
 
+    def loaded_snapshot(self, collection: str, version: str) -> IndexSnapshot | None:
+        """The whole `version` if this process already holds it (loaded by `snapshot`), else None; loads nothing."""
+        with self._lock:
+            return self._snapshots.get(collection, {}).get(version)
+
+
 SNAPSHOTS_PER_COLLECTION = 2  # the current version and the one runs in flight may still have pinned
 
 

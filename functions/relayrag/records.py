@@ -146,7 +146,7 @@ class RunRecord(BaseModel):
     filters_applied: dict[str, Any] | None = None  # what retrieve applied: conditions, valid_on, rows passing
     candidates: list[Candidate] = Field(default_factory=list)
     candidate_ids: list[str] | None = None    # distributed backend: chunk id of each candidate-snapshot row
-    bm25_stats: dict[str, Any] | None = None  # distributed backend: {n, avgdl, df} of the run's query tokens
+    bm25_stats: dict[str, Any] | None = None  # {n, avgdl, df, matches} of the run's query tokens, whole version (retrieval.view)
     # rerank / grade
     reranked_k: int | None = None
     relevant: list[Any] = Field(default_factory=list)

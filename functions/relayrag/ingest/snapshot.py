@@ -7,6 +7,9 @@ Layout under the blob store (GCS bucket or local folder):
     snapshots/<collection>/segments/<sid>/bm25.npz        BM25 postings (relayrag.retrieval.bm25.TermStats)
     snapshots/<collection>/segments/<sid>/sources.json    {source: [row0, row1, byte0, byte1]} (rows of each source
                                                           are contiguous; bytes locate them in chunks.jsonl)
+    snapshots/<collection>/segments/<sid>/source_spans.npy
+                                                          the same spans, int64 [n_sources, 4] in row order
+                                                          (segments written before it have only sources.json)
     snapshots/<collection>/segments/<sid>/sentences.npz   optional: per-row sentence vectors (relayrag.retrieval.
                                                           sentences; version manifest "sentence_vectors"), a
                                                           row file (`ROW_FILES`) that merges carry
@@ -172,6 +175,9 @@ def _npy(vectors: np.ndarray) -> tuple[bytes, int]:
     return raw, len(raw) - arr.nbytes
 
 
+SOURCE_SPANS = "source_spans.npy"  # sources.json's spans without the paths (relayrag.retrieval.view reads them)
+
+
 def write_segment(store: BlobStore, collection: str, chunks: list[dict], vectors: np.ndarray, *,
                   stats: TermStats | None = None, extras: dict[str, bytes] | None = None,
                   sid: str | None = None) -> SegmentRef:
@@ -205,10 +211,14 @@ def write_segment(store: BlobStore, collection: str, chunks: list[dict], vectors
     store.put_bytes(p + "bm25.npz", bm25)
     src = json.dumps(sources).encode("utf-8")
     store.put_bytes(p + "sources.json", src)
+    buf = io.BytesIO()  # the same spans as int64 [n_sources, 4] in row order: readers that need no paths
+    np.save(buf, np.asarray(list(sources.values()), dtype=np.int64).reshape(-1, 4), allow_pickle=False)
+    spans = buf.getvalue()
+    store.put_bytes(p + SOURCE_SPANS, spans)
     for name, data in (extras or {}).items():
         store.put_bytes(p + name, data)
     sizes = {"chunks.jsonl": pos, "dense.npy": len(raw), "bm25.npz": len(bm25), "sources.json": len(src),
-             **{name: len(data) for name, data in (extras or {}).items()}}
+             SOURCE_SPANS: len(spans), **{name: len(data) for name, data in (extras or {}).items()}}
     store.put_bytes(p + "manifest.json", json.dumps({
         "collection": collection, "segment": sid, "n_rows": len(chunks),
         "dim": int(vectors.shape[1]) if vectors.ndim == 2 else 0, "dense_offset": offset, "files": sizes,

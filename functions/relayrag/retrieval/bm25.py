@@ -18,7 +18,7 @@ from __future__ import annotations
 import io
 from collections import Counter
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 from scipy import sparse
@@ -127,10 +127,12 @@ class TermStats:
 class CollectionStats:
     """Collection-wide BM25 statistics for an index that holds only some of a collection's rows (a run's
     candidates fetched from the distributed backend): N, avgdl and df of the tokens that matter (the run's
-    query tokens). Tokens without a df here fall back to their df among the rows held."""
+    query tokens). Tokens without a df here fall back to their df among the rows held. matches: {query: rows
+    with a score > 0} for queries whose tokens' df cannot give it (`BM25Index.matching`)."""
     n: int
     avgdl: float
     df: dict[str, int]
+    matches: dict[str, int] = field(default_factory=dict)
 
 
 class BM25Index:
@@ -207,6 +209,13 @@ class BM25Index:
                 out[g] += idf * (tf / (np.float32(K1) * (np.float32(1 - B) + np.float32(B) * dl / np.float32(avgdl))
                                        + tf))
         return out
+
+    def matching(self, query: str) -> int:
+        """Rows of the collection that score > 0 for `query` (recorded in `stats.matches` when the index holds
+        only some rows)."""
+        if self.stats is not None and query in self.stats.matches:
+            return int(self.stats.matches[query])
+        return int(np.count_nonzero(self.scores(query)))
 
     def scores(self, query: str) -> np.ndarray:
         if self.n_docs == 0:

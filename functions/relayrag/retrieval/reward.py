@@ -58,7 +58,8 @@ def query_idf(query: str, bm25_index) -> dict[str, float]:
         elif len(again) == 1:
             df = bm25_index.df(again[0])
         else:
-            df = int(np.count_nonzero(bm25_index.scores(t)))
+            matching = getattr(bm25_index, "matching", None)
+            df = matching(t) if matching is not None else int(np.count_nonzero(bm25_index.scores(t)))
         out[t] = math.log(1 + (n - df + 0.5) / (df + 0.5))
     return out
 

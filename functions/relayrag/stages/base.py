@@ -103,16 +103,28 @@ def load_run(ctx: StageContext, run_id: str) -> dict:
     return run
 
 
-def run_snapshot(ctx: StageContext, run: dict):
+def run_snapshot(ctx: StageContext, run: dict, *, rows_only: bool = True):
     """The index snapshot this run's candidates index into: the version retrieve pinned in the run record
     (`snapshot_version`), so an ingest committed mid-run never shifts the rows later stages read; the
     current version before retrieve has run. A run retrieved on the distributed backend reads the snapshot of
-    its candidates only (relayrag.retrieval.distributed.run_candidates), never the whole collection."""
+    its candidates only (relayrag.retrieval.distributed.run_candidates), never the whole collection.
+
+    An embedded collection's run reads the whole version when this process already holds it (one process runs
+    every stage: retrieve loaded it), else — with `rows_only` — only the rows its record names and their
+    documents (relayrag.retrieval.view.run_view: same rows, same scores, global row numbers kept), so a stage
+    instance of its own never loads the collection. rows_only=False (hyde's pseudo-relevance feedback, which
+    ranks the whole version) loads it whole."""
     if run.get("candidate_ids") is not None and run.get("snapshot_version"):
         from relayrag.retrieval.distributed import run_candidates
         key = f"{run['collection']}:{run['snapshot_version']}:{hash(tuple(run['candidate_ids']))}"
         return run_candidates(ctx, key, run)
-    return ctx.snapshot(run["collection"], version=run.get("snapshot_version"))
+    version = run.get("snapshot_version")
+    if rows_only and version and ctx.loaded_snapshot(run["collection"], version) is None:
+        from relayrag.retrieval.view import run_view
+        view = run_view(ctx, run)
+        if view is not None:
+            return view
+    return ctx.snapshot(run["collection"], version=version)
 
 
 def embedder_of(ctx: StageContext, snap) -> Any:

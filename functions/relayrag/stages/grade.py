@@ -1,13 +1,13 @@
 """grade: decide which reranked candidates are relevant, reward the retrieval arm, and route.
 
-No-LLM method `calibrated`: P(relevant) per candidate from its best sentence's cosine and lexical
-coverage (relevance_probability); relevant = P >= 0.5. LLM method `llm`: a yes/no judgement per
-candidate (top `context_k`). Reward to the bandit: every arm whose list retrieve computed (`arm_lists`) is
-rewarded for its own ranking before rerank — its DCG@10 under the reward judge's P(relevant)
-(relayrag.retrieval.reward; the LLM's yes/no replaces it for the chunks the LLM judged) relative to the best
-list's, and the arm(s) with the best list win the query (relayrag.retrieval.bandit.update_keys) — in one
-idempotent docstore update per (run, attempt), under the query's context. Route: `pass` when something is
-relevant; else `retry`
+No-LLM method `calibrated`: P(relevant) per candidate of the top `grade_k` (30) of rerank's order, from
+its best sentence's cosine and lexical coverage (relevance_probability); relevant = P >= 0.5. LLM method
+`llm`: a yes/no judgement per candidate (top `context_k`). Reward to the bandit: every arm whose list
+retrieve computed (`arm_lists`) is rewarded for its own ranking before rerank — its DCG@10 under the reward
+judge's P(relevant) (relayrag.retrieval.reward; the LLM's yes/no replaces it for the chunks the LLM judged)
+relative to the best list's, and the arm(s) with the best list win the query
+(relayrag.retrieval.bandit.update_keys) — in one idempotent docstore update per (run, attempt), under the
+query's context. Route: `pass` when something is relevant; else `retry`
 (back to hyde, with retry_count + 1) while retry_count < max_retries; then `pass` with nothing relevant
 (generate will say it found nothing rather than guess). CRAG-style corrective loop (Yan et al., 2024).
 """
@@ -42,7 +42,7 @@ YESNO = {"type": "object", "properties": {"relevant": {"type": "boolean"}}, "req
 def run(req: GradeRequest, ctx: StageContext) -> GradeResponse:
     run_rec = load_run(ctx, req.run_id)
     cands = run_rec.get("candidates") or []
-    head = cands[: run_rec.get("reranked_k", len(cands))]
+    head = cands[: min(run_rec.get("reranked_k", len(cands)), ctx.settings.grade_k)]
     scale = run_snapshot(ctx, run_rec).embedder if head else None  # cosines on MiniLM's scale (COSINE_MAP)
     for c in head:
         c["p_relevant"] = round(relevance_probability(reference_cosine(scale, c.get("sentence_cos", 0.0)),

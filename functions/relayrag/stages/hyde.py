@@ -103,8 +103,8 @@ def run(req: HydeRequest, ctx: StageContext) -> HydeResponse:
             method, llm_error = "prf (llm failed)", llm_failure(exc)
     if method != "llm-hyde" and retry:
         # only a retry round without the LLM needs the snapshot (pseudo-relevance feedback): the version
-        # the first round retrieved from
-        terms = prf_terms(question, run_snapshot(ctx, run_rec), fb_docs=10, fb_terms=15,
+        # the first round retrieved from, whole (its top BM25 chunks over the collection)
+        terms = prf_terms(question, run_snapshot(ctx, run_rec, rows_only=False), fb_docs=10, fb_terms=15,
                           filters=run_rec.get("filters"))
         if terms:
             queries.append(Query(text=question + " " + " ".join(terms), kind="prf", weight=0.5))

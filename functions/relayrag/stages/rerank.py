@@ -1,16 +1,20 @@
-"""rerank: re-order the top candidates using sentence-level evidence (no cross-encoder ships on PyPI).
+"""rerank: re-order the candidates using sentence-level evidence (no cross-encoder ships on PyPI).
 
 No-LLM method `sentence-evidence`: first every candidate is re-ordered by z(chunk cosine) + z(BM25), so
-both signals count whichever arm retrieved it; then for the top `rerank_k` compute (a) the best
-sentence's MiniLM cosine to the question, (b) the chunk's cosine and (c) the question's BM25 score on the
-chunk; z-normalise each over the candidates and sum with equal weights (a convex combination of
-normalised scores, which beats rank fusion when the scores are informative: Bruch et al., TOIS 2023).
-Measured on SciFact (300 test queries, top-30 of the hybrid arm): nDCG@10 0.710 → 0.730; the same three
-signals fused by RRF gave 0.717. The best sentence is kept for grade and generate.
+both signals count whichever arm retrieved it; then for the top `rerank_k` (default 100: every candidate
+retrieve keeps) compute (a) the best sentence's MiniLM cosine to the question, (b) the chunk's cosine and
+(c) the question's BM25 score on the chunk; z-normalise each over the candidates and sum with equal weights
+(a convex combination of normalised scores, which beats rank fusion when the scores are informative: Bruch
+et al., TOIS 2023). Measured on SciFact (300 test queries): top-30 of the hybrid arm 0.710 → 0.730 (the
+same three signals fused by RRF gave 0.717); scoring all 100 candidates instead of the prefiltered top 30
+→ 0.740, better on both halves of the queries (docs/DESIGN.md, benchmarks/RESULTS.md). With the sentence
+vectors stored at ingestion the evidence costs a lookup, so the cut at 30 (set when every sentence was
+embedded at query time) no longer pays. The best sentence is kept for grade and generate; the texts of
+the top `grade_k` (the chunks grade judges and generate may cite) go to the run record.
 Sentence vectors are looked up in the snapshot (stored at ingestion, relayrag.retrieval.sentences); the
 question is embedded once per process and run (backends.embedder.query_vector).
 LLM method `llm-pointwise`: a 0–3 relevance label per candidate (top 10), ties broken by evidence rank.
-Candidates beyond `rerank_k` keep their retrieval order after the reranked ones.
+Candidates beyond `rerank_k` keep their prefilter order after the reranked ones.
 """
 
 from __future__ import annotations
@@ -41,11 +45,13 @@ class RerankResponse(StageResponse):
 
 def sentence_evidence(question: str, chunks: list[dict], embedder, chunk_vecs: np.ndarray,
                       bm25_scores: np.ndarray | None = None, qv: np.ndarray | None = None, *,
-                      snap=None, rows: list[int] | None = None) -> list[dict]:
+                      snap=None, rows: list[int] | None = None, lexical: bool = True) -> list[dict]:
     """Per chunk: {"best_sentence": [start, end], "sentence_cos", "chunk_cos", "lexical", "bm25"}.
 
     chunk_vecs: float32 [n_chunks, dim], the snapshot's unit vectors of these chunks; with `snap` and the
-    chunks' `rows`, sentence vectors come from the snapshot where it stores them (else embedded now)."""
+    chunks' `rows`, sentence vectors come from the snapshot where it stores them (else embedded now).
+    lexical=False leaves out "lexical" (the share of the question's tokens in the chunk: grade reads it, for
+    the head it judges; tokenising every chunk is most of this function's time)."""
     if qv is None:
         qv = query_vector(embedder, question)
     texts = [c["text"] for c in chunks]
@@ -57,9 +63,14 @@ def sentence_evidence(question: str, chunks: list[dict], embedder, chunk_vecs: n
         j = int(np.argmax(sims))
         out.append({"best_sentence": list(spans[i][j]) if spans[i] else [0, len(c["text"])],
                     "sentence_cos": float(sims[j]), "chunk_cos": float(chunk_vecs[i] @ qv),
-                    "lexical": lexical_coverage(qtok, (c.get("context", "") + "\n" + c["text"]).strip()),
+                    **({"lexical": chunk_lexical(qtok, c)} if lexical else {}),
                     "bm25": float(bm25_scores[i]) if bm25_scores is not None else 0.0})
     return out
+
+
+def chunk_lexical(question_tokens: list[str], chunk: dict) -> float:
+    """Share of the question's distinct tokens in the chunk's context line and text, in [0, 1]."""
+    return lexical_coverage(question_tokens, (chunk.get("context", "") + "\n" + chunk["text"]).strip())
 
 
 EVIDENCE = ("sentence_cos", "chunk_cos", "bm25")
@@ -116,12 +127,16 @@ def run(req: RerankRequest, ctx: StageContext) -> RerankResponse:
     chunks = [snap.chunks[c["row"]] for c in head]
     rows = [c["row"] for c in head]
     ev = sentence_evidence(run_rec["question"], chunks, embedder, snap.dense.rows(rows),
-                           np.array([bm[r] for r in rows]) if len(bm) else None, qv=qv, snap=snap, rows=rows)
+                           np.array([bm[r] for r in rows]) if len(bm) else None, qv=qv, snap=snap, rows=rows,
+                           lexical=False)
     if lexical_only:
         idf = query_idf(run_rec["question"], snap.bm25)
         for e, c in zip(ev, chunks):
             e["idf_coverage"] = round(coverage(idf, index_text(c)), 4)
     order = evidence_order(ev, EVIDENCE_CJK if lexical_only else EVIDENCE)
+    qtok = tokenize(run_rec["question"])
+    for i, _ in order[: ctx.settings.grade_k]:  # grade's head: its P(relevant) reads lexical coverage
+        ev[i]["lexical"] = chunk_lexical(qtok, chunks[i])
     method, llm_error = "sentence-evidence", None
     if ctx.llm is not None and head:
         try:
@@ -141,9 +156,12 @@ def run(req: RerankRequest, ctx: StageContext) -> RerankResponse:
             method = "llm-pointwise"
         except (LLMError, KeyError, ValueError) as exc:
             method, llm_error = "sentence-evidence (llm failed)", llm_failure(exc)
-    # the reranked head carries its chunk texts, so later stages that need only those texts
-    # (hallucination_check) read them from the run record instead of loading the whole snapshot
-    reranked = [{**head[i], **ev[i], "rerank_score": s, "text": chunks[i]["text"]} for i, s in order] + tail
+    # the graded head carries its chunk texts, so later stages that need only those texts
+    # (hallucination_check: it checks cited chunks, which grade found relevant) read them from the run record
+    # instead of loading the whole snapshot
+    keep_text = ctx.settings.grade_k
+    reranked = [{**head[i], **ev[i], "rerank_score": s, **({"text": chunks[i]["text"]} if n < keep_text else {})}
+                for n, (i, s) in enumerate(order)] + tail
     write_run(ctx, req.run_id, {"candidates": reranked, "reranked_k": len(head)})
     return RerankResponse(run_id=req.run_id, method=method, llm_error=llm_error, n_reranked=len(head),
                           top_chunk_id=reranked[0]["chunk_id"] if reranked else None)

@@ -156,6 +156,9 @@ def run(req: RetrieveRequest, ctx: StageContext) -> RetrieveResponse:
     extra: dict = {}
     if index is None:
         base = None
+        # what the later stages need of the whole version's BM25 to read only the run's rows (retrieval.view)
+        from relayrag.retrieval.view import record_stats
+        extra = {"bm25_stats": record_stats(snap.bm25, question, queries)}
     else:  # distributed: the backend ranks, this run keeps only its candidates (relayrag.retrieval.distributed)
         snap, base = distributed.candidates(ctx, index, collection, version, queries,
                                             _needed(computed, can_read, weights)[1], DEPTH, embedder=embedder)

@@ -153,3 +153,43 @@ def test_pipeline_ingest_end_to_end_on_gcs(gcs_server, tmp_path, monkeypatch):
     snap3 = ctx.snapshot("kb")
     assert snap3.version != v1 and {c["doc"] for c in snap3.chunks} == {"solar.md"}
     assert [r["name"] for r in ctx.docstore.list_files("kb")] == ["solar.md"]
+
+
+def test_stages_read_only_a_runs_rows_from_gcs(gcs_server, tmp_path, monkeypatch):
+    """Stage instances of their own (no whole version loaded) read a run's rows from the bucket by ranged reads
+    (relayrag.retrieval.view) and answer as the whole version does (issue 16 item 4, cloud path)."""
+    import relayrag.context as C
+    from relayrag.context import StageContext, build_docstore, set_default_context
+    from relayrag.engine.local import ask, local_transport
+    from relayrag.retrieval import view as V
+    from relayrag.settings import Settings
+    from tests.unit.retrieval.test_run_view import _collection
+
+    store = GCSBlobStore(gcs_server["bucket"], client=storage_client(), prefix=f"t-{uuid.uuid4().hex[:8]}")
+    settings = Settings(home=tmp_path / "home", retrieve_k=8)
+    ctx = StageContext(settings, store, build_docstore(settings))
+    set_default_context(ctx)
+    try:
+        _collection(ctx, tmp_path)
+        loads: list[str] = []
+        real = C._load
+        monkeypatch.setattr(C, "_load", lambda s, c, v, **kw: loads.append(v) or real(s, c, v, **kw))
+
+        def transport(method, url, body, timeout):
+            if not url.endswith("/retrieve"):
+                ctx._snapshots.clear()
+            return local_transport(method, url, body, timeout)
+        question = "Which is the largest living rodent?"
+        whole = ask(question, "c", arm="hybrid")
+        V._views.clear()
+        V._layouts.clear()
+        loads.clear()
+        viewed = ask(question, "c", arm="hybrid", transport=transport)
+        assert len(loads) == 1  # retrieve's
+        assert viewed["answer"] == whole["answer"] and "capybara" in viewed["answer"].lower()
+        assert viewed["citations"] == whole["citations"]
+        runs = [ctx.docstore.get_run(r["run_id"]) for r in (whole, viewed)]
+        assert [c["chunk_id"] for c in runs[0]["candidates"]] == [c["chunk_id"] for c in runs[1]["candidates"]]
+        assert any(key[3] == runs[1]["snapshot_version"] for key in V._views)
+    finally:
+        set_default_context(None)

@@ -77,8 +77,8 @@ def test_adding_a_document_writes_one_segment_and_a_manifest_only(ctx, tmp_path)
     v2, refs2 = _refs(ctx)
     assert v2 == s.version and refs2[:-1] == refs1 and refs2[-1].n_rows == 1
     seg = segment_prefix("c", refs2[-1].id)
-    assert sorted(rec.written) == sorted([seg + n for n in ("chunks.jsonl", "dense.npy", "bm25.npz", "sources.json",
-                                                              "manifest.json")] + [prefix("c", v2) + "manifest.json"])
+    files = ("chunks.jsonl", "dense.npy", "bm25.npz", "sources.json", "source_spans.npy", "manifest.json")
+    assert sorted(rec.written) == sorted([seg + n for n in files] + [prefix("c", v2) + "manifest.json"])
     assert s.chunks_total == 21 and ctx.docstore.get_collection("c")["stats"]["n_files"] == 21
     assert "capybara" in ask("Which is the largest living rodent?", "c")["answer"].lower()
 

@@ -1,7 +1,8 @@
 """Memory for large collections (issue 10 item 5): a collection that would not fit in a function's memory is
 a clear error before loading (not an out-of-memory kill), and stages that need only the candidates' texts
 (hyde's first round) do not load the snapshot at all; hallucination_check without an LLM reads the
-run's pinned version (page openings and BM25 idf for question support), never a newer one."""
+run's rows of its pinned version (page openings and BM25 idf for question support; relayrag.retrieval.view),
+never a newer one, and never the whole version in a cold instance."""
 
 from __future__ import annotations
 
@@ -61,4 +62,7 @@ def test_stages_that_need_only_texts_do_not_load_the_snapshot(ctx, small_corpus,
     pinned = ctx.docstore.get_run("m")["snapshot_version"]
     status, out = execute(STAGES["hallucination_check"], body, ctx)
     assert status == 200 and out["grounded"]
-    assert [v for _, v in loads] == [pinned]  # question support reads the version the run pinned
+    # question support reads the run's rows of the version it pinned (retrieval.view), not the whole version
+    assert loads == []
+    from relayrag.retrieval import view as V
+    assert any(key[3] == pinned for key in V._views)
