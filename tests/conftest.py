@@ -109,3 +109,15 @@ def small_corpus(tmp_path) -> Path:
         "tokyo.txt": "東京都の人口は約1400万人です。東京タワーの高さは333メートルです。"
                      "富士山は日本で最も高い山で、標高は3776メートルです。",
     })
+
+
+@pytest.fixture
+def chinook_shop(home, ctx) -> str:
+    """Collection `shop` as the README builds it: the Chinook warehouse with its SQL config (examples/chinook)
+    and the store's refund policy PDF (examples/shop-policies)."""
+    from relayrag.service import Service
+    svc = Service(ctx)
+    svc.warehouse_load("shop", [EXAMPLES / "chinook" / "chinook.sqlite"],
+                       config=EXAMPLES / "chinook" / "relayrag.sql.yaml")
+    assert not svc.ingest(EXAMPLES / "shop-policies", "shop").failed
+    return "shop"

@@ -19,7 +19,7 @@ from relayrag.agent.assistant import Assistant
 from relayrag.errors import ConfigError
 from tests.agent_double import ScriptedChatModel, call, say
 from tests.e2e.test_mcp_http import free_port, start_gateway, stop
-from tests.unit.agent.conftest import BEES_Q, settings_for
+from tests.unit.agent.conftest import BEES_Q, TWO_HOP_Q, settings_for
 
 RELAYRAG = Path(sys.executable).parent / "relayrag"
 
@@ -148,9 +148,9 @@ def test_chat_serve_streams_the_router_turn_as_sse_and_rejects_wrong_tokens(chat
 
 # -- relayrag chat ------------------------------------------------------------------------------------------
 
-def chat(home: Path, lines: list[str], *args: str) -> subprocess.CompletedProcess:
+def chat(home: Path, lines: list[str], *args: str, collection: str = "docs") -> subprocess.CompletedProcess:
     env = {**os.environ, "RELAYRAG_HOME": str(home), "RELAYRAG_LLM": "none"}
-    return subprocess.run([str(RELAYRAG), "chat", "-c", "docs", *args], input="\n".join(lines) + "\n", env=env,
+    return subprocess.run([str(RELAYRAG), "chat", "-c", collection, *args], input="\n".join(lines) + "\n", env=env,
                           capture_output=True, text=True, timeout=300)
 
 
@@ -165,3 +165,20 @@ def test_chat_reads_turns_from_stdin_and_a_second_process_resumes_the_thread(hom
     assert final["thread_id"] == "resume-me" and final["mode"] == "direct"
     assert BEES_Q in final["answer"] and "hello" in final["answer"]
     assert (home / "agent" / "threads.sqlite3").is_file()
+
+
+def test_chat_without_an_llm_answers_a_two_hop_question_citing_the_sql_and_a_document_page(home, chinook_shop):
+    # as a user would: `relayrag chat -c shop` on a collection with the Chinook warehouse and the refund policy
+    # PDF, its MCP gateway a `relayrag mcp` child over stdio, one scripted line on stdin
+    out = chat(home, [TWO_HOP_Q], "--json", collection="shop")
+    assert out.returncode == 0, out.stderr
+    final = json.loads(out.stdout.strip().splitlines()[-1])
+    assert final["event"] == "final" and final["mode"] == "supervisor"
+    assert "deterministic supervisor" in final["answer"] and "no SQL was generated" in final["answer"]
+    assert "→ sql_query(" in out.stderr and '→ ask(question="refund policy Brazil"' in out.stderr
+    cites = final["result"]["citations"]
+    sql = next(c for c in cites if c["kind"] == "sql")
+    page = next(c for c in cites if c["kind"] == "document")
+    assert sql["run_id"] and sql["sql"].startswith("SELECT Country, COUNT(*) AS customers FROM Customer")
+    assert (page["document"], page["page"]) == ("refund-policy.pdf", 2) and page["run_id"]
+    assert "USA | 13" in final["answer"] and "30 days" in final["answer"]

@@ -201,7 +201,7 @@ def structured_output(msg: ToolMessage) -> dict | None:
 
 def evidence_from(tool: str, out: dict | None) -> list[Citation]:
     """The citations a tool result backs: ask → its citations (document, page, run) and its SQL when the run
-    went to the tables; sql_query → the statement that ran; search and page tools → the pages returned."""
+    went to the tables and the query answered; sql_query → the statement that ran; search and page tools → the pages returned."""
     if not out:
         return []
     cites: list[Citation] = []
@@ -211,7 +211,7 @@ def evidence_from(tool: str, out: dict | None) -> list[Citation]:
         for c in out.get("citations") or []:
             if c.get("doc"):
                 cites.append(Citation(document=str(c["doc"]), page=c.get("page") or None, run_id=run_id))
-        if out.get("sql"):
+        if out.get("sql") and out.get("found") is not False:  # a query that failed backs nothing
             cites.append(Citation(kind="sql", document=_tables(out), sql=str(out["sql"]), run_id=run_id))
     elif tool == "sql_query" and out.get("status") == "ok" and out.get("sql"):
         cites.append(Citation(kind="sql", document=_tables(out), sql=str(out["sql"]), run_id=run_id))

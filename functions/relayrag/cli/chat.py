@@ -61,7 +61,7 @@ async def _chat(collection: str, thread: str | None, mode: str, as_json: bool) -
              f"{collection} · model {assistant.model_name} · tools {', '.join(toolset.offered) or 'none'}")
         if assistant.model is None:
             _say(err, ("note:", "yellow"), " no LLM configured (RELAYRAG_LLM=none): the deterministic router "
-                 "answers each question with one relayrag tool")
+                 "answers each question with one relayrag tool (one per part when its parts need different tools)")
         while True:
             try:
                 line = await asyncio.to_thread(input, "you> ") if interactive else sys.stdin.readline()
@@ -88,7 +88,8 @@ def chat(collection: str = typer.Option(..., "--collection", "-c", help="Collect
     """Talk to the assistant (extra `agent`): a LangGraph agent that answers with relayrag's MCP tools, with
     citations, and remembers the thread (RELAYRAG_HOME/agent/threads.sqlite3). Tool calls stream to stderr,
     answers to stdout. Interactive on a terminal; otherwise one turn per stdin line. Model: RELAYRAG_LLM
-    (none: a deterministic router answers with one tool and says so). MCP: RELAYRAG_AGENT_MCP_URL (empty:
+    (none: a deterministic router answers with one tool and says so; a question whose parts need different
+    tools gets one tool per part from the deterministic supervisor). MCP: RELAYRAG_AGENT_MCP_URL (empty:
     `relayrag mcp` over stdio)."""
     with _user_errors():
         import relayrag.agent  # noqa: F401  (ConfigError naming the extra when it is missing)

@@ -1,6 +1,10 @@
 """sql: Text-to-SQL over the collection's warehouse, answered with the query as its citation.
 
-Method `llm` (Text-to-SQL needs an LLM; without one the stage says how to configure one, method `no-llm`):
+Without an LLM (method `verified`): a question worded like one of the SQL config's examples runs that example's
+reviewed SQL (relayrag.sql.verified: cosine >= 0.8 and the same numbers and named values), and the answer
+says so; any other question gets method `no-llm`: how to configure an LLM, and the closest verified questions.
+
+Method `llm` (Text-to-SQL needs an LLM):
 1. the warehouse schema as compact JSON (tables, columns, types, keys, sample values) + the question →
    schema-constrained JSON `{sql, tables, assumptions}` at temperature 0 (BigQuery Standard SQL);
 2. the guard (`relayrag.sql.guard`) inside `Warehouse.query`: one read-only SELECT over the allowed
@@ -93,6 +97,44 @@ def _answer_sentence(llm, question: str, columns: list[str], rows: list[list]) -
         return ""
 
 
+def _without_llm(ctx: StageContext, run_id: str, collection: str, question: str, wh) -> SqlResponse:
+    """A verified query when the question matches one of the SQL config's examples, else the NO_LLM answer
+    with the closest verified questions (relayrag.sql.verified)."""
+    from relayrag.errors import ConfigError
+    from relayrag.sql.verified import match_verified
+    try:
+        cfg = ctx.sql_config(collection)
+    except ConfigError:
+        cfg = None
+    examples = list(cfg.examples) if cfg is not None else []
+    match, closest = match_verified(question, examples, ctx.embedder if examples else None)
+    if match is None:
+        answer = NO_LLM
+        if closest:
+            answer += (" Without an LLM, only the verified questions of this collection's SQL config can be "
+                       "answered, when a question is worded like one of them; the closest: "
+                       + "; ".join(f"“{q}”" for q in closest) + ".")
+        return _finish(ctx, run_id, answer, method="no-llm", available=False)
+    result = wh.query(match.sql)
+    attempts = [{"sql": result.sql or match.sql, "error": result.error, "verified": match.question}]
+    if not result.ok:
+        return _finish(ctx, run_id, f"The verified query for “{match.question}” failed: {result.error}",
+                       method="verified", available=True, sql=result.sql or match.sql, attempts=attempts,
+                       refused=result.refused)
+    parts = [f"Answered without an LLM by the verified query of this collection's SQL config for “{match.question}” "
+             f"(cosine {match.cosine:.2f} to your question); no SQL was generated."]
+    if result.row_count == 0:
+        parts.append("The query returned no rows.")
+    else:
+        more = " (capped)" if result.truncated else ""
+        parts.append(f"Result ({result.row_count} row{'s' if result.row_count != 1 else ''}{more}):\n"
+                     + _render_rows(result.columns, result.rows))
+    parts.append(f"Source: SQL over {', '.join(result.tables) or 'no table'}:\n{result.sql}")
+    return _finish(ctx, run_id, "\n\n".join(parts), method="verified", available=True, ok=True, sql=result.sql,
+                   rows=result.rows, columns=result.columns, row_count=result.row_count, tables=result.tables,
+                   attempts=attempts)
+
+
 def run(req: SqlRequest, ctx: StageContext) -> SqlResponse:
     rec = load_run(ctx, req.run_id)
     collection, question = rec["collection"], rec["question"]
@@ -101,7 +143,7 @@ def run(req: SqlRequest, ctx: StageContext) -> SqlResponse:
         return _finish(ctx, req.run_id, NO_WAREHOUSE.format(collection=collection), method="no-warehouse",
                        available=False)
     if ctx.llm is None:
-        return _finish(ctx, req.run_id, NO_LLM, method="no-llm", available=False)
+        return _without_llm(ctx, req.run_id, collection, question, wh)
 
     from relayrag.sql.context import context_for
     context = context_for(ctx, collection, wh, question)

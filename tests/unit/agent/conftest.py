@@ -49,3 +49,7 @@ def run_turns(assistant_factory, turns: list[str], **kw) -> list[list[dict]]:
                 out.append([e async for e in a.turn(t, thread_id=kw.get("thread_id", "t1"))])
         return out
     return asyncio.run(go())
+
+
+TWO_HOP_Q = "Which three countries have the most customers, and what does our refund policy say about them?"
+

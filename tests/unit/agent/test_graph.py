@@ -12,7 +12,7 @@ from relayrag.agent.assistant import Assistant
 from relayrag.mcp.server import build_server
 from tests.agent_double import ScriptedChatModel, call, say, tool_results
 from tests.conftest import sql_route_reply, write_docs
-from tests.unit.agent.conftest import BEES_Q, INJECTION, run_turns, settings_for
+from tests.unit.agent.conftest import BEES_Q, INJECTION, TWO_HOP_Q, run_turns, settings_for
 
 
 def result_call(**fields) -> AIMessage:
@@ -222,3 +222,83 @@ def test_mutating_tools_are_offered_only_when_the_setting_allows(home, bees):
     assert not offered & {"ingest", "delete_document"} and {"ingest", "delete_document"} <= set(withheld)
     offered, _ = asyncio.run(go(True))
     assert {"ingest", "delete_document"} <= offered
+
+
+def test_without_an_llm_the_deterministic_supervisor_chains_the_table_and_document_parts(home, chinook_shop):
+    [events] = run_turns(make(home, None, collection="shop"), [TWO_HOP_Q])
+    final = events[-1]
+    assert final["mode"] == "supervisor" and "deterministic supervisor" in final["note"]
+    assert "deterministic supervisor" in final["answer"] and "part 1 → 'sql' → sql_query" in final["note"]
+    tables, documents = final["hops"]
+    assert (tables["specialist"], tables["tool"], documents["specialist"], documents["tool"]) == \
+        ("tables", "sql_query", "documents", "ask")
+    # the document part saw the table part's rows: "them" became each country of the result
+    assert documents["queries"] == ["refund policy USA", "refund policy Canada", "refund policy Brazil"]
+    assert "30 days" in documents["answer"] and "reais" in documents["answer"] and "14 days" in documents["answer"]
+    calls = [(e["name"], e["args"].get("question")) for e in events if e["event"] == "tool_call"]
+    assert calls[0] == ("sql_query", "Which three countries have the most customers") and len(calls) == 4
+    cites = final["result"]["citations"]
+    sql = [c for c in cites if c["kind"] == "sql"]
+    pages = [c for c in cites if c["kind"] == "document"]
+    assert len(sql) == 1 and sql[0]["run_id"] and "FROM Customer" in sql[0]["sql"]
+    assert [(c["document"], c["page"]) for c in pages] == [("refund-policy.pdf", 2)] and pages[0]["run_id"]
+    assert final["result"]["sql"] == sql[0]["sql"] and "USA | 13" in final["answer"]
+
+
+def test_without_an_llm_a_table_part_it_cannot_answer_is_said_and_the_reference_stays_unresolved(home, chinook_shop):
+    q = "How many customers does each support rep have, and what does our refund policy say about them?"
+    [events] = run_turns(make(home, None, collection="shop"), [q])
+    final = events[-1]
+    tables, documents = final["hops"]
+    assert "Text-to-SQL needs an LLM" in tables["answer"] and tables["sql"] is None and not tables["citations"]
+    assert documents["queries"] == ["what does our refund policy say about them?"]
+    assert "refers back (“them”), but no earlier part returned table rows" in final["note"]
+    assert not any(c["kind"] == "sql" for c in final["result"]["citations"])
+
+
+def test_without_an_llm_parts_that_go_to_one_tool_stay_one_router_question(home, bees):
+    q = "How many worker bees live in a colony in summer, and how much power does a residential solar panel produce?"
+    [events] = run_turns(make(home, None), [q])
+    assert events[-1]["mode"] == "router" and [e["args"]["question"] for e in events if e["event"] == "tool_call"] == [q]
+
+
+def test_a_model_that_picks_no_specialist_gets_the_deterministic_supervisor_not_an_invented_answer(home, chinook_shop):
+    # Qwen2.5-Coder-0.5B did this: `finish` before any hop, then an aggregate of countries it made up
+    model = ScriptedChatModel(script=[call("Plan", next="finish", task="")])
+    [events] = run_turns(make(home, model, collection="shop"), [TWO_HOP_Q])
+    final = events[-1]
+    assert final["mode"] == "supervisor" and "chose no specialist" in final["note"]
+    assert "deterministic supervisor" in final["note"] and [h["tool"] for h in final["hops"]] == ["sql_query", "ask"]
+    assert {c["kind"] for c in final["result"]["citations"]} == {"sql", "document"}
+    assert len(model.calls) == 1  # the model was asked once (the plan); the tools answered the rest
+
+
+def test_a_document_part_the_gateways_llm_routes_to_the_tables_is_answered_by_search(home, chinook_shop,
+                                                                                      make_llm_ctx):
+    # the real 1.5B model's classifier sent "refund policy Canada" to sql and cited the failed queries; the
+    # part was routed to the documents, so its pages come from search and no extra SQL is cited
+    sql = "SELECT Country, COUNT(*) AS customers FROM Customer GROUP BY Country ORDER BY customers DESC, Country LIMIT 3"
+    make_llm_ctx(sql_route_reply(sql, "USA, Canada and Brazil have the most customers."))
+    [events] = run_turns(make(home, None, collection="shop"), [TWO_HOP_Q])
+    final = events[-1]
+    tables, documents = final["hops"]
+    assert tables["sql"] == sql and documents["queries"] == ["refund policy USA", "refund policy Canada",
+                                                             "refund policy Brazil"]
+    names = [e["name"] for e in events if e["event"] == "tool_call"]
+    assert names == ["sql_query", "ask", "search", "ask", "search", "ask", "search"]
+    assert "ask routed this to the tables, so search found the passages" in documents["answer"]
+    assert ("refund-policy.pdf", 2) in {(c["document"], c["page"]) for c in documents["citations"]}
+    assert [c["sql"] for c in final["result"]["citations"] if c["kind"] == "sql"] == [sql]
+
+
+def test_specialists_that_find_no_sources_get_the_deterministic_supervisor_not_an_aggregate(home, chinook_shop):
+    # Qwen2.5-Coder-0.5B with the enum plan: three `tables` hops that only listed collections, then an
+    # aggregate that invented countries; an aggregate needs at least one cited source
+    model = ScriptedChatModel(script=[
+        call("Plan", next="tables", task="list_collections"), call("list_collections"), say("shop"),
+        call("Plan", next="finish", task="")])
+    [events] = run_turns(make(home, model, collection="shop"), [TWO_HOP_Q])
+    final = events[-1]
+    assert "found no sources" in final["note"] and "deterministic supervisor" in final["note"]
+    assert {c["kind"] for c in final["result"]["citations"]} == {"sql", "document"}
+    assert len(model.calls) == 4  # plan, hop model twice, plan: no aggregate call
