@@ -49,16 +49,30 @@ class OpenAICompatibleLLM:
         headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
         self._client = httpx.Client(base_url=base_url.rstrip("/"), headers=headers, timeout=timeout_s,
                                     transport=transport)
+        self._schema_style = "json_schema"  # or "json_object" once the endpoint refused json_schema
+
+    def _response_format(self, json_schema: dict) -> dict:
+        if self._schema_style == "json_object":  # llama-cpp-python's server: {"type": "json_object", "schema"}
+            return {"type": "json_object", "schema": json_schema}
+        return {"type": "json_schema", "json_schema": {"name": "reply", "schema": json_schema, "strict": True}}
 
     def complete(self, messages, *, temperature=0.0, max_tokens=512, json_schema=None) -> str:
         body: dict = {"model": self.model, "messages": [_openai_message(m) for m in messages],
                       "temperature": temperature, "max_tokens": max_tokens}
         if json_schema is not None:
-            body["response_format"] = {"type": "json_schema",
-                                       "json_schema": {"name": "reply", "schema": json_schema, "strict": True}}
+            body["response_format"] = self._response_format(json_schema)
         import httpx
         try:
             resp = self._client.post("/chat/completions", json=body)
+            # an endpoint that rejects OpenAI's `json_schema` response format (llama-cpp-python 0.3.36's
+            # server accepts only "text" | "json_object" with a "schema" and answers HTTP 500 with the
+            # validation error naming response_format): the same schema in that dialect, once, and for
+            # this client's later calls
+            if (json_schema is not None and self._schema_style == "json_schema"
+                    and resp.status_code in (400, 422, 500) and "response_format" in resp.text):
+                self._schema_style = "json_object"
+                body["response_format"] = self._response_format(json_schema)
+                resp = self._client.post("/chat/completions", json=body)
         except httpx.HTTPError as exc:
             raise LLMError(f"LLM endpoint unreachable ({self._client.base_url}): {exc}") from exc
         if resp.status_code != 200:

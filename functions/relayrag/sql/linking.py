@@ -75,6 +75,14 @@ def foreign_keys(schema: dict) -> list[tuple[str, str, str, str]]:
     return out
 
 
+def _path(a: str, x: str, b: str, y: str) -> str:
+    """One join path; a self reference (Employee.ReportsTo -> Employee.EmployeeId) says how to alias it."""
+    if a == b:
+        return (f"{a}.{x} = {b}.{y} (self-join: the same table twice under two aliases, "
+                f"e.g. {a} AS e JOIN {b} AS m ON e.{x} = m.{y})")
+    return f"{a}.{x} = {b}.{y}"
+
+
 def _bridges(linked: set[str], fks: list[tuple[str, str, str, str]]) -> set[str]:
     """Tables on a shortest undirected foreign-key path between any two linked tables."""
     graph: dict[str, set[str]] = {}
@@ -259,10 +267,10 @@ def link_schema(question: str, schema: dict, matches=(), embedder=None, *, confi
     linked |= _bridges(linked, fks)
     if not linked or len(linked) > max_tables or len(linked) >= len(tables):
         return Linking(tables=[t["name"] for t in tables], columns=columns, scores=scores, schema=schema,
-                       join_paths=[f"{a}.{x} = {b}.{y}" for a, x, b, y in fks], whole=True)
+                       join_paths=[_path(a, x, b, y) for a, x, b, y in fks], whole=True)
     kept = [t for t in tables if t["name"] in linked]
     columns = [c for c in columns if c.split(".", 1)[0] in linked]
-    paths = [f"{a}.{x} = {b}.{y}" for a, x, b, y in fks if a in linked and b in linked]
+    paths = [_path(a, x, b, y) for a, x, b, y in fks if a in linked and b in linked]
     sub = dict(schema)
     sub["tables"] = kept
     return Linking(tables=[t["name"] for t in kept], columns=columns, join_paths=paths,

@@ -38,6 +38,7 @@ SAMPLE_VALUES = 8
 MEMORY_LIMIT = "2GB"  # per warehouse connection (DuckDB's buffer manager)
 WORKER_MEMORY_BYTES = 3 * 2**30  # resident memory of the query process at which the query is stopped
 VALUE_INDEX_MAX = 5000         # text columns with at most this many distinct values are indexed for linking
+FK_COMMENT = "relayrag foreign keys (not enforced): "  # table comment the SQLite loader writes
 MAX_RESULT_BYTES = 1_000_000     # JSON bytes of a result's rows (the row cap alone let one 400 MB cell through)
 
 
@@ -162,6 +163,16 @@ class DuckDBWarehouse:
             else:
                 fks.setdefault(table, []).append({"columns": list(names), "ref_table": ref_table,
                                                   "ref_columns": list(ref_cols or [])})
+        for table, comment in self._fetch(
+                "SELECT table_name, comment FROM duckdb_tables() WHERE schema_name = 'main'"):
+            # keys DuckDB does not enforce (self references), recorded by the SQLite loader as a comment
+            if table in cols and comment and str(comment).startswith(FK_COMMENT):
+                for text in str(comment)[len(FK_COMMENT):].split("; "):
+                    m = re.match(r"\s*(.+?)\s*->\s*([^()]+)\((.*)\)\s*$", text)
+                    if m:
+                        fks.setdefault(table, []).append({
+                            "columns": [c.strip() for c in m.group(1).split(",")], "ref_table": m.group(2).strip(),
+                            "ref_columns": [c.strip() for c in m.group(3).split(",")]})
         out = []
         for table in sorted(cols):
             q = _quote(table)
@@ -311,20 +322,36 @@ def _sqlite_to_duckdb(src: Path, con) -> list[str]:
             groups: dict[int, list] = {}
             for fk in fk_rows[t]:  # (id, seq, table, from, to, ...)
                 groups.setdefault(fk[0], []).append(fk)
-            fk_parts = []
+            fk_parts: list[str] = []
+            fk_texts: list[str] = []
+            unenforced: list[str] = []  # "A, B -> Ref(C, D)" kept as the table's comment (schema() reads it)
             for fk in groups.values():
                 fk = sorted(fk, key=lambda r: r[1])
                 ref = fk[0][2]
                 to = [r[4] for r in fk]
-                # self references (Employee.ReportsTo) are left out: DuckDB checks them per statement,
-                # so a columnar batch holding both rows would fail
-                if ref in info and ref != t and all(to):
-                    fk_parts.append(f"FOREIGN KEY ({', '.join(_quote(r[3]) for r in fk)}) REFERENCES "
-                                    f"{_quote(ref)} ({', '.join(_quote(c) for c in to)})")
+                if ref not in info:
+                    continue
+                if not all(to):  # REFERENCES Ref without columns: Ref's primary key
+                    to = [c[1] for c in sorted(info[ref], key=lambda c: c[5]) if c[5]]
+                    if len(to) != len(fk):
+                        continue
+                text = f"{', '.join(r[3] for r in fk)} -> {ref}({', '.join(to)})"
+                # self references (Employee.ReportsTo) are not enforced: DuckDB checks them per statement,
+                # so a columnar batch holding both rows would fail; the key is still recorded
+                if ref == t:
+                    unenforced.append(text)
+                    continue
+                fk_parts.append(f"FOREIGN KEY ({', '.join(_quote(r[3]) for r in fk)}) REFERENCES "
+                                f"{_quote(ref)} ({', '.join(_quote(c) for c in to)})")
+                fk_texts.append(text)
             try:
                 con.execute(f"CREATE TABLE {_quote(t)} ({', '.join(parts + fk_parts)})")
-            except Exception:  # a key DuckDB cannot enforce: keep the table, drop the constraint
+            except Exception:  # a key DuckDB cannot enforce: keep the table and the keys as its comment
                 con.execute(f"CREATE TABLE {_quote(t)} ({', '.join(parts)})")
+                unenforced = fk_texts + unenforced
+            if unenforced:
+                literal = (FK_COMMENT + "; ".join(unenforced)).replace("'", "''")  # COMMENT takes no parameters
+                con.execute(f"COMMENT ON TABLE {_quote(t)} IS '{literal}'")
             # columnar batches: one INSERT … SELECT UNNEST(?) per batch (executemany is ~100x slower)
             types = [_duck_type(c[2]) for c in cols]
             select = ", ".join(f"CAST(UNNEST(?) AS {ty})" for ty in types)

@@ -28,6 +28,35 @@ def test_openai_compatible_request_and_reply():
     assert seen["body"]["response_format"]["type"] == "json_schema" and seen["body"]["temperature"] == 0.0
 
 
+def test_an_endpoint_refusing_json_schema_gets_the_json_object_dialect_once():
+    # llama-cpp-python 0.3.36's server validates response_format.type as "text" | "json_object" and answers
+    # HTTP 500 with the validation error (the body below is the one it sent)
+    bodies = []
+
+    def handler(request: httpx.Request):
+        body = json.loads(request.content)
+        bodies.append(body)
+        if body["response_format"]["type"] != "json_object":
+            return httpx.Response(500, json={"error": {"message": "1 validation error:\n  {'type': 'literal_error', "
+                                                                  "'loc': ('body', 'response_format', 'type'), 'msg': "
+                                                                  "\"Input should be 'text' or 'json_object'\"}",
+                                                       "type": "internal_server_error"}})
+        return httpx.Response(200, json={"choices": [{"message": {"content": "{\"a\": 1}"}}]})
+
+    llm = OpenAICompatibleLLM("http://127.0.0.1:9/v1", "m", transport=endpoint(handler))
+    schema = {"type": "object", "properties": {"a": {"type": "integer"}}}
+    assert complete_json(llm, [{"role": "user", "content": "x"}], schema) == {"a": 1}
+    assert [b["response_format"]["type"] for b in bodies] == ["json_schema", "json_object"]
+    assert bodies[1]["response_format"]["schema"] == schema
+    assert complete_json(llm, [{"role": "user", "content": "y"}], schema) == {"a": 1}
+    assert len(bodies) == 3 and bodies[2]["response_format"]["type"] == "json_object"  # remembered
+    # another 4xx (not about the response format) is an error, not a retry
+    other = OpenAICompatibleLLM("http://127.0.0.1:9/v1", "m", transport=endpoint(
+        lambda r: httpx.Response(400, text="context length exceeded")))
+    with pytest.raises(LLMError, match="HTTP 400"):
+        other.complete([{"role": "user", "content": "x"}], json_schema=schema)
+
+
 @pytest.mark.parametrize("response,needle", [
     (httpx.Response(500, text="boom"), "HTTP 500"),
     (httpx.Response(200, json={"nope": 1}), "unexpected body"),

@@ -40,6 +40,13 @@ def test_a_bridge_table_on_the_foreign_key_path_is_added(wh, cfg):
     assert "Join paths" in text and "Other tables exist" in text and "Customer" in text
 
 
+def test_a_self_join_is_spelled_with_two_aliases(wh, cfg):
+    got = link(wh, cfg, "Which employees were hired before their own manager?")
+    assert "Employee" in got.tables and not got.whole
+    (path,) = [p for p in got.join_paths if p.startswith("Employee.ReportsTo = Employee.EmployeeId")]
+    assert "self-join" in path and "ON e.ReportsTo = m.EmployeeId" in path and path in got.text()
+
+
 def test_a_value_in_the_question_links_its_column(wh, cfg):
     got = link(wh, cfg, "Which albums did Led Zeppelin release?")
     assert {"Album", "Artist"} <= set(got.tables) and "Artist.Name (value 'Led Zeppelin')" in got.columns

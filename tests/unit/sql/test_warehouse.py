@@ -56,6 +56,27 @@ def test_sqlite_load_copies_every_table_with_types_and_keys(chinook_home, wh):
     assert len(json.dumps(schema, separators=(",", ":"))) < 20_000  # compact enough for a prompt
 
 
+def test_a_self_reference_duckdb_cannot_enforce_is_still_a_foreign_key(chinook_home, wh, tmp_path):
+    # Employee.ReportsTo -> Employee(EmployeeId): not a DuckDB constraint (checked per statement, the
+    # columnar load would fail), kept as the table's comment and listed with the enforced keys
+    by = {t["name"]: t for t in wh.schema()["tables"]}
+    assert by["Employee"]["foreign_keys"] == ["ReportsTo -> Employee(EmployeeId)"]
+    assert wh.query("SELECT COUNT(*) FROM Employee e JOIN Employee m ON e.ReportsTo = m.EmployeeId").rows == [[7]]
+    # a bare REFERENCES (the parent's primary key) and a quote in a name survive the comment
+    src = tmp_path / "tree.sqlite"
+    con = sqlite3.connect(src)
+    con.executescript(
+        "CREATE TABLE \"Node's\" (id INTEGER PRIMARY KEY, parent INTEGER REFERENCES \"Node's\", label TEXT);"
+        "INSERT INTO \"Node's\" VALUES (1, NULL, 'root'), (2, 1, 'child'), (3, 2, 'leaf');")
+    con.commit()
+    con.close()
+    home = tmp_path / "home"
+    load_warehouse(home, "tree", [src])
+    with open_warehouse(home, "tree") as tree:
+        (node,) = tree.schema()["tables"]
+        assert node["foreign_keys"] == ["parent -> Node's(id)"] and node["rows"] == 3
+
+
 def test_query_transpiles_bigquery_and_returns_json_values(wh):
     r = wh.query("SELECT COUNT(*) AS n FROM Customer WHERE Country = 'Brazil'")
     assert r.ok and r.rows == [[5]] and r.columns == ["n"] and r.tables == ["Customer"]
