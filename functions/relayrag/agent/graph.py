@@ -433,6 +433,12 @@ def build_graph(model: BaseChatModel | None, toolset: Toolset, *, settings, chec
         emit({"event": "tool_result", "name": name, "id": call_id, "ok": ok, "preview": short(msg.text, 300)})
         return msg, (structured_output(msg) if ok else None)
 
+    def needs_llm(name: str, out: dict | None) -> bool:
+        """sql_query answered "Text-to-SQL needs an LLM" (no LLM on the gateway, no verified query): the
+        question named a table, but the documents may still answer it, through ask."""
+        return (name == "sql_query" and out is not None and out.get("status") == "unavailable"
+                and out.get("reason") == "no-llm" and "ask" in toolset.offered)
+
     def tool_summary(name: str, out: dict) -> str:
         if name == "list_collections":
             names = [c["name"] for c in out.get("collections", [])]
@@ -485,6 +491,11 @@ def build_graph(model: BaseChatModel | None, toolset: Toolset, *, settings, chec
                     break
                 args = {} if name == "list_collections" else {"question": q, "collection": collection}
                 msg, out = await call(name, args, f"relay-{i + 1}-{j + 1}")
+                if needs_llm(name, out):
+                    notes.append(f"part {i + 1} named a table, but the tables need an LLM for it, so ask answered "
+                                 "it from the documents")
+                    name, specialist = "ask", "documents"
+                    msg, out = await call(name, args, f"relay-{i + 1}-{j + 1}-ask")
                 if out is None:
                     answers.append(f"The tool failed: {short(msg.text, 600)}")
                     continue
@@ -546,6 +557,11 @@ def build_graph(model: BaseChatModel | None, toolset: Toolset, *, settings, chec
             text = f"{why} That tool is not available from this gateway."
             return {"reply": text, "note": why, "messages": [AIMessage(text)]}
         msg, out = await call(name, args, "router")
+        if needs_llm(name, out):
+            why += (" The tables need an LLM for this question (sql_query: Text-to-SQL needs an LLM and no verified "
+                    "query matches), so it asked the documents with ask instead.")
+            name = "ask"
+            msg, out = await call(name, args, "router-ask")
         if out is None:
             text = f"{why}\n\nThe tool failed: {short(msg.text, 1000)}"
             return {"reply": text, "note": why, "messages": [AIMessage(text)]}

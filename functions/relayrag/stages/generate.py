@@ -52,6 +52,13 @@ class GenerateResponse(StageResponse):
     found: bool = True
 
 
+def sql_fallback_note(run_rec: dict) -> str:
+    """" " + why the tables could not answer, when the sql stage sent the question on to the documents (no LLM,
+    no verified query); "" otherwise."""
+    note = run_rec.get("sql_fallback")
+    return f" The collection's tables could not answer either: {note}" if note else ""
+
+
 def not_found_text(question: str, collection: str, related: list[dict] | None = None) -> str:
     """An honest "not found" in the question's language, naming the closest passages (related, not an
     answer) by document and page."""
@@ -369,7 +376,8 @@ def run(req: GenerateRequest, ctx: StageContext) -> GenerateResponse:
             related.append({"doc": ch["doc"], "page": ch["page"], "chunk_id": ch["chunk_id"],
                             "quote": " ".join(ch["text"][bs[0]:bs[1]].split())[:300]})
         related = attach(ctx, snap, related)
-        write_run(ctx, req.run_id, {"answer": not_found_text(question, collection, related),
+        write_run(ctx, req.run_id, {"answer": not_found_text(question, collection, related)
+                                    + sql_fallback_note(run_rec),
                                     "citations": [], "answer_sentences": [], "found": False,
                                     "related": related})
         return GenerateResponse(run_id=req.run_id, method="not-found", regen_count=regen, found=False)
@@ -401,7 +409,7 @@ def run(req: GenerateRequest, ctx: StageContext) -> GenerateResponse:
             method, decision = PAGE_QUOTE, {**decision, "answerable": True}
     if not decision["answerable"] or not sentences:
         related = attach(ctx, snap, decision["related"])
-        answer = not_found_text(question, collection, related)
+        answer = not_found_text(question, collection, related) + sql_fallback_note(run_rec)
         if by_image:
             answer += " " + by_image_note(run_rec, answered=False)
         write_run(ctx, req.run_id, {

@@ -3,6 +3,8 @@
 Without an LLM (method `verified`): a question worded like one of the SQL config's examples runs that example's
 reviewed SQL (relayrag.sql.verified: cosine >= 0.8 and the same numbers and named values), and the answer
 says so; any other question gets method `no-llm`: how to configure an LLM, and the closest verified questions.
+Called by the workflow (`documents_fallback`) on a collection that also has documents, that case answers route
+`documents` instead: the workflow goes on to retrieval, and a "not found" from generate adds the sql note.
 
 Method `llm` (Text-to-SQL needs an LLM):
 1. the warehouse schema as compact JSON (tables, columns, types, keys, sample values) + the question →
@@ -18,6 +20,8 @@ Method `llm` (Text-to-SQL needs an LLM):
 from __future__ import annotations
 
 import json
+
+from pydantic import Field
 
 from relayrag.backends.llm import LLMError, complete_json
 from relayrag.context import StageContext
@@ -50,7 +54,13 @@ ANSWER_SCHEMA = {"type": "object", "properties": {"answer": {"type": "string"}},
 
 
 class SqlRequest(StageRequest):
-    """Only the run_id: the stage reads its inputs from the run record."""
+    """The run_id (the stage reads its inputs from the run record) and whether the caller can go on to the
+    documents when no query can be written (the workflow can; a direct `sql_query` call cannot)."""
+
+    documents_fallback: bool = Field(False, description="With no LLM and no verified query for the question, "
+                                     "answer route `documents` when the collection also has documents: the "
+                                     "classifier sent a question naming a table here, and the documents may "
+                                     "answer it (the workflow then goes on to retrieval).")
 
 
 class SqlResponse(StageResponse):
@@ -97,9 +107,12 @@ def _answer_sentence(llm, question: str, columns: list[str], rows: list[list]) -
         return ""
 
 
-def _without_llm(ctx: StageContext, run_id: str, collection: str, question: str, wh) -> SqlResponse:
+def _without_llm(ctx: StageContext, run_id: str, collection: str, question: str, wh,
+                 documents_fallback: bool = False) -> SqlResponse:
     """A verified query when the question matches one of the SQL config's examples, else the NO_LLM answer
-    with the closest verified questions (relayrag.sql.verified)."""
+    with the closest verified questions (relayrag.sql.verified). With `documents_fallback` and documents in the
+    collection, no match answers route `documents` instead: the record's route becomes `rag` and `sql_fallback`
+    keeps the NO_LLM text, which generate adds to a "not found" answer."""
     from relayrag.errors import ConfigError
     from relayrag.sql.verified import match_verified
     try:
@@ -114,7 +127,13 @@ def _without_llm(ctx: StageContext, run_id: str, collection: str, question: str,
             answer += (" Without an LLM, only the verified questions of this collection's SQL config can be "
                        "answered, when a question is worded like one of them; the closest: "
                        + "; ".join(f"“{q}”" for q in closest) + ".")
-        return _finish(ctx, run_id, answer, method="no-llm", available=False)
+        response = _finish(ctx, run_id, answer, method="no-llm", available=False)
+        meta = ctx.docstore.get_collection(collection) if documents_fallback else None
+        if meta and meta.get("current_version"):
+            write_run(ctx, run_id, {"route": "rag", "route_method": "sql without an LLM → documents",
+                                    "sql_fallback": answer})
+            return response.model_copy(update={"route": "documents", "method": "no-llm → documents"})
+        return response
     result = wh.query(match.sql)
     attempts = [{"sql": result.sql or match.sql, "error": result.error, "verified": match.question}]
     if not result.ok:
@@ -143,7 +162,7 @@ def run(req: SqlRequest, ctx: StageContext) -> SqlResponse:
         return _finish(ctx, req.run_id, NO_WAREHOUSE.format(collection=collection), method="no-warehouse",
                        available=False)
     if ctx.llm is None:
-        return _without_llm(ctx, req.run_id, collection, question, wh)
+        return _without_llm(ctx, req.run_id, collection, question, wh, req.documents_fallback)
 
     from relayrag.sql.context import context_for
     context = context_for(ctx, collection, wh, question)

@@ -302,3 +302,14 @@ def test_specialists_that_find_no_sources_get_the_deterministic_supervisor_not_a
     assert "found no sources" in final["note"] and "deterministic supervisor" in final["note"]
     assert {c["kind"] for c in final["result"]["citations"]} == {"sql", "document"}
     assert len(model.calls) == 4  # plan, hop model twice, plan: no aggregate call
+
+
+def test_without_an_llm_a_document_question_that_names_a_table_is_answered_from_the_documents(home, chinook_shop):
+    """The classifier sends "customers … refunded" to the tables (it names Customer); with no LLM and no
+    verified query, sql_query says Text-to-SQL needs an LLM, and the router asks the documents instead."""
+    [events] = run_turns(make(home, None, collection="shop"), ["How are customers in Brazil refunded?"])
+    final = events[-1]
+    calls = [e["name"] for e in events if e["event"] == "tool_call"]
+    assert calls == ["sql_query", "ask"] and "asked the documents with ask instead" in final["note"]
+    assert [(c["document"], c["page"]) for c in final["result"]["citations"] if c["kind"] == "document"] == \
+        [("refund-policy.pdf", 2)]

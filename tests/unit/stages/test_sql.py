@@ -41,3 +41,28 @@ def test_a_write_is_refused_and_nothing_runs(home, make_llm_ctx):
     out = call("sql", {"run_id": "w"}, ctx)
     assert out["refused"] and not out["ok"]
     assert ctx.warehouse("chinook").query("SELECT COUNT(*) AS n FROM Customer").rows == [[59]]
+
+
+def test_without_an_llm_a_table_question_with_no_verified_query_goes_on_to_the_documents(chinook_shop, ctx):
+    """The README's `shop` collection (Chinook warehouse + refund policy), no LLM: a question naming a table
+    ("customers") that matches no verified query is answered from the documents (route rag, the sql stage and
+    then retrieval in the trace); when the documents do not answer either, the "not found" also says why the
+    tables could not. A verified question is still answered by its SQL, and a direct sql stage call (the MCP
+    sql_query tool) still answers "needs an LLM" instead of going on."""
+    from relayrag.engine.local import ask
+    r = ask("How are customers in Brazil refunded?", chinook_shop, ctx=ctx)
+    names = [t["name"] for t in ctx.docstore.get_trace(r["run_id"])]
+    assert r["route"] == "rag" and names.index("sql") < names.index("retrieve")
+    assert any(c["doc"] == "refund-policy.pdf" for c in r["citations"])
+
+    r = ask("Which employee has the most customers?", chinook_shop, ctx=ctx)
+    assert r["route"] == "rag" and not r["found"] and "Text-to-SQL needs an LLM" in r["answer"]
+
+    r = ask("Which three countries have the most customers?", chinook_shop, ctx=ctx)
+    assert r["route"] == "sql" and r["rows"][:3] == [["USA", 13], ["Canada", 8], ["Brazil", 5]]
+
+    ctx.docstore.create_run("direct", {"run_id": "direct", "question": "Which employee has the most customers?",
+                                       "collection": chinook_shop, "route": "sql"})
+    out = call("sql", {"run_id": "direct"}, ctx)
+    assert out["route"] is None and out["method"] == "no-llm"
+    assert ctx.docstore.get_run("direct")["route"] == "sql"
