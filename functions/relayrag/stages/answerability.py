@@ -229,6 +229,23 @@ def is_heading(line: str) -> bool:
     return caps / len(words) >= 0.5
 
 
+_SECTION_NUMBER = re.compile(r"^\(?\d+(?:\.\d+)*[.)]?\s+")
+
+
+def standalone_heading(text: str, start: int, end: int) -> bool:
+    """Is text[start:end] a heading in sentence case ("Refunds for customers in Brazil"), which is_heading's
+    capitalisation test misses: one line that is a paragraph of its own (a blank line or the chunk's edge on
+    both sides), at most 80 characters, no table cells, no closing punctuation and no number (a leading
+    section number such as "3." aside). It names what the next paragraph is about and answers nothing."""
+    line = text[start:end].strip()
+    if not line or len(line) > 80 or "\n" in line or _TABLE_SEP in line or line.endswith(_HEADING_END):
+        return False
+    if any(ch.isdigit() for ch in _SECTION_NUMBER.sub("", line)):
+        return False
+    before, after = text[:start].rstrip(" \t"), text[end:].lstrip(" \t")
+    return (not before or before.endswith("\n\n")) and (not after or after.startswith("\n\n"))
+
+
 def section_heading(text: str, start: int) -> str:
     """The nearest heading line above offset `start` in `text` ("" if none)."""
     lines = text[:start].split("\n")

@@ -256,3 +256,31 @@ def test_llm_markers_after_the_full_stop_attach_to_the_sentence():
     assert split_answer("The B-200 moves 80 litres per minute. [2] It weighs 31 kg [1][2].") == [
         {"text": "The B-200 moves 80 litres per minute.", "cites": [2]},
         {"text": "It weighs 31 kg.", "cites": [1, 2]}]
+
+
+def test_a_sentence_case_heading_is_context_not_the_answer(ctx, tmp_path):
+    """A heading in sentence case ("Refunds for customers in Brazil", a paragraph of its own) matches the
+    question best but says nothing; the answer is the paragraph under it. The helper itself: a standalone
+    short line without closing punctuation or numbers is a heading; a sentence, a line inside a paragraph, a
+    line with a figure and a table row are not."""
+    from relayrag.stages.answerability import standalone_heading
+    d = tmp_path / "policy"
+    d.mkdir()
+    (d / "refunds.txt").write_text(
+        "Refunds for customers in Canada\n\nCustomers in Canada get the refund to the original card within 30 "
+        "days of the request.\n\nRefunds for customers in Brazil\n\nCustomers in Brazil have a right of regret "
+        "of 7 days. Brazil refunds are the full amount, in reais, through the same payment method.\n",
+        encoding="utf-8")
+    assert not ingest(ctx, d, "pol").failed
+    res = ask("How are customers in Brazil refunded?", "pol", ctx=ctx)
+    assert res["found"] and "reais" in res["answer"] and "Refunds for customers in Brazil" not in res["answer"]
+
+    text = "3. Customers by country\n\nRefunds in Brazil\n\nA refund takes 7 days.\nTotal cost 12 dollars\n\n" \
+           "Kentucky | Long Gun | 14,847\n\nbody line\nnext"
+    span = lambda s: (text.index(s), text.index(s) + len(s))  # noqa: E731
+    assert standalone_heading(text, *span("3. Customers by country"))
+    assert standalone_heading(text, *span("Refunds in Brazil"))
+    assert not standalone_heading(text, *span("A refund takes 7 days."))
+    assert not standalone_heading(text, *span("Total cost 12 dollars"))
+    assert not standalone_heading(text, *span("Kentucky | Long Gun | 14,847"))
+    assert not standalone_heading(text, *span("body line"))
