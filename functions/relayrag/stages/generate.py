@@ -30,7 +30,7 @@ from relayrag.prompts import quote_document, with_data_rule
 from relayrag.stages.base import (Stage, StageRequest, StageResponse, embedder_of, llm_failure, load_run, run_snapshot,
                                   write_run)
 from relayrag.stages.answerability import (
-    content_weights, expects_number, has_number, is_header_row, is_heading, page_heading, previous_sentence,
+    addresses_the_assistant, content_weights, expects_number, has_number, is_header_row, is_heading, page_heading, previous_sentence,
     question_entities, section_heading, standalone_heading, support, table_header_above)
 from relayrag.stages.evidence import absent_tokens, query_idf, sentence_spans, span_vectors
 from relayrag.text import answer_units as _units, has_cjk
@@ -246,6 +246,7 @@ def extractive(question: str, chunks: list[dict], embedder, max_sentences: int, 
         if not cjk and not is_row and (len(stripped) < 30 or is_heading(stripped) or stripped == c.get("title")):
             score -= 0.15  # fragments ("Iowa Ethanol") and headings rarely answer anything
         heading = not cjk and not is_row and standalone_heading(c["text"], *units[i][k])  # read as context only
+        heading = heading or addresses_the_assistant(text)  # an injected instruction states no fact
         cands.append({"score": score, "i": i, "k": k, "span": units[i][k], "idx": idx, "text": stripped,
                       "context": context, "header": header, "support": sup,
                       "ok": not heading and sup.answers(cjk) and (not want_number or has_number(text, cjk))})
