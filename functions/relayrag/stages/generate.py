@@ -30,8 +30,8 @@ from relayrag.prompts import quote_document, with_data_rule
 from relayrag.stages.base import (Stage, StageRequest, StageResponse, embedder_of, llm_failure, load_run, run_snapshot,
                                   write_run)
 from relayrag.stages.answerability import (
-    addresses_the_assistant, content_weights, expects_number, has_number, is_header_row, is_heading, page_heading, previous_sentence,
-    question_entities, section_heading, standalone_heading, support, table_header_above)
+    addresses_the_assistant, content_weights, expects_number, has_number, is_header_row, is_heading, page_heading,
+    previous_sentence, question_entities, section_heading, standalone_heading, support, table_header_above)
 from relayrag.stages.evidence import absent_tokens, query_idf, sentence_spans, span_vectors
 from relayrag.text import answer_units as _units, has_cjk
 
