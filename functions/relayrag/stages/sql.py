@@ -140,8 +140,15 @@ def _without_llm(ctx: StageContext, run_id: str, collection: str, question: str,
         return _finish(ctx, run_id, f"The verified query for “{match.question}” failed: {result.error}",
                        method="verified", available=True, sql=result.sql or match.sql, attempts=attempts,
                        refused=result.refused)
-    parts = [f"Answered without an LLM by the verified query of this collection's SQL config for “{match.question}” "
-             f"(cosine {match.cosine:.2f} to your question); no SQL was generated."]
+    return _answered(ctx, run_id, f"Answered without an LLM by the verified query of this collection's SQL config "
+                     f"for “{match.question}” (cosine {match.cosine:.2f} to your question); no SQL was generated.",
+                     result, method="verified", attempts=attempts)
+
+
+def _answered(ctx: StageContext, run_id: str, lead: str, result, *, method: str, attempts: list) -> SqlResponse:
+    """The answer of a query that ran: `lead` (a sentence; "" for none), the rows (ANSWER_ROWS shown) or "no rows",
+    and the SQL with its tables as the source; the record gets sql, rows, columns, row_count and tables."""
+    parts = [lead] if lead else []
     if result.row_count == 0:
         parts.append("The query returned no rows.")
     else:
@@ -149,7 +156,7 @@ def _without_llm(ctx: StageContext, run_id: str, collection: str, question: str,
         parts.append(f"Result ({result.row_count} row{'s' if result.row_count != 1 else ''}{more}):\n"
                      + _render_rows(result.columns, result.rows))
     parts.append(f"Source: SQL over {', '.join(result.tables) or 'no table'}:\n{result.sql}")
-    return _finish(ctx, run_id, "\n\n".join(parts), method="verified", available=True, ok=True, sql=result.sql,
+    return _finish(ctx, run_id, "\n\n".join(parts), method=method, available=True, ok=True, sql=result.sql,
                    rows=result.rows, columns=result.columns, row_count=result.row_count, tables=result.tables,
                    attempts=attempts)
 
@@ -182,18 +189,8 @@ def run(req: SqlRequest, ctx: StageContext) -> SqlResponse:
         return _finish(ctx, req.run_id, answer, method="llm", available=True, sql=last.get("sql"),
                        attempts=attempts, refused=refused)
 
-    sentence = _answer_sentence(ctx.llm, question, result.columns, result.rows)
-    parts = [sentence] if sentence else []
-    if result.row_count == 0:
-        parts.append("The query returned no rows.")
-    else:
-        more = " (capped)" if result.truncated else ""
-        parts.append(f"Result ({result.row_count} row{'s' if result.row_count != 1 else ''}{more}):\n"
-                     + _render_rows(result.columns, result.rows))
-    parts.append(f"Source: SQL over {', '.join(result.tables) or 'no table'}:\n{result.sql}")
-    return _finish(ctx, req.run_id, "\n\n".join(parts), method="llm", available=True, ok=True, sql=result.sql,
-                   rows=result.rows, columns=result.columns, row_count=result.row_count, tables=result.tables,
-                   attempts=attempts)
+    return _answered(ctx, req.run_id, _answer_sentence(ctx.llm, question, result.columns, result.rows), result,
+                     method="llm", attempts=attempts)
 
 
 STAGE = Stage("sql", SqlRequest, SqlResponse, run,
