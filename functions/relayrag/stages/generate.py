@@ -54,9 +54,13 @@ class GenerateResponse(StageResponse):
 
 def sql_fallback_note(run_rec: dict) -> str:
     """" " + why the tables could not answer, when the sql stage sent the question on to the documents (no LLM,
-    no verified query); "" otherwise."""
+    no verified query), in the question's language; "" otherwise."""
     note = run_rec.get("sql_fallback")
-    return f" The collection's tables could not answer either: {note}" if note else ""
+    if not note:
+        return ""
+    if has_cjk(run_rec.get("question") or ""):
+        return f"このコレクションの表からも答えられませんでした: {note}"
+    return f" The collection's tables could not answer either: {note}"
 
 
 def not_found_text(question: str, collection: str, related: list[dict] | None = None) -> str:

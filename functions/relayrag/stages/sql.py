@@ -36,6 +36,7 @@ from relayrag.sql.generate import (  # noqa: F401  (re-exported: tests and calle
     generate_and_run,
 )
 from relayrag.stages.base import Stage, StageRequest, StageResponse, load_run, write_run
+from relayrag.text import has_cjk
 
 RECORD_ROWS = 100        # rows stored in the run record / shown by `ask --json`
 ANSWER_ROWS = 20         # rows given to the LLM for the answer sentence and shown in the answer text
@@ -45,6 +46,10 @@ NO_LLM = ("Text-to-SQL needs an LLM to write the query, and none is configured. 
           "vLLM, llama.cpp server, Ollama; RELAYRAG_LLM_MODEL names the model), or RELAYRAG_LLM=vertex with "
           "RELAYRAG_GCP_PROJECT for Gemini on Vertex AI (needs relayrag's gcp extra), or RELAYRAG_LLM=llamacpp "
           "for Qwen2.5-Coder-1.5B in-process (needs relayrag's local-llm extra).")
+NO_LLM_JA = ("テキストからSQLを書くにはLLMが必要ですが、設定されていません。RELAYRAG_LLM=openai と "
+             "RELAYRAG_LLM_BASE_URL=http://HOST:PORT/v1（OpenAI互換サーバー: vLLM、llama.cpp server、Ollama）、"
+             "RELAYRAG_LLM=vertex と RELAYRAG_GCP_PROJECT（Vertex AI の Gemini、gcp extra が必要）、または "
+             "RELAYRAG_LLM=llamacpp（プロセス内の Qwen2.5-Coder-1.5B、local-llm extra が必要）で有効にしてください。")
 NO_WAREHOUSE = ("This collection has no warehouse to query. Load tables with `relayrag warehouse load PATH "
                 "--collection {collection}` (CSV, Parquet or a SQLite file).")
 
@@ -122,8 +127,12 @@ def _without_llm(ctx: StageContext, run_id: str, collection: str, question: str,
     examples = list(cfg.examples) if cfg is not None else []
     match, closest = match_verified(question, examples, ctx.embedder if examples else None)
     if match is None:
-        answer = NO_LLM
-        if closest:
+        ja = has_cjk(question)  # said in the question's language
+        answer = NO_LLM_JA if ja else NO_LLM
+        if closest and ja:
+            answer += ("LLMなしで答えられるのは、このコレクションのSQL設定の検証済みの質問と同じ言い回しの質問だけです。"
+                       "近い質問: " + "、".join(f"「{q}」" for q in closest) + "。")
+        elif closest:
             answer += (" Without an LLM, only the verified questions of this collection's SQL config can be "
                        "answered, when a question is worded like one of them; the closest: "
                        + "; ".join(f"“{q}”" for q in closest) + ".")

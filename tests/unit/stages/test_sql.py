@@ -66,3 +66,19 @@ def test_without_an_llm_a_table_question_with_no_verified_query_goes_on_to_the_d
     out = call("sql", {"run_id": "direct"}, ctx)
     assert out["route"] is None and out["method"] == "no-llm"
     assert ctx.docstore.get_run("direct")["route"] == "sql"
+
+
+def test_without_an_llm_the_tables_say_so_in_the_questions_language(home):
+    """A Japanese table question with no LLM and no verified query gets the "needs an LLM" answer in Japanese
+    (the settings named stay as written); an English one in English."""
+    from relayrag.context import default_context
+    from relayrag.sql.warehouse import load_warehouse
+    load_warehouse(home, "chinook", [CHINOOK])
+    ctx = default_context()
+    for run_id, question, said in (("ja", "従業員ごとの顧客数が最も多いのは誰ですか？", "LLMが必要です"),
+                                   ("en", "Which employee has the most customers?", "Text-to-SQL needs an LLM")):
+        ctx.docstore.create_run(run_id, {"run_id": run_id, "question": question, "collection": "chinook",
+                                         "route": "sql"})
+        call("sql", {"run_id": run_id}, ctx)
+        answer = ctx.docstore.get_run(run_id)["answer"]
+        assert said in answer and "RELAYRAG_LLM=llamacpp" in answer, answer
