@@ -137,6 +137,22 @@ def emit(event: dict) -> None:
         pass
 
 
+def emit_tool_calls(reply) -> None:
+    """One `tool_call` event per tool call of a model reply (an AIMessage; none for a plain answer)."""
+    for call in getattr(reply, "tool_calls", None) or []:
+        emit({"event": "tool_call", "name": call["name"], "args": call["args"], "id": call.get("id")})
+
+
+async def run_tool_node(node, state: Any) -> dict:
+    """Run a ToolNode on `state` (AgentState or HopState), one `tool_result` event per result; the messages and
+    the step count grown by the number of calls (what the ReAct loops bound with max_steps)."""
+    out = await node.ainvoke(state)
+    for m in out["messages"]:
+        emit({"event": "tool_result", "name": m.name, "id": m.tool_call_id, "ok": m.status != "error",
+              "preview": short(m.text, 300)})
+    return {"messages": out["messages"], "steps": state.get("steps", 0) + len(out["messages"])}
+
+
 def last_human_index(messages: list) -> int:
     for i in range(len(messages) - 1, -1, -1):
         if isinstance(messages[i], HumanMessage):
@@ -319,19 +335,14 @@ def build_graph(model: BaseChatModel | None, toolset: Toolset, *, settings, chec
                        "conversation, without tools."))
             return {"messages": [AIMessage(reply.text)]}
         reply = await model_for(state.get("decision")).ainvoke(visible_messages(state))
-        for call in getattr(reply, "tool_calls", None) or []:
-            emit({"event": "tool_call", "name": call["name"], "args": call["args"], "id": call.get("id")})
+        emit_tool_calls(reply)
         return {"messages": [reply]}
 
     tool_node = ToolNode(tools, handle_tool_errors=True) if tools else None
 
     async def run_tools(state: AgentState) -> dict:
         assert tool_node is not None
-        out = await tool_node.ainvoke(state)
-        for m in out["messages"]:
-            emit({"event": "tool_result", "name": m.name, "id": m.tool_call_id, "ok": m.status != "error",
-                  "preview": short(m.text, 300)})
-        return {"messages": out["messages"], "steps": state.get("steps", 0) + len(out["messages"])}
+        return await run_tool_node(tool_node, state)
 
     def after_agent(state: AgentState) -> str:
         last = (state.get("messages") or [])[-1]
@@ -632,17 +643,12 @@ def build_react(model: BaseChatModel, tools: list, max_steps: int):
             reply = await model.ainvoke([*msgs, *extra])
             return {"messages": [AIMessage(reply.text)]}
         reply = await bound.ainvoke(msgs)
-        for call in getattr(reply, "tool_calls", None) or []:
-            emit({"event": "tool_call", "name": call["name"], "args": call["args"], "id": call.get("id")})
+        emit_tool_calls(reply)
         return {"messages": [reply]}
 
     async def call_tools(state: HopState) -> dict:
         assert node is not None
-        out = await node.ainvoke(state)
-        for m in out["messages"]:
-            emit({"event": "tool_result", "name": m.name, "id": m.tool_call_id, "ok": m.status != "error",
-                  "preview": short(m.text, 300)})
-        return {"messages": out["messages"], "steps": state.get("steps", 0) + len(out["messages"])}
+        return await run_tool_node(node, state)
 
     def route(state: HopState) -> Literal["tools", "__end__"]:
         last = state["messages"][-1]
