@@ -155,6 +155,11 @@ def evaluate_sql(ctx, dataset: Path, collection: str, *, adversarial: list[Path]
                 "refused": bool(result is not None and result.refused), "attempts": len(attempts),
                 "chosen": next((a.get("variant") for a in attempts if a.get("chosen")), None),
                 "votes": next((a.get("votes") for a in attempts if a.get("chosen")), None),
+                "fixes": next((a.get("fixes") for a in attempts if a.get("chosen")), None),
+                "issues": next((a.get("issues") for a in attempts if a.get("chosen")), None),
+                "tried": [{"variant": a.get("variant"), "sql": (a.get("sql") or "")[:400], "fixes": a.get("fixes"),
+                           "issues": a.get("issues"), "error": (a.get("error") or "")[:120] or None}
+                          for a in attempts],
                 "enhanced_question": context.enhanced_question if context.enhanced_question != row["question"] else None,
                 "row_count": result.row_count if ok else 0, "seconds": round(time.perf_counter() - t0, 2)}
         items.append(item)

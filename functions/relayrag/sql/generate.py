@@ -6,15 +6,19 @@ candidates agree on (self-consistency over execution results). Used by the sql s
 One candidate = one LLM call with a prompt variant (`VARIANTS`: with or without the no-LLM plan's SQL
 shape hints, a CTE-first instruction, sampling temperature), then `requalify` (a column written with a
 table that lacks it, `T1.Quantity` where T1 is Track, is moved to the one table in that query's FROM that
-has it — no LLM), then `Warehouse.query` (the guard, then the engine). A candidate that fails with a
+has it — no LLM), then the review against the question and its plan (relayrag.sql.checks, no LLM: safe
+rewrites such as "top 5" → ORDER BY … LIMIT 5, ties kept, a grouped entity shown by its name, and issues
+such as a join on a non-key column), then `Warehouse.query` (the guard, then the engine). A candidate that
+runs but still has issues gets ONE repair round fed by the review's message; the repaired query replaces
+it only when it runs with fewer issues. A candidate that fails with a
 repairable error (parse, unknown table, dialect, a database error) gets ONE repair round fed by the error
 and the columns and foreign keys of the tables it used. A final refusal (a write, an empty query: the model
 declined) ends the question with that refusal, as with one candidate.
 
 Choice: candidates whose results are equal after normalisation (relayrag.sql.values.norm_value; rows as
-a multiset, columns in any order) form a group; the largest group wins, then a non-empty result over an
-empty one, then the earliest candidate. Generation stops early once the leading group cannot be overtaken
-by the candidates left. `n=1` is the previous behaviour (one greedy candidate, one repair round).
+a multiset, columns in any order) form a group; a group with a candidate the review found clean wins over
+one without, then the largest group, then a non-empty result over an empty one, then the earliest
+candidate. Generation stops early once a clean leading group cannot be overtaken by the candidates left. `n=1` is the previous behaviour (one greedy candidate, one repair round).
 
 Sources: self-consistency (Wang et al., 2023, arXiv:2203.11171) applied to execution results as in
 execution-guided decoding / MBR-exec (Shi et al., 2022, arXiv:2204.11454) and the small-model Text-to-SQL
@@ -188,30 +192,59 @@ def result_signature(rows: list) -> tuple:
     return tuple(sorted(counts.items()))
 
 
-def _run_candidate(llm, wh, messages: list[dict], variant: Variant, schema: dict) -> tuple:
-    """One candidate with at most one repair round: (QueryResult or None, [attempt dicts], final refusal?)."""
+def _review(context, sql: str, schema: dict, dialect: str):
+    """relayrag.sql.checks.review of `sql` for the context's question (None without a context or SQL)."""
+    if context is None or not (sql or "").strip():
+        return None
+    from relayrag.sql.checks import review
+    return review(sql, context.question, getattr(context, "plan", None), schema, dialect)
+
+
+def _run_candidate(llm, wh, messages: list[dict], variant: Variant, schema: dict, context=None) -> tuple:
+    """One candidate with at most one repair round: (QueryResult or None, [attempt dicts], final refusal?,
+    issues left). Each generated query is first reviewed (relayrag.sql.checks: no-LLM fixes, then issues);
+    the fixed query runs when it runs, else the model's. A query that runs with issues gets the repair round
+    with the review's message; the repaired query replaces it only when it runs with fewer issues."""
     attempts: list[dict] = []
     result = None
+    best: tuple | None = None  # (issues, result, attempt index) of the best query that ran
+    dialect = getattr(wh, "dialect", "bigquery")
     for round_ in range(2):
         try:
             gen = _generate(llm, messages, variant.temperature)
         except LLMError as exc:
             attempts.append({"variant": variant.name, "sql": None, "error": f"LLM: {exc}"[:500]})
-            return result, attempts, False
-        sql = requalify(gen["sql"], schema, getattr(wh, "dialect", "bigquery")) if gen["sql"].strip() else gen["sql"]
-        result = wh.query(sql)
+            break
+        sql = requalify(gen["sql"], schema, dialect) if gen["sql"].strip() else gen["sql"]
+        rv = _review(context, sql, schema, dialect)
+        result = wh.query(rv.sql) if rv is not None and rv.fixes else None
+        fixes = list(rv.fixes) if rv is not None and result is not None and result.ok else []
+        if not fixes:
+            result = wh.query(sql)
+        issues = [i.code for i in rv.issues] if rv is not None else []
         attempts.append({"variant": variant.name, "repair": round_ == 1, "sql": result.sql or sql,
                          "requalified": sql != gen["sql"], "error": result.error, "refused": result.refused,
-                         "assumptions": gen["assumptions"]})
+                         "assumptions": gen["assumptions"], "fixes": fixes, "issues": issues})
         if result.ok:
-            return result, attempts, False
-        if result.refused and result.refusal_code not in REPAIRABLE:
-            return result, attempts, True
+            if best is None or len(issues) < best[0]:
+                best = (len(issues), result, len(attempts) - 1)
+            if not issues or round_ == 1:
+                break
+            feedback = rv.repair_message() + "\n" + _columns_hint(schema, sql)
+        elif result.refused and result.refusal_code not in REPAIRABLE:
+            return result, attempts, True, 0
+        elif round_ == 1:
+            break
+        else:
+            feedback = (f"That query failed: {result.error}\n{_columns_hint(schema, sql)}"
+                        "Return the corrected JSON (one read-only SELECT over the schema's tables).")
         messages = messages + [
             {"role": "assistant", "content": json.dumps(gen, ensure_ascii=False)},
-            {"role": "user", "content": f"That query failed: {result.error}\n{_columns_hint(schema, sql)}"
-             "Return the corrected JSON (one read-only SELECT over the schema's tables)."}]
-    return result, attempts, False
+            {"role": "user", "content": feedback}]
+    if best is not None:
+        attempts[best[2]]["kept"] = True
+        return best[1], attempts, False, best[0]
+    return result, attempts, False, 0
 
 
 def generate_and_run(llm, wh, question: str, context=None, *, schema_format: str = "json", candidates: int = 1):
@@ -227,31 +260,38 @@ def generate_and_run(llm, wh, question: str, context=None, *, schema_format: str
     fmt = schema_format
     instructions = SYSTEM if fmt != "ddl" else SYSTEM.replace(
         "Schema (JSON):", "Schema (SQL DDL; comments give row counts and sample values):")
-    context = context or build_context(question, wh)
+    context = context or build_context(question, wh)  # checks (relayrag.sql.checks) read its question and plan
     system = context.messages(instructions, fmt)[0]
     schema = wh.schema()
     n = max(1, int(candidates))
     attempts: list[dict] = []
     last = None
-    groups: dict[tuple, list[tuple[int, Any, int]]] = {}  # signature -> [(candidate, result, attempt idx)]
+    # signature -> [(candidate, result, attempt idx, issues left)]
+    groups: dict[tuple, list[tuple[int, Any, int, int]]] = {}
     variants = _variants(context, n)
+
+    def rank(g: list) -> tuple:  # a result some clean candidate gave, then votes, rows, earliest
+        return (any(m[3] == 0 for m in g), len(g), bool(g[0][1].rows), -g[0][0])
     for i, variant in enumerate(variants):
         messages = [system, {"role": "user", "content": user_message(context, variant)}]
-        result, tried, final = _run_candidate(llm, wh, messages, variant, schema)
+        result, tried, final, issues = _run_candidate(llm, wh, messages, variant, schema, context)
+        start = len(attempts)
         attempts.extend(tried)
         if result is not None:
             last = result
         if final and not groups:
             return result, attempts  # the model declined (or wrote a write): nothing to vote on
         if result is not None and result.ok:
-            groups.setdefault(result_signature(result.rows), []).append((i, result, len(attempts) - 1))
-        sizes = sorted((len(g) for g in groups.values()), reverse=True) + [0, 0]
-        if sizes[0] - sizes[1] > len(variants) - (i + 1):
-            break  # the leader cannot be overtaken by the candidates left
+            idx = start + next((k for k, a in enumerate(tried) if a.get("kept")), len(tried) - 1)
+            groups.setdefault(result_signature(result.rows), []).append((i, result, idx, issues))
+        ranked = sorted(groups.values(), key=rank, reverse=True)
+        sizes = [len(g) for g in ranked] + [0, 0]
+        if ranked and rank(ranked[0])[0] and sizes[0] - max(sizes[1:]) > len(variants) - (i + 1):
+            break  # a clean leader that the candidates left cannot overtake
     if not groups:
         return last, attempts
-    best = max(groups.values(), key=lambda g: (len(g), bool(g[0][1].rows), -g[0][0]))
-    _, chosen, idx = best[0]
+    best = max(groups.values(), key=rank)
+    _, chosen, idx, _ = min(best, key=lambda m: (m[3], m[0]))  # its cleanest, earliest member
     attempts[idx]["chosen"] = True
     attempts[idx]["votes"] = len(best)
     return chosen, attempts
