@@ -55,7 +55,7 @@ _TIES = re.compile(r"\b(ties?|tied|tying)\b|同率|同点|同順位|同数", _I)
 _ASKS_IDS = re.compile(r"\b(ids?|identifiers?|keys?)\b|番号|ID", _I)
 _FIRST_ONLY = re.compile(r"\bfirst[- ]names?\b", _I)
 _FULL_NAME = re.compile(r"\b(last[- ]names?|surnames?|full[- ]names?)\b", _I)
-_GROUP_NOUN = re.compile(r"\b(?:for\s+each|for\s+every|each|every|per|by)\s+([a-z]+(?:\s+[a-z]+)?)"
+_GROUP_NOUN = re.compile(r"\b(?:for\s+each|for\s+every|each|every|per|by)\s+([a-z]+(?:\s+(?!and\b)[a-z]+)?)"
                          r"(?:\s+and\s+([a-z]+(?:\s+[a-z]+)?))?", _I)
 _WHICH_NOUN = re.compile(r"\bwhich\s+(?:" + _N + r"\s+)?([a-z]+(?:\s+[a-z]+)?)", _I)
 _DATE_BUCKET = re.compile(r"\b(EXTRACT|FORMAT_TIMESTAMP|FORMAT_DATE|FORMAT_DATETIME|STRFTIME|DATE_TRUNC|"
@@ -169,6 +169,16 @@ def _sources(select, schema: _Schema) -> dict[str, str]:
     return out
 
 
+def _alias_case(select) -> dict[str, str]:
+    """alias (lower) → the alias as the query writes it, for the FROM and JOIN tables of `select`."""
+    from sqlglot import exp
+    out = {}
+    for f in [select.args.get("from_")] + list(select.args.get("joins") or []):
+        if f is not None and isinstance(f.this, exp.Table):
+            out[f.this.alias_or_name.lower()] = f.this.alias_or_name
+    return out
+
+
 def _resolve(col, sources: dict[str, str], schema: _Schema) -> tuple[str, str, str] | None:
     """(alias, table, column) for a Column of a SELECT with base-table `sources`, or None."""
     name = col.name.lower()
@@ -269,6 +279,7 @@ def _fix_group_entity(select, schema: _Schema, entities: set[str]) -> tuple[bool
         if target and target[0] in entities:
             continue  # grouping by the entity's key held in the other table is the same grouping
         ent, ent_alias = next(iter(in_from.items()))
+        ent_alias = _alias_case(select).get(ent_alias, ent_alias)
         if r[2] in schema.cols[ent] and not schema.is_key(ent, r[2]):
             # the same column name on the entity's table: alias confusion (T2.Name of Track for MediaType)
             for col in list(select.find_all(exp.Column)):
@@ -328,10 +339,11 @@ def _fix_id_for_name(select, schema: _Schema, question: str) -> tuple[bool, list
                     f"{schema.names[ent]} on its key).")))
             continue  # an entity without a name (an invoice): the id is how it is shown
         ea = ent_aliases[0]
+        written = _alias_case(select).get(ea, ea)
         changed = True
         for n in names:
             if (ea, n) not in shown:
-                c = _col(ea, schema.cols[ent][n])
+                c = _col(written, schema.cols[ent][n])
                 out.append(c)
                 added.append(c)
                 shown.add((ea, n))
@@ -367,7 +379,7 @@ def _fix_last_name(select, schema: _Schema, question: str) -> bool:
         names = schema.name_columns(r[1])
         if len(names) != 2 or (r[0], names[1]) in shown:
             continue
-        last = _col(r[0], schema.cols[r[1]][names[1]])
+        last = _col(_alias_case(select).get(r[0], r[0]), schema.cols[r[1]][names[1]])
         out.append(exp.alias_(last, p.alias + "_last") if isinstance(p, exp.Alias) else last)
         if group is not None and any(g.sql().lower() == b.sql().lower() for g in group.expressions):
             group.append("expressions", last.copy())
@@ -445,7 +457,7 @@ def _fix_measure_shown(select) -> bool:
     return changed
 
 
-def _fix_ties(tree, select, dialect: str) -> tuple[object, bool, list[Issue]]:
+def _fix_ties(tree, select, dialect: str) -> tuple:
     """`... ORDER BY m LIMIT 1` → every row at the extreme; returns (new tree, changed, issues)."""
     import sqlglot
     from sqlglot import exp
@@ -491,8 +503,8 @@ def _fix_avg_of_totals(select, schema: _Schema) -> bool:
     if having is None or group is None:
         return False
     sources = _sources(select, schema)
-    keys = [_resolve(g, sources, schema) for g in group.expressions if isinstance(g, exp.Column)]
-    keys = [k for k in keys if k and schema.is_key(k[1], k[2])]
+    found = [_resolve(g, sources, schema) for g in group.expressions if isinstance(g, exp.Column)]
+    keys = [k for k in found if k is not None and schema.is_key(k[1], k[2])]
     if len(keys) != 1:
         return False
     _, ktable, kcol = keys[0]
@@ -510,8 +522,10 @@ def _fix_avg_of_totals(select, schema: _Schema) -> bool:
         if len(subsources) != 1 or sub.args.get("joins"):
             continue
         (salias, stable), = subsources.items()
+        salias = _alias_case(sub).get(salias, salias)
         if avg.this.name.lower() not in schema.cols[stable]:
             continue
+        gcol: str | None = None
         if stable == ktable:
             gcol = kcol
         else:

@@ -18,7 +18,8 @@ declined) ends the question with that refusal, as with one candidate.
 Choice: candidates whose results are equal after normalisation (relayrag.sql.values.norm_value; rows as
 a multiset, columns in any order) form a group; a group with a candidate the review found clean wins over
 one without, then the largest group, then a non-empty result over an empty one, then the earliest
-candidate. Generation stops early once a clean leading group cannot be overtaken by the candidates left. `n=1` is the previous behaviour (one greedy candidate, one repair round).
+candidate. Generation stops early once a clean leading group cannot be overtaken by the candidates left.
+`n=1` is one greedy candidate with one repair round.
 
 Sources: self-consistency (Wang et al., 2023, arXiv:2203.11171) applied to execution results as in
 execution-guided decoding / MBR-exec (Shi et al., 2022, arXiv:2204.11454) and the small-model Text-to-SQL
@@ -217,26 +218,26 @@ def _run_candidate(llm, wh, messages: list[dict], variant: Variant, schema: dict
             break
         sql = requalify(gen["sql"], schema, dialect) if gen["sql"].strip() else gen["sql"]
         rv = _review(context, sql, schema, dialect)
-        result = wh.query(rv.sql) if rv is not None and rv.fixes else None
-        fixes = list(rv.fixes) if rv is not None and result is not None and result.ok else []
-        if not fixes:
-            result = wh.query(sql)
+        fixed = wh.query(rv.sql) if rv is not None and rv.fixes else None
+        fixes = list(rv.fixes) if rv is not None and fixed is not None and fixed.ok else []
+        res = fixed if fixed is not None and fixes else wh.query(sql)
+        result = res
         issues = [i.code for i in rv.issues] if rv is not None else []
-        attempts.append({"variant": variant.name, "repair": round_ == 1, "sql": result.sql or sql,
-                         "requalified": sql != gen["sql"], "error": result.error, "refused": result.refused,
+        attempts.append({"variant": variant.name, "repair": round_ == 1, "sql": res.sql or sql,
+                         "requalified": sql != gen["sql"], "error": res.error, "refused": res.refused,
                          "assumptions": gen["assumptions"], "fixes": fixes, "issues": issues})
-        if result.ok:
+        if res.ok:
             if best is None or len(issues) < best[0]:
-                best = (len(issues), result, len(attempts) - 1)
+                best = (len(issues), res, len(attempts) - 1)
             if not issues or round_ == 1:
                 break
             feedback = rv.repair_message() + "\n" + _columns_hint(schema, sql)
-        elif result.refused and result.refusal_code not in REPAIRABLE:
-            return result, attempts, True, 0
+        elif res.refused and res.refusal_code not in REPAIRABLE:
+            return res, attempts, True, 0
         elif round_ == 1:
             break
         else:
-            feedback = (f"That query failed: {result.error}\n{_columns_hint(schema, sql)}"
+            feedback = (f"That query failed: {res.error}\n{_columns_hint(schema, sql)}"
                         "Return the corrected JSON (one read-only SELECT over the schema's tables).")
         messages = messages + [
             {"role": "assistant", "content": json.dumps(gen, ensure_ascii=False)},

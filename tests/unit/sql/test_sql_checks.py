@@ -1,0 +1,205 @@
+"""The no-LLM review of a Text-to-SQL candidate (relayrag.sql.checks): each rule on small SQL strings over
+the real Chinook schema, the rewritten query run on the real (read-only) warehouse and compared with a
+query written by hand, and the review driving the repair round and the vote in generate_and_run (the LLM
+is a scripted test double). Questions are Chinook-style but not the dev set's."""
+
+import hashlib
+from pathlib import Path
+
+import pytest
+
+from relayrag.sql.checks import review
+from relayrag.sql.generate import generate_and_run
+from tests.conftest import ScriptedLLM
+
+
+@pytest.fixture
+def schema(wh):
+    return wh.schema()
+
+
+def rows(wh, sql):
+    res = wh.query(sql)
+    assert res.ok, (sql, res.error)
+    return sorted(tuple(r) for r in res.rows)
+
+
+def codes(rv):
+    return [i.code for i in rv.issues]
+
+
+def test_top_n_gets_its_order_and_limit(wh, schema):
+    q = "Which 3 genres have the most tracks?"
+    sql = ("SELECT Genre.Name AS genre, COUNT(*) AS tracks FROM Track JOIN Genre ON Track.GenreId = Genre.GenreId "
+           "GROUP BY Genre.Name")
+    rv = review(sql, q, None, schema)
+    assert "top_n" in rv.fixes and not rv.issues
+    want = ("SELECT g.Name, COUNT(*) AS c FROM Track t JOIN Genre g ON t.GenreId = g.GenreId GROUP BY g.Name "
+            "ORDER BY c DESC LIMIT 3")
+    assert rows(wh, rv.sql) == rows(wh, want)
+    low = review(sql, "Which two genres have the fewest tracks?", None, schema)
+    assert " ASC" in low.sql.upper() or "DESC" not in low.sql.upper()
+    assert len(rows(wh, low.sql)) == 2
+    # a wrong LIMIT is corrected; a year is not a count
+    assert review(sql + " ORDER BY tracks DESC LIMIT 10", q, None, schema).sql.endswith("LIMIT 3")
+    assert "top_n" not in review(sql, "In 2023 which genre sold the most?", None, schema).fixes
+
+
+def test_grouping_uses_the_entity_the_question_names(wh, schema):
+    # alias confusion: the Name grouped is Track's, the question groups per media type
+    sql = ("SELECT T2.Name AS media, AVG(T2.UnitPrice) AS price FROM MediaType AS T1 JOIN Track AS T2 "
+           "ON T1.MediaTypeId = T2.MediaTypeId GROUP BY T2.Name")
+    rv = review(sql, "What's the average unit price for each media type?", None, schema)
+    assert rv.fixes == ["group_entity"]
+    assert len(rows(wh, rv.sql)) == 5  # five media types, not thousands of track names
+    # a column of another table that is grouped but not shown splits the groups: dropped
+    sql = ("SELECT Genre.Name AS g, COUNT(*) AS n FROM Genre JOIN Track ON Track.GenreId = Genre.GenreId "
+           "GROUP BY Genre.Name, Track.Composer")
+    rv = review(sql, "How many tracks are there per genre?", None, schema)
+    assert "group_entity" in rv.fixes and "Composer" not in rv.sql and len(rows(wh, rv.sql)) == 25
+    # two entities named ("per genre and media type"): both groupings stay
+    sql2 = ("SELECT Genre.Name AS g, MediaType.Name AS m, COUNT(*) AS n FROM Track JOIN Genre ON Track.GenreId = "
+            "Genre.GenreId JOIN MediaType ON Track.MediaTypeId = MediaType.MediaTypeId GROUP BY Genre.Name, MediaType.Name")
+    assert review(sql2, "How many tracks per genre and media type?", None, schema).fixes == []
+
+
+def test_a_grouped_entity_is_shown_by_its_name_not_its_id(wh, schema):
+    q = "How many invoices does each customer have?"
+    sql = ("SELECT c.CustomerId, COUNT(*) AS n FROM Customer AS c JOIN Invoice AS i ON i.CustomerId = c.CustomerId "
+           "GROUP BY c.CustomerId")
+    rv = review(sql, q, None, schema)
+    assert rv.fixes == ["id_for_name"] and "CustomerId," not in rv.sql.split("FROM")[0]
+    assert len(rows(wh, rv.sql)[0]) == 3 and len(rows(wh, rv.sql)) == 59  # first, last name, count
+    # a foreign key shown when the referenced table is joined: its name instead
+    sql = ("SELECT COUNT(*) AS n, Customer.SupportRepId FROM Customer JOIN Employee ON Customer.SupportRepId = "
+           "Employee.EmployeeId GROUP BY Customer.SupportRepId")
+    rv = review(sql, "How many customers does each sales agent have?", None, schema)
+    assert "Employee.FirstName" in rv.sql and "Employee.LastName" in rv.sql and len(rows(wh, rv.sql)) == 3
+    # not joined: an issue for the repair round, naming the table to join
+    rv = review("SELECT Invoice.CustomerId, COUNT(*) FROM Invoice GROUP BY Invoice.CustomerId", q, None, schema)
+    assert codes(rv) == ["id_for_name"] and "Customer" in rv.issues[0].message
+    # the question asks for ids, or a plain listing: ids stay
+    assert review(sql, "How many customers does each rep id have?", None, schema).fixes == []
+    assert review("SELECT TrackId, Name FROM Track", "List all tracks", None, schema).fixes == []
+
+
+def test_a_person_shown_by_first_name_gets_the_last_name(wh, schema):
+    sql = ("SELECT e.FirstName AS who, m.FirstName AS boss FROM Employee AS e JOIN Employee AS m "
+           "ON e.ReportsTo = m.EmployeeId")
+    rv = review(sql, "List every employee with the person they report to.", None, schema)
+    assert rv.fixes == ["last_name"] and len(rows(wh, rv.sql)[0]) == 4
+    assert review("SELECT FirstName FROM Customer WHERE Country = 'Brazil'",
+                  "What are the first names of our Brazilian customers?", None, schema).fixes == []
+
+
+def test_ties_keep_every_row_at_the_extreme(wh, schema):
+    q = "Which media types have the fewest tracks? Include ties."
+    sql = ("SELECT MediaType.Name AS media FROM MediaType JOIN Track ON Track.MediaTypeId = MediaType.MediaTypeId "
+           "GROUP BY MediaType.Name ORDER BY COUNT(*) ASC LIMIT 1")
+    rv = review(sql, q, None, schema)
+    assert "ties" in rv.fixes and "measure_shown" in rv.fixes and "LIMIT" not in rv.sql.upper()
+    want = ("WITH c AS (SELECT mt.Name, COUNT(*) AS n FROM MediaType mt JOIN Track t ON t.MediaTypeId = "
+            "mt.MediaTypeId GROUP BY mt.Name) SELECT Name, n FROM c WHERE n = (SELECT MIN(n) FROM c)")
+    assert rows(wh, rv.sql) == rows(wh, want)
+    # top 3 with ties cannot be rewritten safely: an issue
+    rv = review(sql.replace("LIMIT 1", "LIMIT 3"), q, None, schema)
+    assert "ties" in codes(rv)
+
+
+def test_an_entity_total_is_compared_with_the_average_entity_total(wh, schema):
+    sql = ("SELECT c.FirstName, c.LastName, SUM(i.Total) AS spent FROM Customer AS c JOIN Invoice AS i ON "
+           "i.CustomerId = c.CustomerId GROUP BY c.CustomerId, c.FirstName, c.LastName HAVING SUM(i.Total) < "
+           "(SELECT AVG(Total) FROM Invoice)")
+    rv = review(sql, "Who bought less than a typical customer does?", None, schema)
+    assert "avg_of_totals" in rv.fixes
+    want = ("SELECT c.FirstName, c.LastName, SUM(i.Total) FROM Customer c JOIN Invoice i ON i.CustomerId = "
+            "c.CustomerId GROUP BY c.CustomerId, c.FirstName, c.LastName HAVING SUM(i.Total) < (SELECT AVG(s) "
+            "FROM (SELECT SUM(Total) AS s FROM Invoice GROUP BY CustomerId) x)")
+    assert rows(wh, rv.sql) == rows(wh, want) and rows(wh, rv.sql) != rows(wh, sql)
+
+
+def test_joins_on_non_key_columns_are_issues(schema):
+    q = "How many customers live in each country?"
+    fan = ("SELECT a.Country, COUNT(a.CustomerId) FROM Customer AS a JOIN Customer AS b ON a.Country = b.Country "
+           "GROUP BY a.Country")
+    rv = review(fan, q, None, schema)
+    assert codes(rv) == ["fanout_join"] and "neither is a key" in rv.issues[0].message
+    assert "neither is a key" in rv.repair_message()
+    cross = ("SELECT Customer.Country, COUNT(*) FROM Invoice JOIN Customer ON Invoice.BillingCountry = Customer.Country "
+             "GROUP BY Customer.Country")
+    assert codes(review(cross, q, None, schema)) == ["fanout_join"]
+    for ok in ("SELECT Customer.Country, COUNT(*) FROM Invoice JOIN Customer ON Invoice.CustomerId = "
+               "Customer.CustomerId GROUP BY Customer.Country",
+               "SELECT e.LastName, m.LastName FROM Employee AS e JOIN Employee AS m ON e.ReportsTo = m.EmployeeId"):
+        assert review(ok, q, None, schema).issues == []
+
+
+def test_a_period_question_needs_a_date_bucket(schema):
+    q = "How many invoices did we issue per month?"
+    assert codes(review("SELECT COUNT(*) FROM Invoice", q, None, schema)) == ["period"]
+    ok = "SELECT FORMAT_TIMESTAMP('%Y-%m', InvoiceDate) AS m, COUNT(*) FROM Invoice GROUP BY m ORDER BY m"
+    assert review(ok, q, None, schema).issues == []
+    # the plan reads Japanese too
+    assert codes(review("SELECT COUNT(*) FROM Invoice", "月ごとの請求書の数は？", None, schema)) == ["period"]
+
+
+def test_an_alias_named_like_a_table_is_renamed(wh, schema):
+    sql = ("SELECT Genre.Name AS genre, COUNT(*) AS n FROM Track JOIN Genre ON Track.GenreId = Genre.GenreId "
+           "GROUP BY Genre.Name ORDER BY n DESC")
+    assert not wh.query(sql).ok  # sqlglot writes GROUP BY genre, which DuckDB binds to the table
+    rv = review(sql, "How many tracks does every genre have, most first?", None, schema)
+    assert rv.fixes == ["alias_clash"] and len(rows(wh, rv.sql)) == 25
+
+
+def test_nothing_to_review_comes_back_unchanged(schema):
+    for sql in ("", "SELEC nonsense FROM", "DELETE FROM Invoice", "SELECT COUNT(*) FROM Genre"):
+        rv = review(sql, "How many genres are there?", None, schema)
+        assert rv.sql == sql and rv.fixes == [] and rv.issues == []
+    assert review("SELECT 1", "anything", None, None).sql == "SELECT 1"
+
+
+def queue_llm(sqls):
+    queue = list(sqls)
+    llm = ScriptedLLM(lambda messages, schema: {"sql": queue.pop(0), "tables": [], "assumptions": []})
+    llm.name = "llamacpp:test"
+    return llm
+
+
+def test_the_review_drives_the_repair_round_and_the_vote(wh):
+    from relayrag.sql.context import build_context
+    q = "How many customers live in each country that has more than two customers?"
+    fan = ("SELECT a.Country, COUNT(*) AS n FROM Customer AS a JOIN Customer AS b ON a.Country = b.Country "
+           "GROUP BY a.Country HAVING COUNT(*) > 2")
+    good = "SELECT Country, COUNT(*) AS n FROM Customer GROUP BY Country HAVING COUNT(*) > 2"
+    llm = queue_llm([fan, good])
+    ctx = build_context(q, wh, plan=True)
+    result, attempts = generate_and_run(llm, wh, q, ctx, candidates=1)
+    assert len(llm.calls) == 2 and "neither is a key" in llm.calls[1]["messages"][-1]["content"]
+    assert rows(wh, good) == sorted(tuple(r) for r in result.rows)
+    assert attempts[0]["issues"] == ["fanout_join"] and attempts[1]["issues"] == [] and attempts[1].get("chosen")
+    # the vote: two agreeing candidates whose repairs still fan out lose to one clean candidate
+    llm = queue_llm([fan, fan, fan, fan, good])
+    result, attempts = generate_and_run(llm, wh, q, ctx, candidates=3)
+    assert rows(wh, good) == sorted(tuple(r) for r in result.rows)
+    chosen = [a for a in attempts if a.get("chosen")]
+    assert len(chosen) == 1 and chosen[0]["issues"] == []
+
+
+def test_a_repair_that_fails_keeps_the_query_that_ran(wh):
+    from relayrag.sql.context import build_context
+    q = "How many customers live in each country?"
+    fan = ("SELECT a.Country, COUNT(*) AS n FROM Customer AS a JOIN Customer AS b ON a.Country = b.Country "
+           "GROUP BY a.Country")
+    llm = queue_llm([fan, "SELECT Nope FROM Customer"])
+    result, attempts = generate_and_run(llm, wh, q, build_context(q, wh), candidates=1)
+    assert result.ok and attempts[0].get("chosen") and attempts[1]["error"]
+
+
+def test_a_rewrite_never_writes(wh):
+    # whatever the review makes of a write, the guard still refuses it and the database is unchanged
+    db = Path(wh.path)
+    before = hashlib.sha256(db.read_bytes()).hexdigest()
+    llm = queue_llm(["DELETE FROM Invoice WHERE InvoiceId IN (SELECT InvoiceId FROM Invoice ORDER BY Total LIMIT 1)"])
+    result, _ = generate_and_run(llm, wh, "Which 2 invoices are smallest? Include ties.", candidates=1)
+    assert result is not None and result.refused
+    assert hashlib.sha256(db.read_bytes()).hexdigest() == before
