@@ -18,6 +18,11 @@ writes `GROUP BY artist` for it and DuckDB binds that to the table and refuses t
   (unless the question asks for ids).
 - `last_name`: a person shown by a first-name column gets the same table's last-name column next to it
   (unless the question asks for first names only).
+- `unused_join`: an inner join of a table no column uses outside its own ON clause is dropped when the
+  question neither names the table nor asks about a relation (bought, with, without, any, never ...): it
+  only removes rows (artists without albums).
+- `row_id`: a plain listing of a table the question names and whose rows have no name column (invoices)
+  shows each row's key first.
 - `top_n`: "top N" / "N most ..." needs ORDER BY the measure and LIMIT N: the LIMIT is set, and a missing
   ORDER BY is added on the one aggregate in the SELECT (DESC, or ASC for least/fewest/lowest/bottom).
 - `measure_shown`: the aggregate a result is ranked by (ORDER BY) or compared with a subquery (HAVING) is
@@ -242,6 +247,66 @@ def _fanout(tree, schema: _Schema) -> list[Issue]:
                     "Join only along foreign keys (a key = a referencing column); to count rows per value of a "
                     "column, GROUP BY that column of one table without any join.")))
     return issues
+
+
+_RELATION_WORDS = re.compile(r"\b(bought|buy|buys|purchas\w*|sold|sell\w*|order\w*|made|placed|played|"
+                             r"listened|with|without|any|at\s+least|never|no)\b", _I)
+
+
+def _drop_unused_joins(select, schema: _Schema, question: str) -> bool:
+    """Drop an inner join whose table no column uses outside its own ON clause, when the question neither
+    names that table nor asks about a relation (bought, with, without, any, never ...): such a join only
+    removes rows (artists without albums) or repeats them."""
+    from sqlglot import exp
+    if _RELATION_WORDS.search(question) or any(isinstance(p, exp.Star) or p.find(exp.Star) is not None
+                                               for p in select.expressions):
+        return False
+    sources = _sources(select, schema)
+    changed = False
+    for join in list(select.args.get("joins") or []):
+        t = join.this
+        if not isinstance(t, exp.Table) or join.side or (join.kind or "").upper() not in ("", "INNER"):
+            continue
+        alias = t.alias_or_name.lower()
+        if alias not in sources or schema.mentioned(sources[alias], question):
+            continue
+        used = False
+        for col in select.find_all(exp.Column):
+            if col.find_ancestor(exp.Join) is join and col.find_ancestor(exp.Select) is select:
+                continue
+            r = _resolve(col, sources, schema) if col.find_ancestor(exp.Select) is select else None
+            if col.table.lower() == alias or (r is not None and r[0] == alias):
+                used = True
+                break
+        if not used:
+            join.pop()
+            changed = True
+    return changed
+
+
+def _fix_row_id(select, schema: _Schema, question: str) -> bool:
+    """A listing of a table the question names whose rows have no name (an invoice) shows each row's key
+    first: the key is how such a row is told apart ("the 5 most recent invoices with date and total")."""
+    from sqlglot import exp
+    froms = select.args.get("from_")
+    if froms is None or not isinstance(froms.this, exp.Table) or select.args.get("group") is not None \
+            or select.args.get("distinct") is not None or _aggregates(select) \
+            or any(p.find(exp.Star) is not None for p in select.expressions):
+        return False
+    sources = _sources(select, schema)
+    alias = froms.this.alias_or_name.lower()
+    table = sources.get(alias)
+    if table is None or schema.name_columns(table) or len(schema.pk.get(table, ())) != 1 \
+            or not schema.mentioned(table, question):
+        return False
+    key = next(iter(schema.pk[table]))
+    for p in select.expressions:
+        for c in p.find_all(exp.Column):
+            r = _resolve(c, sources, schema)
+            if r is not None and r[1] == table and r[2] == key:
+                return False
+    select.set("expressions", [_col(froms.this.alias_or_name, schema.cols[table][key])] + list(select.expressions))
+    return True
 
 
 def _group_entities(question: str, schema: _Schema) -> set[str]:
@@ -602,6 +667,8 @@ def review(sql: str, question: str, plan=None, schema: dict | None = None, diale
             fixed("id_for_name", did)
             issues += found
             fixed("last_name", _fix_last_name(tree, facts, question))
+            fixed("unused_join", _drop_unused_joins(tree, facts, question))
+            fixed("row_id", _fix_row_id(tree, facts, question))
             if not _TIES.search(question):
                 did, found = _fix_top_n(tree, question)
                 fixed("top_n", did)

@@ -203,3 +203,28 @@ def test_a_rewrite_never_writes(wh):
     result, _ = generate_and_run(llm, wh, "Which 2 invoices are smallest? Include ties.", candidates=1)
     assert result is not None and result.refused
     assert hashlib.sha256(db.read_bytes()).hexdigest() == before
+
+
+def test_a_join_nothing_uses_is_dropped_unless_the_question_asks_for_the_relation(wh, schema):
+    sql = ("SELECT DISTINCT g.Name FROM Genre AS g JOIN Track AS t ON t.GenreId = g.GenreId "
+           "WHERE g.Name LIKE '%Rock%'")
+    rv = review(sql, "Which genres have 'Rock' in their name?", None, schema)
+    assert rv.fixes == ["unused_join"] and "JOIN" not in rv.sql.upper()
+    assert rows(wh, rv.sql) == rows(wh, "SELECT Name FROM Genre WHERE Name LIKE '%Rock%'")
+    # the relation is the question: the join stays
+    assert review(sql, "Which genres with any tracks have 'Rock' in their name?", None, schema).fixes == []
+    assert review(sql, "Which genres of tracks have 'Rock' in their name?", None, schema).fixes == []
+    # a joined table the name rule needs is used, not dropped
+    grouped = ("SELECT COUNT(*) AS n, c.SupportRepId FROM Customer AS c JOIN Employee AS e ON c.SupportRepId = "
+               "e.EmployeeId GROUP BY c.SupportRepId")
+    assert review(grouped, "How many customers does each sales agent have?", None, schema).fixes == ["id_for_name"]
+
+
+def test_a_listing_of_nameless_rows_shows_their_key(wh, schema):
+    sql = "SELECT i.InvoiceDate, i.Total FROM Invoice AS i WHERE i.Total > 20 ORDER BY i.Total DESC"
+    rv = review(sql, "List the invoices over $20 with their date and total.", None, schema)
+    assert rv.fixes == ["row_id"] and rows(wh, rv.sql)[0][0] is not None and len(rows(wh, rv.sql)[0]) == 3
+    # rows with a name, aggregates, or a table the question does not name: unchanged
+    assert review("SELECT Name FROM Genre", "List the genres.", None, schema).fixes == []
+    assert review("SELECT SUM(Total) FROM Invoice", "What is the total of all invoices?", None, schema).fixes == []
+    assert review("SELECT InvoiceDate FROM Invoice", "When did we sell something?", None, schema).fixes == []
