@@ -20,7 +20,8 @@ writes `GROUP BY artist` for it and DuckDB binds that to the table and refuses t
   (unless the question asks for first names only).
 - `unused_join`: an inner join of a table no column uses outside its own ON clause is dropped when the
   question neither names the table nor asks about a relation (bought, with, without, any, never ...): it
-  only removes rows (artists without albums).
+  only removes rows (artists without albums); and always when it joins a table to itself on the same
+  non-key column (`Customer b ON a.City = b.City`), which only repeats rows.
 - `row_id`: a plain listing of a table the question names and whose rows have no name column (invoices)
   shows each row's key first.
 - `top_n`: "top N" / "N most ..." needs ORDER BY the measure and LIMIT N: the LIMIT is set, and a missing
@@ -250,7 +251,7 @@ def _fanout(tree, schema: _Schema) -> list[Issue]:
 
 
 _RELATION_WORDS = re.compile(r"\b(bought|buy|buys|purchas\w*|sold|sell\w*|order\w*|made|placed|played|"
-                             r"listened|with|without|any|at\s+least|never|no)\b", _I)
+                             r"listened|with|without|any|at\s+least|never|no|ha(?:ve|s|d)\s+(?:a|an|some|one|their\s+own))\b", _I)
 
 
 def _drop_unused_joins(select, schema: _Schema, question: str) -> bool:
@@ -258,8 +259,7 @@ def _drop_unused_joins(select, schema: _Schema, question: str) -> bool:
     names that table nor asks about a relation (bought, with, without, any, never ...): such a join only
     removes rows (artists without albums) or repeats them."""
     from sqlglot import exp
-    if _RELATION_WORDS.search(question) or any(isinstance(p, exp.Star) or p.find(exp.Star) is not None
-                                               for p in select.expressions):
+    if any(isinstance(p, exp.Star) or p.find(exp.Star) is not None for p in select.expressions):
         return False
     sources = _sources(select, schema)
     changed = False
@@ -268,8 +268,13 @@ def _drop_unused_joins(select, schema: _Schema, question: str) -> bool:
         if not isinstance(t, exp.Table) or join.side or (join.kind or "").upper() not in ("", "INNER"):
             continue
         alias = t.alias_or_name.lower()
-        if alias not in sources or schema.mentioned(sources[alias], question):
+        if alias not in sources:
             continue
+        if _self_join_on_same_column(join, alias, sources, schema):
+            pass  # only repeats rows, whatever the question says
+        elif (_RELATION_WORDS.search(question) or schema.mentioned(sources[alias], question)
+              or sum(t == sources[alias] for t in sources.values()) > 1):
+            continue  # the relation is asked for, or a self-join on a key (an employee's manager)
         used = False
         for col in select.find_all(exp.Column):
             if col.find_ancestor(exp.Join) is join and col.find_ancestor(exp.Select) is select:
@@ -282,6 +287,28 @@ def _drop_unused_joins(select, schema: _Schema, question: str) -> bool:
             join.pop()
             changed = True
     return changed
+
+
+def _self_join_on_same_column(join, alias: str, sources: dict[str, str], schema: _Schema) -> bool:
+    """Whether `join` joins a table to another alias of itself on the same non-key column(s) (`Customer b ON
+    a.City = b.City`): every row matches itself, so the join only repeats rows."""
+    from sqlglot import exp
+    on = join.args.get("on")
+    if on is None:
+        return False
+    eqs = list(on.find_all(exp.EQ))
+    if not eqs or any(not isinstance(n, (exp.EQ, exp.And, exp.Column, exp.Identifier, exp.Paren))
+                      for n in on.walk()):
+        return False
+    for eq in eqs:
+        a, b = eq.this, eq.expression
+        if not (isinstance(a, exp.Column) and isinstance(b, exp.Column)):
+            return False
+        ra, rb = _resolve(a, sources, schema), _resolve(b, sources, schema)
+        if ra is None or rb is None or ra[1] != rb[1] or ra[2] != rb[2] or ra[0] == rb[0] \
+                or alias not in (ra[0], rb[0]) or schema.is_key(ra[1], ra[2]):
+            return False
+    return True
 
 
 def _fix_row_id(select, schema: _Schema, question: str) -> bool:

@@ -120,7 +120,7 @@ def test_an_entity_total_is_compared_with_the_average_entity_total(wh, schema):
 
 def test_joins_on_non_key_columns_are_issues(schema):
     q = "How many customers live in each country?"
-    fan = ("SELECT a.Country, COUNT(a.CustomerId) FROM Customer AS a JOIN Customer AS b ON a.Country = b.Country "
+    fan = ("SELECT a.Country, COUNT(b.CustomerId) FROM Customer AS a JOIN Customer AS b ON a.Country = b.Country "
            "GROUP BY a.Country")
     rv = review(fan, q, None, schema)
     assert codes(rv) == ["fanout_join"] and "neither is a key" in rv.issues[0].message
@@ -168,8 +168,8 @@ def queue_llm(sqls):
 def test_the_review_drives_the_repair_round_and_the_vote(wh):
     from relayrag.sql.context import build_context
     q = "How many customers live in each country that has more than two customers?"
-    fan = ("SELECT a.Country, COUNT(*) AS n FROM Customer AS a JOIN Customer AS b ON a.Country = b.Country "
-           "GROUP BY a.Country HAVING COUNT(*) > 2")
+    fan = ("SELECT a.Country, COUNT(b.CustomerId) AS n FROM Customer AS a JOIN Customer AS b ON a.Country = "
+           "b.Country GROUP BY a.Country HAVING COUNT(b.CustomerId) > 2")
     good = "SELECT Country, COUNT(*) AS n FROM Customer GROUP BY Country HAVING COUNT(*) > 2"
     llm = queue_llm([fan, good])
     ctx = build_context(q, wh, plan=True)
@@ -188,8 +188,8 @@ def test_the_review_drives_the_repair_round_and_the_vote(wh):
 def test_a_repair_that_fails_keeps_the_query_that_ran(wh):
     from relayrag.sql.context import build_context
     q = "How many customers live in each country?"
-    fan = ("SELECT a.Country, COUNT(*) AS n FROM Customer AS a JOIN Customer AS b ON a.Country = b.Country "
-           "GROUP BY a.Country")
+    fan = ("SELECT a.Country, COUNT(b.CustomerId) AS n FROM Customer AS a JOIN Customer AS b ON a.Country = "
+           "b.Country GROUP BY a.Country")
     llm = queue_llm([fan, "SELECT Nope FROM Customer"])
     result, attempts = generate_and_run(llm, wh, q, build_context(q, wh), candidates=1)
     assert result.ok and attempts[0].get("chosen") and attempts[1]["error"]
@@ -228,3 +228,17 @@ def test_a_listing_of_nameless_rows_shows_their_key(wh, schema):
     assert review("SELECT Name FROM Genre", "List the genres.", None, schema).fixes == []
     assert review("SELECT SUM(Total) FROM Invoice", "What is the total of all invoices?", None, schema).fixes == []
     assert review("SELECT InvoiceDate FROM Invoice", "When did we sell something?", None, schema).fixes == []
+
+
+def test_a_self_join_on_the_same_column_that_nothing_uses_is_dropped(wh, schema):
+    q = "How many customers are there in each country with more than two customers?"
+    sql = ("SELECT a.Country, COUNT(a.CustomerId) AS n FROM Customer AS a JOIN Customer AS b ON a.Country = b.Country "
+           "GROUP BY a.Country HAVING COUNT(a.CustomerId) > 2")
+    rv = review(sql, q, None, schema)
+    assert rv.fixes == ["unused_join"] and rv.issues == []
+    want = "SELECT Country, COUNT(*) FROM Customer GROUP BY Country HAVING COUNT(*) > 2"
+    assert rows(wh, rv.sql) == rows(wh, want) != rows(wh, sql)
+    # a self-join on a key (the manager) is a relation, not a repetition: kept
+    boss = ("SELECT e.LastName FROM Employee AS e JOIN Employee AS m ON e.ReportsTo = m.EmployeeId "
+            "WHERE e.Title LIKE '%Sales%'")
+    assert "unused_join" not in review(boss, "Which sales staff have a manager?", None, schema).fixes
