@@ -24,6 +24,8 @@ writes `GROUP BY artist` for it and DuckDB binds that to the table and refuses t
   non-key column (`Customer b ON a.City = b.City`), which only repeats rows.
 - `row_id`: a plain listing of a table the question names and whose rows have no name column (invoices)
   shows each row's key first.
+- `recency`: "most recent / latest / newest" ("oldest / earliest") orders by time: an ORDER BY on a column
+  that is not a date becomes the one date column of the query's tables, DESC (ASC).
 - `top_n`: "top N" / "N most ..." needs ORDER BY the measure and LIMIT N: the LIMIT is set, and a missing
   ORDER BY is added on the one aggregate in the SELECT (DESC, or ASC for least/fewest/lowest/bottom).
 - `measure_shown`: the aggregate a result is ranked by (ORDER BY) or compared with a subquery (HAVING) is
@@ -99,6 +101,7 @@ class _Schema:
         self.names: dict[str, str] = {}
         self.cols: dict[str, dict[str, str]] = {}
         self.pk: dict[str, set[str]] = {}
+        self.dates: dict[str, set[str]] = {}
         for t in schema.get("tables", []):
             name = str(t.get("name", ""))
             low = name.lower()
@@ -106,6 +109,9 @@ class _Schema:
             names = [x["name"] for x in c] if isinstance(c, list) else list(c)
             self.names[low] = name
             self.cols[low] = {n.lower(): n for n in names}
+            types = {x["name"]: x.get("type", "") for x in c} if isinstance(c, list) else dict(c)
+            self.dates[low] = {n.lower() for n, ty in types.items()
+                               if re.match(r"(DATE|TIMESTAMP|DATETIME)", str(ty or ""), _I)}
             pk = [p.lower() for p in (t.get("primary_key") or [])]
             self.pk[low] = set(pk) or {n for n in self.cols[low] if n in ("id", low + "id", low + "_id")}
         self.fks = {(a.lower(), b.lower(), c.lower(), d.lower()) for a, b, c, d in foreign_keys(schema)}
@@ -517,6 +523,33 @@ def _fix_top_n(select, question: str) -> tuple[bool, list[Issue]]:
     return changed, []
 
 
+_RECENT = re.compile(r"\b(most\s+recent|latest|newest)\b", _I)
+_OLDEST = re.compile(r"\b(oldest|earliest|least\s+recent)\b", _I)
+
+
+def _fix_recency(select, schema: _Schema, question: str) -> bool:
+    """"most recent / latest / newest" (or "oldest / earliest") rank by time: an ORDER BY on a column that
+    is not a date becomes the one date column of the query's tables, DESC (ASC for oldest)."""
+    from sqlglot import exp
+    recent, oldest = _RECENT.search(question), _OLDEST.search(question)
+    order = select.args.get("order")
+    if order is None or bool(recent) == bool(oldest) or not order.expressions:
+        return False
+    first = order.expressions[0]
+    sources = _sources(select, schema)
+    key = first.this
+    r = _resolve(key, sources, schema) if isinstance(key, exp.Column) else None
+    if r is None or r[2] in schema.dates.get(r[1], set()):
+        return False
+    dates = [(a, t, d) for a, t in sources.items() for d in sorted(schema.dates.get(t, set()))]
+    if len(dates) != 1:
+        return False
+    a, t, d = dates[0]
+    first.set("this", _col(_alias_case(select).get(a, a), schema.cols[t][d]))
+    first.set("desc", bool(recent))
+    return True
+
+
 def _fix_measure_shown(select) -> bool:
     from sqlglot import exp
     shown = {_bare(p).sql().lower() for p in select.expressions}
@@ -696,6 +729,7 @@ def review(sql: str, question: str, plan=None, schema: dict | None = None, diale
             fixed("last_name", _fix_last_name(tree, facts, question))
             fixed("unused_join", _drop_unused_joins(tree, facts, question))
             fixed("row_id", _fix_row_id(tree, facts, question))
+            fixed("recency", _fix_recency(tree, facts, question))
             if not _TIES.search(question):
                 did, found = _fix_top_n(tree, question)
                 fixed("top_n", did)

@@ -242,3 +242,16 @@ def test_a_self_join_on_the_same_column_that_nothing_uses_is_dropped(wh, schema)
     boss = ("SELECT e.LastName FROM Employee AS e JOIN Employee AS m ON e.ReportsTo = m.EmployeeId "
             "WHERE e.Title LIKE '%Sales%'")
     assert "unused_join" not in review(boss, "Which sales staff have a manager?", None, schema).fixes
+
+
+def test_most_recent_orders_by_the_date(wh, schema):
+    sql = "SELECT i.InvoiceId, i.BillingCity, i.Total FROM Invoice AS i ORDER BY i.Total DESC LIMIT 3"
+    rv = review(sql, "What are our 3 latest invoices and where were they billed?", None, schema)
+    assert rv.fixes == ["recency"]
+    want = "SELECT InvoiceId, BillingCity, Total FROM Invoice ORDER BY InvoiceDate DESC, InvoiceId DESC LIMIT 3"
+    assert [r[0] for r in wh.query(rv.sql).rows][:1] == [r[0] for r in wh.query(want).rows][:1]
+    oldest = review(sql, "Which were the oldest 3 invoices?", None, schema)
+    assert oldest.fixes == ["recency"] and "InvoiceDate" in oldest.sql and "DESC" not in oldest.sql.upper()
+    # already by date, or no "recent" in the question: unchanged
+    assert review(sql.replace("i.Total DESC", "i.InvoiceDate DESC"), "the latest 3 invoices", None, schema).fixes == []
+    assert review(sql, "Which 3 invoices are the biggest?", None, schema).fixes == []
