@@ -367,10 +367,14 @@ def _fix_group_entity(select, schema: _Schema, entities: set[str]) -> tuple[bool
         return False, []
     changed, issues = False, []
     projected = {p.sql().lower() for p in select.expressions} | {_bare(p).sql().lower() for p in select.expressions}
+    named = {p.alias.lower(): p.this for p in select.expressions
+             if isinstance(p, exp.Alias) and isinstance(p.this, exp.Column)}
     for g in list(group.expressions):
         if not isinstance(g, exp.Column):
             continue
-        r = _resolve(g, sources, schema)
+        # GROUP BY an output alias (`GROUP BY media_type`) groups by the column it names
+        r = _resolve(g, sources, schema) or (_resolve(named[g.name.lower()], sources, schema)
+                                             if not g.table and g.name.lower() in named else None)
         if r is None or r[1] in entities:
             continue
         target = schema.fk_target(r[1], r[2])

@@ -52,6 +52,9 @@ def test_grouping_uses_the_entity_the_question_names(wh, schema):
     rv = review(sql, "What's the average unit price for each media type?", None, schema)
     assert rv.fixes == ["group_entity"]
     assert len(rows(wh, rv.sql)) == 5  # five media types, not thousands of track names
+    by_alias = review(sql.replace("GROUP BY T2.Name", "GROUP BY media"), "What's the average unit price for each "
+                      "media type?", None, schema)
+    assert by_alias.fixes == ["group_entity"] and len(rows(wh, by_alias.sql)) == 5
     # a column of another table that is grouped but not shown splits the groups: dropped
     sql = ("SELECT Genre.Name AS g, COUNT(*) AS n FROM Genre JOIN Track ON Track.GenreId = Genre.GenreId "
            "GROUP BY Genre.Name, Track.Composer")
