@@ -45,9 +45,11 @@ class GradeRoute(ChoiceEnum):
 
 
 class CheckRoute(ChoiceEnum):
-    """hallucination_check's decision: the answer is grounded, regenerate it, or refuse (bounded retries)."""
+    """hallucination_check's decision: the answer is grounded, regenerate it, or refuse (bounded retries);
+    not_found: generate found no answer, nothing to check (the run ends, not grounded)."""
 
     grounded = "grounded"
+    not_found = "not_found"
     regenerate = "regenerate"
     refuse = "refuse"
 

@@ -30,8 +30,10 @@ from relayrag.prompts import quote_document, with_data_rule
 from relayrag.stages.base import (Stage, StageRequest, StageResponse, embedder_of, llm_failure, load_run, run_snapshot,
                                   write_run)
 from relayrag.stages.answerability import (
-    addresses_the_assistant, content_weights, expects_number, has_number, is_header_row, is_heading, page_heading,
-    previous_sentence, question_entities, section_heading, standalone_heading, support, table_header_above)
+    addresses_the_assistant, asks_for_total, content_weights, expected_answer_type, is_header_row, is_heading,
+    is_total_label, page_heading, question_numbers,
+    previous_sentence, question_entities, section_heading, standalone_heading, states_answer_type, support,
+    table_header_above)
 from relayrag.stages.evidence import absent_tokens, query_idf, sentence_spans, span_vectors
 from relayrag.text import answer_units as _units, has_cjk
 
@@ -178,6 +180,37 @@ def table_cell(question_tokens: set[str], row: str, header: str) -> str | None:
     return f"{cells[0]} — {labels[best]}: {cells[best]}"
 
 
+def _row_label(line: str) -> str:
+    return line.split("|", 1)[0].strip() if " | " in line else ""
+
+
+def total_row_chunks(snap, chunks: list[dict]) -> list[dict]:
+    """For a question that asks for a total: the snapshot's chunks that hold the total row ("Totals | …") of a
+    table some context chunk holds rows of (same document and page; a chunk of the table's later rows carries
+    the column-name row as its `context`, which the first chunk holds in its text), when no context chunk holds
+    one. A long table is chunked by rows, and a question naming only the table's title ("total for November
+    2015") retrieves its first rows, not its last (the Totals row)."""
+    if snap is None:
+        return []
+    if any(is_total_label(_row_label(ln)) for c in chunks for ln in c["text"].split("\n")):
+        return []
+    table_text: dict[tuple[str, int], str] = {}  # (source, page) -> the context chunks' rows and column names
+    for c in chunks:
+        if " | " in c["text"]:
+            key = (c["source"], c["page"])
+            table_text[key] = table_text.get(key, "") + "\n" + c.get("context", "") + "\n" + c["text"]
+    have = {c["chunk_id"] for c in chunks}
+    out = []
+    for c in snap.chunks:
+        text = table_text.get((c["source"], c["page"]))
+        header = (c.get("context") or "").strip()
+        if text is None or c["chunk_id"] in have or not header or header not in text:
+            continue
+        if any(is_total_label(_row_label(ln)) for ln in c["text"].split("\n")):
+            out.append(c)
+    return out
+
+
 def extractive(question: str, chunks: list[dict], embedder, max_sentences: int, bm25_index=None,
                snap=None) -> tuple[list[dict], list[dict], dict]:
     """Returns (answer sentences [{text, cites: [n], source, context}], citations, decision).
@@ -201,10 +234,12 @@ def extractive(question: str, chunks: list[dict], embedder, max_sentences: int, 
     absent = absent_tokens(qtok, bm25_index) if bm25_index is not None else set()
     weights = content_weights(question, idf, absent)
     entities = question_entities(question)
-    want_number = expects_number(question)
+    kind = expected_answer_type(question)  # money, duration, date, number or None
+    own_numbers = question_numbers(question)
     qset = set(weights)
     ent_toks = {t for g in entities for t in g}
     asked = {t: w for t, w in weights.items() if t not in ent_toks} or weights  # what is asked about it
+    total = asks_for_total(question)
     headings = page_headings(snap, chunks)
     openings = doc_openings(snap, chunks)
     units = [_units(c["text"], cjk) for c in chunks]
@@ -238,22 +273,30 @@ def extractive(question: str, chunks: list[dict], embedder, max_sentences: int, 
         context = "\n".join(p for p in (context, prev) if p)  # as recorded and read by the check
         ranked = support(weights, entities, text, context, wider) if prev else sup
         own = text  # a table row is read with its column names, section line and the page's caption
+        unit_context = ""  # where a table row's unit is written: its column names and section line
         if is_row:
+            unit_context = header + "\n" + section_heading(c["text"], units[i][k][0])
             own += "\n".join(["", header, section_heading(c["text"], units[i][k][0]),
                                headings.get((c["source"], c["page"]), "")])
         lex = 0.7 * support(asked, [], own).coverage + 0.3 * ranked.coverage
         score = (lex if cjk else 0.5 * float(cos[idx]) + 0.5 * lex) - 0.3 * (1.0 - ranked.entity_coverage)
+        named = False  # does the question name this row (its label)?
         if is_row and header:  # a table row is picked by its label: "Kentucky", "Totals"
             label = tokenize(cells[0])
+            named = bool(label) and sum(1 for t in label if t in qset or t in ent_toks) >= len(label) / 2
             if label and all(t in qset or t in ent_toks for t in label):
                 score += 0.15
+        # a question for a total ("total checks in November 2015") is not answered by a row it sums (a state's
+        # row): only by the total row, or by a row the question names ("the total for Florida")
+        summand = total and is_row and bool(header) and not named and not is_total_label(cells[0])
         if not cjk and not is_row and (len(stripped) < 30 or is_heading(stripped) or stripped == c.get("title")):
             score -= 0.15  # fragments ("Iowa Ethanol") and headings rarely answer anything
         heading = not cjk and not is_row and standalone_heading(c["text"], *units[i][k])  # read as context only
         heading = heading or addresses_the_assistant(text)  # an injected instruction states no fact
         cands.append({"score": score, "i": i, "k": k, "span": units[i][k], "idx": idx, "text": stripped,
                       "context": context, "header": header, "support": sup,
-                      "ok": not heading and sup.answers(cjk) and (not want_number or has_number(text, cjk))})
+                      "ok": not heading and not summand and sup.answers(cjk)
+                      and states_answer_type(kind, text, cjk, unit_context, own_numbers)})
     if not cands:
         return [], [], {"answerable": False, "support": None, "related": [], "evidence": []}
     cands.sort(key=lambda t: (-t["ok"], -t["score"]))
@@ -374,6 +417,8 @@ def run(req: GenerateRequest, ctx: StageContext) -> GenerateResponse:
     relevant = set(run_rec.get("relevant") or [])
     chunks = [snap.chunks[c["row"]] for c in run_rec.get("candidates") or [] if c["chunk_id"] in relevant]
     chunks = chunks[: ctx.settings.context_k]
+    if chunks and asks_for_total(question):  # the table's total row, when retrieval brought only rows it sums
+        chunks += total_row_chunks(snap, chunks)
     if not chunks:
         related = []
         for c in (run_rec.get("candidates") or [])[:3]:  # nothing relevant: the closest, as related reading

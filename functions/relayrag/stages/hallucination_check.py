@@ -9,7 +9,8 @@ Two questions, both of which must be yes for `grounded`:
    covered by the answer sentences read with their local context (stages/answerability.py) — so a verbatim
    quote about something else fails. LLM method `llm`: one JSON verdict, claim by claim, listing the
    unsupported sentences and whether the answer is about the exact thing asked.
-Routes: `grounded` (end); an answer that does not answer the question → `refuse` at once with an honest
+Routes: `grounded` (end); `not_found` (end: generate found no answer, so `grounded` is false: a refusal is
+not a grounded answer); an answer that does not answer the question → `refuse` at once with an honest
 "not found" that lists the cited passages as related reading (regenerating from the same evidence cannot
 help); unsupported sentences → `regenerate` while regen_count < max_regenerations, then `refuse`.
 """
@@ -24,7 +25,8 @@ from relayrag.prompts import quote_document, with_data_rule
 from relayrag.stages.base import (Stage, StageRequest, StageResponse, embedder_of, llm_failure, load_run, run_snapshot,
                                   write_run)
 from relayrag.stages.answerability import (
-    Support, content_weights, expects_number, has_number, question_entities, support)
+    Support, content_weights, expected_answer_type, question_entities, question_numbers, states_answer_type,
+    support)
 from relayrag.stages.evidence import absent_tokens, lexical_coverage, query_idf, span_vectors
 from relayrag.stages.generate import PAGE_QUOTE, VISION, doc_openings, not_found_text
 from relayrag.text import has_cjk, sentences as split_sents, split_sentences
@@ -132,8 +134,14 @@ def run(req: CheckRequest, ctx: StageContext) -> CheckResponse:
     run_rec = load_run(ctx, req.run_id)
     regen = int(run_rec.get("regen_count", 0))
     sents = run_rec.get("answer_sentences") or []
-    if run_rec.get("route") == "chitchat" or not run_rec.get("found", True):
-        # nothing claimed from documents: a greeting or an explicit "not found" cannot be ungrounded
+    if not run_rec.get("found", True):
+        # generate said "not found": nothing to check, and nothing grounded either (a refusal is not an answer
+        # the documents support); the workflow ends
+        write_run(ctx, req.run_id, {"grounded": False, "unsupported": []})
+        return CheckResponse(run_id=req.run_id, route="not_found", method="skipped (not found)", grounded=False,
+                             regen_count=regen)
+    if run_rec.get("route") == "chitchat":
+        # nothing claimed from documents: a greeting cannot be ungrounded
         write_run(ctx, req.run_id, {"grounded": True, "unsupported": []})
         return CheckResponse(run_id=req.run_id, route="grounded", method="skipped (no claims)", grounded=True,
                              regen_count=regen)
@@ -171,8 +179,10 @@ def run(req: CheckRequest, ctx: StageContext) -> CheckResponse:
         wider = "\n".join([c["text"] for c in cited.values()] + list(openings.values()))
         sup = question_support(run_rec["question"], sents, run_rec.get("citations", []), snap.bm25, wider)
         cjk = has_cjk(run_rec["question"])
-        answers = bool(sents) and sup.answers(cjk) and (
-            not expects_number(run_rec["question"]) or any(has_number(s.get("source") or s["text"], cjk) for s in sents))
+        kind = expected_answer_type(run_rec["question"])  # the answer must state a value of the kind asked
+        answers = bool(sents) and sup.answers(cjk) and any(
+            states_answer_type(kind, s.get("source") or s["text"], cjk, s.get("context") or "",
+                               question_numbers(run_rec["question"])) for s in sents)
     patch: dict = {}
     if run_rec.get("generate_method") == PAGE_QUOTE and not bad:
         # a visual question answered with the page found by its image: the quote is that page's own text, shown
