@@ -180,6 +180,18 @@ def table_cell(question_tokens: set[str], row: str, header: str) -> str | None:
     return f"{cells[0]} — {labels[best]}: {cells[best]}"
 
 
+def total_cell(row: str, header: str) -> str | None:
+    """The total row's cell in the table's total column ("Totals — Totals: 2,236,457"), for a question that
+    names no column; None when no column is a total's (the whole row is quoted then)."""
+    cells, labels = _cells(row), _cells(header)
+    if len(cells) != len(labels):
+        return None
+    for j in range(len(labels) - 1, 0, -1):
+        if is_total_label(labels[j]) and cells[j]:
+            return f"{cells[0]} — {labels[j]}: {cells[j]}"
+    return None
+
+
 def _row_label(line: str) -> str:
     return line.split("|", 1)[0].strip() if " | " in line else ""
 
@@ -288,17 +300,28 @@ def extractive(question: str, chunks: list[dict], embedder, max_sentences: int, 
                 score += 0.15
         # a question for a total ("total checks in November 2015") is not answered by a row it sums (a state's
         # row): only by the total row, or by a row the question names ("the total for Florida")
-        summand = total and is_row and bool(header) and not named and not is_total_label(cells[0])
+        total_row = is_row and bool(header) and is_total_label(cells[0])
+        summand = total and is_row and bool(header) and not named and not total_row
+        # a data row none of whose words the question mentions (a state's row for "How many checks were run
+        # in November 2015?") was matched by its column names alone: it answers for its own label, not for
+        # what was asked; a question that names no row of a table is about the whole table (its total row)
+        mentioned = is_row and bool(header) and any(
+            t in qset or t in ent_toks for cell in cells if re.search(r"[^\W\d_]", cell) for t in tokenize(cell))
         if not cjk and not is_row and (len(stripped) < 30 or is_heading(stripped) or stripped == c.get("title")):
             score -= 0.15  # fragments ("Iowa Ethanol") and headings rarely answer anything
         heading = not cjk and not is_row and standalone_heading(c["text"], *units[i][k])  # read as context only
         heading = heading or addresses_the_assistant(text)  # an injected instruction states no fact
         cands.append({"score": score, "i": i, "k": k, "span": units[i][k], "idx": idx, "text": stripped,
-                      "context": context, "header": header, "support": sup,
+                      "context": context, "header": header, "support": sup, "table": (c["source"], c["page"]),
+                      "row": is_row and bool(header), "mentioned": mentioned, "total_row": total_row,
                       "ok": not heading and not summand and sup.answers(cjk)
                       and states_answer_type(kind, text, cjk, unit_context, own_numbers)})
     if not cands:
         return [], [], {"answerable": False, "support": None, "related": [], "evidence": []}
+    named_tables = {t["table"] for t in cands if t["row"] and t["mentioned"]}
+    for t in cands:  # rows of a table: the rows the question mentions; else (it names none) the total row
+        if t["row"] and not t["mentioned"] and (not t["total_row"] or (t["table"] in named_tables and not total)):
+            t["ok"] = False
     cands.sort(key=lambda t: (-t["ok"], -t["score"]))
     related: list[dict] = []
     for cand in sorted(cands, key=lambda t: -t["score"]):
@@ -368,7 +391,8 @@ def extractive(question: str, chunks: list[dict], embedder, max_sentences: int, 
                     cites.append(n)
         text = cand["text"]
         if cand["header"]:
-            text = table_cell(qset, cand["text"], cand["header"]) or text
+            text = table_cell(qset, cand["text"], cand["header"]) or (
+                cand["total_row"] and total_cell(cand["text"], cand["header"])) or text
         sentences.append({"text": text, "cites": cites, "source": cand["text"], "context": cand["context"]})
     return sentences, citations, decision
 
@@ -417,8 +441,8 @@ def run(req: GenerateRequest, ctx: StageContext) -> GenerateResponse:
     relevant = set(run_rec.get("relevant") or [])
     chunks = [snap.chunks[c["row"]] for c in run_rec.get("candidates") or [] if c["chunk_id"] in relevant]
     chunks = chunks[: ctx.settings.context_k]
-    if chunks and asks_for_total(question):  # the table's total row, when retrieval brought only rows it sums
-        chunks += total_row_chunks(snap, chunks)
+    if chunks and (asks_for_total(question) or expected_answer_type(question)):
+        chunks += total_row_chunks(snap, chunks)  # a table's total row, when retrieval brought only rows it sums
     if not chunks:
         related = []
         for c in (run_rec.get("candidates") or [])[:3]:  # nothing relevant: the closest, as related reading

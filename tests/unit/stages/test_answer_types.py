@@ -96,13 +96,17 @@ def test_a_total_question_gets_the_total_row_not_the_rows_it_sums(ctx, tmp_path)
     added = total_row_chunks(snap, [first])  # retrieval brought the table's first rows only
     assert len(added) == 1 and "Totals | 40,000" in added[0]["text"] and added[0]["chunk_id"] != first["chunk_id"]
     assert total_row_chunks(snap, added) == []  # a context chunk holds the total row already
-    for q in ("What is the total for November 2015?", "What were the total firearm checks in November 2015?"):
+    # asked for a total, or for a number of the whole table (the question names none of its rows)
+    for q in ("What is the total for November 2015?", "What were the total firearm checks in November 2015?",
+              "How many background checks were there in November 2015?"):
         res = ask(q, coll, ctx=ctx)
         assert res["found"] and res["grounded"], (q, res["answer"])
-        assert "118,888" in res["answer"] and res["answer"].startswith("Totals"), (q, res["answer"])
+        assert res["answer"].startswith("Totals — Totals: 118,888"), (q, res["answer"])
         assert not any(st in res["answer"] for st in ("Alabama", "Arkansas", "Kentucky", "Montana")), res["answer"]
     named = ask("What is the total for Kentucky in November 2015?", coll, ctx=ctx)  # a row the question names
     assert named["found"] and "291,162" in named["answer"], named["answer"]
+    cell = ask("How many long gun checks did Kentucky have in November 2015?", coll, ctx=ctx)
+    assert cell["answer"].startswith("Kentucky — Long Gun: 14,847") and "Totals" not in cell["answer"], cell["answer"]
     assert asks_for_total("How many checks were run across all states?") and not asks_for_total("How many in Iowa?")
     assert is_total_label("Totals") and is_total_label("Grand total") and not is_total_label("Kentucky")
 
