@@ -35,7 +35,7 @@ from relayrag.stages.answerability import (
     previous_sentence, question_entities, section_heading, standalone_heading, states_answer_type, support,
     table_header_above)
 from relayrag.stages.evidence import absent_tokens, query_idf, sentence_spans, span_vectors
-from relayrag.text import answer_units as _units, has_cjk
+from relayrag.text import answer_units as _units, has_cjk, question_language
 
 DUPLICATE_COSINE = 0.95
 EVIDENCE_K = 8  # numbered evidence passages given to the LLM method
@@ -65,15 +65,32 @@ def sql_fallback_note(run_rec: dict) -> str:
     return f" The collection's tables could not answer either: {note}"
 
 
+NOT_FOUND_TEXT = {  # language → ("not found" sentence, the related passages' label); {c}: the collection
+    "en": ("I could not find an answer to this in the documents of collection '{c}'.",
+           " Related passages (not an answer): {w}."),
+    "ja": ("コレクション「{c}」の文書には、この質問への答えが見つかりませんでした。", " 関連する箇所（答えではありません）: {w}"),
+    "zh": ("在集合「{c}」的文档中没有找到这个问题的答案。", " 相关段落（不是答案）: {w}"),
+    "ko": ("컬렉션 '{c}'의 문서에서 이 질문에 대한 답을 찾지 못했습니다.", " 관련 구절(답이 아님): {w}"),
+    "es": ("No encontré una respuesta a esto en los documentos de la colección '{c}'.",
+           " Pasajes relacionados (no son una respuesta): {w}."),
+    "fr": ("Je n'ai pas trouvé de réponse à cette question dans les documents de la collection '{c}'.",
+           " Passages liés (pas une réponse) : {w}."),
+    "de": ("Ich habe in den Dokumenten der Sammlung '{c}' keine Antwort darauf gefunden.",
+           " Verwandte Stellen (keine Antwort): {w}."),
+    "pt": ("Não encontrei uma resposta para isso nos documentos da coleção '{c}'.",
+           " Trechos relacionados (não são uma resposta): {w}."),
+    "it": ("Non ho trovato una risposta a questa domanda nei documenti della collezione '{c}'.",
+           " Passaggi correlati (non una risposta): {w}."),
+}
+
+
 def not_found_text(question: str, collection: str, related: list[dict] | None = None) -> str:
-    """An honest "not found" in the question's language, naming the closest passages (related, not an
-    answer) by document and page."""
+    """An honest "not found" in the question's language (relayrag.text.question_language: English, Japanese,
+    Chinese, Korean, Spanish, French, German, Portuguese, Italian; else English), naming the closest passages
+    (related, not an answer) by document and page."""
     where = "; ".join(dict.fromkeys(f"{r['doc']} p. {r['page']}" for r in (related or [])))  # each page once
-    if has_cjk(question):
-        text = f"コレクション「{collection}」の文書には、この質問への答えが見つかりませんでした。"
-        return text + (f" 関連する箇所（答えではありません）: {where}" if where else "")
-    text = f"I could not find an answer to this in the documents of collection '{collection}'."
-    return text + (f" Related passages (not an answer): {where}." if where else "")
+    head, rel = NOT_FOUND_TEXT[question_language(question)]
+    return head.format(c=collection) + (rel.format(w=where) if where else "")
 
 
 def chitchat_text(question: str, collection: str) -> str:

@@ -29,7 +29,7 @@ from relayrag.stages.answerability import (
     support)
 from relayrag.stages.evidence import absent_tokens, lexical_coverage, query_idf, span_vectors
 from relayrag.stages.generate import PAGE_QUOTE, VISION, doc_openings, not_found_text
-from relayrag.text import has_cjk, sentences as split_sents, split_sentences
+from relayrag.text import has_cjk, question_language, sentences as split_sents, split_sentences
 
 SUPPORT_COSINE = 0.80
 SUPPORT_LEXICAL = 0.80
@@ -95,11 +95,22 @@ VERDICT = {"type": "object", "properties": {"unsupported": {"type": "array", "it
            "required": ["unsupported", "answers_question"], "additionalProperties": False}
 
 
+REFUSAL_TEXT = {
+    "en": "I can't give an answer that the retrieved passages support. Please check the cited sources directly.",
+    "ja": "取得した文書だけでは、根拠のある回答を作れませんでした。引用した出典を直接ご確認ください。",
+    "zh": "仅凭检索到的文档，无法给出有依据的回答。请直接查看引用的出处。",
+    "ko": "검색된 문서만으로는 근거 있는 답을 드릴 수 없습니다. 인용된 출처를 직접 확인해 주세요.",
+    "es": "No puedo dar una respuesta respaldada por los pasajes recuperados. Consulte directamente las fuentes citadas.",
+    "fr": "Je ne peux pas donner de réponse étayée par les passages retrouvés. Consultez directement les sources citées.",
+    "de": "Ich kann keine Antwort geben, die die gefundenen Stellen stützen. Bitte prüfen Sie die zitierten Quellen direkt.",
+    "pt": "Não posso dar uma resposta apoiada pelos trechos recuperados. Consulte diretamente as fontes citadas.",
+    "it": "Non posso dare una risposta supportata dai passaggi recuperati. Consulta direttamente le fonti citate.",
+}
+
+
 def refusal_text(question: str) -> str:
-    if has_cjk(question):
-        return "取得した文書だけでは、根拠のある回答を作れませんでした。引用した出典を直接ご確認ください。"
-    return ("I can't give an answer that the retrieved passages support. "
-            "Please check the cited sources directly.")
+    """The refusal of an answer the check found unsupported, in the question's language (question_language)."""
+    return REFUSAL_TEXT[question_language(question)]
 
 
 def cited_chunks(ctx: StageContext, run_rec: dict) -> dict[str, dict]:

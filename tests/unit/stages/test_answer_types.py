@@ -161,3 +161,23 @@ def test_smoothed_idf_is_flat_for_one_chunk_and_bounded_for_a_tiny_collection():
     assert 1.0 < tiny["request"] / tiny["refund"] < 2.0  # raw idf: 1.20 / 0.105, a ratio of 11
     big = query_idf(["rare", "common"], _Index(5000, {"rare": 1, "common": 4000}))
     assert big["rare"] / big["common"] > 20  # a large collection keeps its idf contrast
+
+
+def test_not_found_and_refusals_are_said_in_the_question_language(ctx, tmp_path):
+    from relayrag.stages.generate import not_found_text
+    from relayrag.stages.hallucination_check import refusal_text
+    from relayrag.text import question_language
+    cases = {"Who is the mayor of Denver?": "en", "デンバーの市長は誰ですか？": "ja", "谁是丹佛的市长？": "zh",
+             "덴버 시장은 누구입니까?": "ko", "¿Quién es el alcalde de Denver?": "es", "Qui est le maire de Denver ?": "fr",
+             "Wer ist der Bürgermeister von Denver?": "de", "Quem é o prefeito de Denver?": "pt",
+             "Chi è il sindaco di Denver?": "it", "What is the price of the Rol-top nut?": "en"}
+    for q, lang in cases.items():
+        assert question_language(q) == lang, (q, question_language(q))
+    said = {lang: not_found_text(q, "c", [{"doc": "a.pdf", "page": 2}]) for q, lang in cases.items()}
+    assert len(set(said.values())) == len(set(cases.values()))  # one wording per language
+    assert all("a.pdf p. 2" in t and "'c'" in t or "「c」" in t for t in said.values()), said
+    assert "没有找到" in said["zh"] and "찾지 못했습니다" in said["ko"] and said["es"].startswith("No encontré")
+    assert refusal_text("¿Cuánto cuesta el envío?").startswith("No puedo") and refusal_text("谁？").startswith("仅凭")
+    coll = _collection(ctx, tmp_path, "es", {"ad.txt": COMPLIANCE})
+    res = ask("¿Quién es el alcalde de Denver?", coll, ctx=ctx)
+    assert not res["found"] and res["answer"].startswith("No encontré una respuesta"), res["answer"]
