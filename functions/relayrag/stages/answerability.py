@@ -297,10 +297,10 @@ def expected_answer_type(question: str) -> str | None:
     何円, 値段, 料金), "duration" (how long: a time span, or a length), "date" (what year / what date), "number"
     (any other question expects_number accepts), or None (the answer need not hold a number)."""
     q = normalize(question)
-    if has_cjk(q):
-        if _MONEY_Q_CJK.search(q):
-            return "money"
-        return "number" if _NUMBER_Q_CJK.search(q) else None
+    if has_cjk(q):  # a quantity question (何円, いくら …) about a price asks for money
+        if not _NUMBER_Q_CJK.search(q):
+            return None
+        return "money" if _MONEY_Q_CJK.search(q) or "何円" in q else "number"
     if _DURATION_Q_EN.search(q):
         return "duration"
     if _DATE_Q_EN.search(q):

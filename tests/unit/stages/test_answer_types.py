@@ -64,6 +64,8 @@ def test_expected_answer_types_and_the_values_that_state_them():
     assert expected_answer_type("In what year was the bridge built?") == "date"
     assert expected_answer_type("How many airplanes does the AD affect?") == "number"
     assert expected_answer_type("Who paid for the repairs?") is None
+    assert expected_answer_type("この本の価格はいくらですか") == "money" and expected_answer_type("価格は何で決まりますか") is None
+    assert states_answer_type("money", "価格は1500円です。", cjk=True) and not states_answer_type("money", "価格は高い。", cjk=True)
     assert not states_answer_type("money", "The AD affects 73 airplanes of U.S. registry.")
     assert not states_answer_type("money", "Store credit of 110 percent of the price.")
     for money in ("It costs $7,650 per operator.", "The fee is 30 euros.", "The fare was 618.00.",
