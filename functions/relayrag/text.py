@@ -37,17 +37,18 @@ _LANG_WORD_SETS = {lang: frozenset(words.split()) for lang, words in _LANG_WORDS
 _LANG_LETTERS = {"es": "ñ¿¡", "fr": "çêëîïôœù", "de": "äöüß", "pt": "ãõç", "it": "ìòè"}
 
 
-def question_language(text: str) -> str:
-    """The language to answer a question's "not found" or refusal in: "ja" (kana), "ko" (hangul), "zh" (Han
-    characters without kana), else by function words and letters "es", "fr", "de", "pt", "it" or "en"
-    (the default, also on a tie). A rule on the question's script and its commonest words, not a language
-    model: enough to say "not found" in the asker's language."""
-    if _KANA.search(text):
-        return "ja"
-    if _HANGUL.search(text):
-        return "ko"
-    if has_cjk(text) and _HAN.search(text):
-        return "zh"
+def language_code(text: str) -> str:
+    """The language to answer a question's "not found" or refusal in. CJK text (has_cjk): "ja" (any kana),
+    "ko" (hangul), "zh" (Han characters without kana); else by function words and letters "es", "fr", "de",
+    "pt", "it" or "en" (the default, also on a tie). A rule on the question's script and its commonest words,
+    not a language model: enough to say "not found" in the asker's language."""
+    if has_cjk(text):
+        if _KANA.search(text):
+            return "ja"
+        if _HANGUL.search(text):
+            return "ko"
+        if _HAN.search(text):
+            return "zh"
     words = re.findall(r"[^\W\d_]+(?:-[^\W\d_]+)?", text.lower())
     scores = {lang: sum(1 for w in words if w in vocab) for lang, vocab in _LANG_WORD_SETS.items()}
     for lang, letters in _LANG_LETTERS.items():

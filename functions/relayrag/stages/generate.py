@@ -35,7 +35,7 @@ from relayrag.stages.answerability import (
     previous_sentence, question_entities, section_heading, standalone_heading, states_answer_type, support,
     table_header_above)
 from relayrag.stages.evidence import absent_tokens, query_idf, sentence_spans, span_vectors
-from relayrag.text import answer_units as _units, has_cjk, question_language
+from relayrag.text import answer_units as _units, has_cjk, language_code
 
 DUPLICATE_COSINE = 0.95
 EVIDENCE_K = 8  # numbered evidence passages given to the LLM method
@@ -85,11 +85,11 @@ NOT_FOUND_TEXT = {  # language → ("not found" sentence, the related passages' 
 
 
 def not_found_text(question: str, collection: str, related: list[dict] | None = None) -> str:
-    """An honest "not found" in the question's language (relayrag.text.question_language: English, Japanese,
+    """An honest "not found" in the question's language (relayrag.text.language_code: English, Japanese,
     Chinese, Korean, Spanish, French, German, Portuguese, Italian; else English), naming the closest passages
     (related, not an answer) by document and page."""
     where = "; ".join(dict.fromkeys(f"{r['doc']} p. {r['page']}" for r in (related or [])))  # each page once
-    head, rel = NOT_FOUND_TEXT[question_language(question)]
+    head, rel = NOT_FOUND_TEXT[language_code(question)]
     return head.format(c=collection) + (rel.format(w=where) if where else "")
 
 

@@ -29,7 +29,7 @@ from relayrag.stages.answerability import (
     support)
 from relayrag.stages.evidence import absent_tokens, lexical_coverage, query_idf, span_vectors
 from relayrag.stages.generate import PAGE_QUOTE, VISION, doc_openings, not_found_text
-from relayrag.text import has_cjk, question_language, sentences as split_sents, split_sentences
+from relayrag.text import has_cjk, language_code, sentences as split_sents, split_sentences
 
 SUPPORT_COSINE = 0.80
 SUPPORT_LEXICAL = 0.80
@@ -109,8 +109,8 @@ REFUSAL_TEXT = {
 
 
 def refusal_text(question: str) -> str:
-    """The refusal of an answer the check found unsupported, in the question's language (question_language)."""
-    return REFUSAL_TEXT[question_language(question)]
+    """The refusal of an answer the check found unsupported, in the question's language (language_code)."""
+    return REFUSAL_TEXT[language_code(question)]
 
 
 def cited_chunks(ctx: StageContext, run_rec: dict) -> dict[str, dict]:
