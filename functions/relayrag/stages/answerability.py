@@ -292,6 +292,29 @@ def is_total_label(label: str) -> bool:
     return bool(_TOTAL_LABEL.match(" ".join(label.split()).strip(" *:")))
 
 
+_RATE_Q = re.compile(r"\b(?:per|each|every)\s+([^\W\d_]+(?:[-\s][^\W\d_]+)?)", re.I)
+_RATE_TEXT = re.compile(r"\bper[-\s]+([^\W\d_]+(?:-\s*[^\W\d_]+)?)", re.I)
+
+
+def rate_units(text: str, question: bool = False) -> list[set[str]]:
+    """The units of the rates `text` states ("$7,650 per operator" → [{operat}], "$85 per work-hour" →
+    [{work, hour}]); of a question also "each" / "every" ("What does each airplane cost?" → [{airplan}])."""
+    return [set(tokenize(m.group(1))) for m in (_RATE_Q if question else _RATE_TEXT).finditer(text)
+            if tokenize(m.group(1))]
+
+
+def other_rate(question: str, text: str) -> bool:
+    """Does prose `text` state its amounts per another unit than the question asks for ("cost per operator"
+    for "What does each airplane cost?")? True when the question names a unit (per / each X) and every
+    rate the sentence states is per something else; False when it states none (a plain amount) or one of
+    the question's units. Table rows are not read here: their units sit in the column names."""
+    asked = rate_units(question, question=True)
+    stated = rate_units(text)
+    if not asked or not stated or _TABLE_SEP in text:
+        return False
+    return not any(u & a for u in stated for a in asked)
+
+
 def expected_answer_type(question: str) -> str | None:
     """The kind of value the question asks for: "money" (what / how much … cost, price, fee, paid, fare …;
     何円, 値段, 料金), "duration" (how long: a time span, or a length), "date" (what year / what date), "number"
@@ -319,7 +342,7 @@ def question_numbers(question: str) -> tuple[str, ...]:
 
 
 def states_answer_type(kind: str | None, text: str, cjk: bool = False, unit_context: str = "",
-                       exclude: tuple[str, ...] = ()) -> bool:
+                       exclude: tuple[str, ...] = (), question: str = "") -> bool:
     """Does `text` state a value of the `kind` expected_answer_type found? money: an amount with a currency sign,
     code or word ($7,650, 30 cents, 12 USD), an amount written with cents (618.00), "free of charge"; duration:
     a number (or number word) with a time unit (14 days, a 14-day right, two working days) or with a length
@@ -328,7 +351,8 @@ def states_answer_type(kind: str | None, text: str, cjk: bool = False, unit_cont
     "Ethanol ($/gal)") give no other unit for money, or give a time or length unit for a duration. "number":
     any number other than a reference label (has_number); None: always True. `exclude`: the question's own
     numbers (question_numbers), which do not state what it asks: "NICS Firearm Background Checks November - 2015"
-    does not say how many checks there were in November 2015."""
+    does not say how many checks there were in November 2015. `question`: for money, an amount per another
+    unit than the question asks for is not its answer (other_rate)."""
     if kind is None:
         return True
     for n in exclude:
@@ -338,7 +362,7 @@ def states_answer_type(kind: str | None, text: str, cjk: bool = False, unit_cont
     text = _REFERENCE.sub(" ", text)
     if kind == "money":
         if (_MONEY_TEXT_CJK if cjk else _MONEY_TEXT).search(text):
-            return True
+            return not (question and other_rate(question, text))
     elif kind == "duration":
         if _DURATION_TEXT.search(text):
             return True

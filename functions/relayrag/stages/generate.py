@@ -332,7 +332,7 @@ def extractive(question: str, chunks: list[dict], embedder, max_sentences: int, 
                       "context": context, "header": header, "support": sup, "table": (c["source"], c["page"]),
                       "row": is_row and bool(header), "mentioned": mentioned, "total_row": total_row,
                       "ok": not heading and not summand and sup.answers(cjk)
-                      and states_answer_type(kind, text, cjk, unit_context, own_numbers)})
+                      and states_answer_type(kind, text, cjk, unit_context, own_numbers, question)})
     if not cands:
         return [], [], {"answerable": False, "support": None, "related": [], "evidence": []}
     named_tables = {t["table"] for t in cands if t["row"] and t["mentioned"]}

@@ -193,7 +193,7 @@ def run(req: CheckRequest, ctx: StageContext) -> CheckResponse:
         kind = expected_answer_type(run_rec["question"])  # the answer must state a value of the kind asked
         answers = bool(sents) and sup.answers(cjk) and any(
             states_answer_type(kind, s.get("source") or s["text"], cjk, s.get("context") or "",
-                               question_numbers(run_rec["question"])) for s in sents)
+                               question_numbers(run_rec["question"]), run_rec["question"]) for s in sents)
     patch: dict = {}
     if run_rec.get("generate_method") == PAGE_QUOTE and not bad:
         # a visual question answered with the page found by its image: the quote is that page's own text, shown

@@ -52,6 +52,11 @@ def test_a_sentence_stating_another_kind_of_quantity_does_not_answer_a_cost_ques
     for q in ("What does each airplane cost?", "What is the cost per airplane?"):
         res = ask(q, coll, ctx=ctx)
         assert not res["found"] and not res["grounded"], res["answer"]  # "73 airplanes" is a count, not a cost
+    per_operator = _collection(ctx, tmp_path, "ad1", {"ad.txt": COMPLIANCE + (
+        "\nA per-operator estimate is more accurate than a per-airplane estimate. The average cost per operator "
+        "is $7,650.\n")})
+    res = ask("What does each airplane cost?", per_operator, ctx=ctx)
+    assert not res["found"], res["answer"]  # a cost per operator is not a cost per airplane
     priced = _collection(ctx, tmp_path, "ad2", {"ad.txt": COMPLIANCE + "\nThe inspection costs $850 per airplane.\n"})
     res = ask("What does each airplane cost?", priced, ctx=ctx)
     assert res["found"] and res["grounded"] and "$850" in res["answer"] and "73 airplanes" not in res["answer"]
@@ -76,6 +81,11 @@ def test_expected_answer_types_and_the_values_that_state_them():
     # a table row of bare numbers: money when its column names give a currency or no unit, not a time unit
     assert states_answer_type("money", "Iowa | 1.35 - 1.42 | 1.38", unit_context="Ethanol ($/gal)")
     assert not states_answer_type("money", "Iowa | 12 | 14", unit_context="State | Delay (days) | Wait (days)")
+    q = "What does each airplane cost?"
+    assert not states_answer_type("money", "The cost per operator is $7,650 ($85 per work-hour).", question=q)
+    assert states_answer_type("money", "It costs $850 per airplane.", question=q)
+    assert states_answer_type("money", "The labor rate is $85 per work-hour.", question="What labor rate per hour?")
+    assert states_answer_type("money", "Iowa | 54.45 | 53.99", unit_context="Crude ($/bbl)", question="Price per barrel?")
     assert states_answer_type("duration", "Support answers within two working days.")
     assert states_answer_type("duration", "They have a 14-day right of withdrawal.")
     assert not states_answer_type("duration", "A customer may choose store credit of 110 percent.")
