@@ -103,7 +103,7 @@ def build_server(*, engine: str | None = None, http: bool = False, auth: TokenVe
         retrieve, rerank, grade, generate, hallucination check. Returns the answer, citations (document,
         page, a short quote, the document's title and, with metadata, its validity and shown fields),
         `notes` (unknown validity, needs review), `grounded` (true only for an answer from the documents whose
-        every sentence its cited chunk supports; false for a "not found"), `found` (false when the documents
+        every sentence its cited chunk supports; false for a "not found" and small talk), `found` (false when the documents
         do not answer: the answer says so in the question's language), `refused`, the retrieval arm,
         per-stage timings and the run_id (see get_run)."""
         report = progress_from_thread(ctx)

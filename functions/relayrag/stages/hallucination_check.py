@@ -10,7 +10,7 @@ Two questions, both of which must be yes for `grounded`:
    quote about something else fails. LLM method `llm`: one JSON verdict, claim by claim, listing the
    unsupported sentences and whether the answer is about the exact thing asked.
 Routes: `grounded` (end); `not_found` (end: generate found no answer, so `grounded` is false: a refusal is
-not a grounded answer); an answer that does not answer the question → `refuse` at once with an honest
+not a grounded answer); `no_claims` (end: a chitchat reply, which cites nothing and is not grounded); an answer that does not answer the question → `refuse` at once with an honest
 "not found" that lists the cited passages as related reading (regenerating from the same evidence cannot
 help); unsupported sentences → `regenerate` while regen_count < max_regenerations, then `refuse`.
 """
@@ -152,9 +152,9 @@ def run(req: CheckRequest, ctx: StageContext) -> CheckResponse:
         return CheckResponse(run_id=req.run_id, route="not_found", method="skipped (not found)", grounded=False,
                              regen_count=regen)
     if run_rec.get("route") == "chitchat":
-        # nothing claimed from documents: a greeting cannot be ungrounded
-        write_run(ctx, req.run_id, {"grounded": True, "unsupported": []})
-        return CheckResponse(run_id=req.run_id, route="grounded", method="skipped (no claims)", grounded=True,
+        # a greeting claims nothing from the documents: nothing to check, and not a grounded answer either
+        write_run(ctx, req.run_id, {"grounded": False, "unsupported": []})
+        return CheckResponse(run_id=req.run_id, route="no_claims", method="skipped (no claims)", grounded=False,
                              regen_count=regen)
     by_id = cited_chunks(ctx, run_rec)
     cited = {c["n"]: by_id[c["chunk_id"]] for c in run_rec.get("citations", []) if c["chunk_id"] in by_id}

@@ -45,6 +45,8 @@ def test_a_not_found_answer_is_not_grounded_in_json_service_and_run_record(ctx, 
     typed = Service(ctx).ask("Who is the chief executive of the airline?", coll)  # what CLI --json and MCP print
     assert typed.found is False and typed.grounded is False
     assert json.loads(typed.model_dump_json())["grounded"] is False
+    hello = ask("hello!", coll, ctx=ctx)  # small talk cites nothing: answered, not grounded
+    assert hello["route"] == "chitchat" and hello["found"] and hello["grounded"] is False
 
 
 def test_a_sentence_stating_another_kind_of_quantity_does_not_answer_a_cost_question(ctx, tmp_path):
