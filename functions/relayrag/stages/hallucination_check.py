@@ -10,8 +10,8 @@ Two questions, both of which must be yes for `grounded`:
    quote about something else fails. LLM method `llm`: one JSON verdict, claim by claim, listing the
    unsupported sentences and whether the answer is about the exact thing asked.
 Routes: `grounded` (end); `not_found` (end: generate found no answer, so `grounded` is false: a refusal is
-not a grounded answer); `no_claims` (end: a chitchat reply, which cites nothing and is not grounded); an answer that does not answer the question → `refuse` at once with an honest
-"not found" that lists the cited passages as related reading (regenerating from the same evidence cannot
+not a grounded answer); `no_claims` (end: a chitchat reply, which cites nothing and is not grounded); an
+answer that does not answer the question → `refuse` at once with an honest "not found" that lists the cited passages as related reading (regenerating from the same evidence cannot
 help); unsupported sentences → `regenerate` while regen_count < max_regenerations, then `refuse`.
 """
 
