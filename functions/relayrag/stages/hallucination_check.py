@@ -11,8 +11,9 @@ Two questions, both of which must be yes for `grounded`:
    unsupported sentences and whether the answer is about the exact thing asked.
 Routes: `grounded` (end); `not_found` (end: generate found no answer, so `grounded` is false: a refusal is
 not a grounded answer); `no_claims` (end: a chitchat reply, which cites nothing and is not grounded); an
-answer that does not answer the question → `refuse` at once with an honest "not found" that lists the cited passages as related reading (regenerating from the same evidence cannot
-help); unsupported sentences → `regenerate` while regen_count < max_regenerations, then `refuse`.
+answer that does not answer the question → `refuse` at once with an honest "not found" that lists the cited
+passages as related reading (regenerating from the same evidence cannot help); unsupported sentences →
+`regenerate` while regen_count < max_regenerations, then `refuse`.
 """
 
 from __future__ import annotations
