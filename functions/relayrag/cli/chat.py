@@ -53,6 +53,7 @@ async def _chat(collection: str, thread: str | None, mode: str, as_json: bool) -
     async with Assistant(collection=collection, mode=mode) as assistant:
         toolset = assistant.toolset
         assert toolset is not None
+        await assistant.check_collection(collection)  # like `relayrag ask -c nosuch`: the message, exit code 2
         thread_id = thread
         if thread_id is None:
             import uuid
@@ -91,7 +92,7 @@ def chat(collection: str = typer.Option(..., "--collection", "-c", help="Collect
     (none: a deterministic router answers with one tool and says so; a question whose parts need different
     tools gets one tool per part from the deterministic supervisor). MCP: RELAYRAG_AGENT_MCP_URL (empty:
     `relayrag mcp` over stdio)."""
-    with _user_errors():
+    with _user_errors(as_json):
         import relayrag.agent  # noqa: F401  (ConfigError naming the extra when it is missing)
         try:
             asyncio.run(_chat(collection, thread, mode, as_json))
