@@ -28,6 +28,9 @@ subject):
   それ, その…, 彼ら, …) is replaced by the previous question's subject (`subject`: "What does the federal
   register notice propose?" → "the federal register notice") when the question is short (FOLLOW_UP_WORDS).
 
+A follow-up in another language than the previous question (a Japanese 「ブラジルは？」 after an English question)
+is asked as written: without an LLM there is nothing to translate the previous subject with.
+
 Anything else is standalone (None). Everything here is text handling of the user's own words: nothing is
 invented, the rewrite uses only words of the two questions (and of the listed items), so the answer stage
 never sees a word the user did not say.
@@ -140,8 +143,14 @@ def subject(previous: str) -> str:
         # "Who wrote the handbook" / "How many worker bees live in a colony": the noun phrase after a verb, or
         # the counted noun
         if re.match(r"^(?:how\s+(?:many|much))\b", p, re.I):
+            # the counted noun (the words before the verb, the word before the first preposition), with the
+            # phrase that names where or what ("customers live in Brazil" → "customers in Brazil")
             words = rest.split()
-            return " ".join(words[:2]) if len(words) > 2 else rest
+            verb = next((i for i in range(1, len(words) - 1) if re.fullmatch(_PREP, words[i + 1], re.I)), None)
+            noun = " ".join(words[:verb]) if verb else " ".join(words[:2]) if len(words) > 2 else rest
+            named = re.search(rf"\b(?:{_PREP})\s+(?:the\s+)?(?:[A-Z][\w'’.-]*|\d[\d,.]*)(?:\s+[A-Z][\w'’.-]*)*",
+                              rest)
+            return f"{noun} {named.group(0)}" if named and named.group(0) not in noun else noun
         dm = re.search(rf"\b(?:{_DET})\b.*$", rest, re.I)
         return dm.group(0) if dm else rest
     m = re.match(r"^(?:list|show|tell me about|give|find|explain|describe|summari[sz]e|compare)\s+(?P<rest>.+)$",
@@ -227,6 +236,11 @@ def _condense_en(question: str, previous: str, items: list[str]) -> Standalone |
         if parallel:
             new, old = parallel
             return Standalone(new, f"“{frag}” in place of “{old}” in “{previous}”")
+        pron = _PRONOUN_EN.search(frag)
+        referent = subject(previous)
+        if pron and referent:  # "and their refund rights?": the fragment says what about, the pronoun whom
+            return Standalone(f"What about {_resolve_en(frag, pron, referent)}?",
+                              f"“{pron.group(0)}” as “{referent}”, the subject of “{previous}”")
         own = _ASPECT_EN.match(previous.strip())
         if own:  # the previous turn was itself an aspect follow-up: this fragment takes that aspect's place
             return Standalone(f"What about {frag} for {own.group('subject')}?",
@@ -246,9 +260,17 @@ def _condense_en(question: str, previous: str, items: list[str]) -> Standalone |
     referent = subject(previous)
     if not referent or referent.lower() == word.lower():
         return None
-    repl = f"{referent}'s" if word.lower() in _POSSESSIVE else referent
-    new = rest[:pron.start()] + repl + rest[pron.end():]
+    new = _resolve_en(rest, pron, referent)
     return Standalone(new[0].upper() + new[1:], f"“{word}” as “{referent}”, the subject of “{previous}”")
+
+
+def _resolve_en(text: str, pron: re.Match, referent: str) -> str:
+    """`text` with the pronoun `pron` (a match in it) replaced by `referent`; a possessive with its noun phrase
+    becomes "the <noun phrase> of <referent>" ("its exceptions" → "the exceptions of the refund window")."""
+    owned = re.match(rf"\s+(?P<np>[\w'’-]+(?:\s+(?!(?:{_PREP}|{_AUX}|and|or)\b)[\w'’-]+)*)", text[pron.end():], re.I)
+    if pron.group(0).lower() in _POSSESSIVE and owned:
+        return text[:pron.start()] + f"the {owned.group('np')} of {referent}" + text[pron.end() + owned.end():]
+    return text[:pron.start()] + referent + text[pron.end():]
 
 
 def _topic_ja(previous: str) -> str | None:
@@ -262,6 +284,8 @@ def _topic_ja(previous: str) -> str | None:
 
 
 def _condense_ja(question: str, previous: str, items: list[str]) -> Standalone | None:
+    if not is_cjk(previous):  # another language than the previous question: no translation without an LLM
+        return None
     text = _LEAD_JA.sub("", question.strip())
     led = text != question.strip()
     ordinal = _ORDINAL_JA.search(text)
@@ -273,9 +297,6 @@ def _condense_ja(question: str, previous: str, items: list[str]) -> Standalone |
     if frag and ordinal and item:
         frag = item
     if frag:
-        if not is_cjk(previous):  # an English thread continued in Japanese: the fragment is the new subject
-            return Standalone(f"{frag}について：{_strip_end(previous)}？",
-                              f"“{frag}” as the subject of “{previous}”")
         topic = _topic_ja(previous)
         if topic and _NAME_JA.search(frag) and _NAME_JA.search(topic):
             new = previous.strip().replace(topic, frag, 1)
