@@ -54,7 +54,11 @@ name""".split())
 _AUX = r"is|are|was|were|does|do|did|can|could|should|would|will|shall|may|might|has|have|had"
 _LEAD_EN = re.compile(r"^(?:(?:and|also|but|so|ok|okay|well|then|now|right)\b[\s,]*)+", re.I)
 _ABOUT_EN = re.compile(r"^(?:(?:what|how)\s+about|what\s+of|same\s+(?=(?:for|in|with|about|at|on)\b)|"
-                       r"the\s+same\s+(?=(?:for|in|with|about|at|on)\b))\b[\s,]*", re.I)
+                       r"the\s+same\s+(?=(?:for|in|with|about|at|on)\b)|"
+                       # "Is that also true for Canada?", "Does it apply to Brazil too?", "Is it the same in 2016?"
+                       r"(?:is|does|would|will|do)\s+(?:that|this|it|the\s+same)\s+(?:also\s+)?"
+                       r"(?:true|the\s+same|apply|applies|hold|holds|work|count)\s+(?:also\s+)?"
+                       r"(?=(?:for|to|in|with|at|on)\b))\b[\s,]*", re.I)
 _ORDINALS = {"first": 1, "1st": 1, "second": 2, "2nd": 2, "third": 3, "3rd": 3, "fourth": 4, "4th": 4,
              "fifth": 5, "5th": 5, "last": -1}
 _ORDINAL_EN = re.compile(r"\b(?:the\s+)?(first|1st|second|2nd|third|3rd|fourth|4th|fifth|5th|last)"
@@ -186,6 +190,12 @@ def _parallel(previous: str, fragment: str) -> tuple[str, str] | None:
         return None
     if core and _is_entity(frag):  # 3. a named entity of previous, the last one
         spans = _entity_spans(p)
+        plain = {w.lower() for w in re.findall(r"[\w'’-]+", p)}
+        named = names(frag)
+        common = [w for w in core if not any(w in n for n in named)]
+        if named and common and all(w.lower() in plain for w in common):
+            # "customers in Canada" after "… customers in Brazil …": only the name is new
+            frag = " ".join(named)
         number = bool(re.fullmatch(r"[\d,.]+", " ".join(core)))
         spans = [s for s in spans if bool(re.fullmatch(r"(?:the\s+)?[\d,.]+", p[s[0]:s[1]], re.I)) == number] or \
             spans
@@ -221,9 +231,13 @@ def _condense_en(question: str, previous: str, items: list[str]) -> Standalone |
     led = bool(lead or about)
     if not rest.strip(" ?.!"):
         return None
-    first = rest.split()[0].lower().strip(",")
+    rest = re.sub(r"\s+(?:too|as well)(?=\s*[?.!]*$)", "", rest, flags=re.I)
+    first = rest.split()[0].lower().strip(",?.!")
     short_bare = len(rest.split()) <= 3 and text.endswith("?")
-    fragment = about is not None or (first not in _QSTART and (led or short_bare))
+    # "And for the UK, what is the deadline?": a question after the fragment is no fragment (asked as written)
+    asks = re.search(r",\s*(\w+)", rest)
+    fragment = (about is not None or (first not in _QSTART and (led or short_bare))) and not (
+        asks and asks.group(1).lower() in _QSTART)
     ordinal = _ORDINAL_EN.search(rest)
     item = _nth(items, _ORDINALS[ordinal.group(1).lower()]) if ordinal else None
     if fragment:
@@ -297,6 +311,7 @@ def _condense_ja(question: str, previous: str, items: list[str]) -> Standalone |
     if frag and ordinal and item:
         frag = item
     if frag:
+        frag = re.sub(r"^(?:それらの|これらの|その|この|上記の)", "", frag) or frag  # 「その理由は？」: the topic's 理由
         topic = _topic_ja(previous)
         if topic and _NAME_JA.search(frag) and _NAME_JA.search(topic):
             new = previous.strip().replace(topic, frag, 1)

@@ -22,6 +22,14 @@ COUNTRIES = ["USA", "Canada", "Brazil"]
     ("what about 2016?", "How many handgun checks were there in Texas in 2015?",
      "How many handgun checks were there in Texas in 2016?"),
     ("Brazil?", EU, "What is the refund window for Brazil customers?"),
+    ("And how about the UK?", "What refunds do customers in Brazil get?", "What refunds do customers in the UK get?"),
+    ("Is that also true for Canada?", "What refunds do customers in Brazil get?",
+     "What refunds do customers in Canada get?"),
+    ("Does it apply to Canada too?", "What refunds do customers in Brazil get?",
+     "What refunds do customers in Canada get?"),
+    # only the name of a fragment is new: the name replaces the name
+    ("what about customers in Canada?", "What refunds do customers in Brazil get?",
+     "What refunds do customers in Canada get?"),
     # the same head noun: the noun phrase is replaced
     ("ok, and long gun checks?", TEXAS, "How many long gun checks were there in Texas?"),
     # a new aspect of the previous subject; a later aspect takes the earlier one's place
@@ -48,6 +56,8 @@ COUNTRIES = ["USA", "Canada", "Brazil"]
     ("例外は？", "EUの顧客の返金期間は何日ですか？", "EUの例外は？"),
     ("それはいつ建てられましたか？", "東京タワーの高さは？", "東京タワーはいつ建てられましたか？"),
     ("2つ目は？", "アメリカの返金ルールは？", "カナダの返金ルールは？"),
+    ("カナダの場合はどうですか？", "ブラジルの顧客の返金期限は何日ですか？", "カナダの顧客の返金期限は何日ですか？"),
+    ("その理由は？", "ブラジルの顧客の返金期限は何日ですか？", "ブラジルの理由は？"),
 ])
 def test_follow_ups_become_standalone_questions(follow_up, previous, standalone):
     items = ["アメリカ", "カナダ"] if follow_up == "2つ目は？" else COUNTRIES
@@ -62,6 +72,8 @@ def test_follow_ups_become_standalone_questions(follow_up, previous, standalone)
     "Refund policy?",                                              # two common words: a short question of its own
     "Thanks!",
     "Also, how many permit checks were there in Texas?",           # a lead, then a whole question
+    "And for the UK, what is the deadline?",                       # a fragment, then a whole question
+    "Why?",
     "What did the senate spend on travel, and which of those trips went to New York in the spring of 2019?",
 ])
 def test_standalone_questions_are_left_alone(question):
