@@ -7,10 +7,12 @@
                                                                 → router     → END   no LLM: classify → one tool
                                                                                            (or one per clause)
 
-- preprocess: no LLM. Questions about the conversation itself and what relayrag's classifier (the gateway's
-  `classify` tool) calls chitchat go to `direct`; without a chat model everything else goes to `router`; with
-  one, to `supervisor` when the collection has both documents and tables (mode auto) or when asked, else to
-  the analysis loop.
+- preprocess: routes without an LLM. Questions about the conversation itself and what relayrag's classifier
+  (the gateway's `classify` tool) calls chitchat go to `direct`; without a chat model everything else goes to
+  `router`; with one, to `supervisor` when the collection has both documents and tables (mode auto) or when
+  asked, else to the analysis loop. Before routing, a follow-up of the thread's previous question (`asked`)
+  is made standalone (`standalone`): by the chat model (CONDENSE) when there is one, else by
+  agent/followup.py; everything after preprocess gets the standalone question, and the note says how.
 - summarize: past RELAYRAG_AGENT_HISTORY_TOKENS (approximate tokens of the messages the model would see),
   the turns before the last two are folded into `summary`; the raw messages stay in the checkpoint.
 - agent ⇄ tools: ReAct over the offered MCP tools (langgraph.prebuilt.ToolNode), at most max_steps calls.
@@ -21,7 +23,10 @@
   finish; each hop is a ReAct subgraph restricted to its specialist's tools and sees the previous hops'
   results; max_hops bounds it; aggregate writes one result that keeps every hop's citations.
 - router: without a chat model, one tool chosen by the classifier's route (rag → ask, sql → sql_query,
-  collections → list_collections) and a reply that says the deterministic router answered. A question whose
+  collections → list_collections) and a reply that says the deterministic router answered. For a rewritten
+  follow-up it starts with "(Asked as: …)", asks the keywords once more when the rewrite is refused as worded,
+  and never hands back an earlier answer that lacks the follow-up's new terms (a narrower query, else not
+  found). A question whose
   clauses go to different tools gets the deterministic supervisor (`relay`): one hop per clause in order,
   a clause that refers back to a table result asked once per entity of its rows (agent/decompose.py), and
   one reply with every hop's citations. It also answers when the model's supervisor picks no specialist.
@@ -601,7 +606,8 @@ def build_graph(model: BaseChatModel | None, toolset: Toolset, *, settings, chec
         why = (f"{cause}, so the deterministic supervisor answered: it split your "
                f"question into {len(parts)} parts, relayrag's classifier routed each ({routed}), and each later part "
                "saw the earlier parts' results (a part that refers back to table rows is asked once per row)."
-               + ("" if not notes else " Note: " + "; ".join(notes) + "."))
+               + ("" if not notes else " Note: " + "; ".join(notes) + ".")
+               + (f" Your message depends on the previous turn: {state['rewrite']}." if state.get("rewrite") else ""))
         summary = "\n\n".join(f"Part {i + 1} ({h['specialist']}): {h['task']}\n{h['answer']}"
                                for i, h in enumerate(hops))
         evidence = merge_citations(*[[Citation(**c) for c in h["citations"]] for h in hops])
@@ -733,10 +739,10 @@ def kept_answers(state: AgentState, summary: str) -> list[str]:
 
 
 def repeated(state: AgentState, summary: str) -> list[str] | None:
-    """For a rewritten follow-up whose answer is an earlier turn's answer again (one of `answers`): the follow-up's new terms
-    (those its standalone question has and the previous one had not) that the answer does not contain; None
-    when the answer is new, the turn was no follow-up, or the answer covers every new term (the passage
-    answers both questions: "And the UK?" after the EU's rule when one sentence names both)."""
+    """For a rewritten follow-up whose answer is an earlier turn's answer again (one of `answers`): the
+    follow-up's new terms (those its standalone question has and the previous one had not) that the answer does
+    not contain; None when the answer is new, the turn was no follow-up, or the answer covers every new term
+    (the passage answers both questions: "And the UK?" after the EU's rule when one sentence names both)."""
     earlier, before = {_plain(a) for a in state.get("answers") or []}, state.get("previous")
     if not state.get("rewrite") or _plain(summary) not in earlier:
         return None
