@@ -207,15 +207,19 @@ def test_chat_on_the_examples_answers_follow_ups_with_citations_and_keeps_the_su
     cite = pennsylvania["result"]["citations"][0]
     assert (cite["document"], cite["page"]) == ("nics-background-checks-2015-11.pdf", 1) and cite["run_id"]
     # a new process on the same thread (the sqlite checkpointer under RELAYRAG_HOME): the subject carries on
-    out = chat(home, ["What about Florida?", "and long gun checks?", "And in Narnia?"], "--thread", "pdfs", "--json",
-               collection="examples")
-    florida, long_guns, narnia = finals(out)
+    out = chat(home, ["What about Florida?", "and long gun checks?", "What about the totals?", "And in Narnia?"],
+               "--thread", "pdfs", "--json", collection="examples")
+    florida, long_guns, totals, narnia = finals(out)
     assert '→ ask(question="How many handgun checks were there in Florida?"' in out.stderr
     assert "Florida — Handgun: 50,796" in florida["answer"] and florida["result"]["citations"][0]["run_id"]
     assert "Florida — Long Gun: 28,981" in long_guns["answer"] and "50,796" not in long_guns["answer"]
+    # a new aspect: the rewrite got the long-gun answer again, so its new word was asked with the subject's name
+    assert '→ ask(question="What about the totals for long gun checks in Florida?"' in out.stderr
+    assert '→ ask(question="total Florida"' in out.stderr and "got an earlier answer again" in totals["note"]
+    assert "Florida — Totals: 103,532" in totals["answer"] and "28,981" not in totals["answer"]
     # one the documents cannot answer: not found, not an earlier answer
-    assert narnia["answer"].startswith("(Asked as: How many long gun checks were there in Narnia?)")
-    assert "could not find an answer" in narnia["answer"] and "28,981" not in narnia["answer"]
+    assert narnia["answer"].startswith("(Asked as: What about the totals for long gun checks in Narnia?)")
+    assert "could not find an answer" in narnia["answer"] and "103,532" not in narnia["answer"]
     assert not narnia["result"]["citations"]
 
 

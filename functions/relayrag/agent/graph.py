@@ -54,7 +54,7 @@ from langgraph.prebuilt import ToolNode
 from pydantic import BaseModel, Field, create_model
 
 from relayrag.agent.decompose import FUNCTION_WORDS_EN, is_cjk, keyword_query, reference, resolve, row_entities, split_parts
-from relayrag.agent.followup import FOLLOW_UP_WORDS, condense, names
+from relayrag.agent.followup import FOLLOW_UP_WORDS, condense, names, subject
 from relayrag.agent.mcp_tools import Toolset, evidence_from, short, structured_output, turn_evidence
 from relayrag.agent.schema import AnalysisResult, Citation, merge_citations
 
@@ -663,8 +663,11 @@ def build_graph(model: BaseChatModel | None, toolset: Toolset, *, settings, chec
         repeat = repeated(state, summary)
         if repeat is not None and name == "ask":
             # the earlier answer came back: its question's terms outweigh the follow-up's new ones; the new terms
-            # are asked with the subject's names only (none when it names nothing: "queen", not "queen worker bees")
-            narrow = " ".join([*repeat, *names(state.get("previous") or "")])
+            # are asked with the subject's names only, or its keywords when it names nothing (a new term alone
+            # finds any passage that uses it: "issued" → some other thing that was issued)
+            previous = state.get("previous") or ""
+            anchor = names(previous) or [keyword_query(subject(previous))]
+            narrow = " ".join([*repeat, *anchor])
             msg2, out2 = await call(name, {**args, "question": narrow}, "router-narrow")
             if out2 is not None and out2.get("found") is not False:
                 summary2 = short(tool_summary(name, out2), 4000)
