@@ -31,6 +31,9 @@ subject):
 A follow-up in another language than the previous question (a Japanese 「ブラジルは？」 after an English question)
 is asked as written: without an LLM there is nothing to translate the previous subject with.
 
+A follow-up of a question of several parts (decompose.split_parts) continues its last part ("And Germany?"
+after "Which three countries …, and what does our refund policy say about them?" → "What does our refund
+policy say about Germany?": a named fragment takes a pronoun's place when the part names nothing).
 Anything else is standalone (None). Everything here is text handling of the user's own words: nothing is
 invented, the rewrite uses only words of the two questions (and of the listed items), so the answer stage
 never sees a word the user did not say.
@@ -41,7 +44,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from relayrag.agent.decompose import is_cjk
+from relayrag.agent.decompose import is_cjk, split_parts
 
 FOLLOW_UP_WORDS = 15  # a longer question is read as standalone even with a pronoun in it
 
@@ -202,6 +205,9 @@ def _parallel(previous: str, fragment: str) -> tuple[str, str] | None:
         if spans:
             s, e = spans[-1]
             return p[:s] + frag + p[e:] + "?", p[s:e]
+        pron = _PRONOUN_EN.search(p)
+        if pron and pron.group(0).lower() not in _POSSESSIVE:  # "… say about them?" + "And Germany?"
+            return p[:pron.start()] + frag + p[pron.end():] + "?", pron.group(0)
     return None
 
 
@@ -223,6 +229,9 @@ def condense(question: str, previous: str | None, items: list[str] | None = None
 
 
 def _condense_en(question: str, previous: str, items: list[str]) -> Standalone | None:
+    parts = split_parts(previous)
+    if len(parts) > 1:  # a question of several parts: a follow-up continues its last part
+        previous = parts[-1][0].upper() + parts[-1][1:]
     text = " ".join(question.split())
     lead = _LEAD_EN.match(text)
     rest = text[lead.end():] if lead else text
@@ -300,6 +309,8 @@ def _topic_ja(previous: str) -> str | None:
 def _condense_ja(question: str, previous: str, items: list[str]) -> Standalone | None:
     if not is_cjk(previous):  # another language than the previous question: no translation without an LLM
         return None
+    parts = split_parts(previous)
+    previous = parts[-1] if len(parts) > 1 else previous  # a follow-up continues the last part
     text = _LEAD_JA.sub("", question.strip())
     led = text != question.strip()
     ordinal = _ORDINAL_JA.search(text)

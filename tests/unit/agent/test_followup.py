@@ -50,6 +50,9 @@ COUNTRIES = ["USA", "Canada", "Brazil"]
      "What does our refund policy say about Canada?"),
     ("And the last one?", "What does our refund policy say about USA?",
      "What does our refund policy say about Brazil?"),
+    # a question of several parts: the follow-up continues the last part; a name takes the pronoun's place
+    ("And Germany?", "Which three countries have the most customers, and what does our refund policy say about "
+     "them?", "What does our refund policy say about Germany?"),
     # Japanese: a named topic is replaced, anything else is an aspect of the topic, pronouns are the topic
     ("富士山は？", "東京タワーの高さは？", "富士山の高さは？"),
     ("じゃあ、ブラジルの場合は？", "EUの顧客の返金期間は何日ですか？", "ブラジルの顧客の返金期間は何日ですか？"),

@@ -220,6 +220,18 @@ def test_without_an_llm_an_ordinal_follow_up_picks_the_item_of_the_previous_tabl
         ("refund-policy.pdf", 2)
 
 
+def test_without_an_llm_a_follow_up_of_a_two_hop_question_continues_its_document_part(home, chinook_shop):
+    [two_hop, germany, second] = run_turns(make(home, None, collection="shop"), [
+        TWO_HOP_Q, "And Germany?", "and the second one?"])
+    assert two_hop[-1]["mode"] == "supervisor" and "USA | 13" in two_hop[-1]["answer"]
+    assert asked(germany) == ["What does our refund policy say about Germany?", "refund policy Germany"]
+    assert "European Union (for example France, Germany" in germany[-1]["answer"]
+    assert germany[-1]["mode"] == "router" and germany[-1]["result"]["citations"][0]["page"] == 2
+    # the ordinal is the second row of the two-hop question's table part
+    assert asked(second)[0] == "What does our refund policy say about Canada?"
+    assert "Customers in Canada" in second[-1]["answer"]
+
+
 def test_a_thread_resumed_by_a_new_assistant_on_the_sqlite_checkpointer_keeps_its_follow_up_subject(home, bees):
     def factory():
         return Assistant(collection="docs", model=None, server=build_server(),
