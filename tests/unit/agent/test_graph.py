@@ -211,8 +211,9 @@ def test_without_an_llm_an_ordinal_follow_up_picks_the_item_of_the_previous_tabl
         "Which three countries have the most customers?", "What does our refund policy say about the first one?",
         "And the second one?"])
     assert "USA | 13" in countries[-1]["answer"]
-    # the rewrite's own words ("our", "say") refuse a good passage; its keywords are asked once more
-    assert asked(first) == ["What does our refund policy say about USA?", "refund policy USA"]
+    # the rewrite's own words ("our", "say") no longer refuse the good passage: in this one-document collection
+    # the smoothed idf keeps "refund" and "USA" from weighing nothing (before: refused, then its keywords asked)
+    assert asked(first) == ["What does our refund policy say about USA?"]
     assert "Customers in the USA" in first[-1]["answer"]
     assert asked(second)[0] == "What does our refund policy say about Canada?"
     assert "Customers in Canada" in second[-1]["answer"] and "USA" not in second[-1]["answer"].split(")", 1)[1]
@@ -224,7 +225,7 @@ def test_without_an_llm_a_follow_up_of_a_two_hop_question_continues_its_document
     [two_hop, germany, second] = run_turns(make(home, None, collection="shop"), [
         TWO_HOP_Q, "And Germany?", "and the second one?"])
     assert two_hop[-1]["mode"] == "supervisor" and "USA | 13" in two_hop[-1]["answer"]
-    assert asked(germany) == ["What does our refund policy say about Germany?", "refund policy Germany"]
+    assert asked(germany) == ["What does our refund policy say about Germany?"]  # answered as worded (see above)
     assert "European Union (for example France, Germany" in germany[-1]["answer"]
     assert germany[-1]["mode"] == "router" and germany[-1]["result"]["citations"][0]["page"] == 2
     # the ordinal is the second row of the two-hop question's table part
