@@ -45,9 +45,13 @@ class GradeRoute(ChoiceEnum):
 
 
 class CheckRoute(ChoiceEnum):
-    """hallucination_check's decision: the answer is grounded, regenerate it, or refuse (bounded retries)."""
+    """hallucination_check's decision: the answer is grounded, regenerate it, or refuse (bounded retries);
+    not_found: generate found no answer; no_claims: a chitchat reply; nothing to check in either (the run ends,
+    not grounded)."""
 
     grounded = "grounded"
+    not_found = "not_found"
+    no_claims = "no_claims"
     regenerate = "regenerate"
     refuse = "refuse"
 

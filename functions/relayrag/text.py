@@ -14,6 +14,49 @@ _ABBREV = re.compile(r"(?:\b(?:e\.g|i\.e|etc|vs|Fig|Figs|No|Nos|Dr|Mr|Mrs|Ms|St|
 _LINE_END_PUNCT = tuple(".!?:;。！？")
 
 
+_KANA = re.compile(r"[\u3040-\u30ff\uff66-\uff9f]")
+_HANGUL = re.compile(r"[\uac00-\ud7af\u1100-\u11ff\u3130-\u318f]")
+_HAN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
+# function words and letters that tell the European languages apart in a short question (each word weighs 1,
+# each letter 2); English is the default, also on a tie
+_LANG_WORDS = {
+    "en": "what which who whom whose how when where why the is are was were of to in for does do did a an and "
+          "with from on by can should",
+    "es": "qué cuál cuáles cuánto cuántos cuánta cuántas cómo dónde cuándo quién quiénes por para el los las del es "
+          "son una y en se tiene puede hay cuesta",
+    "fr": "quel quelle quels quelles comment où quand qui combien pourquoi le les des du est sont une et pour dans au "
+          "aux est-ce il elle peut coûte",
+    "de": "was wie wo wann wer warum welche welcher welches wieviel wieviele der die das ist sind ein eine einen und "
+          "für von mit den dem im kann gibt kostet",
+    "pt": "qual quais quanto quantos quanta quantas como onde quando quem o os do da dos das é são um uma e em no na "
+          "pode tem há custa",
+    "it": "quale quali quanto quanti come dove quando chi perché il lo gli del della dei è sono un una e per nel "
+          "nella può ci di che costa",
+}
+_LANG_WORD_SETS = {lang: frozenset(words.split()) for lang, words in _LANG_WORDS.items()}
+_LANG_LETTERS = {"es": "ñ¿¡", "fr": "çêëîïôœù", "de": "äöüß", "pt": "ãõç", "it": "ìòè"}
+
+
+def language_code(text: str) -> str:
+    """The language to answer a question's "not found" or refusal in. CJK text (has_cjk): "ja" (any kana),
+    "ko" (hangul), "zh" (Han characters without kana); else by function words and letters "es", "fr", "de",
+    "pt", "it" or "en" (the default, also on a tie). A rule on the question's script and its commonest words,
+    not a language model: enough to say "not found" in the asker's language."""
+    if has_cjk(text):
+        if _KANA.search(text):
+            return "ja"
+        if _HANGUL.search(text):
+            return "ko"
+        if _HAN.search(text):
+            return "zh"
+    words = re.findall(r"[^\W\d_]+(?:-[^\W\d_]+)?", text.lower())
+    scores = {lang: sum(1 for w in words if w in vocab) for lang, vocab in _LANG_WORD_SETS.items()}
+    for lang, letters in _LANG_LETTERS.items():
+        scores[lang] += 2 * sum(1 for ch in text.lower() if ch in letters)
+    best = max(scores, key=lambda k: scores[k])
+    return best if scores[best] > scores["en"] else "en"
+
+
 def normalize(text: str) -> str:
     """NFKC (full-width → ASCII, ligatures split) and collapsed horizontal whitespace."""
     text = unicodedata.normalize("NFKC", text)

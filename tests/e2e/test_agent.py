@@ -19,6 +19,7 @@ from relayrag.agent.assistant import Assistant
 from relayrag.errors import ConfigError
 from tests.agent_double import ScriptedChatModel, call, say
 from tests.e2e.test_mcp_http import free_port, start_gateway, stop
+from tests.conftest import EXAMPLES
 from tests.unit.agent.conftest import BEES_Q, TWO_HOP_Q, settings_for
 
 RELAYRAG = Path(sys.executable).parent / "relayrag"
@@ -100,6 +101,10 @@ def test_sse_endpoint_in_process_streams_node_tool_and_final_events_in_order(hom
         events = parse_sse(r.text)
         bad = client.post("/chat", json={"message": ""}, headers={"authorization": "Bearer chat-token"})
         assert bad.status_code == 400 and "message" in bad.json()["error"]
+        missing = client.post("/chat", json={"message": BEES_Q, "collection": "nosuch"},
+                              headers={"authorization": "Bearer chat-token"})
+        assert missing.status_code == 404
+        assert "unknown collection 'nosuch' (collections: docs)" in missing.json()["error"]
     names = [n if n != "node" else f"node:{d['node']}" for n, d in events]
     assert names == ["start", "node:preprocess", "tool_call", "node:agent", "tool_result", "node:tools",
                      "node:agent", "node:structure", "final"]
@@ -182,3 +187,44 @@ def test_chat_without_an_llm_answers_a_two_hop_question_citing_the_sql_and_a_doc
     assert sql["run_id"] and sql["sql"].startswith("SELECT Country, COUNT(*) AS customers FROM Customer")
     assert (page["document"], page["page"]) == ("refund-policy.pdf", 2) and page["run_id"]
     assert "USA | 13" in final["answer"] and "30 days" in final["answer"]
+
+
+def finals(out: subprocess.CompletedProcess) -> list[dict]:
+    assert out.returncode == 0, out.stderr
+    return [json.loads(line) for line in out.stdout.splitlines() if line.strip()]
+
+
+def test_chat_on_the_examples_answers_follow_ups_with_citations_and_keeps_the_subject_across_a_restart(home, ctx):
+    # as the README's quick start: examples/pdfs ingested as `examples`, `relayrag chat -c examples` without an
+    # LLM, its MCP gateway a `relayrag mcp` child over stdio
+    from relayrag.service import Service
+    assert not Service(ctx).ingest(EXAMPLES / "pdfs", "examples").failed
+    texas, pennsylvania = finals(chat(home, ["How many handgun checks were there in Texas?", "And in Pennsylvania?"],
+                                      "--thread", "pdfs", "--json", collection="examples"))
+    assert "56,941" in texas["answer"]
+    assert "Pennsylvania — Handgun: 62,752" in pennsylvania["answer"] and "56,941" not in pennsylvania["answer"]
+    assert "follow-up" in pennsylvania["note"]
+    cite = pennsylvania["result"]["citations"][0]
+    assert (cite["document"], cite["page"]) == ("nics-background-checks-2015-11.pdf", 1) and cite["run_id"]
+    # a new process on the same thread (the sqlite checkpointer under RELAYRAG_HOME): the subject carries on
+    out = chat(home, ["What about Florida?", "and long gun checks?", "What about the totals?", "And in Narnia?"],
+               "--thread", "pdfs", "--json", collection="examples")
+    florida, long_guns, totals, narnia = finals(out)
+    assert '→ ask(question="How many handgun checks were there in Florida?"' in out.stderr
+    assert "Florida — Handgun: 50,796" in florida["answer"] and florida["result"]["citations"][0]["run_id"]
+    assert "Florida — Long Gun: 28,981" in long_guns["answer"] and "50,796" not in long_guns["answer"]
+    # a new aspect: the rewrite got the long-gun answer again, so its new word was asked with the subject's name
+    assert '→ ask(question="What about the totals for long gun checks in Florida?"' in out.stderr
+    assert '→ ask(question="total Florida"' in out.stderr and "got an earlier answer again" in totals["note"]
+    assert "Florida — Totals: 103,532" in totals["answer"] and "28,981" not in totals["answer"]
+    # one the documents cannot answer: not found, not an earlier answer
+    assert narnia["answer"].startswith("(Asked as: What about the totals for long gun checks in Narnia?)")
+    assert "could not find an answer" in narnia["answer"] and "103,532" not in narnia["answer"]
+    assert not narnia["result"]["citations"]
+
+
+def test_chat_on_an_unknown_collection_fails_naming_the_collections_there_are(home, bees):
+    out = chat(home, ["hello"], collection="nosuch")
+    assert out.returncode == 2 and out.stdout == ""
+    assert "error: unknown collection 'nosuch' (collections: docs)" in " ".join(out.stderr.split())
+    assert "relayrag ingest PATH --collection nosuch" in out.stderr

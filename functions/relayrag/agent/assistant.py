@@ -8,7 +8,8 @@ Events (dicts, in order): `{"event": "start", "thread_id", "model"}`; `{"event":
 node finishes; `{"event": "tool_call", "name", "args", "id"}` and `{"event": "tool_result", "name", "id",
 "ok", "preview"}` around each MCP tool call; `repair` (a structured result failed validation once),
 `summary` (older turns were summarised), `hop` (the supervisor chose a specialist); last
-`{"event": "final", ...TurnResult}`. An error ends the stream with `{"event": "error", "message"}`.
+`{"event": "final", ...TurnResult}`. An error ends the stream with `{"event": "error", "message"}`; a turn on a
+collection the gateway does not have is only that error (naming the collections there are).
 """
 
 from __future__ import annotations
@@ -18,13 +19,13 @@ import uuid
 from collections.abc import AsyncIterator
 from typing import Any
 
-from langchain_core.messages import HumanMessage
+from langchain_core.messages import HumanMessage, ToolMessage
 
 from relayrag.agent.graph import MODES, build_graph
-from relayrag.agent.mcp_tools import Toolset, open_tools, select_tools
+from relayrag.agent.mcp_tools import Toolset, open_tools, select_tools, structured_output
 from relayrag.agent.schema import TurnResult
 from relayrag.agent.threads import open_checkpointer
-from relayrag.errors import ConfigError
+from relayrag.errors import ConfigError, NotFoundError
 
 _UNSET = object()
 
@@ -51,6 +52,7 @@ class Assistant:
         self.toolset: Toolset | None = None
         self.graph: Any = None
         self.model: Any = None
+        self._known: set[str] = set()  # collections the gateway listed (documents or tables)
 
     @property
     def model_name(self) -> str:
@@ -84,6 +86,34 @@ class Assistant:
             await self._stack.aclose()
             self._stack = None
 
+    async def collection_error(self, name: str) -> str | None:
+        """Why `name` cannot be asked (the gateway's list_collections has no collection of that name: neither
+        documents nor tables), naming the collections there are; None when it exists or the gateway cannot
+        list collections (then the tools report it). A name once found is not listed again."""
+        if name in self._known:
+            return None
+        tool = self.toolset.offered.get("list_collections") if self.toolset is not None else None
+        if tool is None:
+            return None
+        msg = await tool.ainvoke({"type": "tool_call", "id": "collections", "name": "list_collections", "args": {}})
+        out = structured_output(msg) if isinstance(msg, ToolMessage) and msg.status != "error" else None
+        if out is None:
+            return None
+        known = [str(c.get("name")) for c in out.get("collections") or [] if isinstance(c, dict)]
+        self._known = set(known)
+        if name in self._known:
+            return None
+        return (f"unknown collection {name!r} (collections: {', '.join(known[:20]) or 'none yet'}); ingest documents "
+                f"into it first (`relayrag ingest PATH --collection {name}`) or load tables with `relayrag warehouse "
+                "load`")
+
+    async def check_collection(self, name: str) -> None:
+        """Raise NotFoundError (a RelayragError: the CLI exits 2 with its message) when `name` is unknown to the
+        gateway (see collection_error)."""
+        error = await self.collection_error(name)
+        if error is not None:
+            raise NotFoundError(error)
+
     async def turn(self, text: str, *, thread_id: str | None = None, collection: str | None = None,
                    mode: str | None = None) -> AsyncIterator[dict]:
         """Run one turn of `thread_id` (new thread if None) and yield its events (see the module docstring)."""
@@ -93,6 +123,10 @@ class Assistant:
         if not text:
             raise ConfigError("empty message")
         thread_id = thread_id or uuid.uuid4().hex[:12]
+        error = await self.collection_error(collection or self.collection)
+        if error is not None:  # nothing runs and nothing is written to the thread
+            yield {"event": "error", "thread_id": thread_id, "message": error}
+            return
         config = {"configurable": {"thread_id": thread_id}, "recursion_limit": 100}
         state_in = {"messages": [HumanMessage(text)], "collection": collection or self.collection,
                     "mode": mode or self.mode}

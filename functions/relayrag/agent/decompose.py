@@ -46,6 +46,7 @@ being can could should would will shall may might must has have had our ours we 
 this that these those them they their theirs it its he she him his her hers about of for to in on at by with
 from say says said tell tells mention mentions state states stated there any some please also and or then
 anything something""".split())
+FUNCTION_WORDS_EN = _DROP_EN  # the words keyword_query drops (question words, pronouns, verbs of saying)
 
 
 def is_cjk(text: str) -> bool:

@@ -6,7 +6,8 @@ Request: `Authorization: Bearer <one of RELAYRAG_AGENT_TOKENS>` and a JSON body
 (a missing thread_id starts a new thread; its id comes back in the first event). Response: `text/event-stream`,
 one SSE event per assistant event (`start`, `node`, `tool_call`, `tool_result`, `repair`, `summary`, `hop`,
 then `final` or `error`), each `data:` a JSON object. A missing or wrong token gets 401 before anything runs;
-a bad body gets 400 naming the field. `GET /healthz` answers 200 without a token.
+a bad body gets 400 naming the field, a collection the gateway does not have 404 naming the ones it has.
+`GET /healthz` answers 200 without a token.
 """
 
 from __future__ import annotations
@@ -77,6 +78,10 @@ def build_app(assistant: Assistant, *, tokens: list[str]) -> Starlette:
         if not (body.collection or assistant.collection):
             return JSONResponse({"error": "collection: required (the server has no default collection)"},
                                 status_code=400)
+
+        missing = await assistant.collection_error(body.collection or assistant.collection)
+        if missing is not None:
+            return JSONResponse({"error": missing}, status_code=404)
 
         async def events():
             async for e in assistant.turn(body.message, thread_id=body.thread_id, collection=body.collection,

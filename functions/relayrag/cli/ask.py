@@ -116,8 +116,8 @@ def ask(question: str = typer.Argument(..., help="The question."),
         ps = result.get("page_search") or {}
         if ps.get("status") == "off" and result.get("route") == "visual":  # why the image did not decide
             _say(out, (f"page-image search: {ps.get('reason', 'off')}", "dim"))
-        flag = ("not found" if not result.get("found", True) else "grounded" if result["grounded"]
-                else ("refused" if result["refused"] else "not grounded"))
+        flag = ("not found" if not result.get("found", True) else "small talk" if result.get("route") == "chitchat"
+                else "grounded" if result["grounded"] else ("refused" if result["refused"] else "not grounded"))
         if result.get("filters"):
             _say(out, (f"filters: {'; '.join(result['filters'])}", "dim"))
         _say(out, (f"run {result['run_id']} · route {result['route']} · arm {result['arm']} · {flag} · "

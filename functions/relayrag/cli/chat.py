@@ -53,6 +53,7 @@ async def _chat(collection: str, thread: str | None, mode: str, as_json: bool) -
     async with Assistant(collection=collection, mode=mode) as assistant:
         toolset = assistant.toolset
         assert toolset is not None
+        await assistant.check_collection(collection)  # like `relayrag ask -c nosuch`: the message, exit code 2
         thread_id = thread
         if thread_id is None:
             import uuid
@@ -89,9 +90,11 @@ def chat(collection: str = typer.Option(..., "--collection", "-c", help="Collect
     citations, and remembers the thread (RELAYRAG_HOME/agent/threads.sqlite3). Tool calls stream to stderr,
     answers to stdout. Interactive on a terminal; otherwise one turn per stdin line. Model: RELAYRAG_LLM
     (none: a deterministic router answers with one tool and says so; a question whose parts need different
-    tools gets one tool per part from the deterministic supervisor). MCP: RELAYRAG_AGENT_MCP_URL (empty:
+    tools gets one tool per part from the deterministic supervisor). A follow-up ("And for Brazil?", "When was
+    it published?") is first made a standalone question from the thread, by the model or by rules without
+    one. An unknown collection exits 2 naming the collections there are. MCP: RELAYRAG_AGENT_MCP_URL (empty:
     `relayrag mcp` over stdio)."""
-    with _user_errors():
+    with _user_errors(as_json):
         import relayrag.agent  # noqa: F401  (ConfigError naming the extra when it is missing)
         try:
             asyncio.run(_chat(collection, thread, mode, as_json))

@@ -102,8 +102,10 @@ def build_server(*, engine: str | None = None, http: bool = False, auth: TokenVe
         """Answer a question from a collection with the RAG workflow (workflows/rag.yaml): classify, expand,
         retrieve, rerank, grade, generate, hallucination check. Returns the answer, citations (document,
         page, a short quote, the document's title and, with metadata, its validity and shown fields),
-        `notes` (unknown validity, needs review), `grounded` (every sentence supported by its cited chunk),
-        `refused`, the retrieval arm, per-stage timings and the run_id (see get_run)."""
+        `notes` (unknown validity, needs review), `grounded` (true only for an answer from the documents whose
+        every sentence its cited chunk supports; false for a "not found" and small talk), `found` (false when the documents
+        do not answer: the answer says so in the question's language), `refused`, the retrieval arm,
+        per-stage timings and the run_id (see get_run)."""
         report = progress_from_thread(ctx)
         result = await in_thread(gw.ask, question, collection, arm, stage_progress(report), filters)
         return await with_images(gw, result)

@@ -22,25 +22,15 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from relayrag.text import has_cjk, normalize
+from relayrag.text import language_code, normalize
 
-_KANA = re.compile(r"[\u3040-\u30ff\uff66-\uff9f]")
-_HANGUL = re.compile(r"[\uac00-\ud7af]")
-_HAN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
+_CJK_NAMES = {"ja": "Japanese", "ko": "Korean", "zh": "Chinese"}
 
 
 def question_language(text: str) -> str | None:
     """'Japanese' (any kana), 'Korean' (hangul), 'Chinese' (han without kana) for CJK text, else None
-    (Latin-script languages are left to the LLM's own reading of the question)."""
-    if not has_cjk(text):
-        return None
-    if _KANA.search(text):
-        return "Japanese"
-    if _HANGUL.search(text):
-        return "Korean"
-    if _HAN.search(text):
-        return "Chinese"
-    return None
+    (Latin-script languages are left to the LLM's own reading of the question); relayrag.text.language_code."""
+    return _CJK_NAMES.get(language_code(text))
 
 _NUM_WORDS = {"one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8,
               "nine": 9, "ten": 10, "twenty": 20}

@@ -27,8 +27,8 @@ is n − 1 bigrams, which would otherwise outweigh what is asked about it); aske
 the non-entity terms alone.
 
 The answer is given only when coverage >= the script's COVERAGE_MIN, asked_coverage >= ASKED_MIN (CJK),
-entity_min >= ENTITY_MIN, and
-when the question asks for a quantity or date (expects_number), the answering sentence holds a number;
+entity_min >= ENTITY_MIN, and the answering sentence states a value of the type the question asks for
+(expected_answer_type / states_answer_type: money, a duration, a date or any number);
 the thresholds were chosen on the dev sets (benchmarks/golden/examples-pdfs.jsonl and ja-qa
 dev with its unanswerable twin, see benchmarks/RESULTS.md) to keep false refusals <= 10 %.
 """
@@ -57,6 +57,8 @@ could would should will shall may might must have has had the a an of in on for 
 these those i you we they he she his her tell me please give list name describe explain say said show shows
 any some about there their than as into per according document documents page number numbers amount value
 kind type sort across all each every both""".split())
+_HOW_ADJECTIVES = frozenset("""long far old big large often soon tall high heavy wide deep fast late early short small
+frequently""".split())
 _KANA_OR_PUNCT = re.compile(r"^[\u3040-\u309f\u30fc\u3000-\u303f\uff01-\uff0f\uff1a-\uff20・ー、。「」（）()?？!！]+$")
 _QUESTION_KANJI = frozenset("何誰")
 _HIRAGANA = re.compile(r"[\u3040-\u309f]")
@@ -86,13 +88,23 @@ def is_function_bigram(tok: str) -> bool:
     return not rest or bool(_KANA_OR_PUNCT.match(rest))
 
 
+def _asked_words(words: list[str]) -> list[bool]:
+    """Per English word of a question: is it a question word? _QUESTION_WORDS, and the adjective of a
+    "how long / how far / how old …" phrase: it names the answer's type (a duration, a distance; see
+    expected_answer_type), not a thing the answer mentions ("long" is in no refund policy)."""
+    low = [w.lower().strip(".'’") for w in words]
+    return [w in _QUESTION_WORDS or (i > 0 and low[i - 1] == "how" and w in _HOW_ADJECTIVES)
+            for i, w in enumerate(low)]
+
+
 def content_weights(question: str, idf: dict[str, float] | None = None, absent: set[str] | frozenset = frozenset()
                     ) -> dict[str, float]:
     """Content token → weight: idf (1.0 without an index), × FUNCTION_WEIGHT / HALF_WEIGHT for CJK function
     bigrams / particle boundaries, × ABSENT_BOOST for tokens in `absent` (no chunk contains them)."""
     q = normalize(question)
     if not has_cjk(q):
-        kept = [w for w in _EN_WORD.findall(q) if w.lower().strip(".'’") not in _QUESTION_WORDS]
+        words = _EN_WORD.findall(q)
+        kept = [w for w, asked in zip(words, _asked_words(words)) if not asked]
         toks = tokenize(" ".join(kept))
     else:
         toks = tokenize(q)
@@ -114,9 +126,9 @@ def question_entities(question: str) -> list[list[str]]:
         ents = _KATAKANA_RUN.findall(q) + _LATIN_OR_NUM.findall(q)
     else:
         words = _EN_WORD.findall(q)
-        for i, w in enumerate(words):
+        for i, (w, asked) in enumerate(zip(words, _asked_words(words))):
             bare = w.strip(".'’")
-            if not bare or bare.lower() in _QUESTION_WORDS:
+            if not bare or asked:
                 continue
             if any(ch.isdigit() for ch in bare) or (len(bare) >= 2 and bare.isupper()) or (i > 0 and bare[0].isupper()):
                 ents.append(bare)
@@ -206,9 +218,161 @@ def expects_number(question: str) -> bool:
 _REFERENCE = re.compile(r"\b(?:Figures?|Figs?\.|Tables?|Pages?|pp?\.|Sections?|§|No\.)\s*[\dA-Z][\w\-–.]*", re.I)
 
 
+_NUMBER_WORD = (r"(?:two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|thirteen|fourteen|fifteen|sixteen|"
+                r"seventeen|eighteen|nineteen|twenty|thirty|forty|fifty|sixty|seventy|eighty|ninety|hundred|"
+                r"thousand|million|billion|dozen)")
+
+
 def has_number(text: str, cjk: bool = False) -> bool:
-    """True if `text` holds a number other than a reference label ("Figure 7-26", "page 4")."""
+    """True if `text` holds a number in digits other than a reference label ("Figure 7-26", "page 4"). Number
+    words count only with a unit of the type asked (states_answer_type: "two working days"): alone they are
+    mostly counts of things ("three different spring styles"), which answer no question about a value."""
     return bool((_DIGIT_CJK if cjk else _DIGIT).search(_REFERENCE.sub(" ", text)))
+
+
+# --- expected answer type: what kind of value the question asks for ----------------------------------------
+# A sentence that shares the question's words but states another kind of quantity ("… affects 73 airplanes"
+# for "What does each airplane cost?") does not answer it: the answering sentence must state a value of the
+# kind asked. Types: money (cost, price, fee, paid …), duration (how long: a time span or a length), date
+# (what year / what date), number (how many, how much, when, a measure …: any number, as before).
+
+_MONEY_Q_EN = re.compile(r"\b(?:costs?|costing|price[sd]?|pricing|fees?|fares?|airfares?|charges?|charged|paid|pays?|"
+                         r"spen[dt]|spending|expenses?|expenditures?|budget|salary|salaries|wages?|worth|tuition|rent)\b",
+                         re.I)
+_MONEY_Q_START = re.compile(r"^\s*(?:what|which|how much)\b", re.I)
+_DURATION_Q_EN = re.compile(r"^\s*(?:for |within )?how long\b", re.I)
+_DATE_Q_EN = re.compile(r"^\s*(?:in |by |on |until |since |from )?what (?:year|date|day of the month|month)\b", re.I)
+_MONEY_Q_CJK = re.compile(r"何円|何ドル|値段|価格|料金|費用")
+
+_CURRENCY_SIGN = r"[$€£¥￥₹₩]"
+_CURRENCY_WORD = (r"(?:dollars?|cents?|euros?|pounds?(?: sterling)?|pence|yen|yuan|reais|real|pesos?|rupees?|francs?|"
+                  r"USD|EUR|GBP|JPY|CAD|AUD|CHF|CNY|INR|BRL|MXN)")
+_AMOUNT = r"\d[\d,]*(?:\.\d+)?"
+_MONEY_TEXT = re.compile(
+    rf"{_CURRENCY_SIGN}\s*\d|\b(?:USD|EUR|GBP|JPY|CAD|AUD|CHF|CNY|INR|BRL|MXN)\s*\d"
+    rf"|{_AMOUNT}\s*(?:(?:million|billion|thousand|[mk]|bn)\s+)?{_CURRENCY_WORD}\b"
+    rf"|\b{_NUMBER_WORD}\s+{_CURRENCY_WORD}\b"
+    r"|\b\d[\d,]*\.\d\d\b(?!\s*(?:%|percent|per cent|[a-z]))"  # an amount written with cents: 618.00, 37,499.96
+    r"|\b(?:free of charge|at no (?:extra )?(?:cost|charge)|without charge|for free|no fee)\b", re.I)
+_MONEY_TEXT_CJK = re.compile(rf"{_CURRENCY_SIGN}\s*[0-9０-９]"
+                             r"|[0-9０-９一二三四五六七八九十百千万億]+\s*(?:円|ドル|ユーロ|ポンド|元|ウォン)")
+_CURRENCY_UNIT = re.compile(rf"{_CURRENCY_SIGN}|\b{_CURRENCY_WORD}\b|円|ドル|ユーロ", re.I)
+_TIME_UNIT = r"(?:(?:working|business|calendar|school|banking)\s+)?(?:seconds?|minutes?|hours?|days?|nights?|weeks?|" \
+             r"fortnights?|months?|years?|decades?|centur(?:y|ies))"
+_LENGTH_UNIT = (r"(?:mm|cm|km|m|in|ft|yd|mi|nm|inch(?:es)?|feet|foot|yards?|miles?|nautical miles?|"
+                r"(?:milli|centi|kilo)?met(?:er|re)s?)")
+_DURATION_TEXT = re.compile(
+    rf"(?:\d[\d,.]*|\b{_NUMBER_WORD}|\b(?:one|a|an|half an?|several|few))(?:\s*-\s*|\s+)?{_TIME_UNIT}\b"
+    rf"|\d[\d,.]*\s*-?\s*{_LENGTH_UNIT}\b|\b(?:at any time|indefinitely|forever|until|no time limit)\b", re.I)
+_DURATION_UNIT = re.compile(rf"\b{_TIME_UNIT}\b|\b{_LENGTH_UNIT}\b|\(\s*(?:s|h|min|d)\s*\)", re.I)
+_MONTH = (r"(?:January|February|March|April|May|June|July|August|September|October|November|December|"
+          r"Jan|Feb|Mar|Apr|Jun|Jul|Aug|Sept?|Oct|Nov|Dec)\.?")
+_DATE_TEXT = re.compile(rf"\b(?:1[5-9]\d\d|2\d\d\d)\b|\b{_MONTH}\s+\d|\b\d{{1,2}}\s+{_MONTH}"
+                        r"|\b\d{1,2}[/.-]\d{1,2}[/.-]\d{2,4}\b|\b\d{4}-\d{2}-\d{2}\b")
+_BARE_CELL = re.compile(rf"^\(?{_CURRENCY_SIGN}?\s*(?:up to\s+)?{_CURRENCY_SIGN}?\s*{_AMOUNT}"
+                        rf"(?:\s*[-–]\s*{_CURRENCY_SIGN}?\s*{_AMOUNT})?\)?\.?$", re.I)
+
+
+_TOTAL_Q_EN = re.compile(r"\b(?:totals?|overall|altogether|in all|combined|grand total|sum of|all (?:the )?(?:states|"
+                         r"countries|regions|rows|items))\b|\bacross all\b", re.I)
+_TOTAL_Q_CJK = re.compile(r"合計|総計|総数|全体")
+_TOTAL_LABEL = re.compile(r"^(?:grand\s+)?(?:totals?|sum|overall|all(?:\s+\w+)?|combined)\b|^total\b|^(?:合計|総計|計)$",
+                          re.I)
+
+
+def asks_for_total(question: str) -> bool:
+    """Does the question ask for a total ("the total …", "overall", "across all states", 合計)? Its answer in a
+    table is the row that states the total, not one of the rows it sums."""
+    q = normalize(question)
+    return bool(_TOTAL_Q_CJK.search(q) if has_cjk(q) else _TOTAL_Q_EN.search(q))
+
+
+def is_total_label(label: str) -> bool:
+    """Is a table row's label (its first cell) a total's ("Totals", "Grand total", "All states", 合計)?"""
+    return bool(_TOTAL_LABEL.match(" ".join(label.split()).strip(" *:")))
+
+
+_RATE_Q = re.compile(r"\b(?:per|each|every)\s+([^\W\d_]+(?:[-\s][^\W\d_]+)?)", re.I)
+_RATE_TEXT = re.compile(r"\bper[-\s]+([^\W\d_]+(?:-\s*[^\W\d_]+)?)", re.I)
+
+
+def rate_units(text: str, question: bool = False) -> list[set[str]]:
+    """The units of the rates `text` states ("$7,650 per operator" → [{operat}], "$85 per work-hour" →
+    [{work, hour}]); of a question also "each" / "every" ("What does each airplane cost?" → [{airplan}])."""
+    return [set(tokenize(m.group(1))) for m in (_RATE_Q if question else _RATE_TEXT).finditer(text)
+            if tokenize(m.group(1))]
+
+
+def other_rate(question: str, text: str) -> bool:
+    """Does prose `text` state its amounts per another unit than the question asks for ("cost per operator"
+    for "What does each airplane cost?")? True when the question names a unit (per / each X) and every
+    rate the sentence states is per something else; False when it states none (a plain amount) or one of
+    the question's units. Table rows are not read here: their units sit in the column names."""
+    asked = rate_units(question, question=True)
+    stated = rate_units(text)
+    if not asked or not stated or _TABLE_SEP in text:
+        return False
+    return not any(u & a for u in stated for a in asked)
+
+
+def expected_answer_type(question: str) -> str | None:
+    """The kind of value the question asks for: "money" (what / how much … cost, price, fee, paid, fare …;
+    何円, 値段, 料金), "duration" (how long: a time span, or a length), "date" (what year / what date), "number"
+    (any other question expects_number accepts), or None (the answer need not hold a number)."""
+    q = normalize(question)
+    if has_cjk(q):  # a quantity question (何円, いくら …) about a price asks for money
+        if not _NUMBER_Q_CJK.search(q):
+            return None
+        return "money" if _MONEY_Q_CJK.search(q) or "何円" in q else "number"
+    if _DURATION_Q_EN.search(q):
+        return "duration"
+    if _DATE_Q_EN.search(q):
+        return "date"
+    if _MONEY_Q_EN.search(q) and (_MONEY_Q_START.search(q) or _NUMBER_Q_EN.search(q)):
+        return "money"
+    return "number" if _NUMBER_Q_EN.search(q) else None
+
+
+_Q_NUMBER = re.compile(r"[0-9０-９][0-9０-９,./:\-]*[0-9０-９]|[0-9０-９]")
+
+
+def question_numbers(question: str) -> tuple[str, ...]:
+    """The numbers the question itself states ("2015" in "… in November 2015?"), longest first."""
+    return tuple(sorted(set(_Q_NUMBER.findall(normalize(question))), key=len, reverse=True))
+
+
+def states_answer_type(kind: str | None, text: str, cjk: bool = False, unit_context: str = "",
+                       exclude: tuple[str, ...] = (), question: str = "") -> bool:
+    """Does `text` state a value of the `kind` expected_answer_type found? money: an amount with a currency sign,
+    code or word ($7,650, 30 cents, 12 USD), an amount written with cents (618.00), "free of charge"; duration:
+    a number (or number word) with a time unit (14 days, a 14-day right, two working days) or with a length
+    unit; date: a year, a month with a day, a numeric date. A table row (cells split by " | ") also qualifies
+    with a cell that is a bare amount when its column names / section line (`unit_context`, e.g. "AMOUNT ($)",
+    "Ethanol ($/gal)") give no other unit for money, or give a time or length unit for a duration. "number":
+    any number other than a reference label (has_number); None: always True. `exclude`: the question's own
+    numbers (question_numbers), which do not state what it asks: "NICS Firearm Background Checks November - 2015"
+    does not say how many checks there were in November 2015. `question`: for money, an amount per another
+    unit than the question asks for is not its answer (other_rate)."""
+    if kind is None:
+        return True
+    for n in exclude:
+        text = re.sub(rf"(?<![0-9０-９.,]){re.escape(n)}(?![0-9０-９]|[.,][0-9０-９])", " ", text)
+    if kind == "number":
+        return has_number(text, cjk)
+    text = _REFERENCE.sub(" ", text)
+    if kind == "money":
+        if (_MONEY_TEXT_CJK if cjk else _MONEY_TEXT).search(text):
+            return not (question and other_rate(question, text))
+    elif kind == "duration":
+        if _DURATION_TEXT.search(text):
+            return True
+    elif kind == "date":
+        return bool(_DATE_TEXT.search(text))
+    if _TABLE_SEP not in text or not any(_BARE_CELL.match(c.strip()) for c in text.split("|")[1:]):
+        return False
+    if kind == "money":  # bare numbers under a currency unit, or under no unit at all (41.25 in a price table)
+        return bool(_CURRENCY_UNIT.search(unit_context)) or not _DURATION_UNIT.search(unit_context)
+    return bool(_DURATION_UNIT.search(unit_context))
 
 
 # --- local context -------------------------------------------------------------------------------------

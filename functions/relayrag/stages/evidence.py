@@ -34,15 +34,26 @@ def weighted_coverage(query_weights: dict[str, float], text: str) -> float:
     return sum(w for t, w in query_weights.items() if t in present) / total
 
 
+IDF_BACKGROUND = 20  # background chunks of the smoothed idf (see query_idf)
+
+
 def query_idf(query_tokens: list[str], bm25_index) -> dict[str, float]:
-    """BM25-style idf per distinct query token over the snapshot's chunks: ln(1 + (N - df + 0.5)/(df + 0.5)),
-    with df >= 1: a word no chunk contains weighs as much as the rarest word that occurs, not more (else a
-    generic question word absent from the corpus would outweigh all the words an answer does contain)."""
-    n = max(1, bm25_index.n_total)
+    """Smoothed BM25-style idf per distinct query token over the snapshot's chunks, for the answerability
+    weights: ln(1 + (N' - df' + 0.5)/(df' + 0.5)) with N' = N + IDF_BACKGROUND and df' = max(df, 1) + 1, as
+    if the collection also held IDF_BACKGROUND background chunks of which one contains the term.
+
+    The background keeps the weights meaningful in a tiny collection: in a one-document collection the
+    document's topic words ("refund" in a refund policy) occur in every chunk, and the raw idf (0.1 there
+    against 1.2 for a word of one chunk, at N = 4) let one rare or absent word decide alone, so a question
+    a larger collection answered from the same document was refused. With N = 1 every term weighs the
+    same. At N in the hundreds the background barely moves the weights. df >= 1: a word no chunk contains
+    weighs as much as the rarest word that occurs, not more (else a generic question word absent from the
+    corpus would outweigh all the words an answer does contain)."""
+    n = max(1, bm25_index.n_total) + IDF_BACKGROUND
     out = {}
     for t in dict.fromkeys(query_tokens):
         df = bm25_index.df(t) if bm25_index.n_docs else 0
-        df = max(df, 1)
+        df = max(df, 1) + 1
         out[t] = math.log(1 + (n - df + 0.5) / (df + 0.5))
     return out
 

@@ -30,10 +30,12 @@ from relayrag.prompts import quote_document, with_data_rule
 from relayrag.stages.base import (Stage, StageRequest, StageResponse, embedder_of, llm_failure, load_run, run_snapshot,
                                   write_run)
 from relayrag.stages.answerability import (
-    addresses_the_assistant, content_weights, expects_number, has_number, is_header_row, is_heading, page_heading,
-    previous_sentence, question_entities, section_heading, standalone_heading, support, table_header_above)
+    addresses_the_assistant, asks_for_total, content_weights, expected_answer_type, is_header_row, is_heading,
+    is_total_label, page_heading, question_numbers,
+    previous_sentence, question_entities, section_heading, standalone_heading, states_answer_type, support,
+    table_header_above)
 from relayrag.stages.evidence import absent_tokens, query_idf, sentence_spans, span_vectors
-from relayrag.text import answer_units as _units, has_cjk
+from relayrag.text import answer_units as _units, has_cjk, language_code
 
 DUPLICATE_COSINE = 0.95
 EVIDENCE_K = 8  # numbered evidence passages given to the LLM method
@@ -63,15 +65,32 @@ def sql_fallback_note(run_rec: dict) -> str:
     return f" The collection's tables could not answer either: {note}"
 
 
+NOT_FOUND_TEXT = {  # language → ("not found" sentence, the related passages' label); {c}: the collection
+    "en": ("I could not find an answer to this in the documents of collection '{c}'.",
+           " Related passages (not an answer): {w}."),
+    "ja": ("コレクション「{c}」の文書には、この質問への答えが見つかりませんでした。", " 関連する箇所（答えではありません）: {w}"),
+    "zh": ("在集合「{c}」的文档中没有找到这个问题的答案。", " 相关段落（不是答案）: {w}"),
+    "ko": ("컬렉션 '{c}'의 문서에서 이 질문에 대한 답을 찾지 못했습니다.", " 관련 구절(답이 아님): {w}"),
+    "es": ("No encontré una respuesta a esto en los documentos de la colección '{c}'.",
+           " Pasajes relacionados (no son una respuesta): {w}."),
+    "fr": ("Je n'ai pas trouvé de réponse à cette question dans les documents de la collection '{c}'.",
+           " Passages liés (pas une réponse) : {w}."),
+    "de": ("Ich habe in den Dokumenten der Sammlung '{c}' keine Antwort darauf gefunden.",
+           " Verwandte Stellen (keine Antwort): {w}."),
+    "pt": ("Não encontrei uma resposta para isso nos documentos da coleção '{c}'.",
+           " Trechos relacionados (não são uma resposta): {w}."),
+    "it": ("Non ho trovato una risposta a questa domanda nei documenti della collezione '{c}'.",
+           " Passaggi correlati (non una risposta): {w}."),
+}
+
+
 def not_found_text(question: str, collection: str, related: list[dict] | None = None) -> str:
-    """An honest "not found" in the question's language, naming the closest passages (related, not an
-    answer) by document and page."""
+    """An honest "not found" in the question's language (relayrag.text.language_code: English, Japanese,
+    Chinese, Korean, Spanish, French, German, Portuguese, Italian; else English), naming the closest passages
+    (related, not an answer) by document and page."""
     where = "; ".join(dict.fromkeys(f"{r['doc']} p. {r['page']}" for r in (related or [])))  # each page once
-    if has_cjk(question):
-        text = f"コレクション「{collection}」の文書には、この質問への答えが見つかりませんでした。"
-        return text + (f" 関連する箇所（答えではありません）: {where}" if where else "")
-    text = f"I could not find an answer to this in the documents of collection '{collection}'."
-    return text + (f" Related passages (not an answer): {where}." if where else "")
+    head, rel = NOT_FOUND_TEXT[language_code(question)]
+    return head.format(c=collection) + (rel.format(w=where) if where else "")
 
 
 def chitchat_text(question: str, collection: str) -> str:
@@ -178,6 +197,49 @@ def table_cell(question_tokens: set[str], row: str, header: str) -> str | None:
     return f"{cells[0]} — {labels[best]}: {cells[best]}"
 
 
+def total_cell(row: str, header: str) -> str | None:
+    """The total row's cell in the table's total column ("Totals — Totals: 2,236,457"), for a question that
+    names no column; None when no column is a total's (the whole row is quoted then)."""
+    cells, labels = _cells(row), _cells(header)
+    if len(cells) != len(labels):
+        return None
+    for j in range(len(labels) - 1, 0, -1):
+        if is_total_label(labels[j]) and cells[j]:
+            return f"{cells[0]} — {labels[j]}: {cells[j]}"
+    return None
+
+
+def _row_label(line: str) -> str:
+    return line.split("|", 1)[0].strip() if " | " in line else ""
+
+
+def total_row_chunks(snap, chunks: list[dict]) -> list[dict]:
+    """For a question that asks for a total: the snapshot's chunks that hold the total row ("Totals | …") of a
+    table some context chunk holds rows of (same document and page; a chunk of the table's later rows carries
+    the column-name row as its `context`, which the first chunk holds in its text), when no context chunk holds
+    one. A long table is chunked by rows, and a question naming only the table's title ("total for November
+    2015") retrieves its first rows, not its last (the Totals row)."""
+    if snap is None:
+        return []
+    if any(is_total_label(_row_label(ln)) for c in chunks for ln in c["text"].split("\n")):
+        return []
+    table_text: dict[tuple[str, int], str] = {}  # (source, page) -> the context chunks' rows and column names
+    for c in chunks:
+        if " | " in c["text"]:
+            key = (c["source"], c["page"])
+            table_text[key] = table_text.get(key, "") + "\n" + c.get("context", "") + "\n" + c["text"]
+    have = {c["chunk_id"] for c in chunks}
+    out = []
+    for c in snap.chunks:
+        text = table_text.get((c["source"], c["page"]))
+        header = (c.get("context") or "").strip()
+        if text is None or c["chunk_id"] in have or not header or header not in text:
+            continue
+        if any(is_total_label(_row_label(ln)) for ln in c["text"].split("\n")):
+            out.append(c)
+    return out
+
+
 def extractive(question: str, chunks: list[dict], embedder, max_sentences: int, bm25_index=None,
                snap=None) -> tuple[list[dict], list[dict], dict]:
     """Returns (answer sentences [{text, cites: [n], source, context}], citations, decision).
@@ -201,10 +263,12 @@ def extractive(question: str, chunks: list[dict], embedder, max_sentences: int, 
     absent = absent_tokens(qtok, bm25_index) if bm25_index is not None else set()
     weights = content_weights(question, idf, absent)
     entities = question_entities(question)
-    want_number = expects_number(question)
+    kind = expected_answer_type(question)  # money, duration, date, number or None
+    own_numbers = question_numbers(question)
     qset = set(weights)
     ent_toks = {t for g in entities for t in g}
     asked = {t: w for t, w in weights.items() if t not in ent_toks} or weights  # what is asked about it
+    total = asks_for_total(question)
     headings = page_headings(snap, chunks)
     openings = doc_openings(snap, chunks)
     units = [_units(c["text"], cjk) for c in chunks]
@@ -238,24 +302,43 @@ def extractive(question: str, chunks: list[dict], embedder, max_sentences: int, 
         context = "\n".join(p for p in (context, prev) if p)  # as recorded and read by the check
         ranked = support(weights, entities, text, context, wider) if prev else sup
         own = text  # a table row is read with its column names, section line and the page's caption
+        unit_context = ""  # where a table row's unit is written: its column names and section line
         if is_row:
+            unit_context = header + "\n" + section_heading(c["text"], units[i][k][0])
             own += "\n".join(["", header, section_heading(c["text"], units[i][k][0]),
                                headings.get((c["source"], c["page"]), "")])
         lex = 0.7 * support(asked, [], own).coverage + 0.3 * ranked.coverage
         score = (lex if cjk else 0.5 * float(cos[idx]) + 0.5 * lex) - 0.3 * (1.0 - ranked.entity_coverage)
+        named = False  # does the question name this row (its label)?
         if is_row and header:  # a table row is picked by its label: "Kentucky", "Totals"
             label = tokenize(cells[0])
+            named = bool(label) and sum(1 for t in label if t in qset or t in ent_toks) >= len(label) / 2
             if label and all(t in qset or t in ent_toks for t in label):
                 score += 0.15
+        # a question for a total ("total checks in November 2015") is not answered by a row it sums (a state's
+        # row): only by the total row, or by a row the question names ("the total for Florida")
+        total_row = is_row and bool(header) and is_total_label(cells[0])
+        summand = total and is_row and bool(header) and not named and not total_row
+        # a data row none of whose words the question mentions (a state's row for "How many checks were run
+        # in November 2015?") was matched by its column names alone: it answers for its own label, not for
+        # what was asked; a question that names no row of a table is about the whole table (its total row)
+        mentioned = is_row and bool(header) and any(
+            t in qset or t in ent_toks for cell in cells if re.search(r"[^\W\d_]", cell) for t in tokenize(cell))
         if not cjk and not is_row and (len(stripped) < 30 or is_heading(stripped) or stripped == c.get("title")):
             score -= 0.15  # fragments ("Iowa Ethanol") and headings rarely answer anything
         heading = not cjk and not is_row and standalone_heading(c["text"], *units[i][k])  # read as context only
         heading = heading or addresses_the_assistant(text)  # an injected instruction states no fact
         cands.append({"score": score, "i": i, "k": k, "span": units[i][k], "idx": idx, "text": stripped,
-                      "context": context, "header": header, "support": sup,
-                      "ok": not heading and sup.answers(cjk) and (not want_number or has_number(text, cjk))})
+                      "context": context, "header": header, "support": sup, "table": (c["source"], c["page"]),
+                      "row": is_row and bool(header), "mentioned": mentioned, "total_row": total_row,
+                      "ok": not heading and not summand and sup.answers(cjk)
+                      and states_answer_type(kind, text, cjk, unit_context, own_numbers, question)})
     if not cands:
         return [], [], {"answerable": False, "support": None, "related": [], "evidence": []}
+    named_tables = {t["table"] for t in cands if t["row"] and t["mentioned"]}
+    for t in cands:  # rows of a table: the rows the question mentions; else (it names none) the total row
+        if t["row"] and not t["mentioned"] and (not t["total_row"] or (t["table"] in named_tables and not total)):
+            t["ok"] = False
     cands.sort(key=lambda t: (-t["ok"], -t["score"]))
     related: list[dict] = []
     for cand in sorted(cands, key=lambda t: -t["score"]):
@@ -325,7 +408,8 @@ def extractive(question: str, chunks: list[dict], embedder, max_sentences: int, 
                     cites.append(n)
         text = cand["text"]
         if cand["header"]:
-            text = table_cell(qset, cand["text"], cand["header"]) or text
+            text = table_cell(qset, cand["text"], cand["header"]) or (
+                cand["total_row"] and total_cell(cand["text"], cand["header"])) or text
         sentences.append({"text": text, "cites": cites, "source": cand["text"], "context": cand["context"]})
     return sentences, citations, decision
 
@@ -374,6 +458,8 @@ def run(req: GenerateRequest, ctx: StageContext) -> GenerateResponse:
     relevant = set(run_rec.get("relevant") or [])
     chunks = [snap.chunks[c["row"]] for c in run_rec.get("candidates") or [] if c["chunk_id"] in relevant]
     chunks = chunks[: ctx.settings.context_k]
+    if chunks and (asks_for_total(question) or expected_answer_type(question)):
+        chunks += total_row_chunks(snap, chunks)  # a table's total row, when retrieval brought only rows it sums
     if not chunks:
         related = []
         for c in (run_rec.get("candidates") or [])[:3]:  # nothing relevant: the closest, as related reading

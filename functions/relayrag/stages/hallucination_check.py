@@ -9,9 +9,11 @@ Two questions, both of which must be yes for `grounded`:
    covered by the answer sentences read with their local context (stages/answerability.py) — so a verbatim
    quote about something else fails. LLM method `llm`: one JSON verdict, claim by claim, listing the
    unsupported sentences and whether the answer is about the exact thing asked.
-Routes: `grounded` (end); an answer that does not answer the question → `refuse` at once with an honest
-"not found" that lists the cited passages as related reading (regenerating from the same evidence cannot
-help); unsupported sentences → `regenerate` while regen_count < max_regenerations, then `refuse`.
+Routes: `grounded` (end); `not_found` (end: generate found no answer, so `grounded` is false: a refusal is
+not a grounded answer); `no_claims` (end: a chitchat reply, which cites nothing and is not grounded); an
+answer that does not answer the question → `refuse` at once with an honest "not found" that lists the cited
+passages as related reading (regenerating from the same evidence cannot help); unsupported sentences →
+`regenerate` while regen_count < max_regenerations, then `refuse`.
 """
 
 from __future__ import annotations
@@ -24,10 +26,11 @@ from relayrag.prompts import quote_document, with_data_rule
 from relayrag.stages.base import (Stage, StageRequest, StageResponse, embedder_of, llm_failure, load_run, run_snapshot,
                                   write_run)
 from relayrag.stages.answerability import (
-    Support, content_weights, expects_number, has_number, question_entities, support)
+    Support, content_weights, expected_answer_type, question_entities, question_numbers, states_answer_type,
+    support)
 from relayrag.stages.evidence import absent_tokens, lexical_coverage, query_idf, span_vectors
 from relayrag.stages.generate import PAGE_QUOTE, VISION, doc_openings, not_found_text
-from relayrag.text import has_cjk, sentences as split_sents, split_sentences
+from relayrag.text import has_cjk, language_code, sentences as split_sents, split_sentences
 
 SUPPORT_COSINE = 0.80
 SUPPORT_LEXICAL = 0.80
@@ -93,11 +96,22 @@ VERDICT = {"type": "object", "properties": {"unsupported": {"type": "array", "it
            "required": ["unsupported", "answers_question"], "additionalProperties": False}
 
 
+REFUSAL_TEXT = {
+    "en": "I can't give an answer that the retrieved passages support. Please check the cited sources directly.",
+    "ja": "取得した文書だけでは、根拠のある回答を作れませんでした。引用した出典を直接ご確認ください。",
+    "zh": "仅凭检索到的文档，无法给出有依据的回答。请直接查看引用的出处。",
+    "ko": "검색된 문서만으로는 근거 있는 답을 드릴 수 없습니다. 인용된 출처를 직접 확인해 주세요.",
+    "es": "No puedo dar una respuesta respaldada por los pasajes recuperados. Consulte directamente las fuentes citadas.",
+    "fr": "Je ne peux pas donner de réponse étayée par les passages retrouvés. Consultez directement les sources citées.",
+    "de": "Ich kann keine Antwort geben, die die gefundenen Stellen stützen. Bitte prüfen Sie die zitierten Quellen direkt.",
+    "pt": "Não posso dar uma resposta apoiada pelos trechos recuperados. Consulte diretamente as fontes citadas.",
+    "it": "Non posso dare una risposta supportata dai passaggi recuperati. Consulta direttamente le fonti citate.",
+}
+
+
 def refusal_text(question: str) -> str:
-    if has_cjk(question):
-        return "取得した文書だけでは、根拠のある回答を作れませんでした。引用した出典を直接ご確認ください。"
-    return ("I can't give an answer that the retrieved passages support. "
-            "Please check the cited sources directly.")
+    """The refusal of an answer the check found unsupported, in the question's language (language_code)."""
+    return REFUSAL_TEXT[language_code(question)]
 
 
 def cited_chunks(ctx: StageContext, run_rec: dict) -> dict[str, dict]:
@@ -132,10 +146,16 @@ def run(req: CheckRequest, ctx: StageContext) -> CheckResponse:
     run_rec = load_run(ctx, req.run_id)
     regen = int(run_rec.get("regen_count", 0))
     sents = run_rec.get("answer_sentences") or []
-    if run_rec.get("route") == "chitchat" or not run_rec.get("found", True):
-        # nothing claimed from documents: a greeting or an explicit "not found" cannot be ungrounded
-        write_run(ctx, req.run_id, {"grounded": True, "unsupported": []})
-        return CheckResponse(run_id=req.run_id, route="grounded", method="skipped (no claims)", grounded=True,
+    if not run_rec.get("found", True):
+        # generate said "not found": nothing to check, and nothing grounded either (a refusal is not an answer
+        # the documents support); the workflow ends
+        write_run(ctx, req.run_id, {"grounded": False, "unsupported": []})
+        return CheckResponse(run_id=req.run_id, route="not_found", method="skipped (not found)", grounded=False,
+                             regen_count=regen)
+    if run_rec.get("route") == "chitchat":
+        # a greeting claims nothing from the documents: nothing to check, and not a grounded answer either
+        write_run(ctx, req.run_id, {"grounded": False, "unsupported": []})
+        return CheckResponse(run_id=req.run_id, route="no_claims", method="skipped (no claims)", grounded=False,
                              regen_count=regen)
     by_id = cited_chunks(ctx, run_rec)
     cited = {c["n"]: by_id[c["chunk_id"]] for c in run_rec.get("citations", []) if c["chunk_id"] in by_id}
@@ -171,8 +191,10 @@ def run(req: CheckRequest, ctx: StageContext) -> CheckResponse:
         wider = "\n".join([c["text"] for c in cited.values()] + list(openings.values()))
         sup = question_support(run_rec["question"], sents, run_rec.get("citations", []), snap.bm25, wider)
         cjk = has_cjk(run_rec["question"])
-        answers = bool(sents) and sup.answers(cjk) and (
-            not expects_number(run_rec["question"]) or any(has_number(s.get("source") or s["text"], cjk) for s in sents))
+        kind = expected_answer_type(run_rec["question"])  # the answer must state a value of the kind asked
+        answers = bool(sents) and sup.answers(cjk) and any(
+            states_answer_type(kind, s.get("source") or s["text"], cjk, s.get("context") or "",
+                               question_numbers(run_rec["question"]), run_rec["question"]) for s in sents)
     patch: dict = {}
     if run_rec.get("generate_method") == PAGE_QUOTE and not bad:
         # a visual question answered with the page found by its image: the quote is that page's own text, shown

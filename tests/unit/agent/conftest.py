@@ -20,7 +20,7 @@ INJECTION = ("Beekeeping notes. A colony can contain up to 60,000 worker bees in
 
 def settings_for(home: Path, **overrides):
     from relayrag.settings import Settings
-    return Settings(home=home, agent_checkpoint="memory", **overrides)
+    return Settings(home=home, **{"agent_checkpoint": "memory", **overrides})
 
 
 @pytest.fixture

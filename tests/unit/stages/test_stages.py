@@ -104,7 +104,9 @@ def test_unanswerable_retries_then_says_not_found(indexed):
     assert call("grade", {"run_id": "r1"}, indexed)["route"] == "pass"
     gen = call("generate", {"run_id": "r1"}, indexed)
     assert gen["found"] is False
-    assert call("hallucination_check", {"run_id": "r1"}, indexed)["route"] == "grounded"
+    check = call("hallucination_check", {"run_id": "r1"}, indexed)
+    assert check["route"] == "not_found" and check["grounded"] is False  # a "not found" is not a grounded answer
+    assert indexed.docstore.get_run("r1")["grounded"] is False
 
 
 def test_unsupported_answer_regenerates_then_refuses(indexed):
