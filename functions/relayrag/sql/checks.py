@@ -276,6 +276,9 @@ def _drop_unused_joins(select, schema: _Schema, question: str) -> bool:
         alias = t.alias_or_name.lower()
         if alias not in sources:
             continue
+        on = join.args.get("on")
+        if on is not None and any(_resolve(c, sources, schema) is None for c in on.find_all(exp.Column)):
+            continue  # a join on a column that does not exist: the database's error and the repair round say so
         if _self_join_on_same_column(join, alias, sources, schema):
             pass  # only repeats rows, whatever the question says
         elif (_RELATION_WORDS.search(question) or schema.mentioned(sources[alias], question)
