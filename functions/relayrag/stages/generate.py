@@ -55,13 +55,14 @@ class GenerateResponse(StageResponse):
 
 
 def sql_fallback_note(run_rec: dict) -> str:
-    """" " + why the tables could not answer, when the sql stage sent the question on to the documents (no LLM,
-    no verified query), in the question's language; "" otherwise."""
+    """A separator + why the tables could not answer, when the sql stage sent the question on to the documents
+    (no LLM, no verified query), in the question's language; "" otherwise. Appended to a not-found text, which
+    may end without a full stop ("… p. 2"), so the Japanese note starts a new line."""
     note = run_rec.get("sql_fallback")
     if not note:
         return ""
     if has_cjk(run_rec.get("question") or ""):
-        return f"このコレクションの表からも答えられませんでした: {note}"
+        return f"\nこのコレクションの表からも答えられませんでした: {note}"
     return f" The collection's tables could not answer either: {note}"
 
 
