@@ -2,7 +2,7 @@
 # Installs relayrag, ingests the bundled public-domain PDFs (examples/pdfs) and asks cited questions.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-RELAYRAG_EXTRAS="${RELAYRAG_EXTRAS-}" bash scripts/setup.sh
+RELAYRAG_EXTRAS="${RELAYRAG_EXTRAS-[agent,dashboard]}" bash scripts/setup.sh
 export RELAYRAG_HOME=${RELAYRAG_HOME:-$PWD/.relayrag}
 RR=.venv/bin/relayrag
 $RR ingest examples/pdfs --collection examples

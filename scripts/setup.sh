@@ -21,6 +21,6 @@ if [ ! -x .venv/bin/python ]; then
   "$PY" -m venv .venv
 fi
 .venv/bin/python -m pip install -q --upgrade pip >/dev/null
-# extras: "dev" (tests, benchmarks, MCP) by default; scripts/demo.sh installs the runtime only
+# extras: "dev" (tests, benchmarks, MCP) by default; scripts/demo.sh installs the runtime, the assistant and the dashboard ([agent,dashboard]: `relayrag chat`, `relayrag dashboard`)
 .venv/bin/python -m pip install -q -e ".${RELAYRAG_EXTRAS-[dev]}"
 echo "setup: done (.venv)" >&2

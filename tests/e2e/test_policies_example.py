@@ -43,6 +43,13 @@ def test_the_expired_policy_is_left_out_by_default_and_answers_when_included(hom
     default = ask(home, MEALS)
     assert "travel-policy-2019.md" not in cited(default) and "35 euros" not in default["answer"]
     assert all(r["doc"] != "travel-policy-2019.md" for r in default.get("related", []))
+    # the not-found says what the validity filter left out and how to include it, without quoting it
+    assert not default["found"] and not default["grounded"]
+    assert "travel-policy-2019.md (valid until 2021-12-31)" in default["answer"]
+    assert "include_expired=true" in default["answer"]
+    # a question the expired policy does not match better than the current ones gets no such note
+    other = ask(home, "What is the capital of France?")
+    assert not other["found"] and "travel-policy-2019.md" not in other["answer"]
     included = ask(home, MEALS, "include_expired=true")
     assert cited(included) == ["travel-policy-2019.md"] and "35 euros" in included["answer"]
     c = included["citations"][0]

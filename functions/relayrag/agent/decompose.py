@@ -5,7 +5,8 @@ keyword query relayrag's no-LLM answer stage can match.
 - `split_parts`: clause boundaries in English (`?` or `;` followed by more text, and `, and` / `and` / `also`
   / `then` before a question word or auxiliary: "Which countries have the most customers, and what does our
   refund policy say about them?") and Japanese (`。？！` followed by more text, and `、` after an embedded
-  question's `か` or before また / そして / それから / さらに / あと). Fragments under two words (one CJK
+  question's `か`, before また / そして / それから / さらに / あと, or after a question word + で (どこで、)
+  when a later clause refers back (それら, その …); the first clause then asks どこ？). Fragments under two words (one CJK
   character run under four characters) stay with their neighbour.
 - `reference`: the first pronoun or deictic word of a part that points back (them, they, their, those, these,
   it, its, that, he, she, …; 彼ら, それら, これら, その, 上記, 該当, …), or None.
@@ -31,7 +32,12 @@ _QWORD = (r"what|which|who|whom|whose|where|when|why|how|does|do|did|is|are|was|
           r"will|has|have|had|list|show|tell|give|find|summari[sz]e|explain|describe")
 _EN_SPLIT = re.compile(
     rf"(?<=[?;])\s+(?=\S)|,?\s+(?:and|also|then|and then|and also)\s+(?=(?:{_QWORD})\b)|;\s*", re.I)
-_JA_SPLIT = re.compile(r"(?<=[。？！?!])\s*(?=\S)|(?<=か)、|、(?=(?:また|そして|それから|さらに|あと|それと))")
+_JA_WH = ("どこ", "どれ", "どちら", "何", "誰", "いつ", "いくつ", "いくら")
+# "…はどこで、それらについて…": a question word + で ends a clause when a later clause refers back to it
+_JA_SPLIT = re.compile(r"(?<=[。？！?!])\s*(?=\S)|(?<=か)、|、(?=(?:また|そして|それから|さらに|あと|それと))|"
+                       r"(?:" + "|".join(f"(?<={w}で)" for w in _JA_WH) + r")、"
+                       r"(?=.*(?:それら|これら|あれら|その|この|彼ら|彼女ら|上記|該当))")
+_JA_WH_DE = re.compile(r"(" + "|".join(_JA_WH) + r")で$")
 _JA_LEAD = re.compile(r"^(?:また|そして|それから|さらに|あと|それと)、?")
 _EN_LEAD = re.compile(r"^(?:and then|and also|and|also|then)\b[\s,]*", re.I)
 
@@ -64,6 +70,8 @@ def split_parts(question: str) -> list[str]:
     parts: list[str] = []
     for i, p in enumerate(pieces):
         p = (p or "").strip(" ,、")
+        if is_cjk(p):  # the clause cut at "どこで、" asks "どこ？"
+            p = _JA_WH_DE.sub(r"\1？", p)
         if i:
             p = _JA_LEAD.sub("", p) if is_cjk(p) else _EN_LEAD.sub("", p)
         if not p:

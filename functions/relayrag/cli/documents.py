@@ -20,7 +20,7 @@ from relayrag.cli.app import (
 
 @app.command()
 def ingest(path: Path = typer.Argument(..., help="A file or a folder (walked recursively). PDF, Markdown, "
-                                       "text, HTML, or a BEIR corpus.jsonl."),
+                                       "text, HTML, PNG/JPEG/TIFF images (OCR), or a BEIR corpus.jsonl."),
            collection: str = typer.Option(..., "--collection", "-c", help="Collection name."),
            as_json: bool = typer.Option(False, "--json", help="Print the summary as one JSON object."),
            progress: bool = typer.Option(True, "--progress/--no-progress", help="Progress bar on stderr."),

@@ -28,7 +28,7 @@ the non-entity terms alone.
 
 The answer is given only when coverage >= the script's COVERAGE_MIN, asked_coverage >= ASKED_MIN (CJK),
 entity_min >= ENTITY_MIN, and the answering sentence states a value of the type the question asks for
-(expected_answer_type / states_answer_type: money, a duration, a date or any number);
+(expected_answer_type / states_answer_type: money, a duration, a count, a date or any number);
 the thresholds were chosen on the dev sets (benchmarks/golden/examples-pdfs.jsonl and ja-qa
 dev with its unanswerable twin, see benchmarks/RESULTS.md) to keep false refusals <= 10 %.
 """
@@ -215,7 +215,8 @@ def expects_number(question: str) -> bool:
     return bool(_NUMBER_Q_CJK.search(q) if has_cjk(q) else _NUMBER_Q_EN.search(q))
 
 
-_REFERENCE = re.compile(r"\b(?:Figures?|Figs?\.|Tables?|Pages?|pp?\.|Sections?|§|No\.)\s*[\dA-Z][\w\-–.]*", re.I)
+_REFERENCE = re.compile(r"\b(?:Figures?|Figs?\.|Tables?|Pages?|pp?\.|Sections?|§|No\.|Articles?|Art\.|Chapters?|"
+                        r"Clauses?|Paragraphs?|Appendix|Annex|Parts?)\s*[\dA-Z][\w\-–.]*", re.I)
 
 
 _NUMBER_WORD = (r"(?:two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|thirteen|fourteen|fifteen|sixteen|"
@@ -233,7 +234,8 @@ def has_number(text: str, cjk: bool = False) -> bool:
 # --- expected answer type: what kind of value the question asks for ----------------------------------------
 # A sentence that shares the question's words but states another kind of quantity ("… affects 73 airplanes"
 # for "What does each airplane cost?") does not answer it: the answering sentence must state a value of the
-# kind asked. Types: money (cost, price, fee, paid …), duration (how long: a time span or a length), date
+# kind asked. Types: money (cost, price, fee, paid …), duration (how long: a time span or a length), count
+# (how many <things>: a number that is not money, a span, a length or a percentage), date
 # (what year / what date), number (how many, how much, when, a measure …: any number, as before).
 
 _MONEY_Q_EN = re.compile(r"\b(?:costs?|costing|price[sd]?|pricing|fees?|fares?|airfares?|charges?|charged|paid|pays?|"
@@ -317,7 +319,9 @@ def other_rate(question: str, text: str) -> bool:
 
 def expected_answer_type(question: str) -> str | None:
     """The kind of value the question asks for: "money" (what / how much … cost, price, fee, paid, fare …;
-    何円, 値段, 料金), "duration" (how long: a time span, or a length), "date" (what year / what date), "number"
+    何円, 値段, 料金), "duration" (how long / how many days: a time span, or a length), "count" (how many
+    <things>: a number that is not money, a time span, a length or a percentage), "date" (what year / what
+    date), "number"
     (any other question expects_number accepts), or None (the answer need not hold a number)."""
     q = normalize(question)
     if has_cjk(q):  # a quantity question (何円, いくら …) about a price asks for money
@@ -326,6 +330,9 @@ def expected_answer_type(question: str) -> str | None:
         return "money" if _MONEY_Q_CJK.search(q) or "何円" in q else "number"
     if _DURATION_Q_EN.search(q):
         return "duration"
+    m = _COUNT_Q_EN.search(q)
+    if m:  # "how many days" asks a duration; "how many customers" a count of things, not of days or dollars
+        return "duration" if re.fullmatch(_TIME_UNIT, m.group(1), re.I) else "count"
     if _DATE_Q_EN.search(q):
         return "date"
     if _MONEY_Q_EN.search(q) and (_MONEY_Q_START.search(q) or _NUMBER_Q_EN.search(q)):
@@ -334,6 +341,28 @@ def expected_answer_type(question: str) -> str | None:
 
 
 _Q_NUMBER = re.compile(r"[0-9０-９][0-9０-９,./:\-]*[0-9０-９]|[0-9０-９]")
+
+
+_COUNT_Q_EN = re.compile(r"^\s*how many\s+(?!times\b)(?:(?:working|business|calendar|school)\s+)?([^\W\d_]+)", re.I)
+# a number that measures something other than a count of things: an amount of money, a time span, a length,
+# a percentage ("a right of regret of 7 days" states no number of customers)
+_MEASURE_AFTER = re.compile(rf"^\s*-?\s*(?:(?:{_TIME_UNIT}|{_LENGTH_UNIT}|{_CURRENCY_WORD}|percent|per cent|"
+                            r"(?:million|billion)\s+(?:dollars|euros)|st|nd|rd|th)\b|%)", re.I)
+_NUMBER_TOKEN = re.compile(r"(?<![\w.,])\d[\d,]*(?:\.\d+)?")
+
+
+def states_count(text: str) -> bool:
+    """Does `text` state a count of things: a number in digits (not a reference label) that is not an amount
+    of money ($6,715, 30 euros), a time span (7 days), a length, a percentage or an ordinal (the 3rd)?"""
+    text = _REFERENCE.sub(" ", text)
+    for m in _NUMBER_TOKEN.finditer(text):
+        before = text[max(0, m.start() - 2):m.start()]
+        if re.search(_CURRENCY_SIGN, before) or re.search(r"\b(?:USD|EUR|GBP|JPY)\s*$", text[:m.start()]):
+            continue
+        if _MEASURE_AFTER.match(text[m.end():m.end() + 24]):
+            continue
+        return True
+    return False
 
 
 def question_numbers(question: str) -> tuple[str, ...]:
@@ -359,6 +388,8 @@ def states_answer_type(kind: str | None, text: str, cjk: bool = False, unit_cont
         text = re.sub(rf"(?<![0-9０-９.,]){re.escape(n)}(?![0-9０-９]|[.,][0-9０-９])", " ", text)
     if kind == "number":
         return has_number(text, cjk)
+    if kind == "count":
+        return states_count(text)
     text = _REFERENCE.sub(" ", text)
     if kind == "money":
         if (_MONEY_TEXT_CJK if cjk else _MONEY_TEXT).search(text):

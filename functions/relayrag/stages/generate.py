@@ -55,13 +55,14 @@ class GenerateResponse(StageResponse):
 
 
 def sql_fallback_note(run_rec: dict) -> str:
-    """" " + why the tables could not answer, when the sql stage sent the question on to the documents (no LLM,
-    no verified query), in the question's language; "" otherwise."""
+    """A separator + why the tables could not answer, when the sql stage sent the question on to the documents
+    (no LLM, no verified query), in the question's language; "" otherwise. Appended to a not-found text, which
+    may end without a full stop ("… p. 2"), so the Japanese note starts a new line."""
     note = run_rec.get("sql_fallback")
     if not note:
         return ""
     if has_cjk(run_rec.get("question") or ""):
-        return f"このコレクションの表からも答えられませんでした: {note}"
+        return f"\nこのコレクションの表からも答えられませんでした: {note}"
     return f" The collection's tables could not answer either: {note}"
 
 
@@ -91,6 +92,44 @@ def not_found_text(question: str, collection: str, related: list[dict] | None = 
     where = "; ".join(dict.fromkeys(f"{r['doc']} p. {r['page']}" for r in (related or [])))  # each page once
     head, rel = NOT_FOUND_TEXT[language_code(question)]
     return head.format(c=collection) + (rel.format(w=where) if where else "")
+
+
+EXPIRED_TEXT = {  # language → note; {d}: the expired documents with their end dates
+    "en": " Expired documents were left out and may hold the answer: {d}; ask with the filter include_expired=true "
+          "to include them.",
+    "ja": "\n期限切れの文書は除外されましたが、答えが含まれている可能性があります: {d}。含めるにはフィルター "
+          "include_expired=true を付けて質問してください。",
+    "zh": " 已过期的文档被排除在外，其中可能有答案: {d}。如需包含，请使用过滤条件 include_expired=true 提问。",
+    "ko": " 만료된 문서는 제외되었으며 답이 있을 수 있습니다: {d}. 포함하려면 필터 include_expired=true로 질문하세요.",
+    "es": " Se omitieron documentos vencidos que pueden contener la respuesta: {d}; pregunte con el filtro "
+          "include_expired=true para incluirlos.",
+    "fr": " Des documents expirés ont été écartés et peuvent contenir la réponse : {d} ; posez la question avec le "
+          "filtre include_expired=true pour les inclure.",
+    "de": " Abgelaufene Dokumente wurden ausgelassen und könnten die Antwort enthalten: {d}; fragen Sie mit dem "
+          "Filter include_expired=true, um sie einzubeziehen.",
+    "pt": " Documentos expirados foram deixados de fora e podem conter a resposta: {d}; pergunte com o filtro "
+          "include_expired=true para incluí-los.",
+    "it": " Documenti scaduti sono stati esclusi e potrebbero contenere la risposta: {d}; chiedi con il filtro "
+          "include_expired=true per includerli.",
+}
+
+
+VALID_UNTIL = {"en": "valid until", "ja": "有効期限", "zh": "有效期至", "ko": "유효 기간", "es": "válido hasta",
+               "fr": "valable jusqu'au", "de": "gültig bis", "pt": "válido até", "it": "valido fino al"}
+
+
+def expired_note(run_rec: dict) -> str:
+    """A separator + which expired documents the default validity filter left out of a run whose question
+    they match (retrieve.expired_matches: among the unfiltered BM25 top hits), in the question's language,
+    and how to include them; "" when there are none."""
+    matches = run_rec.get("expired_matches") or []
+    if not matches:
+        return ""
+    lang = language_code(run_rec.get("question") or "")
+    until = VALID_UNTIL.get(lang, VALID_UNTIL["en"])
+    docs = ", ".join(f"{m['doc']}" + (f" ({until} {m['valid_until']})" if m.get("valid_until") else "")
+                     for m in matches[:3])
+    return EXPIRED_TEXT[lang].format(d=docs)
 
 
 def chitchat_text(question: str, collection: str) -> str:
@@ -469,7 +508,7 @@ def run(req: GenerateRequest, ctx: StageContext) -> GenerateResponse:
                             "quote": " ".join(ch["text"][bs[0]:bs[1]].split())[:300]})
         related = attach(ctx, snap, related)
         write_run(ctx, req.run_id, {"answer": not_found_text(question, collection, related)
-                                    + sql_fallback_note(run_rec),
+                                    + sql_fallback_note(run_rec) + expired_note(run_rec),
                                     "citations": [], "answer_sentences": [], "found": False,
                                     "related": related})
         return GenerateResponse(run_id=req.run_id, method="not-found", regen_count=regen, found=False)
@@ -501,7 +540,7 @@ def run(req: GenerateRequest, ctx: StageContext) -> GenerateResponse:
             method, decision = PAGE_QUOTE, {**decision, "answerable": True}
     if not decision["answerable"] or not sentences:
         related = attach(ctx, snap, decision["related"])
-        answer = not_found_text(question, collection, related) + sql_fallback_note(run_rec)
+        answer = not_found_text(question, collection, related) + sql_fallback_note(run_rec) + expired_note(run_rec)
         if by_image:
             answer += " " + by_image_note(run_rec, answered=False)
         write_run(ctx, req.run_id, {

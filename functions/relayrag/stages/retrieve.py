@@ -25,7 +25,7 @@ from relayrag.context import StageContext
 from relayrag.ingest.snapshot import RUN_PIN_TTL_S
 from relayrag.retrieval.bandit import (BASE_ARMS, Arm, ThompsonBandit, context_params, fusion_weights,
                                        offered_arms, query_context, readable)
-from relayrag.metadata import snapshot_filters
+from relayrag.metadata import Filters, document_passes, snapshot_filters
 from relayrag.retrieval.fusion import rrf_fuse, top_k
 from relayrag.retrieval.reward import DEPTH as REWARD_DEPTH
 from relayrag.stages.base import Stage, StageRequest, StageResponse, embedder_of, load_run, write_run
@@ -124,6 +124,28 @@ def arm_ranking(snapshot, embedder, queries: list[dict], arm: str, depth: int = 
 
 
 
+EXPIRED_DEPTH = 5  # BM25 ranks of the unfiltered collection checked for expired documents
+
+
+def expired_matches(snapshot, queries: list[dict], filters, mask: np.ndarray) -> list[dict]:
+    """[{doc, valid_until}] of the expired documents (passing every other condition) that BM25 ranks above
+    every retrievable chunk in the unfiltered collection's top EXPIRED_DEPTH for one of the run's queries:
+    what the default validity filter left out that matched the question best, so a "not found" can say so
+    (generate.expired_note) instead of staying silent."""
+    base = _base_lists(snapshot, None, queries, {"bm25"}, EXPIRED_DEPTH)
+    keep = Filters(conditions=filters.conditions, include_expired=True)
+    out: dict[str, dict] = {}
+    for rows, _ in base.get("bm25", []):
+        for r in rows:
+            c = snapshot.chunks[r]
+            if mask[r]:
+                break  # a retrievable chunk matches better: what ranks below it is no better evidence
+            if c.get("doc") in out or not document_passes(c.get("meta"), keep):
+                continue  # left out by the user's own conditions
+            out[c.get("doc")] = {"doc": c.get("doc"), "valid_until": (c.get("meta") or {}).get("valid_until")}
+    return list(out.values())
+
+
 def run(req: RetrieveRequest, ctx: StageContext) -> RetrieveResponse:
     run_rec = load_run(ctx, req.run_id)
     collection = run_rec["collection"]
@@ -167,6 +189,8 @@ def run(req: RetrieveRequest, ctx: StageContext) -> RetrieveResponse:
     filters, mask = snapshot_filters(snap, run_rec.get("filters"))
     lists = arm_rankings(snap, embedder, queries, computed, dense_readable=can_read, weights=weights,
                          mask=mask, base=base)
+    if base is None and mask is not None and not filters.valid_on and not filters.include_expired:
+        extra["expired_matches"] = expired_matches(snap, queries, filters, mask)
     ranking = lists[arm][: ctx.settings.retrieve_k]
     candidates = [{"chunk_id": snap.chunks[r]["chunk_id"], "row": r, "retrieve_score": s, "retrieve_rank": i}
                   for i, (r, s) in enumerate(ranking, start=1)]

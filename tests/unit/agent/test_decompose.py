@@ -24,6 +24,11 @@ def test_japanese_clauses_split_at_sentence_ends_embedded_questions_and_connecti
     assert split_parts("2023年に最も購入した顧客は誰か、返金ポリシーは彼らについて何と言っていますか") == [
         "2023年に最も購入した顧客は誰か", "返金ポリシーは彼らについて何と言っていますか"]
     assert split_parts("東京で、最も売れた曲は？") == ["東京で、最も売れた曲は？"]  # a location phrase is not a clause
+    # a question word + で ends a clause when a later clause refers back; that clause then asks どこ？
+    assert split_parts("顧客が最も多い3か国はどこで、返金ポリシーはそれらについて何と言っていますか？") == [
+        "顧客が最も多い3か国はどこ？", "返金ポリシーはそれらについて何と言っていますか？"]
+    assert split_parts("東京タワーはどこで、高さは何メートルですか？") == ["東京タワーはどこで、高さは何メートルですか？"]
+    assert split_parts("どこで買えますか？") == ["どこで買えますか？"]
 
 
 def test_references_and_their_resolution():

@@ -69,7 +69,7 @@ def test_expected_answer_types_and_the_values_that_state_them():
     assert expected_answer_type("How much was the train fare to New York?") == "money"
     assert expected_answer_type("How long do customers have to request a refund?") == "duration"
     assert expected_answer_type("In what year was the bridge built?") == "date"
-    assert expected_answer_type("How many airplanes does the AD affect?") == "number"
+    assert expected_answer_type("How many airplanes does the AD affect?") == "count"
     assert expected_answer_type("Who paid for the repairs?") is None
     assert expected_answer_type("この本の価格はいくらですか") == "money"
     assert expected_answer_type("価格は何で決まりますか") is None
@@ -197,3 +197,29 @@ def test_not_found_and_refusals_are_said_in_the_language_code(ctx, tmp_path):
     coll = _collection(ctx, tmp_path, "es", {"ad.txt": COMPLIANCE})
     res = ask("¿Quién es el alcalde de Denver?", coll, ctx=ctx)
     assert not res["found"] and res["answer"].startswith("No encontré una respuesta"), res["answer"]
+
+
+def test_how_many_things_needs_a_count_not_a_time_span_money_or_an_article_number():
+    assert expected_answer_type("How many customers do we have in Brazil?") == "count"
+    assert expected_answer_type("How many airplanes does the AD affect?") == "count"
+    assert expected_answer_type("How many days do I have?") == "duration"
+    assert expected_answer_type("How many working days does support take?") == "duration"
+    regret = ("Customers in Brazil have a right of regret of 7 days for any online purchase under the Consumer "
+              "Defense Code (article 49).")
+    assert not states_answer_type("count", regret)
+    assert not states_answer_type("count", "It costs $6,715 per product, about 12 percent more, see Figure 7.")
+    assert states_answer_type("count", "This proposed AD affects 73 airplanes of U.S. registry.")
+    assert states_answer_type("count", "Texas | 56,941 | 1,234")
+    # a count the question itself states is not its answer
+    assert not states_answer_type("count", "The 2015 report.", exclude=question_numbers("How many in 2015?"))
+
+
+def test_a_how_many_question_is_not_answered_by_a_sentence_that_states_only_a_time_span(ctx, tmp_path):
+    coll = _collection(ctx, tmp_path, "regret", {"policy.txt": (
+        "Refunds for customers in Brazil\n\nCustomers in Brazil have a right of regret of 7 days for any online "
+        "purchase under the Consumer Defense Code (article 49). Brazil refunds are the full amount.\n")})
+    res = ask("How many customers do we have in Brazil?", coll, ctx=ctx)
+    assert not res["found"] and not res["grounded"], res["answer"]
+    assert "7 days" not in res["answer"].split("Related passages")[0]
+    res = ask("How many days of regret do customers in Brazil have?", coll, ctx=ctx)
+    assert res["found"] and "7 days" in res["answer"], res["answer"]
