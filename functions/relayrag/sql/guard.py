@@ -124,6 +124,29 @@ def _cap_limit(root: Any, max_rows: int) -> exp.Expression:
     return exp.select("*").from_(root.subquery("_guarded")).limit(max_rows)
 
 
+def unshadow_aliases(root: Any) -> None:
+    """In every SELECT, a bare GROUP BY / ORDER BY name that is both an output alias and the name or alias of
+    a table in its FROM ("Artist.Name AS artist … GROUP BY artist") is replaced by the aliased expression
+    in GROUP BY: DuckDB resolves such a name to the table (a row value) before the alias and refuses the
+    query. Meaning is unchanged. Applied to the DuckDB SQL the warehouse runs (BigQuery-dialect output writes the
+    alias back, and BigQuery itself resolves it to the alias)."""
+    for select in list(root.find_all(exp.Select)):
+        aliases = {p.alias.lower(): p.this for p in select.expressions if isinstance(p, exp.Alias) and p.alias}
+        if not aliases:
+            continue
+        sources = set()
+        for t in select.find_all(exp.Table):
+            if t.find_ancestor(exp.Select) is select:
+                sources |= {t.name.lower(), t.alias_or_name.lower()}
+        clash = {a for a in aliases if a in sources}
+        group = select.args.get("group")
+        if not clash or group is None:
+            continue
+        for i, g in enumerate(list(group.expressions)):
+            if isinstance(g, exp.Column) and not g.table and g.name.lower() in clash:
+                group.expressions[i] = aliases[g.name.lower()].copy()
+
+
 def guard_sql(sql: str, *, allowed_tables: set[str] | frozenset[str], dialect: str = "bigquery",
               max_rows: int = 1000) -> GuardResult:
     """Check `sql` and return it rewritten (LIMIT added or capped) or a refusal with the reason."""

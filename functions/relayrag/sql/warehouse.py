@@ -5,7 +5,7 @@ a refusal or a database error comes back as a `QueryResult` with `error`, never 
 
 DuckDB: the collection's database file is opened read-only with `enable_external_access=false`
 (no files, no network, no extension loading), a memory limit, no spill files, the configuration
-locked; BigQuery-dialect SQL is transpiled with `sqlglot.transpile(read="bigquery", write="duckdb")`;
+locked; BigQuery-dialect SQL is parsed and written as DuckDB SQL by sqlglot (`guard.unshadow_aliases` first);
 DuckDB's own parser must also see exactly one SELECT; queries run in a child process
 (`relayrag.sql.duck_worker`) that is interrupted at the timeout and killed past it or past
 WORKER_MEMORY_BYTES of resident memory; results are capped by rows and by MAX_RESULT_BYTES of JSON.
@@ -31,7 +31,7 @@ from typing import Any, Protocol, runtime_checkable
 from relayrag.errors import ConfigError, RelayragError
 from relayrag.sql.duck_worker import DuckWorker, WorkerKilled
 from relayrag.sql.values import json_value  # noqa: F401  (re-exported: callers import it from here)
-from relayrag.sql.guard import guard_sql
+from relayrag.sql.guard import guard_sql, unshadow_aliases
 
 SAMPLE_MAX_DISTINCT = 25  # text columns with at most this many distinct values get sample values
 SAMPLE_VALUES = 8
@@ -247,9 +247,11 @@ class DuckDBWarehouse:
 
     def _duckdb_sql(self, guarded_sql: str) -> str:
         import sqlglot
-        out = sqlglot.transpile(guarded_sql, read=self.dialect, write="duckdb")
-        if len(out) != 1:
-            raise ValueError(f"expected one statement, got {len(out)}")
+        trees = [t for t in sqlglot.parse(guarded_sql, read=self.dialect) if t is not None]
+        if len(trees) != 1:
+            raise ValueError(f"expected one statement, got {len(trees)}")
+        unshadow_aliases(trees[0])  # "… AS artist … GROUP BY artist": DuckDB would bind the table Artist
+        out = [trees[0].sql(dialect="duckdb")]
         # DuckDB's own parser must agree: one statement, a SELECT (defence in depth beyond sqlglot)
         stmts = self._duckdb.extract_statements(out[0])
         if len(stmts) != 1 or stmts[0].type != self._duckdb.StatementType.SELECT:

@@ -149,7 +149,8 @@ def test_a_period_question_needs_a_date_bucket(schema):
 def test_an_alias_named_like_a_table_is_renamed(wh, schema):
     sql = ("SELECT Genre.Name AS genre, COUNT(*) AS n FROM Track JOIN Genre ON Track.GenreId = Genre.GenreId "
            "GROUP BY Genre.Name ORDER BY n DESC")
-    assert not wh.query(sql).ok  # sqlglot writes GROUP BY genre, which DuckDB binds to the table
+    # sqlglot writes GROUP BY genre, which DuckDB binds to the table; the warehouse runs it as GROUP BY Genre.Name
+    assert wh.query(sql).ok
     rv = review(sql, "How many tracks does every genre have, most first?", None, schema)
     assert rv.fixes == ["alias_clash"] and len(rows(wh, rv.sql)) == 25
 

@@ -89,6 +89,17 @@ def test_query_transpiles_bigquery_and_returns_json_values(wh):
     assert r.ok, r.error
 
 
+def test_an_output_alias_named_like_a_table_groups_by_the_column_not_the_table(wh):
+    # DuckDB binds a bare GROUP BY name to a table of the FROM before an output alias: "Binder Error: column
+    # Name must appear in the GROUP BY clause" for a query BigQuery runs; the warehouse groups by the column
+    sql = ("SELECT Artist.Name AS artist, COUNT(*) AS albums FROM Artist JOIN Album ON Artist.ArtistId = "
+           "Album.ArtistId GROUP BY artist ORDER BY albums DESC, artist LIMIT 2")
+    r = wh.query(sql)
+    assert r.ok, r.error
+    assert r.columns == ["artist", "albums"] and r.rows == [["Iron Maiden", 21], ["Led Zeppelin", 14]]
+    assert "GROUP BY Artist.Name" in r.executed_sql and r.sql.endswith("LIMIT 2")
+
+
 def test_rows_are_capped(chinook_home):
     small = open_warehouse(chinook_home, "chinook", max_rows=7)
     r = small.query("SELECT * FROM Track")
