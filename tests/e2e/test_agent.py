@@ -228,3 +228,15 @@ def test_chat_on_an_unknown_collection_fails_naming_the_collections_there_are(ho
     assert out.returncode == 2 and out.stdout == ""
     assert "error: unknown collection 'nosuch' (collections: docs)" in " ".join(out.stderr.split())
     assert "relayrag ingest PATH --collection nosuch" in out.stderr
+
+
+def test_quit_ends_the_chat_and_is_never_asked(home, bees):
+    # a new user types "quit", not "/quit": it ends the chat; it is neither asked nor kept as a turn
+    out = chat(home, ["quit", "What do worker bees do?"], "--json")
+    assert out.returncode == 0 and out.stdout == "", out.stdout
+    assert 'ask(question="quit"' not in out.stderr
+
+
+def test_chat_on_an_impossible_collection_name_says_it_is_invalid(home, bees):
+    out = chat(home, ["hello"], collection="bad/name")
+    assert out.returncode == 2 and "invalid collection name 'bad/name'" in " ".join(out.stderr.split())

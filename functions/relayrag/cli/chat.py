@@ -12,6 +12,9 @@ import typer
 
 from relayrag.cli.app import _say, _user_errors, app, err, out
 
+# a line that ends the chat instead of being asked (a thread must not keep "quit" as a turn)
+QUIT_WORDS = frozenset({"/quit", "/exit", "quit", "exit", "bye", ":q", "/q", "終了", "やめる"})
+
 
 def _args(args: dict) -> str:
     parts = []
@@ -73,7 +76,7 @@ async def _chat(collection: str, thread: str | None, mode: str, as_json: bool) -
             line = line.strip()
             if not line:
                 continue
-            if line in ("/exit", "/quit"):
+            if line.lower().rstrip(".!") in QUIT_WORDS:  # not a question: never sent to the assistant
                 break
             async for event in assistant.turn(line, thread_id=thread_id):
                 _show(event, as_json)
@@ -88,13 +91,20 @@ def chat(collection: str = typer.Option(..., "--collection", "-c", help="Collect
          as_json: bool = typer.Option(False, "--json", help="Print each turn's final event as one JSON line.")):
     """Talk to the assistant (extra `agent`): a LangGraph agent that answers with relayrag's MCP tools, with
     citations, and remembers the thread (RELAYRAG_HOME/agent/threads.sqlite3). Tool calls stream to stderr,
-    answers to stdout. Interactive on a terminal; otherwise one turn per stdin line. Model: RELAYRAG_LLM
+    answers to stdout. Interactive on a terminal; otherwise one turn per stdin line; quit, exit, /quit or
+    /exit (or end of input) ends the chat, and is not asked. Model: RELAYRAG_LLM
     (none: a deterministic router answers with one tool and says so; a question whose parts need different
     tools gets one tool per part from the deterministic supervisor). A follow-up ("And for Brazil?", "When was
     it published?") is first made a standalone question from the thread, by the model or by rules without
     one. An unknown collection exits 2 naming the collections there are. MCP: RELAYRAG_AGENT_MCP_URL (empty:
     `relayrag mcp` over stdio)."""
     with _user_errors(as_json):
+        from relayrag.errors import RelayragError
+        from relayrag.naming import validate_collection
+        try:  # like `relayrag ask`: an impossible name is said as such, not as an unknown collection
+            validate_collection(collection)
+        except ValueError as exc:
+            raise RelayragError(str(exc)) from None
         import relayrag.agent  # noqa: F401  (ConfigError naming the extra when it is missing)
         try:
             asyncio.run(_chat(collection, thread, mode, as_json))
