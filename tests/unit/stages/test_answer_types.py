@@ -223,3 +223,14 @@ def test_a_how_many_question_is_not_answered_by_a_sentence_that_states_only_a_ti
     assert "7 days" not in res["answer"].split("Related passages")[0]
     res = ask("How many days of regret do customers in Brazil have?", coll, ctx=ctx)
     assert res["found"] and "7 days" in res["answer"], res["answer"]
+
+
+def test_a_sentence_added_to_the_answer_names_the_questions_entity_as_the_best_one_does(ctx, tmp_path):
+    coll = _collection(ctx, tmp_path, "countries", {"policy.txt": (
+        "Refunds for customers in the USA\n\nCustomers in the USA have no statutory right to cancel, so this "
+        "refund policy is all they get: a refund within 14 days if not downloaded.\n\n"
+        "Refunds for customers in Canada\n\nCustomers in Canada get the refund to the original card within 30 "
+        "days of the request.\n")})
+    res = ask("refund policy Canada", coll, ctx=ctx, arm="hybrid")
+    assert res["found"] and "Canada" in res["answer"], res["answer"]
+    assert "USA" not in res["answer"], res["answer"]  # another country's rule is not an answer about Canada
