@@ -403,8 +403,9 @@ def extractive(question: str, chunks: list[dict], embedder, max_sentences: int, 
     # CJK: the sentences next to the best one also qualify at 30 % of its score (a Japanese answer often sits
     # in the sentence before or after the one that restates the question)
     # a sentence added to the best one names the question's entities as closely as it does: "Customers in the
-    # USA …" next to "Customers in Canada …" for a question about Canada mixes the entities up
-    ent_floor = best["support"].entity_coverage if entities else 0.0
+    # USA …" next to "Customers in Canada …" for a question about Canada mixes the entities up (not CJK: there
+    # the sentence next to the best one often holds the answer without repeating the entity)
+    ent_floor = best["support"].entity_coverage if entities and not cjk else 0.0
     pool = [c for c in cands[1:60] if c["ok"] and c["support"].entity_coverage >= ent_floor and (
         c["score"] >= 0.8 * best["score"]
         or (cjk and c["i"] == best["i"] and abs(c["k"] - best["k"]) == 1 and c["score"] >= 0.3 * best["score"]))]
