@@ -279,11 +279,12 @@ def _drop_unused_joins(select, schema: _Schema, question: str) -> bool:
         on = join.args.get("on")
         if on is not None and any(_resolve(c, sources, schema) is None for c in on.find_all(exp.Column)):
             continue  # a join on a column that does not exist: the database's error and the repair round say so
-        if _self_join_on_same_column(join, alias, sources, schema):
-            pass  # only repeats rows, whatever the question says
-        elif (_RELATION_WORDS.search(question) or schema.mentioned(sources[alias], question)
-              or sum(t == sources[alias] for t in sources.values()) > 1):
-            continue  # the relation is asked for, or a self-join on a key (an employee's manager)
+        # a self-join on the same non-key column only repeats rows, whatever the question says; any other
+        # join is kept when the relation is asked for, or when it is a self-join on a key (an employee's manager)
+        if not _self_join_on_same_column(join, alias, sources, schema) and (
+                _RELATION_WORDS.search(question) or schema.mentioned(sources[alias], question)
+                or sum(t == sources[alias] for t in sources.values()) > 1):
+            continue
         used = False
         for col in select.find_all(exp.Column):
             if col.find_ancestor(exp.Join) is join and col.find_ancestor(exp.Select) is select:

@@ -132,6 +132,13 @@ def expired_note(run_rec: dict) -> str:
     return EXPIRED_TEXT[lang].format(d=docs)
 
 
+def not_found_answer(run_rec: dict, related: list[dict]) -> str:
+    """A run's whole "not found" answer: not_found_text, then why the tables could not answer
+    (sql_fallback_note) and which expired documents the validity filter left out (expired_note)."""
+    return (not_found_text(run_rec["question"], run_rec["collection"], related) + sql_fallback_note(run_rec)
+            + expired_note(run_rec))
+
+
 def chitchat_text(question: str, collection: str) -> str:
     if has_cjk(question):
         return f"こんにちは。コレクション「{collection}」の文書について質問してください。出典付きで答えます。"
@@ -511,8 +518,7 @@ def run(req: GenerateRequest, ctx: StageContext) -> GenerateResponse:
             related.append({"doc": ch["doc"], "page": ch["page"], "chunk_id": ch["chunk_id"],
                             "quote": " ".join(ch["text"][bs[0]:bs[1]].split())[:300]})
         related = attach(ctx, snap, related)
-        write_run(ctx, req.run_id, {"answer": not_found_text(question, collection, related)
-                                    + sql_fallback_note(run_rec) + expired_note(run_rec),
+        write_run(ctx, req.run_id, {"answer": not_found_answer(run_rec, related),
                                     "citations": [], "answer_sentences": [], "found": False,
                                     "related": related})
         return GenerateResponse(run_id=req.run_id, method="not-found", regen_count=regen, found=False)
@@ -544,7 +550,7 @@ def run(req: GenerateRequest, ctx: StageContext) -> GenerateResponse:
             method, decision = PAGE_QUOTE, {**decision, "answerable": True}
     if not decision["answerable"] or not sentences:
         related = attach(ctx, snap, decision["related"])
-        answer = not_found_text(question, collection, related) + sql_fallback_note(run_rec) + expired_note(run_rec)
+        answer = not_found_answer(run_rec, related)
         if by_image:
             answer += " " + by_image_note(run_rec, answered=False)
         write_run(ctx, req.run_id, {
