@@ -14,6 +14,8 @@ query's context. Route: `pass` when something is relevant; else `retry`
 
 from __future__ import annotations
 
+import logging
+
 from relayrag.backends.embedder import query_vector, reference_cosine
 from relayrag.backends.llm import LLMError, complete_json
 from relayrag.context import StageContext
@@ -34,6 +36,8 @@ class GradeResponse(StageResponse):
     reward: float = 0.0
     retry_count: int = 0
 
+
+log = logging.getLogger(__name__)
 
 YESNO = {"type": "object", "properties": {"relevant": {"type": "boolean"}}, "required": ["relevant"],
          "additionalProperties": False}
@@ -68,10 +72,9 @@ def run(req: GradeRequest, ctx: StageContext) -> GradeResponse:
     retry = int(run_rec.get("retry_count", 0))
     rewards = _arm_rewards(ctx, run_rec, head if method == "llm" else [])
     reward = rewards.get(arm, 0.0) if arm else 0.0
+    reward_error = None
     if rewards and run_rec.get("arm_draws"):  # only bandit-chosen runs teach (a forced arm is an experiment)
-        context = run_rec.get("bandit_context", "latin")
-        ctx.docstore.reward_arms(run_rec["collection"], update_keys(context, rewards),
-                                 reward_id=f"{req.run_id}:{retry}")
+        reward_error = _reward_best_effort(ctx, run_rec, rewards, f"{req.run_id}:{retry}")
     if relevant:
         route = "pass"
     elif retry < ctx.settings.max_retries:
@@ -82,9 +85,25 @@ def run(req: GradeRequest, ctx: StageContext) -> GradeResponse:
                                          "reward": round(reward, 4), "retry_count": retry,
                                          "rewards": run_rec.get("rewards", []) + [
                                              {"arm": arm, "reward": round(reward, 4),
-                                              "arm_rewards": {a: round(r, 4) for a, r in rewards.items()}}]})
+                                              "arm_rewards": {a: round(r, 4) for a, r in rewards.items()},
+                                              **({"reward_error": reward_error} if reward_error else {})}]})
     return GradeResponse(run_id=req.run_id, route=route, method=method, llm_error=llm_error, n_relevant=len(relevant),
                          reward=round(reward, 4), retry_count=retry)
+
+
+def _reward_best_effort(ctx: StageContext, run_rec: dict, rewards: dict[str, float], reward_id: str) -> str | None:
+    """Apply the bandit update; a failed write (Firestore contention, a timeout, a lost connection) is logged and
+    returned as text, never raised: the reward is a side effect of grading, and a run must not fail because the
+    bandit's counters are busy (a 500 from grade is not retried by the workflow's default predicate).
+    The update is idempotent per reward_id, so nothing is double-counted if a retry of grade applies it later."""
+    context = run_rec.get("bandit_context", "latin")
+    try:
+        ctx.docstore.reward_arms(run_rec["collection"], update_keys(context, rewards), reward_id=reward_id)
+    except Exception as exc:  # noqa: BLE001 - any failure of the best-effort write; the run goes on
+        log.warning("grade: bandit reward %s not recorded (%s: %s); the run continues",
+                    reward_id, type(exc).__name__, exc)
+        return f"{type(exc).__name__}: {str(exc)[:200]}"
+    return None
 
 
 def _arm_rewards(ctx: StageContext, run_rec: dict, llm_judged: list[dict]) -> dict[str, float]:

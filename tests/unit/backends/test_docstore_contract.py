@@ -383,3 +383,21 @@ def test_version_pins_are_leases(ds):
     assert ds.pinned_versions("c") == {"v3"}
     ds.delete_collection("c")
     assert ds.pinned_versions("c") == set() and ds.pinned_versions("other") == {"v9"}
+
+
+def test_firestore_arm_counters_are_sharded():
+    """Every graded run of a collection rewards the same arms; one document per arm caps a collection at about
+    one reward per second (https://cloud.google.com/firestore/docs/solutions/counters). reward_arms spreads
+    the gains over ARM_SHARDS documents per arm and get_arms sums them."""
+    from relayrag.backends.firestore import ARM_SHARDS, FirestoreDocStore
+    ds = FirestoreDocStore(_fake_client(), "t")
+    for k in range(40):
+        ds.reward_arms("c", {"latin/bm25": 1.0, "latin/dense": 0.25}, reward_id=f"run{k}:0")
+    docs = [s.to_dict() for s in ds._sub("c", "arms").stream()]
+    per_arm = {arm: sum(1 for d in docs if d["arm"] == arm) for arm in ("latin/bm25", "latin/dense")}
+    assert all(1 < n <= ARM_SHARDS for n in per_arm.values()), per_arm
+    arms = ds.get_arms("c")
+    assert arms["latin/bm25"] == pytest.approx((41.0, 1.0)) and arms["latin/dense"] == pytest.approx((11.0, 31.0))
+    assert ds.reward_arm("c", "latin/bm25", 1.0) == (42.0, 1.0)  # the unsharded single update sees the shards
+    ds.delete_collection("c")
+    assert ds.get_arms("c") == {}

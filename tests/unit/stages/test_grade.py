@@ -22,3 +22,27 @@ def test_nothing_relevant_retries_once_then_passes(ctx, small_corpus):
     prepare(ctx, "grade", question="What is the boiling point of mercury in kelvin?")
     first = call("grade", {"run_id": "r"}, ctx)
     assert first["route"] == "retry" and first["retry_count"] == 1
+
+
+def test_a_contended_reward_write_never_fails_the_run(ctx, small_corpus, monkeypatch):
+    """Firestore answers contention on hot documents (ABORTED / DEADLINE_EXCEEDED,
+    https://cloud.google.com/firestore/docs/solutions/counters); grade must still route, and say why no reward
+    was recorded. Before the fix the exception escaped grade: HTTP 500, which the workflow does not retry."""
+    from google.api_core import exceptions as gexc
+
+    from relayrag.engine.local import ask
+    from relayrag.ingest.pipeline import ingest
+    ingest(ctx, small_corpus, "c")
+    calls = []
+
+    def contended(collection, rewards, *, reward_id):
+        calls.append(reward_id)
+        raise gexc.Aborted("Too much contention on these documents. Please try again.")
+
+    monkeypatch.setattr(ctx.docstore, "reward_arms", contended)
+    result = ask("How many worker bees can a colony contain?", "c")
+    assert calls, "the bandit update was attempted"
+    assert result["answer"] and result.get("error") is None
+    rec = ctx.docstore.get_run(result["run_id"])
+    assert rec["rewards"][0]["reward_error"].startswith("Aborted")
+    assert ctx.docstore.get_arms("c") == {}
