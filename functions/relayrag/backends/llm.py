@@ -118,7 +118,10 @@ def thinking_plan(model: str, max_tokens: int) -> tuple[dict | None, int]:
       raised by THINKING_HEADROOM;
     - gemini-3 and later (thinking_level; Pro cannot turn it off): thinking_level LOW and the cap raised
       by THINKING_HEADROOM;
-    - older models (gemini-2.0, 1.5): no thinking configuration, the cap as asked.
+    - older models (gemini-2.0, 1.5): no thinking configuration, the cap as asked;
+    - any other Gemini name, aliases included (`gemini-flash-latest`, `gemini-pro-latest`: the version behind an
+      alias changes without notice, and a config for the wrong generation is refused): no thinking
+      configuration but the cap raised by THINKING_HEADROOM, so thinking can never eat the whole reply.
     Source: Vertex AI "Thinking" (https://cloud.google.com/vertex-ai/generative-ai/docs/thinking), budget
     ranges per model; google-genai `types.ThinkingConfig` (thinking_budget, thinking_level)."""
     name = model.rsplit("/", 1)[-1].lower()
@@ -128,7 +131,9 @@ def thinking_plan(model: str, max_tokens: int) -> tuple[dict | None, int]:
         return {"thinking_budget": 128}, max_tokens + THINKING_HEADROOM
     if name.startswith("gemini-") and name[7:8].isdigit() and int(name[7:].split(".")[0].split("-")[0]) >= 3:
         return {"thinking_level": "LOW"}, max_tokens + THINKING_HEADROOM
-    return None, max_tokens
+    if name.startswith(("gemini-1.", "gemini-2.0")) or not name.startswith("gemini-"):
+        return None, max_tokens
+    return None, max_tokens + THINKING_HEADROOM  # an alias or a name of unknown generation
 
 
 class VertexLLM:

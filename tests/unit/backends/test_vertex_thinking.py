@@ -72,6 +72,12 @@ def test_the_double_reproduces_the_thinking_empty_reply():
     ("gemini-2.5-pro", {"thinking_budget": 128}, 20 + 1024),
     ("gemini-3-pro-preview", {"thinking_level": "LOW"}, 20 + 1024),
     ("gemini-2.0-flash", None, 20),
+    ("gemini-1.5-pro-002", None, 20),
+    # aliases name no generation (issue 30 M2): never the bare cap a thinking model can spend whole
+    ("gemini-flash-latest", None, 20 + 1024),
+    ("gemini-flash-lite-latest", None, 20 + 1024),
+    ("gemini-pro-latest", None, 20 + 1024),
+    ("publishers/google/models/gemini-flash-latest", None, 20 + 1024),
 ])
 def test_thinking_plan_per_model(model, thinking, cap):
     assert thinking_plan(model, 20) == (thinking, cap)
