@@ -113,7 +113,8 @@ class StageContext:
                     raise ConfigError(f"collection {collection!r} is in RELAYRAG_INDEX_COLLECTIONS but "
                                       f"RELAYRAG_INDEX_DATASET (PROJECT.DATASET) is not set")
                 from relayrag.retrieval.bigquery_index import BigQueryIndex
-                self._index = BigQueryIndex(self.settings.index_dataset)
+                self._index = BigQueryIndex(self.settings.index_dataset,
+                                            max_bytes_billed=self.settings.index_max_bytes_billed)
             return self._index
 
     @property

@@ -100,6 +100,9 @@ class Settings(BaseSettings):
     index_dataset: str = Field("", description="BigQuery dataset (PROJECT.DATASET) holding the distributed retrieval "
                                                "index (tables chunks, postings, tombstones; infra/ creates them) "
                                                "for the collections in RELAYRAG_INDEX_COLLECTIONS.")
+    index_max_bytes_billed: int = Field(20_000_000_000, description="maximum_bytes_billed of every query on "
+                                                                    "RELAYRAG_INDEX_DATASET, bytes (a query that "
+                                                                    "would read more fails instead of billing).")
     index_collections: str = Field("", description="Comma-separated collections searched in RELAYRAG_INDEX_DATASET "
                                                    "instead of in memory ('*' = every collection): ingest mirrors "
                                                    "their segments there, retrieve searches there, later stages "

@@ -105,11 +105,14 @@ class BigQueryIndex:
     the module providing QueryJobConfig, LoadJobConfig, ScalarQueryParameter, ArrayQueryParameter,
     StructQueryParameter (default: google.cloud.bigquery, extra `gcp`)."""
 
-    def __init__(self, dataset: str, *, client: Any = None, bigquery_module: Any = None, timeout_s: float = 30.0):
+    def __init__(self, dataset: str, *, client: Any = None, bigquery_module: Any = None, timeout_s: float = 30.0,
+                 max_bytes_billed: int = 20_000_000_000, load_timeout_s: float = 480.0):
         if dataset.count(".") != 1:
             raise ConfigError(f"the BigQuery index dataset must be PROJECT.DATASET; got {dataset!r}")
         self.dataset = dataset
         self.timeout_s = timeout_s
+        self.max_bytes_billed = int(max_bytes_billed)
+        self.load_timeout_s = load_timeout_s
         if bigquery_module is None:
             try:
                 from google.cloud import bigquery  # type: ignore
@@ -121,13 +124,16 @@ class BigQueryIndex:
         self._client = client if client is not None else bigquery_module.Client(project=dataset.split(".")[0])
 
     # -- writes ---------------------------------------------------------------------------------------------
-    LOAD_BATCH = 5_000  # rows per load job (a 768-d embedding row is ~15 KB of JSON)
-
     def _load(self, table: str, rows: list[dict]) -> None:
-        for b in range(0, len(rows), self.LOAD_BATCH):
-            cfg = self._bq.LoadJobConfig(write_disposition="WRITE_APPEND")
-            self._client.load_table_from_json(rows[b:b + self.LOAD_BATCH], f"{self.dataset}.{table}",
-                                              job_config=cfg).result(timeout=self.timeout_s)
+        """One load job for all `rows` of one table: BigQuery allows 1,500 modifications per table per day, failed
+        jobs included (https://cloud.google.com/bigquery/quotas#load_jobs, "Table operations per day"), and a
+        segment's postings are ~100 rows per chunk, so batching by rows (the old 5,000-row jobs) spent that quota
+        in a few hundred documents or one merge. Load jobs append atomically (the whole file or nothing)."""
+        if not rows:
+            return
+        cfg = self._bq.LoadJobConfig(write_disposition="WRITE_APPEND")
+        self._client.load_table_from_json(rows, f"{self.dataset}.{table}",
+                                          job_config=cfg).result(timeout=self.load_timeout_s)
 
     def add_segment(self, collection: str, sid: str, chunks: list[dict], vectors: np.ndarray,
                     stats: TermStats | None = None) -> None:
@@ -168,7 +174,9 @@ class BigQueryIndex:
         return self._bq.ArrayQueryParameter("vf", "STRUCT", structs)
 
     def _query(self, sql: str, params: list) -> list:
-        cfg = self._bq.QueryJobConfig(query_parameters=params, use_query_cache=True)
+        # every index query has a cost ceiling: BigQuery refuses (bytesBilledLimitExceeded) instead of billing more
+        cfg = self._bq.QueryJobConfig(query_parameters=params, use_query_cache=True,
+                                      maximum_bytes_billed=self.max_bytes_billed)
         return list(self._client.query(sql, job_config=cfg, timeout=self.timeout_s).result(timeout=self.timeout_s))
 
     def search(self, collection: str, vf: VersionFilter, *, k: int, tokens: list[str] | None = None,

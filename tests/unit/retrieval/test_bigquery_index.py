@@ -137,3 +137,38 @@ def test_requests_carry_typed_parameters_and_the_ddl_names_the_dataset():
     assert len(ddl) == 4 and all(f"`{DATASET}." in s for s in ddl) and "VECTOR INDEX" in ddl[-1]
     with pytest.raises(ConfigError, match="PROJECT.DATASET"):
         BigQueryIndex("nodot", client=client, bigquery_module=bq.module)
+
+
+def test_one_load_job_per_table_per_segment_and_a_cost_ceiling_on_every_query():
+    """Issue 30 C1/K1. BigQuery counts 1,500 modifications per table per day, failed jobs included
+    (https://cloud.google.com/bigquery/quotas#load_jobs): a segment of 60 long chunks has ~6,000 postings rows,
+    which the 5,000-row batches wrote as two load jobs into `postings`. And every index query must carry
+    maximum_bytes_billed (https://cloud.google.com/bigquery/docs/best-practices-costs): without it a fetch on a
+    large collection reads every embedding with no ceiling."""
+    client = bq.Client(DATASET)
+    idx = BigQueryIndex(DATASET, client=client, bigquery_module=bq.module, max_bytes_billed=123_456_789)
+    words = [f"w{j}" for j in range(3000)]
+    texts = [" ".join(words[(i * 97 + k) % 3000] for k in range(120)) for i in range(60)]
+    idx.add_segment("c", "s1", _chunks("s1", texts), _vectors(60, 3))
+    loads = [c for c in client.calls if c[0] == "load"]
+    assert [c[1] for c in loads] == [f"{DATASET}.chunks", f"{DATASET}.postings"]
+    (n_postings,), = client.db.execute("SELECT COUNT(*) FROM postings").fetchall()
+    assert n_postings > 5_000  # the old batch size would have split it
+    vf = VersionFilter.of([SegmentRef("s1", 60)])
+    idx.search("c", vf, k=5, tokens=["w5"])
+    idx.search("c", vf, k=5, qvec=_vectors(1, 9)[0])
+    idx.fetch("c", vf, ["s1:0", "s1:7"])
+    idx.collection_stats("c", vf, ["w5"])
+    idx.drop_segments("c", ["s1"])
+    queries = [c for c in client.calls if c[0] == "query"]
+    assert len(queries) == 7 and all(cfg.maximum_bytes_billed == 123_456_789 for _, _, cfg in queries)
+
+
+def test_the_context_passes_the_configured_ceiling(monkeypatch, home):
+    from relayrag.context import default_context
+    monkeypatch.setenv("RELAYRAG_INDEX_DATASET", DATASET)
+    monkeypatch.setenv("RELAYRAG_INDEX_COLLECTIONS", "big")
+    monkeypatch.setenv("RELAYRAG_INDEX_MAX_BYTES_BILLED", "5000000")
+    import relayrag.retrieval.bigquery_index as bqi
+    monkeypatch.setattr(bqi.BigQueryIndex, "__init__", lambda self, dataset, **kw: setattr(self, "kw", kw))
+    assert default_context().index_backend("big").kw["max_bytes_billed"] == 5_000_000
