@@ -234,3 +234,48 @@ def test_concurrent_asks_over_http_all_answer(gateway, small_corpus):
     results = asyncio.run(go())
     errors = [r.content[0].text for r in results if r.is_error]
     assert errors == [] and all("60,000" in r.data["answer"] for r in results)
+
+
+def test_the_assistant_survives_gateways_behind_a_round_robin_balancer(tmp_path, small_corpus, monkeypatch):
+    """Issue 30 C2: Cloud Run runs the gateway on several instances with no affinity for Mcp-Session-Id, and
+    replaces them on scale-to-zero. Two real `relayrag mcp --http` processes on one RELAYRAG_HOME behind a
+    round-robin transport: the assistant's tools must keep answering. Before: the stateful gateway kept the
+    session in one process, the next request landed on the other one → 404 "Session not found"."""
+    from relayrag.agent import mcp_tools
+    from relayrag.ingest.pipeline import ingest
+    from relayrag.context import default_context
+
+    monkeypatch.setenv("RELAYRAG_HOME", str(tmp_path / "home"))
+    ingest(default_context(), small_corpus, "rr")
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "RELAYRAG_MCP_TOKENS": TOKENS[0]}
+    (pa, url_a), (pb, url_b) = start_gateway(env), start_gateway(env)
+    ports = [httpx.URL(url_a).port, httpx.URL(url_b).port]
+    seen: list[int] = []
+
+    class RoundRobin(httpx.AsyncHTTPTransport):
+        async def handle_async_request(self, request):
+            port = ports[len(seen) % 2]
+            seen.append(port)
+            request.url = request.url.copy_with(port=port)
+            return await super().handle_async_request(request)
+
+    def factory(headers=None, timeout=None, auth=None):
+        return httpx.AsyncClient(headers=headers, timeout=timeout, auth=auth, transport=RoundRobin())
+
+    real = mcp_tools.connection_for
+    monkeypatch.setattr(mcp_tools, "connection_for", lambda s: {**real(s), "httpx_client_factory": factory})
+    from relayrag.settings import load_settings
+    settings = load_settings().model_copy(update={"agent_mcp_url": url_a, "agent_mcp_token": TOKENS[0]})
+
+    async def go():
+        async with mcp_tools.open_tools(settings) as tools:
+            by_name = {t.name: t for t in tools}
+            return [await by_name["ask"].ainvoke({"question": QUESTION, "collection": "rr"}) for _ in range(3)]
+    try:
+        outs = asyncio.run(go())
+    finally:
+        stop(pa), stop(pb)
+    assert set(seen) == set(ports)  # both instances served requests
+    for out in outs:
+        text = out if isinstance(out, str) else "".join(b["text"] for b in out if b.get("type") == "text")
+        assert "60,000" in json.loads(text)["answer"]

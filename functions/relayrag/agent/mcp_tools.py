@@ -147,7 +147,10 @@ def _fetch_id_token(audience: str) -> str:
 
 @contextlib.asynccontextmanager
 async def open_tools(settings, *, server=None) -> AsyncIterator[list[BaseTool]]:
-    """One MCP session for the assistant's lifetime and its tools as LangChain tools. `server`: a FastMCP
+    """The gateway's tools as LangChain tools. Over stdio (a child process) and in-process: one MCP session for
+    the assistant's lifetime. Over HTTP: a fresh MCP session per tool call (langchain-mcp-adapters'
+    `load_mcp_tools(None, connection=…)`), so a gateway that scaled out, was replaced or scaled to zero never
+    strands the assistant on a session id no instance knows ("Session not found"). `server`: a FastMCP
     server object to talk to in-process (tests, `RELAYRAG_AGENT_MCP_URL=inprocess`)."""
     from langchain_mcp_adapters.tools import load_mcp_tools
     if server is None and (settings.agent_mcp_url or "").strip() == "inprocess":
@@ -162,6 +165,13 @@ async def open_tools(settings, *, server=None) -> AsyncIterator[list[BaseTool]]:
     conn = connection_for(settings)
     client = MultiServerMCPClient({"relayrag": conn})  # type: ignore[dict-item]
     where = conn.get("url") or f"{conn.get('command')} mcp (stdio)"
+    if conn["transport"] == "streamable_http":
+        try:
+            tools = await load_mcp_tools(None, connection=conn)  # type: ignore[arg-type]
+        except Exception as exc:  # anyio task groups wrap the cause in an ExceptionGroup
+            raise ConfigError(f"cannot reach the MCP gateway {where}: {describe(exc)}") from exc
+        yield tools
+        return
     async with contextlib.AsyncExitStack() as stack:
         try:
             session = await stack.enter_async_context(client.session("relayrag"))

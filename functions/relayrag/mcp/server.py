@@ -342,5 +342,9 @@ def serve(*, http: bool = False, host: str = "127.0.0.1", port: int = 8765, path
         log.warning("listening on %s: bearer tokens travel in clear text unless a TLS proxy is in front", host)
     sys.stderr.write(f"relayrag MCP gateway on http://{host}:{port}{path} "
                      f"({'NO AUTH' if auth is None else 'bearer-token auth'})\n")
+    # stateless streamable HTTP: no session lives in this process's memory, so any instance answers any request
+    # (Cloud Run scales the gateway out and to zero without affinity for Mcp-Session-Id; modelcontextprotocol/
+    # python-sdk "stateless_http" for multi-replica servers). Progress notifications still stream within a call.
     build_server(engine=engine, http=True, auth=auth, settings=s).run(
-        transport="http", host=host, port=port, path=path, show_banner=False, log_level=log_level.lower())
+        transport="http", host=host, port=port, path=path, show_banner=False, log_level=log_level.lower(),
+        stateless_http=True)
