@@ -26,7 +26,7 @@ def _handle(stage_name: str, request):
     payload = request.get_json(silent=True)
     if payload is None:
         return _json(400, {"error": "request body is not valid JSON", "stage": stage_name})
-    status, body = execute(STAGES[stage_name], payload, default_context())
+    status, body = execute(STAGES[stage_name], payload, default_context(), headers=dict(request.headers))
     return _json(status, body)
 
 

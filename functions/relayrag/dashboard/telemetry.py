@@ -14,41 +14,13 @@ opentelemetry-exporter-gcp-trace; infra/ sets it on the Cloud Run service).
 from __future__ import annotations
 
 import os
-import sys
 import threading
 import time
 
-from relayrag.errors import ConfigError
+from relayrag.tracing import EXPORTERS, build_exporter  # noqa: F401  (re-exported: one exporter choice)
 
-EXPORTERS = ("none", "console", "otlp", "gcp_trace")
 _provider = None
 _lock = threading.Lock()
-
-
-def build_exporter(name: str):
-    """The SpanExporter for an OTEL_TRACES_EXPORTER value, or None for `none`. ConfigError when the name is
-    unknown or its package is missing."""
-    name = (name or "none").strip().lower()
-    if name == "none":
-        return None
-    if name == "console":
-        from opentelemetry.sdk.trace.export import ConsoleSpanExporter
-        return ConsoleSpanExporter(out=sys.stderr)
-    if name == "otlp":
-        try:
-            from opentelemetry.exporter.otlp.proto.grpc.trace_exporter import OTLPSpanExporter
-        except ImportError as exc:
-            raise ConfigError("OTEL_TRACES_EXPORTER=otlp needs opentelemetry-exporter-otlp-proto-grpc: "
-                              "pip install 'relayrag[dashboard]'") from exc
-        return OTLPSpanExporter()
-    if name == "gcp_trace":
-        try:
-            from opentelemetry.exporter.cloud_trace import CloudTraceSpanExporter
-        except ImportError as exc:
-            raise ConfigError("OTEL_TRACES_EXPORTER=gcp_trace needs opentelemetry-exporter-gcp-trace: "
-                              "pip install 'relayrag[dashboard,gcp]'") from exc
-        return CloudTraceSpanExporter(project_id=os.environ.get("RELAYRAG_GCP_PROJECT") or None)
-    raise ConfigError(f"OTEL_TRACES_EXPORTER={name!r} is not supported; valid: {', '.join(EXPORTERS)}")
 
 
 def provider(exporter=None):

@@ -21,6 +21,7 @@ import uuid
 from collections.abc import Callable
 from typing import Any
 
+from relayrag import tracing
 from relayrag.context import StageContext, default_context
 from relayrag.errors import ConfigError, RelayragError, WorkflowError
 
@@ -185,9 +186,13 @@ def ask(question: str, collection: str, *, run_id: str | None = None, arm: str |
     workflow = require_workflow(workflow if workflow is not None else ctx.settings.workflow)
     run_id = run_id or uuid.uuid4().hex
     follow = TraceFollower(ctx, run_id, on_event) if on_event else None
-    value = run_execution(workflow, rag_args(question, collection, run_id=run_id, arm=arm, filters=filters),
-                          client=client,
-                          on_state=on_state, poll=follow, timeout_s=timeout_s, sleep=sleep, clock=clock)
+    with tracing.run_span(run_id, collection, engine="cloud") as span:
+        value = run_execution(workflow, rag_args(question, collection, run_id=run_id, arm=arm, filters=filters,
+                                                 traceparent=tracing.traceparent()),
+                              client=client,
+                              on_state=on_state, poll=follow, timeout_s=timeout_s, sleep=sleep, clock=clock)
+        if span is not None and isinstance(value, dict):
+            span.set_attribute("relayrag.route", str(value.get("route") or ""))
     returned = value.get("run_id") if isinstance(value, dict) else None
     if returned and returned != run_id:
         raise WorkflowError(f"the workflow returned run_id {returned!r}, not the {run_id!r} it was given")

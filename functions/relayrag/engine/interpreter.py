@@ -26,7 +26,8 @@ from relayrag.engine.expr import (DEFAULT_RETRY_PREDICATE, ENV_OVERLAY, RETRYABL
                                   resolve)
 from relayrag.errors import WorkflowError
 
-HttpTransport = Callable[[str, str, Any, float], tuple[int, Any]]  # (method, url, body, timeout) -> (status, body)
+# (method, url, body, timeout[, headers=…]) -> (status, body); a step with `headers` passes them as a keyword
+HttpTransport = Callable[..., tuple[int, Any]]
 STEP_KEYS = {"assign", "call", "args", "result", "switch", "next", "return", "raise", "try", "retry", "except",
              "steps"}
 MAX_STEPS = 10_000
@@ -221,7 +222,14 @@ class Interpreter:
             raise WorkflowError(f"step {step!r}: http call without url")
         if "timeout" not in args:
             raise WorkflowError(f"step {step!r}: every http call needs an explicit timeout")
-        status, body = self.transport(method, url, args.get("body"), float(args["timeout"]))
+        headers = args.get("headers")
+        if headers is not None and not isinstance(headers, dict):
+            raise WorkflowError(f"step {step!r}: http headers must be a map")
+        sent = {str(k): str(v) for k, v in (headers or {}).items() if v not in (None, "")}  # "" = no header
+        if sent:  # only calls with headers pass them (every transport in relayrag.engine takes them)
+            status, body = self.transport(method, url, args.get("body"), float(args["timeout"]), headers=sent)
+        else:
+            status, body = self.transport(method, url, args.get("body"), float(args["timeout"]))
         if status >= 400:
             message = body.get("error") if isinstance(body, dict) else str(body)
             raise WorkflowsRuntimeError({"tags": ["HttpError"], "code": status, "message": f"HTTP {status}: {message}",

@@ -14,7 +14,7 @@ from typing import Any, Callable
 import httpx
 from werkzeug.test import EnvironBuilder
 
-from relayrag import entrypoints
+from relayrag import entrypoints, tracing
 from relayrag.context import StageContext, default_context
 from relayrag.engine.interpreter import Interpreter, load_workflow
 from relayrag.records import build_result
@@ -39,19 +39,20 @@ def local_urls() -> dict[str, str]:
     return {name: f"local://{name}" for name in STAGES}
 
 
-def local_transport(method: str, url: str, body: Any, timeout: float) -> tuple[int, Any]:
-    """local://<stage> → the entry point in-process (JSON round trip); http(s):// → httpx."""
+def local_transport(method: str, url: str, body: Any, timeout: float,
+                    headers: dict[str, str] | None = None) -> tuple[int, Any]:
+    """local://<stage> → the entry point in-process (JSON round trip, `headers` included); http(s):// → httpx."""
     if url.startswith("local://"):
         name = url[len("local://"):].strip("/")
         fn = getattr(entrypoints, name, None)
         if name not in STAGES or fn is None:
             return 404, {"error": f"no stage {name!r}"}
-        request = EnvironBuilder(method=method, path=f"/{name}", data=json.dumps(body),
+        request = EnvironBuilder(method=method, path=f"/{name}", data=json.dumps(body), headers=headers or {},
                                  content_type="application/json").get_request()
         text, status, _headers = fn(request)
         return status, json.loads(text)
     try:
-        resp = httpx.request(method, url, json=body, timeout=timeout)
+        resp = httpx.request(method, url, json=body, timeout=timeout, headers=headers or None)
     except httpx.TimeoutException:
         from relayrag.engine.expr import WorkflowsRuntimeError
         raise WorkflowsRuntimeError({"tags": ["TimeoutError"], "message": f"timeout calling {url}"})
@@ -80,15 +81,19 @@ def ask(question: str, collection: str, *, run_id: str | None = None, arm: str |
     """Run workflows/rag.yaml for one question and return the assembled result (see `build_result`).
     `urls`: stage -> URL (default local://<stage>), given to the workflow as its deployment environment."""
     run_id = run_id or uuid.uuid4().hex
-    run_workflow("rag", rag_args(question, collection, run_id=run_id, arm=arm, filters=filters), on_event=on_event,
-                 transport=transport, urls=urls)
-    return build_result(ctx or default_context(), run_id)
+    with tracing.run_span(run_id, collection, engine="local") as span:
+        run_workflow("rag", rag_args(question, collection, run_id=run_id, arm=arm, filters=filters,
+                                     traceparent=tracing.traceparent()),
+                     on_event=on_event, transport=transport, urls=urls)
+        result = build_result(ctx or default_context(), run_id)
+        tracing.record_run(span, result)
+    return result
 
 
 def rag_args(question: str, collection: str, *, run_id: str, arm: str | None = None,
-             filters: list[str] | None = None) -> dict:
+             filters: list[str] | None = None, traceparent: str = "") -> dict:
     """The `args` map of workflows/rag.yaml, one builder for both engines. Stage URLs are not an argument:
     the workflow reads them from its environment (RELAYRAG_STAGE_URLS, set by the deployment). `filters`
     (metadata filters, relayrag.metadata) is added only when given."""
     return {"question": question, "collection": collection, "run_id": run_id, "arm": arm or "",
-            **({"filters": list(filters)} if filters else {})}
+            **({"filters": list(filters)} if filters else {}), **({"traceparent": traceparent} if traceparent else {})}

@@ -11,10 +11,12 @@ import logging
 import threading
 import time
 from dataclasses import dataclass
+from collections.abc import Mapping
 from typing import Any, Callable
 
 from pydantic import BaseModel, Field, ValidationError
 
+from relayrag import tracing
 from relayrag.context import StageContext
 from relayrag.errors import BadRequestError, RelayragError, StageError
 
@@ -134,39 +136,50 @@ def embedder_of(ctx: StageContext, snap) -> Any:
     return emb if emb is not None else ctx.embedder
 
 
-def execute(stage: Stage, payload: Any, ctx: StageContext) -> tuple[int, dict]:
+def execute(stage: Stage, payload: Any, ctx: StageContext, headers: Mapping[str, str] | None = None
+            ) -> tuple[int, dict]:
     """Validate `payload`, run the stage, record its trace entry. Returns (HTTP status, JSON body).
 
     400: body invalid (the error names the field) or an argument that cannot be honoured (BadRequestError,
     e.g. a filter on an unknown field); 404: unknown run or collection; 500: anything else,
-    with a message but never a stack trace."""
+    with a message but never a stack trace. The call is one OpenTelemetry span (relayrag.tracing), a child of
+    the request's `traceparent` header when `headers` has one."""
+    run_id = str(payload.get("run_id", "")) if isinstance(payload, dict) else ""
+    with tracing.stage_span(stage.name, run_id, headers) as span:
+        status, body, extra = _execute(stage, payload, ctx)
+        tracing.record_stage(span, status, body, extra)
+    return status, body
+
+
+def _execute(stage: Stage, payload: Any, ctx: StageContext) -> tuple[int, dict, dict]:
+    """execute's work: (status, body, extra attributes for the span: the LLM fallback streak)."""
     if not isinstance(payload, dict):
-        return 400, {"error": "request body must be a JSON object", "stage": stage.name}
+        return 400, {"error": "request body must be a JSON object", "stage": stage.name}, {}
     try:
         req = stage.request.model_validate(payload)
     except ValidationError as exc:
         errs = [{"field": ".".join(str(p) for p in e["loc"]), "message": e["msg"]} for e in exc.errors()]
-        return 400, {"error": "invalid request", "stage": stage.name, "details": errs}
+        return 400, {"error": "invalid request", "stage": stage.name, "details": errs}, {}
     # classify creates (or re-creates) the run record: repeating it is idempotent by itself
     key = f"{stage.name}:{req.attempt}" if req.attempt is not None and stage.name != "classify" else None
     if key is not None:
         try:
             done = (ctx.docstore.get_run(req.run_id) or {}).get("stage_results", {}).get(key)
         except Exception as exc:
-            return 500, {"error": f"could not read the run: {exc}", "stage": stage.name}
+            return 500, {"error": f"could not read the run: {exc}", "stage": stage.name}, {}
         if done is not None:  # this very call already ran to completion: same answer, no second write
-            return 200, done
+            return 200, done, {}
     t0 = time.perf_counter()
     try:
         resp = stage.fn(req, ctx)
     except StageError as exc:
-        return 404, {"error": str(exc), "stage": stage.name}
+        return 404, {"error": str(exc), "stage": stage.name}, {}
     except BadRequestError as exc:
-        return 400, {"error": str(exc), "stage": stage.name}
+        return 400, {"error": str(exc), "stage": stage.name}, {}
     except RelayragError as exc:
-        return 500, {"error": str(exc), "stage": stage.name}
+        return 500, {"error": str(exc), "stage": stage.name}, {}
     except Exception as exc:  # no stack traces leave a function
-        return 500, {"error": f"{type(exc).__name__}: {exc}", "stage": stage.name}
+        return 500, {"error": f"{type(exc).__name__}: {exc}", "stage": stage.name}, {}
     resp.ms = round((time.perf_counter() - t0) * 1000, 2)
     entry = {"name": stage.name, "ms": resp.ms, "method": resp.method, "route": resp.route,
              "outputs": stage.summarize(resp) if stage.summarize else {}}
@@ -182,5 +195,5 @@ def execute(stage: Stage, payload: Any, ctx: StageContext) -> tuple[int, dict]:
             results = dict((ctx.docstore.get_run(req.run_id) or {}).get("stage_results") or {})
             ctx.docstore.update_run(req.run_id, {"stage_results": {**results, key: body}})
     except Exception as exc:
-        return 500, {"error": f"could not record the trace: {exc}", "stage": stage.name}
-    return 200, body
+        return 500, {"error": f"could not record the trace: {exc}", "stage": stage.name}, {}
+    return 200, body, ({"llm_fallbacks": streak} if resp.llm_error else {})
