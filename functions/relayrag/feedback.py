@@ -199,3 +199,89 @@ def down_share(entries: list[dict], by: str) -> list[dict]:
         c[1] += e.get("verdict") == "down"
     rows = [{by: k, "n": n, "down": d, "share": round(d / n, 4)} for k, (n, d) in counts.items()]
     return sorted(rows, key=lambda r: (-r["share"], -r["n"], r[by]))
+
+
+# -- what front ends call (CLI, MCP, dashboard, chat-serve) -----------------------------------------------------
+def local_identity() -> str:
+    """The identity of a local user (CLI, stdio MCP, chat in a terminal): 'local:<os user>'. Local users own
+    the store's files and are admins."""
+    import getpass
+    try:
+        user = getpass.getuser()
+    except Exception:  # noqa: BLE001 - no user name in this environment (containers)
+        user = "user"
+    return f"local:{user}"
+
+
+def token_identity(kind: str, token: str) -> str:
+    """The identity of a bearer token: '<kind>:' + the first 16 hex digits of its SHA-256 (the token itself is
+    never stored)."""
+    import hashlib
+    return f"{kind}:{hashlib.sha256(token.encode('utf-8')).hexdigest()[:16]}"
+
+
+def is_admin_token(settings, token: str | None) -> bool:
+    """Whether `token` is one of RELAYRAG_ADMIN_TOKENS (constant-time comparison against each)."""
+    import hmac
+    given = (token or "").encode("utf-8")
+    ok = False
+    for t in [t.strip() for t in (getattr(settings, "admin_tokens", "") or "").split(",") if t.strip()]:
+        ok |= hmac.compare_digest(given, t.encode("utf-8"))
+    return ok and bool(given)
+
+
+def give(service, run_id: str, verdict: str, identity: str, *, reason: str | None = None,
+         answer: str | None = None, doc: str | None = None, page: int | None = None) -> dict:
+    """Validate and store a verdict through a relayrag.service.Service (its docstore; visible = its
+    collections). Returns the stored entry with `replaced`."""
+    parsed = parse_feedback(verdict=verdict, reason=reason, answer=answer, doc=doc, page=page)
+    return submit(service.ctx.docstore, run_id, identity, parsed, visible=set(service.collection_names()))
+
+
+def recent(service, identity: str, *, admin: bool = False, collection: str | None = None, **filters: Any) -> list[dict]:
+    """Recent verdicts through a Service: one collection or all it lists (see `list_verdicts`)."""
+    names = service.collection_names()
+    if collection:
+        if collection not in names:
+            raise NotFoundError(f"no collection {collection!r}")
+        names = [collection]
+    return list_verdicts(service.ctx.docstore, names, identity=identity, admin=admin, **filters)
+
+
+# -- verdicts become test cases ------------------------------------------------------------------------------------
+def golden_cases(docstore, collection: str, *, identity: str | None = None) -> list[dict]:
+    """Golden-set items (relayrag.evaluation_answers' format: id, question, answers, doc, page, category,
+    unanswerable) from the collection's 👎 verdicts that carry a correct answer or document; everyone's
+    verdicts, or one identity's. Verdicts on the same question (case, width and spacing folded) are merged
+    into one case: every distinct answer is an accepted one, the document most verdicts name is the expected
+    one, with the pages they gave for it. Ids are `fb-` + the first 12 hex digits of the question's SHA-256,
+    so exporting again gives the same ids. Questions come from the runs (a run that is gone is skipped)."""
+    import hashlib
+    import unicodedata
+    from collections import Counter
+    groups: dict[str, dict] = {}
+    for e in reversed(docstore.list_feedback(collection, identity=identity, limit=1_000_000)):  # oldest first
+        if e.get("verdict") != "down" or not (e.get("answer") or e.get("doc")):
+            continue
+        run = docstore.get_run(e["run_id"]) or {}
+        question = (run.get("question") or "").strip()
+        if not question:
+            continue
+        key = " ".join(unicodedata.normalize("NFKC", question).casefold().split())
+        g = groups.setdefault(key, {"question": question, "answers": [], "docs": Counter(), "pages": {}})
+        if e.get("answer") and e["answer"] not in g["answers"]:
+            g["answers"].append(e["answer"])
+        if e.get("doc"):
+            g["docs"][e["doc"]] += 1
+            if e.get("page"):
+                g["pages"].setdefault(e["doc"], [])
+                if e["page"] not in g["pages"][e["doc"]]:
+                    g["pages"][e["doc"]].append(e["page"])
+    out = []
+    for key, g in groups.items():
+        doc = g["docs"].most_common(1)[0][0] if g["docs"] else None
+        pages = sorted(g["pages"].get(doc, [])) if doc else []
+        out.append({"id": "fb-" + hashlib.sha256(key.encode("utf-8")).hexdigest()[:12], "question": g["question"],
+                    "answers": g["answers"], "doc": doc, "page": pages[0] if len(pages) == 1 else (pages or None),
+                    "category": "feedback", "unanswerable": False})
+    return out
