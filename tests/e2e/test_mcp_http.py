@@ -234,3 +234,23 @@ def test_concurrent_asks_over_http_all_answer(gateway, small_corpus):
     results = asyncio.run(go())
     errors = [r.content[0].text for r in results if r.is_error]
     assert errors == [] and all("60,000" in r.data["answer"] for r in results)
+
+
+def test_feedback_over_http_is_per_token(gateway, small_corpus):
+    """Two tokens rate the same run: two verdicts, each stored under its token's hash (never the token)."""
+    async def go():
+        async with Client(gateway["url"], auth=TOKENS[0]) as c:
+            await c.call_tool("ingest", {"path": str(small_corpus), "collection": "fb"})
+            run_id = (await c.call_tool("ask", {"question": QUESTION, "collection": "fb"})).data["run_id"]
+            await c.call_tool("feedback", {"run_id": run_id, "verdict": "up"})
+        async with Client(gateway["url"], auth=TOKENS[1]) as c:
+            await c.call_tool("feedback", {"run_id": run_id, "verdict": "down", "reason": "wrong_source"})
+            await c.call_tool("feedback", {"run_id": run_id, "verdict": "down", "reason": "wrong"})  # replaces
+        return run_id
+    run_id = asyncio.run(go())
+    with sqlite3.connect(gateway["home"] / "relayrag.sqlite3") as cx:
+        rows = cx.execute("SELECT identity, entry FROM feedback WHERE run_id=?", (run_id,)).fetchall()
+    from relayrag.feedback import token_identity
+    got = {ident: json.loads(entry)["verdict"] for ident, entry in rows}
+    assert got == {token_identity("mcp", TOKENS[0]): "up", token_identity("mcp", TOKENS[1]): "down"}
+    assert not any(t in entry for _, entry in rows for t in TOKENS)
