@@ -1,6 +1,7 @@
 """MCP gateway: relayrag's tools for agent clients (FastMCP), over stdio or authenticated streamable HTTP.
 
-Built-in tools: `ask`, `search`, `ingest`, `delete_document`, `list_collections`, `get_run`. On top of these,
+Built-in tools: `ask`, `search`, `ingest`, `delete_document`, `list_collections`, `get_run`, `feedback` (a
+person's verdict on a run: relayrag.feedback). On top of these,
 every `workflows/*.yaml` that declares itself a tool in machine-readable comment lines (see
 `parse_tool_spec`; the YAML itself is untouched, so it still deploys on Cloud Workflows) becomes a tool.
 The workflows folder is re-scanned on every `tools/list` and `tools/call` (cached by mtime and size), so a
