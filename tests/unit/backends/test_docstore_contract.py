@@ -447,3 +447,21 @@ def test_concurrent_verdicts_keep_the_bandit_consistent(concurrent_ds):
     ups = sum(1 for e in final if e["bandit"]["latin/bm25/human"] == 1.0)
     a, b = concurrent_ds.get_arms("c")["latin/bm25/human"]
     assert (round(a, 6), round(b, 6)) == (1.0 + ups, 1.0 + len(ids) - ups)
+
+
+def test_feedback_submit_end_to_end_on_each_backend(ds):
+    """relayrag.feedback over the backend: a run's verdict stored, replaced, visible per identity, gone with the
+    collection (the Firestore emulator is the cloud's docstore)."""
+    from relayrag import feedback
+    from relayrag.records import new_run
+    ds.create_run("r9", new_run("r9", "q?", "c", route="rag", arm="hybrid", arm_draws={"hybrid": 0.6},
+                                bandit_context="latin", answer="a [1]."))
+    up = feedback.submit(ds, "r9", "alice", feedback.parse_feedback(verdict="up"), visible={"c"})
+    assert up["bandit"] == {"latin/hybrid/human": 1.0} and up["replaced"] is False
+    down = feedback.submit(ds, "r9", "alice", feedback.parse_feedback(verdict="down", reason="wrong_source",
+                                                                     doc="a.pdf", page=2), visible={"c"})
+    assert down["replaced"] is True and ds.get_arms("c")["latin/hybrid/human"] == (1.0, 2.0)
+    assert [e["doc"] for e in feedback.list_verdicts(ds, ["c"], identity="alice")] == ["a.pdf"]
+    assert feedback.list_verdicts(ds, ["c"], identity="bob") == []
+    ds.delete_collection("c")
+    assert feedback.list_verdicts(ds, ["c"], identity="alice", admin=True) == []
