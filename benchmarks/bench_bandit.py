@@ -14,6 +14,7 @@ vector reused by content hash) and the seed sources are removed — the result i
 corpus from scratch gives, for a fraction of the CPU.
 
     RELAYRAG_HOME=/tmp/h python benchmarks/bench_bandit.py --sets scifact ja mixed [--pipeline] [--oracle]
+        [--feedback 0.1 0.3]   # + replays where a simulated person rates 10 % / 30 % of the answers
 """
 
 from __future__ import annotations
@@ -130,6 +131,9 @@ def main() -> int:
     ap.add_argument("--sets", nargs="+", default=["scifact", "ja", "mixed"], choices=["scifact", "ja", "mixed"])
     ap.add_argument("--pipeline", action="store_true", help="also run the full pipeline (~2 s per query)")
     ap.add_argument("--oracle", action="store_true", help="also replay the bandit with qrels rewards")
+    ap.add_argument("--feedback", nargs="*", type=float, default=[],
+                    help="also replay with simulated people's verdicts (from the qrels) on these shares of the "
+                         "queries, e.g. 0.1 0.3 (relayrag.feedback; judge-only bandit in the same run)")
     ap.add_argument("--work", type=Path, default=Path("/tmp/relayrag-bench-bandit"))
     ap.add_argument("--out", type=Path, default=HERE / "results")
     ap.add_argument("--plot-only", action="store_true", help="re-plot from the saved results")
@@ -151,7 +155,7 @@ def main() -> int:
         else:
             folder, coll = SETS[name]
         t = time.perf_counter()
-        rep = evaluate_beir(ctx, folder, coll, pipeline=a.pipeline, oracle=a.oracle)
+        rep = evaluate_beir(ctx, folder, coll, pipeline=a.pipeline, oracle=a.oracle, feedback=tuple(a.feedback))
         rep["machine"] = {"cpus": os.cpu_count(), "loadavg_start": [round(x, 2) for x in load0],
                           "loadavg_end": [round(x, 2) for x in os.getloadavg()],
                           "seconds": round(time.perf_counter() - t, 1), "date": time.strftime("%Y-%m-%d %H:%M UTC",

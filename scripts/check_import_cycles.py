@@ -1,8 +1,10 @@
 """Fail when the import graph of a package has a cycle (nox -s lint).
 
 Every `import` / `from ... import` in every module counts, including imports inside functions (a deferred
-import still ties the two modules together: it only hides the cycle until the call), except imports under
-`if TYPE_CHECKING:` (annotations only, never executed). `from pkg import name` is an edge to `pkg.name` when
+import still ties the two modules together: it only hides the cycle until the call) and imports under
+`if TYPE_CHECKING:` (never executed, but the two modules still depend on each other's design: the
+mcp.tools <-> mcp.workflow_tools cycle hid there; a Protocol in the lower module breaks such a cycle).
+`from pkg import name` is an edge to `pkg.name` when
 that is a module, else to `pkg`. A package's `__init__` re-exporting its submodules is not a cycle with them:
 edges from a package to its own submodules are left out.
 
@@ -24,29 +26,14 @@ def module_name(root: Path, path: Path) -> str:
     return ".".join(parts)
 
 
-def _type_checking_nodes(tree: ast.AST) -> set[int]:
-    skip: set[int] = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.If):
-            t = node.test
-            if (isinstance(t, ast.Name) and t.id == "TYPE_CHECKING") or (
-                    isinstance(t, ast.Attribute) and t.attr == "TYPE_CHECKING"):
-                for sub in node.body:
-                    skip.update(id(n) for n in ast.walk(sub))
-    return skip
-
-
 def import_graph(root: Path, package: str) -> dict[str, set[str]]:
     files = {module_name(root, p): p for p in sorted((root / package).rglob("*.py"))}
     graph: dict[str, set[str]] = {m: set() for m in files}
     for mod, path in files.items():
         tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
-        skip = _type_checking_nodes(tree)
         is_pkg = path.name == "__init__.py"
         base = mod if is_pkg else mod.rpartition(".")[0]
         for node in ast.walk(tree):
-            if id(node) in skip:
-                continue
             targets: list[str] = []
             if isinstance(node, ast.Import):
                 targets = [a.name for a in node.names]

@@ -91,20 +91,26 @@ BLOCK = 50  # learning-curve block size (queries)
 
 
 def bandit_replay(snap, embedder, queries: dict[str, str], qids: list[str], qrels: dict[str, dict[str, int]],
-                  *, seed: int = 0, depth: int = 100, oracle: bool = False) -> dict:
+                  *, seed: int = 0, depth: int = 100, oracle: bool = False, feedback: float = 0.0) -> dict:
     """Replay the contextual bandit over `qids` in order. Returns {"rankings": {qid: docs of the chosen
     arm}, "fixed": {arm: {qid: docs}} (plain fixed arms, hybrid = unweighted RRF of the readable lists),
     "picks": [arm per query], "contexts": [context per query], "params": final {key: (alpha, beta)},
     "weights": [fusion weights per query]}. oracle=True rewards with the qrels' nDCG@10 instead of the judge
-    (an upper bound on what any reward could teach)."""
+    (an upper bound on what any reward could teach). feedback=f in (0, 1]: on a random share f of the queries
+    (seeded) a simulated person also gives a verdict on the served ranking, from the qrels — 👍 when its first
+    document is relevant, else 👎 wrong_source — stored under the arm's human key and blended into the
+    Thompson draw with HUMAN_WEIGHT, as relayrag.feedback does with real verdicts; "verdicts" counts them."""
+    from relayrag.retrieval.bandit import human_key
     from relayrag.retrieval.reward import DEPTH, arm_rewards, judge, judge_features, judge_reads_cosine
     from relayrag.stages.retrieve import arm_rankings
 
     bandit = ThompsonBandit(rng=np.random.default_rng(seed))
+    asks = np.random.default_rng(seed + 1).random(len(qids)) < feedback  # which queries get a verdict
     stored: dict[str, tuple[float, float]] = {}
     out: dict = {"rankings": {}, "fixed": {a.value: {} for a in Arm}, "picks": [], "contexts": [], "weights": []}
     all_arms = [a.value for a in Arm]
-    for q in qids:
+    out["verdicts"] = 0
+    for i, q in enumerate(qids):
         text = queries[q]
         qs = [{"text": text, "kind": "original", "weight": 1.0}]
         context = query_context(text)
@@ -139,6 +145,11 @@ def bandit_replay(snap, embedder, queries: dict[str, str], qids: list[str], qrel
         for k, r in update_keys(context, rewards).items():
             x, y = stored.get(k, (1.0, 1.0))
             stored[k] = (x + r, y + 1.0 - r)
+        if asks[i] and len(offered) > 1:  # a verdict on the served answer's source (only where it can teach)
+            r = 1.0 if docs[arm] and qrels[q].get(docs[arm][0], 0) > 0 else 0.0
+            x, y = stored.get(human_key(context, arm), (1.0, 1.0))
+            stored[human_key(context, arm)] = (x + r, y + 1.0 - r)
+            out["verdicts"] += 1
     out["params"] = stored
     return out
 
@@ -202,11 +213,13 @@ def bandit_report(replay: dict, qids: list[str], qrels: dict[str, dict[str, int]
 
 def evaluate_beir(ctx: StageContext, dataset: Path, collection: str, *, limit: int | None = None,
                   split: str = "test", pipeline: bool = True, progress: bool = False,
-                  seed: int = 0, block: int = BLOCK, oracle: bool = False) -> dict:
+                  seed: int = 0, block: int = BLOCK, oracle: bool = False, feedback: tuple[float, ...] = ()) -> dict:
     """Ingest `dataset/corpus.jsonl` into `collection` if needed and score every arm, the contextual bandit
     (replayed with the no-LLM judge's rewards; `oracle` adds a replay rewarded with the qrels) and
     (optionally) the full pipeline. All queries of the split unless `limit`. Returns the report dict printed
-    by `relayrag eval beir --json`."""
+    by `relayrag eval beir --json`. `feedback`: shares of queries with a simulated person's verdict; each adds a
+    replay `bandit_feedback_<percent>` (same seed as the judge-only `bandit`, so the difference is the
+    verdicts')."""
     from relayrag.ingest.pipeline import ingest
 
     dataset = Path(dataset)
@@ -235,6 +248,10 @@ def evaluate_beir(ctx: StageContext, dataset: Path, collection: str, *, limit: i
     timings["bandit_replay_ms_per_query"] = round(1000 * (time.perf_counter() - t) / max(1, len(qids)), 2)
     arms: dict[str, dict] = {a: score_run(r, qrels) for a, r in replay["fixed"].items()}
     arms["bandit"] = bandit_report(replay, qids, qrels, block)
+    for share in feedback:
+        fb = bandit_replay(snap, embedder, queries, qids, qrels, seed=seed, feedback=share)
+        arms[f"bandit_feedback_{round(100 * share)}"] = {**bandit_report(fb, qids, qrels, block),
+                                                         "verdicts": fb["verdicts"]}
     if oracle:
         arms["bandit_oracle"] = bandit_report(bandit_replay(snap, embedder, queries, qids, qrels, seed=seed,
                                                             oracle=True), qids, qrels, block)

@@ -84,9 +84,12 @@ def load_golden(path: Path) -> list[dict]:
             answers = row.get("answers", [])
             if isinstance(answers, str):
                 answers = [answers]
-            if not una and (not isinstance(answers, list) or not answers
+            # an answerable question needs expected strings, unless it names the document that answers it
+            # (a citation-only case, e.g. exported feedback that gave the right document but no answer)
+            if not una and (not isinstance(answers, list) or (not answers and not row.get("doc"))
                             or not all(isinstance(a, str) and a.strip() for a in answers)):
-                raise RelayragError(f"{path}:{n}: an answerable question needs \"answers\": [strings]")
+                raise RelayragError(f"{path}:{n}: an answerable question needs \"answers\": [strings] "
+                                    "(or the \"doc\" that answers it)")
             qid = str(row.get("id", n))
             if qid in seen:
                 raise RelayragError(f"{path}:{n}: duplicate id {qid!r}")
@@ -170,7 +173,9 @@ def score_item(item: dict, res: dict, rec: dict, ctx: StageContext, judge=None) 
            "unanswerable": item["unanswerable"], "refused": refused, "grounded": bool(res.get("grounded")),
            "answer": res.get("answer", ""), "answer_chars": len(res.get("answer", "")),
            "contains_expected": bool(not refused and contains_expected(answer, item["answers"])),
-           "correct": bool(not item["unanswerable"] and not refused and contains_expected(answer, item["answers"])),
+           # None for a citation-only case (no expected strings): scored by citation precision alone
+           "correct": (bool(not item["unanswerable"] and not refused and contains_expected(answer, item["answers"]))
+                       if item["answers"] or item["unanswerable"] else None),
            "citation_ok": None, "faithfulness": None, "faithfulness_llm": None}
     cits = res.get("citations") or []
     if not refused and not item["unanswerable"] and item.get("doc") and cits:

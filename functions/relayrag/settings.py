@@ -173,6 +173,9 @@ class Settings(BaseSettings):
     agent_max_hops: int = Field(3, ge=1, le=10, description="Most specialist hops of one supervisor turn.")
     agent_tokens: str = Field("", description="Comma-separated bearer tokens accepted by `relayrag chat-serve` "
                                               "(POST /chat).")
+    admin_tokens: str = Field("", description="Comma-separated bearer tokens (of the dashboard, MCP or chat-serve) "
+                                              "whose holders see every identity's feedback verdicts; other "
+                                              "tokens see only their own.")
 
 
 @functools.lru_cache(maxsize=1)

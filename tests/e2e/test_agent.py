@@ -240,3 +240,41 @@ def test_quit_ends_the_chat_and_is_never_asked(home, bees):
 def test_chat_on_an_impossible_collection_name_says_it_is_invalid(home, bees):
     out = chat(home, ["hello"], collection="bad/name")
     assert out.returncode == 2 and "invalid collection name 'bad/name'" in " ".join(out.stderr.split())
+
+
+def test_chat_serve_takes_feedback_with_the_same_auth_per_token(chat_server, home):
+    with httpx.stream("POST", f"{chat_server}/chat", json={"message": BEES_Q},
+                      headers={"authorization": "Bearer tok-1"}, timeout=120) as r:
+        final = parse_sse("".join(r.iter_text()))[-1][1]
+    run_id = next(c["run_id"] for c in final["result"]["citations"] if c.get("run_id"))
+    url = f"{chat_server}/feedback"
+    assert httpx.post(url, json={"run_id": run_id, "verdict": "up"}, timeout=30).status_code == 401
+    assert httpx.post(url, json={"run_id": run_id, "verdict": "up"}, headers={"authorization": "Bearer nope"},
+                      timeout=30).status_code == 401
+    ok = httpx.post(url, json={"run_id": run_id, "verdict": "up"}, headers={"authorization": "Bearer tok-1"},
+                    timeout=30)
+    assert ok.status_code == 200 and ok.json()["verdict"] == "up" and ok.json()["replaced"] is False
+    bad = httpx.post(url, json={"run_id": run_id, "verdict": "down", "reason": "rude"},
+                     headers={"authorization": "Bearer tok-2"}, timeout=30)
+    assert bad.status_code == 400 and "reason" in bad.json()["error"]
+    missing = httpx.post(url, json={"run_id": "nope", "verdict": "up"}, headers={"authorization": "Bearer tok-2"},
+                         timeout=30)
+    assert missing.status_code == 404
+    two = httpx.post(url, json={"run_id": run_id, "verdict": "down", "reason": "wrong"},
+                     headers={"authorization": "Bearer tok-2"}, timeout=30)
+    assert two.status_code == 200 and two.json()["replaced"] is False  # another token: its own verdict
+    from relayrag.backends.docstore import SQLiteDocStore
+    verdicts = SQLiteDocStore(home / "relayrag.sqlite3").list_feedback("docs", run_id=run_id)
+    assert sorted(v["verdict"] for v in verdicts) == ["down", "up"]
+
+
+def test_chat_good_and_bad_rate_the_last_answer(home, bees):
+    out = chat(home, ["/good", BEES_Q, "/bad rude", "/bad wrong", "/good"])
+    assert out.returncode == 0, out.stderr
+    err = out.stderr
+    assert "nothing to rate" in err  # /good before any answer
+    assert "reason" in err and "rude" in err  # a bad reason is the tool's message, nothing stored
+    assert "👎 (wrong) on run" in err and "👍 on run" in err
+    from relayrag.backends.docstore import SQLiteDocStore
+    (verdict,) = SQLiteDocStore(home / "relayrag.sqlite3").list_feedback("docs")
+    assert verdict["verdict"] == "up" and verdict["identity"].startswith("local:")  # the last one replaced it

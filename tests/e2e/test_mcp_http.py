@@ -279,3 +279,23 @@ def test_the_assistant_survives_gateways_behind_a_round_robin_balancer(tmp_path,
     for out in outs:
         text = out if isinstance(out, str) else "".join(b["text"] for b in out if b.get("type") == "text")
         assert "60,000" in json.loads(text)["answer"]
+
+
+def test_feedback_over_http_is_per_token(gateway, small_corpus):
+    """Two tokens rate the same run: two verdicts, each stored under its token's hash (never the token)."""
+    async def go():
+        async with Client(gateway["url"], auth=TOKENS[0]) as c:
+            await c.call_tool("ingest", {"path": str(small_corpus), "collection": "fb"})
+            run_id = (await c.call_tool("ask", {"question": QUESTION, "collection": "fb"})).data["run_id"]
+            await c.call_tool("feedback", {"run_id": run_id, "verdict": "up"})
+        async with Client(gateway["url"], auth=TOKENS[1]) as c:
+            await c.call_tool("feedback", {"run_id": run_id, "verdict": "down", "reason": "wrong_source"})
+            await c.call_tool("feedback", {"run_id": run_id, "verdict": "down", "reason": "wrong"})  # replaces
+        return run_id
+    run_id = asyncio.run(go())
+    with sqlite3.connect(gateway["home"] / "relayrag.sqlite3") as cx:
+        rows = cx.execute("SELECT identity, entry FROM feedback WHERE run_id=?", (run_id,)).fetchall()
+    from relayrag.feedback import token_identity
+    got = {ident: json.loads(entry)["verdict"] for ident, entry in rows}
+    assert got == {token_identity("mcp", TOKENS[0]): "up", token_identity("mcp", TOKENS[1]): "down"}
+    assert not any(t in entry for _, entry in rows for t in TOKENS)

@@ -60,3 +60,23 @@ def test_evaluate_beir_end_to_end(ctx, tiny_beir):
     assert "pipeline_ms_per_query" in rep["timings"]
     again = evaluate_beir(ctx, tiny_beir, "tiny", pipeline=False)
     assert again["pipeline"] is None and "ingest_ms_per_chunk" not in again["timings"]  # nothing re-embedded
+
+
+def test_bandit_replay_with_simulated_feedback(ctx, tiny_beir):
+    """Verdicts go only to the queries drawn (the share), only where more than one arm is offered, and move
+    the served arm's human posterior by the qrels' verdict on its first document."""
+    from relayrag.evaluation import bandit_replay, load_qrels, load_queries
+    evaluate_beir(ctx, tiny_beir, "tiny", pipeline=False)
+    snap = ctx.snapshot("tiny")
+    queries, qrels = load_queries(tiny_beir / "queries.jsonl"), load_qrels(tiny_beir / "qrels" / "test.tsv")
+    qids = ["q1", "q2", "q3"] * 4
+    none = bandit_replay(snap, snap.embedder, queries, qids, qrels, feedback=0.0)
+    every = bandit_replay(snap, snap.embedder, queries, qids, qrels, feedback=1.0)
+    assert none["verdicts"] == 0 and not any(k.endswith("/human") for k in none["params"])
+    assert every["verdicts"] == 8  # the Japanese query has one offered arm: no verdict teaches there
+    human = {k: v for k, v in every["params"].items() if k.endswith("/human")}
+    assert human and all(k.startswith("latin/") for k in human)
+    assert sum(a + b - 2.0 for a, b in human.values()) == 8
+    rep = evaluate_beir(ctx, tiny_beir, "tiny", pipeline=False, feedback=(0.3,))
+    assert rep["arms"]["bandit_feedback_30"]["verdicts"] >= 0 and "regret" in rep["arms"]["bandit_feedback_30"][
+        "contexts"]["latin"]

@@ -502,3 +502,25 @@ def test_a_huge_argument_is_logged_as_a_size_and_a_prefix(caplog):
         logging.setLogRecordFactory(old)
         import relayrag.mcp.server as srv
         srv._capped_factory = False
+
+
+def test_feedback_tool_records_one_verdict_per_run_and_user(server, ingested):
+    from relayrag.context import default_context
+
+    async def go():
+        async with Client(server) as c:
+            ans = (await c.call_tool("ask", {"question": "How many worker bees live in a colony?",
+                                             "collection": "docs"})).data
+            first = (await c.call_tool("feedback", {"run_id": ans["run_id"], "verdict": "up"})).data
+            second = (await c.call_tool("feedback", {"run_id": ans["run_id"], "verdict": "down", "reason": "wrong",
+                                                     "answer": "60,000", "doc": "bees.txt", "page": 1})).data
+            errors = [await call_error(c, "feedback", {"run_id": "nope", "verdict": "up"}),
+                      await call_error(c, "feedback", {"run_id": ans["run_id"], "verdict": "up", "reason": "wrong"}),
+                      await call_error(c, "feedback", {"run_id": ans["run_id"], "verdict": "down", "page": 2})]
+            return ans, first, second, errors
+    ans, first, second, errors = run(go())
+    assert first["replaced"] is False and second["replaced"] is True
+    assert second["verdict"] == "down" and second["reason"] == "wrong" and second["collection"] == "docs"
+    assert "no run 'nope'" in errors[0] and "goes with a 👎" in errors[1] and "needs the document" in errors[2]
+    stored = default_context().docstore.list_feedback("docs")
+    assert len(stored) == 1 and stored[0]["identity"].startswith("local:")  # stdio / in-process: the local user

@@ -8,6 +8,12 @@ one SSE event per assistant event (`start`, `node`, `tool_call`, `tool_result`, 
 then `final` or `error`), each `data:` a JSON object. A missing or wrong token gets 401 before anything runs;
 a bad body gets 400 naming the field, a collection the gateway does not have 404 naming the ones it has.
 `GET /healthz` answers 200 without a token.
+
+`POST /feedback` (same auth): `{"run_id", "verdict": "up"|"down", "reason", "answer", "doc", "page"}`, a
+person's verdict on a run an answer came from (relayrag.feedback; the final event's citations carry the run
+ids). Stored in this process's docstore (RELAYRAG_DOCSTORE: in the cloud the Firestore the gateway writes runs
+to) under the caller's identity, `chat:` + a hash of its bearer token (the local user without tokens). 200 with
+the stored verdict; 400 on a bad body, 404 for a run the caller cannot see.
 """
 
 from __future__ import annotations
@@ -89,10 +95,38 @@ def build_app(assistant: Assistant, *, tokens: list[str]) -> Starlette:
                 yield {"event": e["event"], "data": json.dumps(e, ensure_ascii=False, default=str)}
         return EventSourceResponse(events(), ping=15)
 
+    async def feedback(request: Request):
+        if not authorized(request, tokens):
+            return JSONResponse({"error": "missing or wrong bearer token"}, status_code=401,
+                                headers={"WWW-Authenticate": 'Bearer realm="relayrag-chat"'})
+        import anyio.to_thread
+
+        from relayrag import feedback as fb
+        from relayrag.errors import BadRequestError, NotFoundError
+        from relayrag.service import Service
+        try:
+            body = json.loads(await request.body() or b"null")
+        except ValueError as exc:
+            return JSONResponse({"error": f"body: not JSON ({exc})"}, status_code=400)
+        if not isinstance(body, dict) or not isinstance(body.get("run_id"), str):
+            return JSONResponse({"error": "run_id: required (a string)"}, status_code=400)
+        _, _, given = request.headers.get("authorization", "").partition(" ")
+        identity = fb.token_identity("chat", given.strip()) if tokens else fb.local_identity()
+        fields = {k: body.get(k) for k in ("reason", "answer", "doc", "page")}
+        try:
+            entry = await anyio.to_thread.run_sync(
+                lambda: fb.give(Service(), body["run_id"], str(body.get("verdict") or ""), identity, **fields))
+        except BadRequestError as exc:
+            return JSONResponse({"error": str(exc)}, status_code=400)
+        except NotFoundError as exc:
+            return JSONResponse({"error": str(exc)}, status_code=404)
+        return JSONResponse({k: v for k, v in entry.items() if k != "identity"})
+
     async def healthz(request: Request):
         return JSONResponse({"ok": True, "collection": assistant.collection, "model": assistant.model_name})
 
-    return Starlette(routes=[Route("/chat", chat, methods=["POST"]), Route("/healthz", healthz, methods=["GET"])],
+    return Starlette(routes=[Route("/chat", chat, methods=["POST"]), Route("/feedback", feedback, methods=["POST"]),
+                             Route("/healthz", healthz, methods=["GET"])],
                      lifespan=lifespan)
 
 

@@ -32,6 +32,9 @@ MUTATING = frozenset({"ingest", "delete_document"})
 READS = frozenset({"ask", "search", "sql_query", "list_collections", "get_run", "classify"})
 # the workflow tool `rag` is `ask` again; offering both only splits the model's choice
 DUPLICATES = frozenset({"rag"})
+# people's verdicts on answers: never offered to the model (it must not rate its own answers); front doors call
+# it for the person (`/good`, `/bad` in relayrag chat)
+PEOPLE_ONLY = frozenset({"feedback"})
 # the order tools are offered in: the ones that answer first, the ones that list what exists last (small models
 # lean towards the first tools they are shown)
 FIRST = ("ask", "search", "sql_query")
@@ -46,6 +49,7 @@ class Toolset:
     offered: dict[str, BaseTool]
     withheld: dict[str, str] = field(default_factory=dict)
     classify: BaseTool | None = None
+    feedback: BaseTool | None = None  # the gateway's `feedback` tool, for the person's /good and /bad
 
     def pick(self, names) -> list[BaseTool]:
         return [self.offered[n] for n in names if n in self.offered]
@@ -66,11 +70,15 @@ def select_tools(tools: list[BaseTool], *, allow_mutating: bool = False) -> Tool
     """Split the gateway's tools into offered and withheld (see the module docstring)."""
     offered: dict[str, BaseTool] = {}
     withheld: dict[str, str] = {}
-    classify = None
+    classify = feedback = None
     for t in tools:
         ann = _annotations(t)
         if t.name == "classify":
             classify = t
+        if t.name in PEOPLE_ONLY:
+            feedback = t
+            withheld[t.name] = "people's verdicts: /good and /bad in relayrag chat"
+            continue
         mutating = t.name in MUTATING or bool(ann.get("destructiveHint"))
         if t.name in DUPLICATES:
             withheld[t.name] = "same as ask"
@@ -87,7 +95,7 @@ def select_tools(tools: list[BaseTool], *, allow_mutating: bool = False) -> Tool
             return (0, FIRST.index(name))
         return (2, LAST.index(name)) if name in LAST else (1, 0)
     offered = dict(sorted(offered.items(), key=lambda kv: rank(kv[0])))  # stable: the gateway's order otherwise
-    return Toolset(offered, withheld, classify)
+    return Toolset(offered, withheld, classify, feedback)
 
 
 # -- connections --------------------------------------------------------------------------------------------

@@ -62,6 +62,18 @@ class DocStore(Protocol):
         rewards nothing twice). Returns the new {arm: (alpha, beta)}, or None if `reward_id` was applied
         before (then nothing changes)."""
         ...
+    # people's verdicts on runs (relayrag.feedback): one entry per (run, identity)
+    def put_feedback(self, collection: str, run_id: str, identity: str, entry: dict | None) -> dict | None:
+        """Atomically replace the verdict of `identity` on `run_id` with `entry` (None: withdraw it) and move
+        the arms by the difference of the two entries' `bandit` contributions ({arm key: reward in [0, 1]}):
+        the old entry's reward is taken back (alpha -= r, beta -= 1 - r, pulls -= 1) and the new one's added,
+        so changing a verdict replaces its contribution. Returns the previous entry (None if there was none)."""
+        ...
+    def list_feedback(self, collection: str, *, identity: str | None = None, run_id: str | None = None,
+                      limit: int = 100) -> list[dict]:
+        """The collection's verdict entries, newest `updated_at` first, optionally only one identity's or one
+        run's, at most `limit`."""
+        ...
 
 
 _SCHEMA = """
@@ -79,6 +91,9 @@ CREATE TABLE IF NOT EXISTS pins (
     collection TEXT, run_id TEXT, version TEXT, until REAL, PRIMARY KEY (collection, run_id));
 CREATE TABLE IF NOT EXISTS arms (
     collection TEXT, arm TEXT, alpha REAL, beta REAL, pulls INTEGER, PRIMARY KEY (collection, arm));
+CREATE TABLE IF NOT EXISTS feedback (
+    collection TEXT, run_id TEXT, identity TEXT, updated_at REAL, entry TEXT, PRIMARY KEY (run_id, identity));
+CREATE INDEX IF NOT EXISTS feedback_by_collection ON feedback (collection, updated_at);
 CREATE TABLE IF NOT EXISTS arm_rewards (
     collection TEXT, reward_id TEXT, applied_at REAL, PRIMARY KEY (collection, reward_id));
 """
@@ -140,6 +155,7 @@ class SQLiteDocStore:
             cx.execute("DELETE FROM arms WHERE collection=?", (name,))
             cx.execute("DELETE FROM pins WHERE collection=?", (name,))
             cx.execute("DELETE FROM arm_rewards WHERE collection=?", (name,))
+            cx.execute("DELETE FROM feedback WHERE collection=?", (name,))
 
     # -- ingestion records ---------------------------------------------------------------------
     def get_file(self, collection: str, path: str) -> dict | None:
@@ -287,6 +303,55 @@ class SQLiteDocStore:
                 out[arm] = tuple(cx.execute("SELECT alpha, beta FROM arms WHERE collection=? AND arm=?",
                                             (collection, arm)).fetchone())
         return out
+
+    # -- feedback ------------------------------------------------------------------------------
+    def put_feedback(self, collection: str, run_id: str, identity: str, entry: dict | None) -> dict | None:
+        """One transaction: read the previous entry, write (or delete) this one, apply the arms' delta."""
+        if not run_id or not identity:
+            raise ValueError("run_id and identity must be non-empty strings")
+        with self._tx() as cx:
+            row = cx.execute("SELECT collection, entry FROM feedback WHERE run_id=? AND identity=?",
+                             (run_id, identity)).fetchone()
+            old = json.loads(row[1]) if row else None
+            if entry is None:
+                cx.execute("DELETE FROM feedback WHERE run_id=? AND identity=?", (run_id, identity))
+            else:
+                cx.execute("INSERT INTO feedback(collection, run_id, identity, updated_at, entry) VALUES (?,?,?,?,?) "
+                           "ON CONFLICT(run_id, identity) DO UPDATE SET collection=excluded.collection, "
+                           "updated_at=excluded.updated_at, entry=excluded.entry",
+                           (collection, run_id, identity, float(entry.get("updated_at") or time.time()),
+                            json.dumps(entry)))
+            for arm, (da, db, dp) in feedback_delta(old, entry).items():
+                cx.execute(
+                    "INSERT INTO arms(collection, arm, alpha, beta, pulls) VALUES (?,?,?,?,?) "
+                    "ON CONFLICT(collection, arm) DO UPDATE SET alpha=alpha+?, beta=beta+?, pulls=pulls+?",
+                    (collection, arm, PRIOR[0] + da, PRIOR[1] + db, dp, da, db, dp))
+        return old
+
+    def list_feedback(self, collection: str, *, identity: str | None = None, run_id: str | None = None,
+                      limit: int = 100) -> list[dict]:
+        sql, args = "SELECT entry FROM feedback WHERE collection=?", [collection]
+        if identity is not None:
+            sql, args = sql + " AND identity=?", [*args, identity]
+        if run_id is not None:
+            sql, args = sql + " AND run_id=?", [*args, run_id]
+        rows = self._cx().execute(sql + " ORDER BY updated_at DESC, rowid DESC LIMIT ?", (*args, max(0, int(limit))))
+        return [json.loads(r[0]) for r in rows]
+
+
+def feedback_delta(old: dict | None, new: dict | None) -> dict[str, tuple[float, float, int]]:
+    """{arm key: (d_alpha, d_beta, d_pulls)} that replaces the `bandit` contribution of the entry `old` with
+    that of `new` (either may be None); keys whose delta is zero are left out."""
+    out: dict[str, list[float]] = {}
+    for sign, e in ((-1, old), (1, new)):
+        for key, r in ((e or {}).get("bandit") or {}).items():
+            r = min(1.0, max(0.0, float(r)))
+            d = out.setdefault(key, [0.0, 0.0, 0])
+            d[0] += sign * r
+            d[1] += sign * (1.0 - r)
+            d[2] += sign
+    return {k: (a, b, int(p)) for k, (a, b, p) in out.items() if abs(a) > 1e-12 or abs(b) > 1e-12 or p}
+
 
 def sqlite_docstore(settings) -> SQLiteDocStore:
     """The registry's `sqlite` docstore: RELAYRAG_HOME/relayrag.sqlite3."""

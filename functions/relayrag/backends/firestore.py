@@ -15,6 +15,8 @@ map keys; `h(x)` = sha256 hex of x, because paths and arm names may contain '/')
     P_files/{name}/pins/{run_id}                  {version, until}        a run's lease on a snapshot version
     P_arms/{name}/arms/{h(arm)}                   {arm, alpha_gain, beta_gain, pulls}   (Beta prior added on read)
     P_arms/{name}/arm_rewards/{h(reward_id)}      {reward_id, applied_at}   (reward_arms applied once per id)
+    P_feedback/{name}/verdicts/{h(run_id\nidentity)} {run_id, identity, updated_at, json}   one verdict per
+                                                  (run, identity) (relayrag.feedback)
     P_runs/{run_id}                               {run_id, created_at, json}
     P_traces/{run_id}                             {n}   entries appended so far
     P_traces/{run_id}/entries/{seq:012d}          {seq, json}
@@ -45,6 +47,9 @@ while preconditioned batches and `Increment` transforms never block.
   come from the commit's transform results, so they are this update's own, exactly.
 - `reward_arms`: one batch = `create` of the reward_id's marker document (fails if it exists, so a retried
   reward is applied once) + the Increment writes of every arm; all or nothing.
+- `put_feedback`: preconditioned read-modify-write of the verdict document (its `update_time`, or `create`
+  for a new one) in one batch with the Increment writes that take the old verdict's arm reward back and add
+  the new one's; a lost race reads again, so the delta applied is always against the verdict it replaces.
 - `append_trace`: `Increment` on the run's entry counter gives each entry a unique, increasing `seq` (its
   transform result), then the entry is written under that `seq`; `get_trace` orders by `seq`.
 - `update_run`: preconditioned read-modify-write, retried on a lost race.
@@ -64,7 +69,7 @@ import random
 import time
 from typing import Any
 
-from relayrag.backends.docstore import PRIOR
+from relayrag.backends.docstore import PRIOR, feedback_delta
 from relayrag.errors import ConfigError, ConflictError
 
 try:  # the `gcp` extra; the embedded default never imports this module
@@ -152,7 +157,7 @@ class FirestoreDocStore:
         return self._collections.document(_check_id("collection name", name))
 
     def _sub(self, name: str, kind: str) -> Any:
-        root = "arms" if kind in ("arms", "arm_rewards") else "files"
+        root = "arms" if kind in ("arms", "arm_rewards") else "feedback" if kind == "verdicts" else "files"
         return self.client.collection(f"{self.prefix}_{root}").document(_check_id("collection name", name)) \
             .collection(kind)
 
@@ -195,9 +200,9 @@ class FirestoreDocStore:
         return sorted(metas, key=lambda m: m["name"])
 
     def delete_collection(self, name: str) -> None:
-        """Delete the collection's records, dead letters, staged changes and arms, then its document (last,
+        """Delete the collection's records, dead letters, staged changes, arms and verdicts, then its document (last,
         so an interrupted delete leaves a collection whose missing records are simply re-ingested)."""
-        for kind in ("records", "dead_letters", "staged", "arms", "arm_rewards", "pins"):
+        for kind in ("records", "dead_letters", "staged", "arms", "arm_rewards", "pins", "verdicts"):
             self._delete_all([s.reference for s in self._sub(name, kind).stream()])
         ref = self._coll(name)
         if ref.get().exists:
@@ -534,6 +539,54 @@ class FirestoreDocStore:
             return None
         arms = self.get_arms(collection)
         return {arm: arms[arm] for arm in rewards if arm in arms}
+
+    # -- feedback ------------------------------------------------------------------------------
+    def put_feedback(self, collection: str, run_id: str, identity: str, entry: dict | None) -> dict | None:
+        """Replace (or, with None, delete) the verdict of `identity` on `run_id` and move the arms by the
+        difference of the two entries' `bandit` rewards, all in one preconditioned batch (module docstring).
+        Returns the previous entry."""
+        if not isinstance(run_id, str) or not run_id or not isinstance(identity, str) or not identity:
+            raise ValueError("run_id and identity must be non-empty strings")
+        ref = self._sub(collection, "verdicts").document(_h(f"{run_id}\n{identity}"))
+        js = _dumps(entry, f"the verdict on run {run_id!r}") if entry is not None else None
+        for attempt in range(CAS_ATTEMPTS):
+            snap = ref.get()
+            d = snap.to_dict() if snap.exists else None
+            old = json.loads(d["json"]) if d and "json" in d else None
+            batch = self.client.batch()
+            if js is None:
+                if snap.exists:
+                    batch.delete(ref, option=_precondition(snap))
+            elif snap.exists:
+                batch.update(ref, {"json": js, "updated_at": float(entry.get("updated_at") or time.time())},
+                             option=_precondition(snap))
+            else:
+                batch.create(ref, {"run_id": run_id, "identity": identity, "json": js,
+                                   "updated_at": float(entry.get("updated_at") or time.time())})
+            for arm, (da, db, dp) in feedback_delta(old, entry).items():
+                batch.set(self._sub(collection, "arms").document(_h(arm)),
+                          {"arm": arm, "alpha_gain": firestore.Increment(da), "beta_gain": firestore.Increment(db),
+                           "pulls": firestore.Increment(dp)}, merge=True)
+            try:
+                batch.commit()
+                return old
+            except _LOST_RACE:
+                _backoff(attempt)
+        raise ConflictError(f"run {run_id!r}: {CAS_ATTEMPTS} concurrent verdicts won the race; giving up")
+
+    def list_feedback(self, collection: str, *, identity: str | None = None, run_id: str | None = None,
+                      limit: int = 100) -> list[dict]:
+        """Streams the collection's verdicts and filters here (no composite index needed; a collection's
+        verdicts are few next to its runs)."""
+        out = []
+        for s in self._sub(collection, "verdicts").stream():
+            d = s.to_dict() or {}
+            if "json" not in d or (identity is not None and d.get("identity") != identity) \
+                    or (run_id is not None and d.get("run_id") != run_id):
+                continue
+            out.append((float(d.get("updated_at") or 0.0), json.loads(d["json"])))
+        out.sort(key=lambda t: t[0], reverse=True)
+        return [e for _, e in out[:max(0, int(limit))]]
 
 
 def firestore_docstore(settings) -> FirestoreDocStore:

@@ -1,4 +1,4 @@
-"""`relayrag` command line: ingest, delete, ask, collections, runs, eval, warehouse, model, mcp, dashboard, chat.
+"""`relayrag` command line: ingest, delete, ask, feedback, collections, runs, eval, warehouse, model, mcp, dashboard, chat.
 
 `app` (the console script `relayrag = relayrag.cli:app`) is built in relayrag.cli.app; each command module
 registers its commands on it when imported here.
@@ -8,6 +8,7 @@ registers its commands on it when imported here.
 # isort: off
 from relayrag.cli import documents  # noqa: F401  ingest, delete, collections
 from relayrag.cli import ask  # noqa: F401  ask, run
+from relayrag.cli import feedback  # noqa: F401  feedback
 from relayrag.cli import serve  # noqa: F401  mcp, dashboard
 from relayrag.cli import chat  # noqa: F401  chat, chat-serve
 from relayrag.cli import warehouse, model, evaluate  # noqa: F401  sub-apps' commands

@@ -24,6 +24,41 @@ def _args(args: dict) -> str:
     return ", ".join(parts)
 
 
+FEEDBACK_HELP = "/good rates the last answer 👍; /bad [wrong|not_answered|wrong_source|outdated|other] rates it 👎"
+
+
+def _run_ids(event: dict) -> list[str]:
+    """The runs a final event's answer came from (its citations' run_id), in order, once each."""
+    cites = ((event.get("result") or {}).get("citations")) or []
+    return list(dict.fromkeys(c["run_id"] for c in cites if isinstance(c, dict) and c.get("run_id")))
+
+
+async def _feedback(toolset, line: str, runs: list[str]) -> None:
+    """`/good` or `/bad [reason]`: the verdict on every run the last answer came from, through the gateway's
+    `feedback` tool (the same identity as the questions)."""
+    word, _, reason = line.partition(" ")
+    verdict = "up" if word.lower() == "/good" else "down"
+    reason = reason.strip() or None
+    if verdict == "up" and reason:
+        _say(err, ("feedback:", "yellow"), " /good takes no reason (" + FEEDBACK_HELP + ")")
+        return
+    if toolset.feedback is None:
+        _say(err, ("feedback:", "yellow"), " this MCP gateway has no feedback tool")
+        return
+    if not runs:
+        _say(err, ("feedback:", "yellow"), " the last answer came from no relayrag run: nothing to rate")
+        return
+    for run_id in runs:
+        args = {"run_id": run_id, "verdict": verdict, **({"reason": reason} if reason else {})}
+        try:
+            await toolset.feedback.ainvoke(args)
+        except Exception as exc:  # noqa: BLE001 - the tool's message is the user's (bad reason, unknown run)
+            _say(err, ("feedback:", "red"), f" {exc}")
+            return
+    _say(err, ("feedback", "green"), f" {'👍' if verdict == 'up' else '👎'}" + (f" ({reason})" if reason else "")
+         + f" on run {', '.join(runs)}")
+
+
 def _show(event: dict, as_json: bool) -> None:
     kind = event["event"]
     if kind == "tool_call":
@@ -66,6 +101,8 @@ async def _chat(collection: str, thread: str | None, mode: str, as_json: bool) -
         if assistant.model is None:
             _say(err, ("note:", "yellow"), " no LLM configured (RELAYRAG_LLM=none): the deterministic router "
                  "answers each question with one relayrag tool (one per part when its parts need different tools)")
+        _say(err, ("tip", "dim"), " " + FEEDBACK_HELP)
+        runs: list[str] = []
         while True:
             try:
                 line = await asyncio.to_thread(input, "you> ") if interactive else sys.stdin.readline()
@@ -78,8 +115,13 @@ async def _chat(collection: str, thread: str | None, mode: str, as_json: bool) -
                 continue
             if line.lower().rstrip(".!") in QUIT_WORDS:  # not a question: never sent to the assistant
                 break
+            if line.split(" ", 1)[0].lower() in ("/good", "/bad"):  # a verdict, not a question
+                await _feedback(toolset, line, runs)
+                continue
             async for event in assistant.turn(line, thread_id=thread_id):
                 _show(event, as_json)
+                if event["event"] == "final":
+                    runs = _run_ids(event)
 
 
 @app.command()
@@ -92,7 +134,8 @@ def chat(collection: str = typer.Option(..., "--collection", "-c", help="Collect
     """Talk to the assistant (extra `agent`): a LangGraph agent that answers with relayrag's MCP tools, with
     citations, and remembers the thread (RELAYRAG_HOME/agent/threads.sqlite3). Tool calls stream to stderr,
     answers to stdout. Interactive on a terminal; otherwise one turn per stdin line; quit, exit, /quit or
-    /exit (or end of input) ends the chat, and is not asked. Model: RELAYRAG_LLM
+    /exit (or end of input) ends the chat, and is not asked. /good and /bad [reason] rate the last answer
+    (relayrag feedback on the runs it came from). Model: RELAYRAG_LLM
     (none: a deterministic router answers with one tool and says so; a question whose parts need different
     tools gets one tool per part from the deterministic supervisor). A follow-up ("And for Brazil?", "When was
     it published?") is first made a standalone question from the thread, by the model or by rules without

@@ -178,3 +178,32 @@ def eval_sql(dataset: Path = typer.Argument(..., help="JSONL, one question per l
             _say(err, ("skipped:", "yellow"), f" {sk['questions']} questions and {sk['nl_attacks']} natural-language "
                  f"attacks: {sk['reason']}")
     raise typer.Exit(1 if failed else 0)
+
+
+@eval_app.command("export-feedback")
+def eval_export_feedback(collection: str = typer.Option(..., "--collection", "-c", help="Collection whose "
+                                                        "verdicts to export."),
+                         out_path: Path = typer.Option(None, "--out", "-o", help="Write the golden set to this "
+                                                       "file (replaced); default: stdout.")):
+    """Turn people's 👎 verdicts that carry a correct answer (--answer) or document (--doc/--page) into
+    golden-set lines for `relayrag eval answers`: {"id", "question", "answers", "doc", "page", "category":
+    "feedback", "unanswerable": false}, one per question (verdicts on the same question merged: every given
+    answer accepted, the most named document expected). A case with a document but no answer is scored on
+    its citation alone. Ids are stable across exports. The count goes to stderr."""
+    from relayrag import jsonl
+    from relayrag.feedback import golden_cases
+    with _user_errors():
+        svc = _service()
+        if collection not in svc.collection_names():
+            from relayrag.errors import NotFoundError
+            raise NotFoundError(f"no collection {collection!r}")
+        cases = golden_cases(svc.ctx.docstore, collection)
+        text = "".join(jsonl.dumps(c) + "\n" for c in cases)
+        if out_path is None:
+            import sys
+            sys.stdout.write(text)
+            sys.stdout.flush()
+        else:
+            Path(out_path).write_text(text, encoding="utf-8")
+        _say(err, ("export-feedback", "bold"), f" {len(cases)} case{'s' if len(cases) != 1 else ''} from "
+             f"{collection}" + (f" → {out_path}" if out_path else ""))

@@ -5,7 +5,9 @@
   page sets after a valid token was posted (browsers). Token comparison is constant-time and visits every
   token (timing does not reveal which one matched).
 - The session cookie is stateless, so any Cloud Run instance accepts it: `<issued>.<nonce>.<mac>` with
-  mac = HMAC-SHA256(key, issued.nonce), key derived from the configured tokens (rotating the tokens ends
+  mac = HMAC-SHA256(key, issued.nonce); a session opened with a token has nonce `<tid>~<random>`, tid = the
+  first 16 hex digits of the token's SHA-256 (the identity its feedback verdicts are stored under, never
+  the token), key derived from the configured tokens (rotating the tokens ends
   every session). HttpOnly, SameSite=Strict, Secure when served over HTTPS, Path=/, 12 hours.
 - CSRF: every state-changing request (POST) from a cookie session must carry `X-CSRF-Token` (htmx sends it
   from `hx-headers` on <body>) or a `csrf_token` form field equal to HMAC(key, "csrf:" + nonce), and, when the
@@ -37,10 +39,21 @@ def split_tokens(raw: str) -> list[str]:
 
 
 
+def token_id(token: str) -> str:
+    """The first 16 hex digits of the token's SHA-256: who a session or bearer request is, without the token."""
+    return hashlib.sha256(token.encode("utf-8")).hexdigest()[:16]
+
+
 @dataclass
 class Session:
     nonce: str
     issued: int
+
+    @property
+    def token_id(self) -> str | None:
+        """The id of the token this session was opened with (None: a --no-auth session)."""
+        tid, sep, _ = self.nonce.partition("~")
+        return tid if sep else None
 
 
 class Authenticator:
@@ -73,8 +86,11 @@ class Authenticator:
     def _mac(self, msg: str) -> str:
         return hmac.new(self._key, msg.encode("utf-8"), hashlib.sha256).hexdigest()
 
-    def new_session(self) -> str:
+    def new_session(self, token: str | None = None) -> str:
+        """A session cookie value; with the `token` that logged in, the session carries its id (`token_id`)."""
         issued, nonce = int(self._clock()), secrets.token_urlsafe(18)
+        if token:
+            nonce = f"{token_id(token)}~{nonce}"
         return f"{issued}.{nonce}.{self._mac(f'{issued}.{nonce}')}"
 
     def read_session(self, cookie: str | None) -> Session | None:

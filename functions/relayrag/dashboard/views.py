@@ -18,7 +18,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, PlainTextResponse, RedirectResponse, Response
 from starlette.routing import Route
 
-from relayrag.dashboard import backend, metrics, plots
+from relayrag.dashboard import backend, feedback_views, metrics, plots
 from relayrag.dashboard import auth as authmod
 from relayrag.dashboard.core import (RUN_ID, Dashboard, _cookie_header, _field, describe_exception, mutation_form,
                                      sse_events)
@@ -63,7 +63,7 @@ def routes(dash: Dashboard) -> list[Route]:
             await asyncio.sleep(0.5)  # slows token guessing down
             return r(request, "login.html", status=401, next=nxt, error="invalid token")
         resp = RedirectResponse(nxt, status_code=303)
-        resp.headers.append("set-cookie", _cookie_header(dash.auth.new_session(), request))
+        resp.headers.append("set-cookie", _cookie_header(dash.auth.new_session(token), request))
         return resp
 
     async def logout(request: Request):
@@ -399,6 +399,7 @@ def routes(dash: Dashboard) -> list[Route]:
         Route("/eval", eval_page, methods=["GET"]), Route("/eval", eval_run, methods=["POST"]),
         Route("/eval/history/{dataset}.svg", eval_history_svg),
         Route("/warehouse", warehouse_page), Route("/warehouse/{name}/query", warehouse_query, methods=["POST"]),
+        *feedback_views.routes(dash),
     ]
 
 

@@ -1,6 +1,7 @@
 """MCP gateway: relayrag's tools for agent clients (FastMCP), over stdio or authenticated streamable HTTP.
 
-Built-in tools: `ask`, `search`, `ingest`, `delete_document`, `list_collections`, `get_run`. On top of these,
+Built-in tools: `ask`, `search`, `ingest`, `delete_document`, `list_collections`, `get_run`, `feedback` (a
+person's verdict on a run: relayrag.feedback). On top of these,
 every `workflows/*.yaml` that declares itself a tool in machine-readable comment lines (see
 `parse_tool_spec`; the YAML itself is untouched, so it still deploys on Cloud Workflows) becomes a tool.
 The workflows folder is re-scanned on every `tools/list` and `tools/call` (cached by mtime and size), so a
@@ -61,6 +62,8 @@ search take metadata `filters` (expired documents are left out unless filters in
 file or folder to a collection; delete_document removes documents.
 Collections with a warehouse (tables) also answer sql_query: one guarded read-only SELECT, its rows and
 a sentence; ask routes table questions there too.
+After an answer, offer the user to rate it: feedback(run_id, up|down, reason, correct answer or document)
+records their verdict (one per run and user; a new one replaces it) and teaches the retrieval bandit.
 Workflow tools (from the server's workflows folder) may also be listed."""
 
 
@@ -223,6 +226,26 @@ def build_server(*, engine: str | None = None, http: bool = False, auth: TokenVe
         draws), reward, grounded / refused, retry and regeneration counts, and each stage with its method,
         route, milliseconds and outputs."""
         return await in_thread(gw.get_run, run_id)
+
+    @mcp.tool(annotations={"readOnlyHint": False, "destructiveHint": False, "idempotentHint": True,
+                           "openWorldHint": False})
+    async def feedback(
+        run_id: Annotated[str, Field(description="The run_id of the answer being rated (from ask).", min_length=1,
+                                     max_length=200)],
+        verdict: Annotated[Literal["up", "down"], Field(description="up: the answer was right; down: it was not.")],
+        reason: Annotated[Literal["wrong", "not_answered", "wrong_source", "outdated", "other"] | None, Field(
+            description="With down: why.")] = None,
+        answer: Annotated[str | None, Field(description="With down: the correct answer, as the user gave it "
+                                                        "(short: the key fact).", max_length=2000)] = None,
+        doc: Annotated[str | None, Field(description="With down: the document that answers.", max_length=512)] = None,
+        page: Annotated[int | None, Field(description="With doc: its 1-based page.", ge=1)] = None,
+    ) -> dict:
+        """Record the user's verdict on an answer: one per run and user (a new one replaces the earlier one
+        and its effect). up rewards the retrieval arm the run used; down with reason wrong / wrong_source (or
+        none) punishes it; not_answered on a refusal does not; a down with the correct answer or document
+        becomes a test case (`relayrag eval export-feedback`). Returns the stored verdict."""
+        from fastmcp.server.dependencies import get_access_token
+        return await in_thread(gw.feedback, run_id, verdict, get_access_token(), reason, answer, doc, page)
 
     return mcp
 

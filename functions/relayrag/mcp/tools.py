@@ -135,6 +135,27 @@ class Gateway:
                 continue
         return out
 
+    # feedback ---------------------------------------------------------------------------------------
+    def identity(self, access) -> tuple[str, bool]:
+        """(identity, admin) of an MCP caller: a bearer token's hash (static tokens) or the JWT's client id;
+        an admin when the token is in RELAYRAG_ADMIN_TOKENS. Without a token (stdio, or --no-auth on
+        loopback) the local user, an admin."""
+        from relayrag.feedback import is_admin_token, local_identity, token_identity
+        if access is None:
+            return local_identity(), True
+        client = str(getattr(access, "client_id", "") or "")
+        ident = token_identity("mcp", access.token) if client.startswith("static-token-") or not client \
+            else f"mcp:{client}"
+        return ident, is_admin_token(self.service.settings, access.token)
+
+    def feedback(self, run_id: str, verdict: str, access, reason: str | None = None, answer: str | None = None,
+                 doc: str | None = None, page: int | None = None) -> dict:
+        from relayrag.feedback import give
+        identity, _ = self.identity(access)
+        entry = give(self.service, run_id, verdict, identity, reason=reason, answer=answer, doc=doc, page=page)
+        return {k: entry[k] for k in ("run_id", "collection", "verdict", "reason", "answer", "doc", "page", "arm",
+                                      "bandit", "replaced") if k in entry}
+
     # sql_query --------------------------------------------------------------------------------------
     def sql_query(self, question: str, collection: str) -> dict:
         """The sql stage on its own (no classify), as the service runs it; rows and texts bounded."""

@@ -7,7 +7,7 @@ import logging
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, Callable
+from typing import Annotated, Any, Callable, Protocol
 
 from fastmcp.exceptions import ToolError
 from fastmcp.server.dependencies import get_context
@@ -18,13 +18,10 @@ from pydantic import Field
 
 from relayrag.errors import RelayragError
 
-if TYPE_CHECKING:
-    from relayrag.mcp.tools import Gateway
-
 log = logging.getLogger("relayrag.mcp")
 
 BUILTIN_TOOLS = ("ask", "search", "ingest", "delete_document", "list_collections", "list_documents", "get_run",
-                 "sql_query", "classify")
+                 "sql_query", "classify", "feedback")
 RESERVED_ARGS = ("run_id", "urls")  # set by the gateway, never by a client (see DESIGN.md)
 
 # -- workflow tools: declarations in comment lines ---------------------------------------------------
@@ -270,10 +267,20 @@ class WorkflowTool(Tool):
         return self.convert_result(result)
 
 
+class WorkflowRunner(Protocol):
+    """What the provider needs of the gateway (relayrag.mcp.tools.Gateway implements it): the catalog of
+    workflow tools and a way to run one. A protocol here, so this module does not import the gateway's
+    (which imports this one)."""
+
+    catalog: WorkflowCatalog
+
+    async def run_workflow_tool(self, spec: WorkflowToolSpec, arguments: dict, ctx: Any) -> dict: ...
+
+
 class WorkflowToolProvider(Provider):
     """Lists and resolves workflow tools by scanning the folder on every request (no restart needed)."""
 
-    def __init__(self, gateway: "Gateway"):
+    def __init__(self, gateway: WorkflowRunner):
         super().__init__()
         self.gateway = gateway
 

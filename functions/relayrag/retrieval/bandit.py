@@ -20,6 +20,11 @@ is the BM25 list again). Priors: Beta(1, 1), except a win prior of Beta(2, 1) fo
 evidence the fused list is the better bet (rank fusion rarely loses to its inputs: Cormack et al. 2009;
 Bruch et al., TOIS 2023) — so a new context starts on hybrid and moves only on evidence.
 
+- "<context>/<arm>/human": people's verdicts on runs that arm served (relayrag.feedback: 👍 = 1, 👎 = 0), a
+  Beta posterior of its own, blended into the win posterior at read time (`context_params`) with weight
+  HUMAN_WEIGHT: each verdict counts as HUMAN_WEIGHT judged queries. Kept apart so a changed verdict replaces
+  its own contribution exactly and the weight can change without rewriting any count (docs/DESIGN.md).
+
 Rewards come from relayrag.retrieval.reward (each arm's own ranking, judged per query) and update every arm
 whose list the query computed (the judge does not depend on the arm, so this is full-information feedback;
 the Thompson draw still decides which list serves the candidates).
@@ -136,6 +141,18 @@ def quality_key(context: str, arm: str) -> str:
     return f"{context}/{arm}/dcg"
 
 
+def human_key(context: str, arm: str) -> str:
+    """Docstore key of an arm's posterior of people's verdicts in a context, e.g. 'latin/hybrid/human'."""
+    return f"{context}/{arm}/human"
+
+
+# A person's verdict counts as this many judged queries in the win posterior. The judge sees every query and
+# rewards every computed list; people rate a few runs, only the served arm, and judge the answer (which
+# generation can spoil) rather than the ranking. 3 lets a handful of verdicts move an arm whose judge evidence
+# is thin, while 30+ judged queries still outweigh one angry click; benchmarks/bench_bandit.py --feedback
+# measures it against judge-only (benchmarks/RESULTS.md).
+HUMAN_WEIGHT = 3.0
+
 TIE = 0.99  # a list within 1 % of the query's best judged DCG@10 also wins the query
 
 
@@ -152,9 +169,10 @@ def update_keys(context: str, rewards: dict[str, float]) -> dict[str, float]:
 
 
 def context_params(stored: dict[str, tuple[float, float]], context: str, arms: list[str] | tuple[str, ...],
-                   quality: bool = False) -> dict[str, tuple[float, float]]:
+                   quality: bool = False, human_weight: float = HUMAN_WEIGHT) -> dict[str, tuple[float, float]]:
     """{arm: (alpha, beta)} of one context from the docstore's {key: (alpha, beta)}: the win posteriors
-    (with the docstore's uniform prior replaced by PRIORS) or, with quality=True, the graded-reward ones."""
+    (with the docstore's uniform prior replaced by PRIORS, plus `human_weight` × the people's verdicts under
+    human_key) or, with quality=True, the graded-reward ones."""
     out = {}
     for arm in arms:
         if quality:
@@ -162,7 +180,9 @@ def context_params(stored: dict[str, tuple[float, float]], context: str, arms: l
             continue
         a0, b0 = PRIORS.get(arm, (1.0, 1.0))
         a, b = stored.get(arm_key(context, arm), (1.0, 1.0))
-        out[arm] = (a - 1.0 + a0, b - 1.0 + b0)
+        ha, hb = stored.get(human_key(context, arm), (1.0, 1.0))
+        out[arm] = (a - 1.0 + a0 + human_weight * max(0.0, ha - 1.0),
+                    b - 1.0 + b0 + human_weight * max(0.0, hb - 1.0))
     return out
 
 

@@ -401,3 +401,85 @@ def test_firestore_arm_counters_are_sharded():
     assert ds.reward_arm("c", "latin/bm25", 1.0) == (42.0, 1.0)  # the unsharded single update sees the shards
     ds.delete_collection("c")
     assert ds.get_arms("c") == {}
+
+
+# -- people's verdicts (relayrag.feedback) -----------------------------------------------------------------
+def _verdict(run_id, identity, r=None, **kw):
+    return {"run_id": run_id, "identity": identity, "verdict": "up" if r == 1.0 else "down",
+            "bandit": {} if r is None else {"latin/bm25/human": r}, "updated_at": time.time(), **kw}
+
+
+def test_feedback_is_one_per_run_and_identity_and_replaces_its_bandit_share(ds):
+    assert ds.put_feedback("c", "r1", "alice", _verdict("r1", "alice", 1.0)) is None
+    assert ds.get_arms("c")["latin/bm25/human"] == (2.0, 1.0)
+    old = ds.put_feedback("c", "r1", "alice", _verdict("r1", "alice", 0.0, reason="wrong"))
+    assert old["verdict"] == "up"
+    assert ds.get_arms("c")["latin/bm25/human"] == (1.0, 2.0)   # the 👍 was taken back, not added to
+    ds.put_feedback("c", "r1", "alice", _verdict("r1", "alice", 0.0, reason="wrong"))  # the same again: no-op
+    assert ds.get_arms("c")["latin/bm25/human"] == (1.0, 2.0)
+    ds.put_feedback("c", "r1", "bob", _verdict("r1", "bob", 1.0))
+    ds.put_feedback("c", "r2", "alice", _verdict("r2", "alice"))  # teaches nothing (e.g. outdated)
+    assert ds.get_arms("c")["latin/bm25/human"] == (2.0, 2.0)
+    assert [(e["run_id"], e["identity"]) for e in ds.list_feedback("c")] == [("r2", "alice"), ("r1", "bob"),
+                                                                           ("r1", "alice")]
+    assert [e["run_id"] for e in ds.list_feedback("c", identity="alice")] == ["r2", "r1"]
+    assert [e["identity"] for e in ds.list_feedback("c", run_id="r1")] == ["bob", "alice"]
+    assert len(ds.list_feedback("c", limit=1)) == 1 and ds.list_feedback("other") == []
+    assert ds.put_feedback("c", "r1", "bob", None)["verdict"] == "up"  # withdrawn: its 👍 is gone too
+    assert ds.get_arms("c")["latin/bm25/human"] == (1.0, 2.0)
+    assert ds.put_feedback("c", "r1", "bob", None) is None
+
+
+def test_feedback_is_deleted_with_the_collection(ds):
+    ds.commit_ingest("c", "v1", {}, [_rec("/a")], [], expected_version=None)
+    ds.put_feedback("c", "r1", "alice", _verdict("r1", "alice", 1.0))
+    ds.put_feedback("d", "r2", "alice", _verdict("r2", "alice", 1.0))
+    ds.delete_collection("c")
+    assert ds.list_feedback("c") == [] and "latin/bm25/human" not in ds.get_arms("c")
+    assert len(ds.list_feedback("d")) == 1
+
+
+def test_concurrent_verdicts_keep_the_bandit_consistent(concurrent_ds):
+    """8 threads flip the verdicts of 4 identities on one run back and forth; afterwards the human
+    posterior equals exactly what the final verdicts say (no lost or doubled delta)."""
+    ids = [f"u{i}" for i in range(4)]
+    errors = []
+
+    def flip(i):
+        try:
+            for k in range(6):
+                ident = ids[(i + k) % len(ids)]
+                r = float((i + k) % 2)
+                concurrent_ds.put_feedback("c", "r1", ident, _verdict("r1", ident, r))
+        except Exception as exc:  # noqa: BLE001 - reported below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=flip, args=(i,)) for i in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == []
+    final = concurrent_ds.list_feedback("c", run_id="r1")
+    assert sorted(e["identity"] for e in final) == ids
+    ups = sum(1 for e in final if e["bandit"]["latin/bm25/human"] == 1.0)
+    a, b = concurrent_ds.get_arms("c")["latin/bm25/human"]
+    assert (round(a, 6), round(b, 6)) == (1.0 + ups, 1.0 + len(ids) - ups)
+
+
+def test_feedback_submit_end_to_end_on_each_backend(ds):
+    """relayrag.feedback over the backend: a run's verdict stored, replaced, visible per identity, gone with the
+    collection (the Firestore emulator is the cloud's docstore)."""
+    from relayrag import feedback
+    from relayrag.records import new_run
+    ds.create_run("r9", new_run("r9", "q?", "c", route="rag", arm="hybrid", arm_draws={"hybrid": 0.6},
+                                bandit_context="latin", answer="a [1]."))
+    up = feedback.submit(ds, "r9", "alice", feedback.parse_feedback(verdict="up"), visible={"c"})
+    assert up["bandit"] == {"latin/hybrid/human": 1.0} and up["replaced"] is False
+    down = feedback.submit(ds, "r9", "alice", feedback.parse_feedback(verdict="down", reason="wrong_source",
+                                                                     doc="a.pdf", page=2), visible={"c"})
+    assert down["replaced"] is True and ds.get_arms("c")["latin/hybrid/human"] == (1.0, 2.0)
+    assert [e["doc"] for e in feedback.list_verdicts(ds, ["c"], identity="alice")] == ["a.pdf"]
+    assert feedback.list_verdicts(ds, ["c"], identity="bob") == []
+    ds.delete_collection("c")
+    assert feedback.list_verdicts(ds, ["c"], identity="alice", admin=True) == []

@@ -1,0 +1,74 @@
+"""`relayrag feedback` and `relayrag eval export-feedback` end to end, in-process: ask, give verdicts, see
+the bandit move, export the 👎 with a correct answer and score it with `relayrag eval answers`."""
+
+from __future__ import annotations
+
+import json
+
+from relayrag.retrieval.bandit import human_key
+from tests.unit.test_cli_edges import invoke
+
+
+def _ask(question: str) -> dict:
+    r = invoke("ask", question, "-c", "docs", "--json")
+    assert r.exit_code == 0, r.output
+    return json.loads(r.stdout)
+
+
+def test_feedback_from_the_cli_teaches_the_bandit_and_becomes_a_golden_case(home, small_corpus, tmp_path):
+    from relayrag.context import default_context
+    assert invoke("ingest", small_corpus, "-c", "docs", "--no-progress").exit_code == 0
+    res = _ask("How many worker bees live in a colony in summer?")
+    run_id, arm = res["run_id"], res["arm"]
+
+    r = invoke("feedback", run_id, "up")
+    assert r.exit_code == 0, r.output
+    assert f"{run_id}: 👍; bandit: latin/{arm}/human = 1" in r.stdout
+    arms = default_context().docstore.get_arms("docs")
+    assert arms[human_key("latin", arm)] == (2.0, 1.0)
+
+    r = invoke("feedback", run_id, "down", "--reason", "wrong", "--answer", "60,000", "--doc", "bees.txt",
+               "--page", "1", "--json")
+    assert r.exit_code == 0, r.output
+    entry = json.loads(r.stdout)
+    assert entry["replaced"] is True and entry["verdict"] == "down" and entry["answer"] == "60,000"
+    assert default_context().docstore.get_arms("docs")[human_key("latin", arm)] == (1.0, 2.0)  # replaced
+
+    # bad input: one line, exit 2, nothing stored
+    for args, msg in [((run_id, "maybe"), "feedback verdict: must be one of up, down"),
+                      ((run_id, "up", "--reason", "wrong"), "goes with a 👎"),
+                      ((run_id, "down", "--page", "2"), "needs the document"),
+                      (("no-such-run", "up"), "no run 'no-such-run'"),
+                      ((run_id, "down", "--answer", "x" * 2001), "feedback answer")]:
+        r = invoke("feedback", *args)
+        assert r.exit_code == 2 and msg in " ".join(r.stderr.split()), (args, r.output)
+    assert len(default_context().docstore.list_feedback("docs")) == 1
+
+    # the same question asked again and judged by a second verdict: merged into one case
+    again = _ask("How many  worker bees live in a colony in SUMMER?")
+    assert invoke("feedback", again["run_id"], "down", "--answer", "60000").exit_code == 0
+    up_only = _ask("What is the standard rail gauge?")
+    assert invoke("feedback", up_only["run_id"], "up").exit_code == 0  # a 👍 is no test case
+
+    golden = tmp_path / "fb.jsonl"
+    r = invoke("eval", "export-feedback", "-c", "docs", "--out", golden)
+    assert r.exit_code == 0, r.output
+    lines = [json.loads(x) for x in golden.read_text(encoding="utf-8").splitlines()]
+    assert len(lines) == 1
+    case = lines[0]
+    assert case["question"] == "How many worker bees live in a colony in summer?"
+    assert case["answers"] == ["60,000", "60000"] and case["doc"] == "bees.txt" and case["page"] == 1
+    assert case["category"] == "feedback" and case["unanswerable"] is False and case["id"].startswith("fb-")
+    assert set(case) == {"id", "question", "answers", "doc", "page", "category", "unanswerable"}
+
+    r = invoke("eval", "answers", golden, "-c", "docs", "--json", "--rows", "--no-llm-run")
+    assert r.exit_code == 0, r.output
+    report = json.loads(r.stdout)
+    assert report["n"] == 1
+    (m,) = report["methods"].values()
+    assert m["overall"]["answer_accuracy"] == 1.0 and m["overall"]["citation_precision"] == 1.0
+    assert m["rows"][0]["id"] == case["id"]
+
+    # withdrawing takes the verdict and its reward away
+    assert invoke("feedback", again["run_id"], "--withdraw", "up").exit_code == 0
+    assert len(default_context().docstore.list_feedback("docs")) == 2
