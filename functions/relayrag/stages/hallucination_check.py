@@ -29,7 +29,8 @@ from relayrag.stages.answerability import (
     Support, content_weights, expected_answer_type, question_entities, question_numbers, states_answer_type,
     support)
 from relayrag.stages.evidence import absent_tokens, lexical_coverage, query_idf, span_vectors
-from relayrag.stages.generate import PAGE_QUOTE, VISION, doc_openings, not_found_text
+from relayrag.stages.generate import doc_openings, not_found_text
+from relayrag.stages.page_answer import PAGE_QUOTE, VISION
 from relayrag.text import has_cjk, language_code, sentences as split_sents, split_sentences
 
 SUPPORT_COSINE = 0.80
