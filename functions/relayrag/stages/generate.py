@@ -39,7 +39,7 @@ from relayrag.stages.evidence import absent_tokens, query_idf, span_vectors
 from relayrag.text import answer_units as _units, has_cjk, language_code
 from relayrag.stages.answer_parts import NOT_FOUND, citation, split_answer
 from relayrag.stages.page_answer import (PAGE_QUOTE, VISION, by_image_note, found_by_image, page_quote_answer,
-                                         vision_answer)
+                                         page_search_note, vision_answer)
 
 DUPLICATE_COSINE = 0.95
 EVIDENCE_K = 8  # numbered evidence passages given to the LLM method
@@ -134,9 +134,10 @@ def expired_note(run_rec: dict) -> str:
 
 def not_found_answer(run_rec: dict, related: list[dict]) -> str:
     """A run's whole "not found" answer: not_found_text, then why the tables could not answer
-    (sql_fallback_note) and which expired documents the validity filter left out (expired_note)."""
+    (sql_fallback_note), which expired documents the validity filter left out (expired_note) and, for a visual
+    question answered from text, that page-image search did not run and why (page_search_note)."""
     return (not_found_text(run_rec["question"], run_rec["collection"], related) + sql_fallback_note(run_rec)
-            + expired_note(run_rec))
+            + expired_note(run_rec) + page_search_note(run_rec))
 
 
 def chitchat_text(question: str, collection: str) -> str:
@@ -539,6 +540,7 @@ def run(req: GenerateRequest, ctx: StageContext) -> GenerateResponse:
     if by_image:
         answer = by_image_note(run_rec, answered=True, cited=citations[0] if citations else None,
                                read_image=method == VISION) + " " + answer
+    answer += page_search_note(run_rec)
     citations = attach(ctx, snap, with_metadata(citations, snap))
     write_run(ctx, req.run_id, {"answer": answer, "citations": citations, "answer_sentences": sentences,
                                          "found": True, "generate_method": method,

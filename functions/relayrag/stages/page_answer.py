@@ -124,3 +124,36 @@ def by_image_note(run_rec: dict, answered: bool, cited: dict | None = None, read
     if answered:
         return f"(Found by its page image: {where}; the answer quotes that page's text.)"
     return f"The page that best matches the question by its image is {where} (see its page image)."
+
+
+def page_search_note(run_rec: dict) -> str:
+    """The sentence (with a leading space) a visual question's answer ends with when page-image search did not
+    run and the answer comes from text: that it is off and how to turn it on (no model configured here), or that
+    the collection needs ingesting again (no page vectors from this model); "" otherwise (it ran, the question is
+    not visual, or the collection has no page images). In the question's language (English or Japanese). The
+    same words whether or not the `colpali` extra is installed: the run record's page_search says which piece is
+    missing."""
+    ps = run_rec.get("page_search") or {}
+    if run_rec.get("route") != "visual" or ps.get("status") != "off":
+        return ""
+    cause = ps.get("cause")
+    ja = has_cjk(run_rec.get("question", ""))
+    if cause == "no_model":
+        if ja:
+            return (" （ページ画像検索はオフのため、この回答は文書のテキストから作成しました。ページを画像で検索するには "
+                    "relayrag[colpali] をインストールし、RELAYRAG_COLPALI_MODEL に ColPali/ColQwen2 のモデル ID "
+                    "またはローカルフォルダを設定して、もう一度取り込んでください。）")
+        return (" (Page-image search is off, so this answer comes from the documents' text. To search pages by "
+                "their images, install relayrag[colpali], set RELAYRAG_COLPALI_MODEL to a ColPali/ColQwen2 model "
+                "id or local folder, and ingest again.)")
+    if cause in ("no_vectors", "other_model"):
+        if ja:
+            return (" （このコレクションには設定中のモデルによるページベクトルがないため、この回答は文書のテキストから"
+                    "作成しました。ページを画像で検索するには、もう一度取り込んでください。）")
+        return (" (This collection has no page vectors from the configured page-image model, so this answer comes "
+                "from the documents' text; ingest it again to search its pages by their images.)")
+    if cause == "unavailable":
+        if ja:
+            return " （ページ画像検索を実行できなかったため、この回答は文書のテキストから作成しました。）"
+        return " (Page-image search could not run here, so this answer comes from the documents' text.)"
+    return ""
