@@ -41,15 +41,22 @@ def configured_models() -> list[dict]:
     """One record per model relayrag may use here: {name, setting, value, status, source, path, ...}; the page-image
     model's record is relayrag.retrieval.page_model.describe (loads nothing). A refused RELAYRAG_COLPALI_MODEL
     (a tiny test model) is shown as refused instead of failing the listing."""
+    from pydantic import ValidationError
+
     from relayrag.errors import ConfigError
-    from relayrag.retrieval.page_model import describe
-    from relayrag.settings import Settings, load_settings
+    from relayrag.retrieval.page_model import describe, refusal
+    from relayrag.settings import Settings, describe_settings_error, load_settings
     try:
         s = load_settings()
         page_value = s.colpali_model
     except ConfigError:
-        page_value = os.environ.get("RELAYRAG_COLPALI_MODEL", "")
-        s = Settings(colpali_model="")  # the other settings, still validated
+        page_value = os.environ.get("RELAYRAG_COLPALI_MODEL", "").strip()
+        if not refusal(page_value):
+            raise
+        try:
+            s = Settings(colpali_model="")  # the other settings, still validated
+        except ValidationError as exc:
+            raise ConfigError(describe_settings_error(exc)) from None
     llm = getattr(s.llm, "value", s.llm)
     rec: dict = {"name": "LLM", "setting": "RELAYRAG_LLM", "value": llm}
     if llm == "none":

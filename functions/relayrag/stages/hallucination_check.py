@@ -14,6 +14,10 @@ not a grounded answer); `no_claims` (end: a chitchat reply, which cites nothing 
 answer that does not answer the question → `refuse` at once with an honest "not found" that lists the cited
 passages as related reading (regenerating from the same evidence cannot help); unsupported sentences →
 `regenerate` while regen_count < max_regenerations, then `refuse`.
+A visual question answered by quoting the page found by its image (`page-image (extractive)`) is checked the same
+way: a page ranked by its image alone proves nothing in words, so when its text does not answer the question the
+refusal names that page as the best match by its image. A visual question answered from text because page-image
+search did not run keeps the sentence saying so (relayrag.stages.page_answer.page_search_note) on a refusal too.
 """
 
 from __future__ import annotations
