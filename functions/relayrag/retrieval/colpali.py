@@ -76,13 +76,14 @@ class PageEncoder(Protocol):
 def off_reason(model: str) -> str | None:
     """Why page-image search is off for RELAYRAG_COLPALI_MODEL=`model` without loading anything (no model
     configured, the extra not installed, a tiny test model outside the test suite), or None when it may run."""
-    if not is_configured(model):
-        return f"page-image search is off (no model configured: RELAYRAG_COLPALI_MODEL is not set); to turn it " \
-               f"on, {TURN_ON}"
     import importlib.util
-    for mod in ("torch", "byaldi", "colpali_engine"):
-        if importlib.util.find_spec(mod) is None:
-            return f"page-image search is off ({mod} is not installed); to turn it on, {TURN_ON}"
+    missing = next((m for m in ("torch", "byaldi", "colpali_engine") if importlib.util.find_spec(m) is None), None)
+    if not is_configured(model):
+        also = f"; {missing} is not installed" if missing else ""
+        return f"page-image search is off (no model configured: RELAYRAG_COLPALI_MODEL is not set{also}); to turn " \
+               f"it on, {TURN_ON}"
+    if missing:
+        return f"page-image search is off ({missing} is not installed); to turn it on, {TURN_ON}"
     why = refusal(model)
     if why:
         return f"page-image search is off: {why}"
