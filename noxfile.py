@@ -137,8 +137,12 @@ def colpali(session):
     """tests/colpali: the `colpali` extra (torch 2.13.0, transformers 4.47.1, colpali-engine 0.3.8, byaldi 0.0.7) with
     tiny random ColPali and ColQwen2 models built offline at test time: ingestion encodes page images, byaldi's
     index is saved in the snapshot and reloaded, deletion and re-ingestion, the visual route through the workflow,
-    the CLI and the MCP image block. A missing extra fails the session here instead of skipping. ~3 min to install
-    into a fresh venv on 2 cores (torch's CPU wheel from the machine's find-links), ~1 min of tests."""
+    the CLI and the MCP image block; and issue 26's checks: a tiny model configured by a user is refused (the
+    suite alone may load them: tests/colpali/conftest.py sets RELAYRAG_ALLOW_TEST_MODELS=1), without a model a
+    visual question is answered from text exactly as without the extra and the model loader is never called,
+    one model load per process, and fusion with a random page scorer never moves the text top passage down. A
+    missing extra fails the session here instead of skipping. ~3 min to install into a fresh venv on 2 cores
+    (torch's CPU wheel from the machine's find-links), ~3 min of tests."""
     session.install("-e", ".[dev,colpali]")
     session.run("pytest", "-q", "-rs", "tests/colpali", *session.posargs,
                 env={"RELAYRAG_REQUIRE_COLPALI": "1", "HF_HUB_OFFLINE": "1"})

@@ -104,5 +104,6 @@ def use_doubles(ctx) -> ColourEncoder:
     """Give `ctx` the double encoder and scorer (as RELAYRAG_COLPALI_MODEL + the extra would give byaldi's)."""
     enc = ColourEncoder()
     ctx._page_encoder = enc
+    ctx.page_model_id = enc.model_id  # as if RELAYRAG_COLPALI_MODEL named it
     ctx.page_scorer_factory = lambda collection, version, folder: ColourScorer(folder)
     return enc

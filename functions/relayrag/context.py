@@ -93,6 +93,7 @@ class StageContext:
         self._page_encoder = None
         self._page_scorers: dict[str, tuple[str, object]] = {}  # collection -> (version, scorer)
         self.page_scorer_factory = None  # tests: (collection, version, snapshot folder) -> PageScorer
+        self.page_model_id: str | None = None  # tests: the model id of a page encoder / scorer double
         self._schemas = None
         self._index: Any = None  # the distributed retrieval backend (retrieval.bigquery_index), built on first use
         self._candidates: dict[str, IndexSnapshot] = {}
@@ -178,9 +179,24 @@ class StageContext:
         from relayrag.sql.warehouse import warehouse_record
         return warehouse_record(self.settings.home, collection)
 
+    def page_model(self) -> str:
+        """The page-image model this process serves with: RELAYRAG_COLPALI_MODEL ("" = none), or a test
+        double's id."""
+        return self.page_model_id or self.settings.colpali_model
+
+    def page_search_off(self) -> str | None:
+        """Why page-image search does not run in this process (no model configured, the `colpali` extra missing,
+        a tiny test model outside the test suite: relayrag.retrieval.colpali.off_reason), or None when it may.
+        Loads nothing: a text question in a process without a model pays only this check."""
+        if self.page_model_id:
+            return None
+        from relayrag.retrieval.colpali import off_reason
+        return off_reason(self.settings.colpali_model)
+
     def page_encoder(self):
-        """The page-image encoder of ingestion (relayrag.retrieval.colpali.PageEncoder), built once. Raises
-        PageSearchUnavailable with the reason (extra missing, RELAYRAG_COLPALI_MODEL empty or not loadable)."""
+        """The page-image encoder of ingestion (relayrag.retrieval.colpali.PageEncoder), built once; its model is
+        the process's one copy (relayrag.retrieval.colpali.load_rag). Raises PageSearchUnavailable with the reason
+        (extra missing, RELAYRAG_COLPALI_MODEL empty or not loadable)."""
         if self._page_encoder is None:
             from relayrag.retrieval.colpali import ByaldiEncoder
             self._page_encoder = ByaldiEncoder(self.settings.colpali_model, self.settings.colpali_device)
@@ -189,7 +205,8 @@ class StageContext:
     def page_scorer(self, collection: str, version: str):
         """The page-image search index of one snapshot version (relayrag.retrieval.colpali.PageScorer), loaded
         from the snapshot's `colpali/` folder once per (collection, version); the last one per collection is
-        kept. Raises PageSearchUnavailable with the reason when it cannot be loaded here."""
+        kept. The model behind it is loaded once per process and shared by every collection. Raises
+        PageSearchUnavailable with the reason when it cannot be loaded here."""
         with self._lock:
             have = self._page_scorers.get(collection)
             if have and have[0] == version:
@@ -213,7 +230,7 @@ class StageContext:
         if self.page_scorer_factory is not None:
             scorer = self.page_scorer_factory(collection, version, folder)
         else:
-            scorer = ByaldiIndex(folder, self.settings.colpali_device)
+            scorer = ByaldiIndex(folder, self.settings.colpali_model, self.settings.colpali_device)
         with self._lock:
             self._page_scorers[collection] = (version, scorer)
         return scorer

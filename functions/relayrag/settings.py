@@ -6,7 +6,7 @@ import functools
 import os
 from pathlib import Path
 
-from pydantic import Field
+from pydantic import Field, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from relayrag.enums import ChoiceEnum
@@ -128,9 +128,11 @@ class Settings(BaseSettings):
     page_image_dpi: int = Field(96, ge=0, le=300, description="Resolution of the page images rendered at ingestion "
                                 "(every PDF page; image files are kept as they are, long side at most 1600 px); "
                                 "0 = no page images (and no page-image search).")
-    colpali_model: str = Field("vidore/colqwen2-v1.0", description="Page-image search model (extra `colpali`): a "
-                               "ColPali/ColQwen2 model id, downloaded where a model hub is reachable, or a local "
-                               "folder whose name contains 'colpali' or 'colqwen2'; 'off' = no page-image search.")
+    colpali_model: str = Field("", description="Page-image search model (extra `colpali`): a ColPali/ColQwen2 "
+                               "model id (e.g. vidore/colqwen2-v1.0-merged; downloaded where a model hub is "
+                               "reachable) or a local folder holding one, whose name contains 'colpali' or "
+                               "'colqwen2'; empty or 'off' (the default) = no page-image search. Tiny random test "
+                               "models (relayrag.retrieval.colpali_tiny) are refused outside the test suite.")
     colpali_device: str = Field("", description="torch device of the page-image model (cpu, cuda); empty = cuda "
                                 "when available, else cpu.")
     page_k: int = Field(5, ge=1, le=50, description="Pages kept by page-image search (colpali_search).")
@@ -177,6 +179,16 @@ class Settings(BaseSettings):
                                               "whose holders see every identity's feedback verdicts; other "
                                               "tokens see only their own.")
 
+    @field_validator("colpali_model")
+    @classmethod
+    def _real_page_model(cls, value: str) -> str:
+        """A tiny random test model is refused outside the test suite (relayrag.retrieval.page_model)."""
+        from relayrag.retrieval.page_model import refusal
+        why = refusal(value)
+        if why:
+            raise ValueError(why)
+        return value.strip()
+
 
 @functools.lru_cache(maxsize=1)
 def load_settings() -> Settings:
@@ -203,5 +215,5 @@ def describe_settings_error(exc) -> str:
         if isinstance(ann, type) and issubclass(ann, ChoiceEnum):
             parts.append(f"{shown}: invalid {ann._label()}; valid: {', '.join(m.value for m in ann)}")
         else:
-            parts.append(f"{shown}: {e.get('msg', 'invalid value')}")
+            parts.append(f"{shown}: {str(e.get('msg', 'invalid value')).removeprefix('Value error, ')}")
     return "invalid settings: " + "; ".join(parts)

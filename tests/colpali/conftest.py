@@ -11,6 +11,10 @@ import pytest
 
 MISSING = [m for m in ("torch", "byaldi", "colpali_engine") if importlib.util.find_spec(m) is None]
 
+# the tiny random models below may be loaded only by the test suite (relayrag.retrieval.page_model): say so for
+# this process and the CLI processes the tests start (they inherit the environment)
+os.environ["RELAYRAG_ALLOW_TEST_MODELS"] = "1"
+
 
 def pytest_collection_modifyitems(config, items):
     if not MISSING:

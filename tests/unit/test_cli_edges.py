@@ -112,7 +112,7 @@ COMMANDS = [
     ["delete", "a.txt", "-c", "x"], ["ask", "What?", "-c", "x"], ["ask", "What?", "-c", "x", "--json"],
     ["ask", "What?", "-c", "x", "--stream"], ["warehouse", "load", "{csv}", "-c", "x"],
     ["warehouse", "config", "-c", "x"], ["warehouse", "schema", "-c", "x"], ["eval", "beir", "{dir}", "-c", "x"],
-    ["eval", "sql", "{jsonl}", "-c", "x"], ["model", "install"], ["mcp"],
+    ["eval", "sql", "{jsonl}", "-c", "x"], ["model", "install"], ["model"], ["model", "--json"], ["mcp"],
 ]
 
 

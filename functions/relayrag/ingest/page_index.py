@@ -93,6 +93,10 @@ def build_page_vectors(ctx, collection: str, version: str, entries: list[dict], 
     if not entries:
         report.page_search = "page-image search: no page images in this collection"
         return
+    off = ctx.page_search_off()  # no model here: nothing to load (the loader is not called)
+    if off:
+        report.page_search = off
+        return
     try:
         encoder = ctx.page_encoder()
     except PageSearchUnavailable as exc:

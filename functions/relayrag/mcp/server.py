@@ -211,8 +211,10 @@ def build_server(*, engine: str | None = None, http: bool = False, auth: TokenVe
         question: Annotated[str, Field(description="The question, in any language.", min_length=1, max_length=4000)],
         collection: CollectionName,
     ) -> dict:
-        """Where relayrag would route a question, without an LLM and without answering it: `rag` (the
-        collection's documents: use ask or search), `sql` (its tables: use sql_query) or `chitchat` (small
+        """Where relayrag would route a question, without an LLM and without answering it (the same no-LLM
+        classifier `ask` runs): `rag` (the collection's documents: use ask or search), `visual` (what a figure,
+        chart, photo or scanned page shows: use ask, which searches pages by their image when a page-image model
+        is configured, else answers from text), `sql` (its tables: use sql_query) or `chitchat` (small
         talk: no tool needed); with the classifier's confidence and whether the collection has documents and a
         warehouse. Nothing is recorded."""
         return await in_thread(gw.classify, question, collection)

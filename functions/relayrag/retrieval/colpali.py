@@ -18,12 +18,14 @@ folder; byaldi 0.0.7 picks the class by finding "colpali" or "colqwen2" in that 
 be named accordingly. The stack is the `colpali` extra (torch, transformers 4.47, colpali-engine 0.3.8, byaldi
 0.0.7). byaldi 0.0.7 cannot remove documents from an index (`remove_from_index` raises NotImplementedError), so
 the index of a version is assembled from the kept files' stored vectors and written with byaldi's own exporter
-(`_export_index`), then loaded with `RAGMultiModalModel.from_index` — the byaldi pin is exact for that reason.
+(`_export_index`); at query time the saved index is read into a ColPaliModel shell that shares the process's
+one loaded model (`load_rag`: once per process, not per collection or version) — the byaldi pin is exact because
+both touch byaldi's attributes. A tiny random test model (relayrag.retrieval.colpali_tiny) is refused outside
+the test suite (relayrag.retrieval.page_model).
 """
 
 from __future__ import annotations
 
-import hashlib
 import io
 import logging
 import math
@@ -34,10 +36,10 @@ from typing import Any, Protocol
 
 import numpy as np
 
+from relayrag.retrieval.page_model import TURN_ON, is_configured, model_key, refusal
+
 log = logging.getLogger(__name__)
 
-OFF_VALUES = ("", "off", "none")
-EXTRA_HINT = "pip install 'relayrag[colpali]'"
 INDEX_DIR = "colpali"  # the byaldi index folder inside a snapshot version
 
 
@@ -71,27 +73,26 @@ class PageEncoder(Protocol):
     def write_index(self, pages: list[dict], vectors: list[np.ndarray], folder: Path) -> None: ...
 
 
-def model_key(model_id: str) -> str:
-    """A file-name-safe key of a model id or folder (the page vectors of two models never mix)."""
-    return hashlib.sha256(model_id.encode("utf-8")).hexdigest()[:16]
-
-
 def off_reason(model: str) -> str | None:
-    """Why page-image search is off for RELAYRAG_COLPALI_MODEL=`model` without loading anything, or None when
-    it may run (the extra is importable and a model is named)."""
-    if model.strip().lower() in OFF_VALUES:
-        return "page-image search is off (RELAYRAG_COLPALI_MODEL=off); set it to a ColPali/ColQwen2 model " \
-               "id or folder and install " + EXTRA_HINT
+    """Why page-image search is off for RELAYRAG_COLPALI_MODEL=`model` without loading anything (no model
+    configured, the extra not installed, a tiny test model outside the test suite), or None when it may run."""
     import importlib.util
-    for mod in ("torch", "byaldi", "colpali_engine"):
-        if importlib.util.find_spec(mod) is None:
-            return f"page-image search is off ({mod} is not installed); turn it on with {EXTRA_HINT} " \
-                   f"and RELAYRAG_COLPALI_MODEL (a ColPali/ColQwen2 model id or local folder)"
+    missing = next((m for m in ("torch", "byaldi", "colpali_engine") if importlib.util.find_spec(m) is None), None)
+    if not is_configured(model):
+        also = f"; {missing} is not installed" if missing else ""
+        return f"page-image search is off (no model configured: RELAYRAG_COLPALI_MODEL is not set{also}); to turn " \
+               f"it on, {TURN_ON}"
+    if missing:
+        return f"page-image search is off ({missing} is not installed); to turn it on, {TURN_ON}"
+    why = refusal(model)
+    if why:
+        return f"page-image search is off: {why}"
     return None
 
 
 _models: dict[tuple[str, str], Any] = {}
 _lock = threading.Lock()
+loads = 0  # models loaded by this process (load_rag's cache misses): tests read it
 
 
 def _align_threads() -> None:
@@ -114,14 +115,18 @@ def _device(device: str) -> str:
 
 
 def load_rag(model: str, device: str = "") -> Any:
-    """byaldi's RAGMultiModalModel for `model` (one per process and device). Raises PageSearchUnavailable with
-    the reason (extra missing, model not found / not downloadable, not a ColPali/ColQwen2 name)."""
+    """byaldi's RAGMultiModalModel for `model`: the one loader of page-image models, loaded once per process and
+    device and shared by every collection and version (ingestion's encoder and every snapshot's index). Raises
+    PageSearchUnavailable with the reason (no model configured, extra missing, a tiny test model outside the test
+    suite, model not found / not downloadable, not a ColPali/ColQwen2 name)."""
+    global loads
     reason = off_reason(model)
     if reason:
         raise PageSearchUnavailable(reason)
     key = (model, device)
     with _lock:
         if key not in _models:
+            loads += 1
             import tempfile
             try:
                 from byaldi import RAGMultiModalModel
@@ -194,28 +199,88 @@ class ByaldiEncoder:
         shell._export_index()
 
 
-class ByaldiIndex:
-    """PageScorer: a snapshot's byaldi index loaded with `RAGMultiModalModel.from_index`."""
+def index_model(folder: Path) -> str:
+    """The model a byaldi index folder was written with (index_config.json.gz `model_name`). Raises
+    PageSearchUnavailable when the folder holds no readable index."""
+    import gzip
+    import json
+    try:
+        with gzip.open(folder / "index_config.json.gz", "rt", encoding="utf-8") as f:
+            return str(json.load(f)["model_name"])
+    except (OSError, ValueError, KeyError) as exc:
+        raise PageSearchUnavailable(f"page-image search is off: the page index at {folder} could not be read "
+                                    f"({type(exc).__name__}: {' '.join(str(exc).split())[:300]})") from None
 
-    def __init__(self, folder: Path, device: str = ""):
-        reason = off_reason("colpali")  # the extra only; the model comes from the index's config
+
+def _shell_with_index(rag: Any, folder: Path) -> Any:
+    """A byaldi ColPaliModel sharing `rag`'s loaded network, holding the index saved in `folder` (read as byaldi
+    0.0.7's loader reads it: embeddings/embeddings_<n>.pt in order, the id maps and the metadata), so one model
+    serves every collection and version instead of `from_index` loading a copy per index."""
+    import gzip
+    import json
+
+    import torch
+    from byaldi.colpali import ColPaliModel
+
+    def read(name: str) -> dict:
+        path = folder / name
+        if not path.exists():
+            return {}
+        with gzip.open(path, "rt", encoding="utf-8") as f:
+            return json.load(f)
+
+    m = rag.model
+    shell = ColPaliModel.__new__(ColPaliModel)
+    shell.__dict__.update(m.__dict__)
+    config = read("index_config.json.gz")
+    files = sorted((folder / "embeddings").glob("embeddings_*.pt"), key=lambda p: int(p.stem.split("_")[1]))
+    embeds: list[Any] = []
+    for f in files:
+        embeds.extend(torch.load(f, weights_only=True))
+    shell.indexed_embeddings = embeds
+    shell.embed_id_to_doc_id = {int(k): v for k, v in read("embed_id_to_doc_id.json.gz").items()}
+    shell.doc_ids_to_file_names = {int(k): v for k, v in read("doc_ids_to_file_names.json.gz").items()}
+    shell.doc_id_to_metadata = {int(k): v for k, v in read("metadata.json.gz").items()}
+    shell.doc_ids = {int(e["doc_id"]) for e in shell.embed_id_to_doc_id.values()}
+    shell.highest_doc_id = max(shell.doc_ids, default=-1)
+    shell.index_name, shell.index_root = folder.name, str(folder.parent)
+    shell.full_document_collection = bool(config.get("full_document_collection", False))
+    shell.collection = {}
+    shell.max_image_width = config.get("max_image_width")
+    shell.max_image_height = config.get("max_image_height")
+    shell.verbose = 0
+    return shell
+
+
+class ByaldiIndex:
+    """PageScorer: a snapshot's byaldi index searched with the process's one copy of the configured model
+    (load_rag). Raises PageSearchUnavailable when page-image search is off here (off_reason), when the index was
+    written by another model than RELAYRAG_COLPALI_MODEL (its page vectors are not comparable with this model's
+    query vectors) or when the index cannot be read."""
+
+    def __init__(self, folder: Path, model: str, device: str = ""):
+        reason = off_reason(model)
         if reason:
             raise PageSearchUnavailable(reason)
-        from byaldi import RAGMultiModalModel
+        built_with = index_model(folder)
+        if model_key(built_with) != model_key(model):
+            raise PageSearchUnavailable(
+                f"page-image search is off for this collection: its page vectors were made by {built_with!r} but "
+                f"RELAYRAG_COLPALI_MODEL is {model!r}; ingest the collection again (or set the model back)")
+        rag = load_rag(model, device)
         try:
-            self.rag = RAGMultiModalModel.from_index(folder.name, index_root=str(folder.parent), verbose=0,
-                                                     device=_device(device))
+            self.shell = _shell_with_index(rag, folder)
         except Exception as exc:
             raise PageSearchUnavailable(f"page-image search is off: the page index at {folder} could not be loaded "
                                         f"({type(exc).__name__}: {' '.join(str(exc).split())[:300]})") from None
-        self.model_id = self.rag.model.model_name
+        self.model_id = model
 
     def search(self, query: str, k: int) -> list[PageHit]:
-        if not self.rag.model.indexed_embeddings:
+        if not self.shell.indexed_embeddings:
             return []
         _align_threads()
         out = []
-        for r in self.rag.search(query, k=k, return_base64_results=False):
+        for r in self.shell.search(query, k=k, return_base64_results=False):
             if not math.isfinite(r.score):
                 raise PageSearchUnavailable(f"the page-image model {self.model_id!r} returned a non-finite score")
             meta = r.metadata or {}

@@ -1,7 +1,9 @@
 """Tiny random ColPali / ColQwen2 models with their processors, built offline (about 0.1 M parameters).
 
-For tests and offline smoke runs of the real page-image path (byaldi loads them from a local folder exactly as it
-loads a published checkpoint). Random weights: no retrieval quality whatsoever. Real weights are on no PyPI
+For tests of the real page-image path only (byaldi loads them from a local folder exactly as it loads a published
+merged checkpoint: config.json, model.safetensors, the processor's files). Random weights: they rank pages at
+random, so each folder gets TEST_MODEL_MARKER and relayrag refuses it outside the test suite
+(relayrag.retrieval.page_model; the suite sets RELAYRAG_ALLOW_TEST_MODELS=1). Real weights are on no PyPI
 package; see docs/DESIGN.md ("Page images and page-image search") for how to get them.
 
     python -m relayrag.retrieval.colpali_tiny /path/to/tiny-colpali [colpali|colqwen2]
@@ -88,12 +90,19 @@ def build_tiny_colqwen2(folder: Path, seed: int = 0) -> Path:
 
 
 def build_tiny(folder: Path, kind: str = "colpali", seed: int = 0) -> Path:
-    """build_tiny_colpali or build_tiny_colqwen2 by `kind`."""
+    """build_tiny_colpali or build_tiny_colqwen2 by `kind`, with the test-model marker in the folder."""
+    import json
+
+    from relayrag.retrieval.page_model import TEST_MODEL_MARKER
     if kind == "colpali":
-        return build_tiny_colpali(Path(folder), seed)
-    if kind == "colqwen2":
-        return build_tiny_colqwen2(Path(folder), seed)
-    raise ValueError(f"kind {kind!r}; valid: colpali, colqwen2")
+        out = build_tiny_colpali(Path(folder), seed)
+    elif kind == "colqwen2":
+        out = build_tiny_colqwen2(Path(folder), seed)
+    else:
+        raise ValueError(f"kind {kind!r}; valid: colpali, colqwen2")
+    (out / TEST_MODEL_MARKER).write_text(json.dumps({"built_by": "relayrag.retrieval.colpali_tiny", "kind": kind,
+                                                     "seed": seed, "weights": "random: for tests only"}))
+    return out
 
 
 if __name__ == "__main__":  # pragma: no cover - a command-line convenience

@@ -178,14 +178,8 @@ def run(req: ClassifyRequest, ctx: StageContext) -> ClassifyResponse:
         except (LLMError, KeyError, ValueError) as exc:
             route, llm_error = None, llm_failure(exc)  # fall back to the no-LLM method; the trace says which ran
     if route is None:
-        route, conf = classify_no_llm(req.question, ctx.embedder)
-        # a warehouse-only collection answers from its tables; with documents too, a question naming a
-        # table goes to sql
-        if route == Route.rag and has_warehouse and (not has_documents or mentions_table(req.question, tables)
-                                                     or touches_terms):
-            route, conf = Route.sql, (0.9 if not has_documents else 0.6)
-        elif route == Route.rag and has_documents and visual_cue(req.question):
-            route, conf = Route.visual, 0.8
+        route, conf = route_no_llm(req.question, ctx.embedder, has_documents=has_documents, tables=tables,
+                                   has_warehouse=has_warehouse, touches_terms=touches_terms)
         if ctx.llm is not None:
             method = "few-shot-embedding (llm failed)"
     if route == Route.rag and has_warehouse and not has_documents:
@@ -203,12 +197,27 @@ def route_without_llm(ctx: StageContext, collection: str, question: str) -> tupl
     meta = ctx.docstore.get_collection(collection)
     has_warehouse, has_documents = warehouse is not None, bool(meta and meta.get("current_version"))
     tables = list(warehouse.get("tables") or []) if warehouse else []
-    route, conf = classify_no_llm(question, ctx.embedder)
-    if route == Route.rag and has_warehouse:
-        _, touches_terms = sql_terms(ctx, collection, question)
-        if not has_documents or mentions_table(question, tables) or touches_terms:
-            route, conf = Route.sql, (0.9 if not has_documents else 0.6)
+    touches_terms = sql_terms(ctx, collection, question)[1] if warehouse else False
+    route, conf = route_no_llm(question, ctx.embedder, has_documents=has_documents, tables=tables,
+                               has_warehouse=has_warehouse, touches_terms=touches_terms)
+    if route == Route.rag and has_warehouse and not has_documents:
+        route = Route.sql
     return route.value, conf, has_documents, has_warehouse
+
+
+def route_no_llm(question: str, embedder, *, has_documents: bool, has_warehouse: bool, tables: list[str],
+                 touches_terms: bool) -> tuple[Route, float]:
+    """The no-LLM classifier, one for the stage and for front ends that only ask where a question goes (MCP
+    `classify`, the assistant's router): classify_no_llm, then a warehouse-only collection (or a question
+    naming a table or touching an SQL-config term) goes to sql, and a question about what a page shows
+    (visual_cue) in a collection with documents goes to visual."""
+    route, conf = classify_no_llm(question, embedder)
+    if route == Route.rag and has_warehouse and (not has_documents or mentions_table(question, tables)
+                                                 or touches_terms):
+        return Route.sql, (0.9 if not has_documents else 0.6)
+    if route == Route.rag and has_documents and visual_cue(question):
+        return Route.visual, 0.8
+    return route, conf
 
 
 STAGE = Stage("classify", ClassifyRequest, ClassifyResponse, run,

@@ -11,7 +11,8 @@ the closest passages as related reading (`related` in the run record). LLM metho
 numbered passages in, an answer with [n] markers out (or NOT_FOUND); markers become citations. Chitchat: a
 short reply (template without LLM). Visual route (colpali_search found the pages by their image): the answer
 says so; when the pages' text does not answer the question it quotes the best page's own text and cites that
-page (`page-image (extractive)`). Citations and related passages carry the page image and thumbnail.
+page (`page-image (extractive)`; those answers live in relayrag.stages.page_answer). Citations and related
+passages carry the page image and thumbnail.
 """
 from __future__ import annotations
 
@@ -34,15 +35,14 @@ from relayrag.stages.answerability import (
     is_total_label, page_heading, question_numbers,
     previous_sentence, question_entities, section_heading, standalone_heading, states_answer_type, support,
     table_header_above)
-from relayrag.stages.evidence import absent_tokens, query_idf, sentence_spans, span_vectors
+from relayrag.stages.evidence import absent_tokens, query_idf, span_vectors
 from relayrag.text import answer_units as _units, has_cjk, language_code
+from relayrag.stages.answer_parts import NOT_FOUND, citation, split_answer
+from relayrag.stages.page_answer import (PAGE_QUOTE, VISION, by_image_note, found_by_image, page_quote_answer,
+                                         page_search_note, vision_answer)
 
 DUPLICATE_COSINE = 0.95
 EVIDENCE_K = 8  # numbered evidence passages given to the LLM method
-NOT_FOUND = "NOT_FOUND"
-
-MARKER = re.compile(r"\s*\[(\d+)\]")
-
 
 class GenerateRequest(StageRequest):
     """Only the run_id: the stage reads its inputs from the run record."""
@@ -134,9 +134,10 @@ def expired_note(run_rec: dict) -> str:
 
 def not_found_answer(run_rec: dict, related: list[dict]) -> str:
     """A run's whole "not found" answer: not_found_text, then why the tables could not answer
-    (sql_fallback_note) and which expired documents the validity filter left out (expired_note)."""
+    (sql_fallback_note), which expired documents the validity filter left out (expired_note) and, for a visual
+    question answered from text, that page-image search did not run and why (page_search_note)."""
     return (not_found_text(run_rec["question"], run_rec["collection"], related) + sql_fallback_note(run_rec)
-            + expired_note(run_rec))
+            + expired_note(run_rec) + page_search_note(run_rec))
 
 
 def chitchat_text(question: str, collection: str) -> str:
@@ -144,11 +145,6 @@ def chitchat_text(question: str, collection: str) -> str:
         return f"こんにちは。コレクション「{collection}」の文書について質問してください。出典付きで答えます。"
     return (f"Hello! I answer questions about the documents in collection '{collection}', "
             "with citations to document and page. What would you like to know?")
-
-
-def citation(chunk: dict, n: int, quote: str) -> dict:
-    return {"n": n, "doc": chunk["doc"], "page": chunk["page"], "chunk_id": chunk["chunk_id"],
-            "source": chunk["source"], "quote": quote}
 
 
 def with_metadata(citations: list[dict], snap) -> list[dict]:
@@ -464,25 +460,6 @@ def extractive(question: str, chunks: list[dict], embedder, max_sentences: int, 
     return sentences, citations, decision
 
 
-def split_answer(answer: str) -> list[dict]:
-    """LLM answer → [{text, cites}] by sentence; markers [n] attach to the sentence they end, also when
-    written after its full stop ("… per day. [1]")."""
-    from relayrag.text import sentences
-    out: list[dict] = []
-    for sent in sentences(answer):
-        lead = re.match(r"(?:\s*\[\d+\])+", sent)  # "… day. [1] Next …": [1] ends the previous sentence
-        if lead and out:
-            out[-1]["cites"] += [n for n in map(int, MARKER.findall(lead.group(0))) if n not in out[-1]["cites"]]
-            sent = sent[lead.end():]
-        cites = [int(m) for m in MARKER.findall(sent)]
-        text = MARKER.sub("", sent).strip()
-        if text:
-            out.append({"text": text, "cites": list(dict.fromkeys(cites))})
-        elif out:
-            out[-1]["cites"] += [n for n in cites if n not in out[-1]["cites"]]
-    return out
-
-
 def run(req: GenerateRequest, ctx: StageContext) -> GenerateResponse:
     run_rec = load_run(ctx, req.run_id)
     question, collection = run_rec["question"], run_rec["collection"]
@@ -563,6 +540,7 @@ def run(req: GenerateRequest, ctx: StageContext) -> GenerateResponse:
     if by_image:
         answer = by_image_note(run_rec, answered=True, cited=citations[0] if citations else None,
                                read_image=method == VISION) + " " + answer
+    answer += page_search_note(run_rec)
     citations = attach(ctx, snap, with_metadata(citations, snap))
     write_run(ctx, req.run_id, {"answer": answer, "citations": citations, "answer_sentences": sentences,
                                          "found": True, "generate_method": method,
@@ -570,122 +548,6 @@ def run(req: GenerateRequest, ctx: StageContext) -> GenerateResponse:
                                          "context_chunk_ids": [c["chunk_id"] for c in chunks]})
     return GenerateResponse(run_id=req.run_id, method=method, llm_error=llm_error, n_citations=len(citations),
                             regen_count=regen)
-
-
-VISION = "llm (page images)"
-"""generate's method when a vision-capable LLM answered a visual question from the page images."""
-VISION_PAGES = 3  # page images sent to a vision-capable LLM
-
-
-def page_images_for_llm(ctx, run_rec: dict, snap) -> list[dict]:
-    """The top pages found by their image, for a vision LLM: [{n, doc, page, text, png, chunk}] (at most
-    VISION_PAGES; n from 1; text = the page's chunks, at most 2,000 characters; chunk = its first chunk, or None)."""
-    from relayrag.pagerefs import blob_key
-    out: list[dict] = []
-    for p in run_rec.get("page_candidates") or []:
-        key = blob_key(ctx, p.get("image") or "")
-        if key is None:
-            continue
-        try:
-            png = ctx.blobstore.get_bytes(key)
-        except FileNotFoundError:
-            continue
-        chunks = [c for c in snap.chunks if c["source"] == p["source"] and c["page"] == p["page"]]
-        text = "\n".join(c["text"] for c in chunks)[:2000]
-        out.append({"n": len(out) + 1, "doc": p["doc"], "page": p["page"], "text": text, "png": png,
-                    "chunk": chunks[0] if chunks else None})
-        if len(out) == VISION_PAGES:
-            break
-    return out
-
-
-def vision_messages(question: str, pages: list[dict], strict: bool = False) -> list[dict]:
-    """The prompt of a visual question for a vision-capable LLM: the page images in order n = 1.., each page's
-    text quoted as data."""
-    rule = (" Use only what the pages show or say; every sentence must end with the [n] of the page it comes "
-            "from.") if strict else ""
-    return [
-        {"role": "system", "content": with_data_rule(
-            "You answer a question about what document pages show. You get page images n = 1, 2, ... in order and "
-            "each page's text. Answer in one to three sentences, each ending with the page it comes from as [n]. "
-            "If the pages do not show the answer, reply exactly NOT_FOUND." + rule)},
-        {"role": "user", "content": f"Question: {question}\n\nPage texts:\n" + "\n\n".join(
-            quote_document(p["text"] or "(no text)", n=p["n"], doc=p["doc"], page=p["page"]) for p in pages),
-         "images": [p["png"] for p in pages]}]
-
-
-def vision_answer(ctx, run_rec: dict, snap, strict: bool = False) -> tuple[list[dict], list[dict]] | None:
-    """(sentences, citations) from a vision-capable LLM that sees the page images, or None (NOT_FOUND, no page
-    with an image, or no marker naming a page with text). A citation names its page and quotes the page's text
-    opening; the answer describes the image. Raises LLMError."""
-    pages = page_images_for_llm(ctx, run_rec, snap)
-    if not pages:
-        return None
-    reply = ctx.llm.complete(vision_messages(run_rec["question"], pages, strict), max_tokens=300).strip()
-    if not reply or NOT_FOUND in reply:
-        return None
-    by_n = {p["n"]: p for p in pages if p["chunk"] is not None}
-    sentences: list[dict] = []
-    citations: list[dict] = []
-    num_of: dict[int, int] = {}
-    for sent in split_answer(reply):
-        cites = []
-        for n in sent["cites"]:
-            if n not in by_n:
-                continue
-            if n not in num_of:
-                ch = by_n[n]["chunk"]
-                num_of[n] = len(citations) + 1
-                citations.append({**citation(ch, num_of[n], " ".join(ch["text"][:300].split())), "kind": "page_image"})
-            cites.append(num_of[n])
-        if cites:
-            sentences.append({"text": sent["text"], "cites": cites, "kind": "page_image"})
-    return (sentences, citations) if sentences else None
-
-
-PAGE_QUOTE = "page-image (extractive)"
-"""generate's method when a visual question is answered with the page found by its image, quoting its text."""
-
-
-def page_quote_answer(run_rec: dict, snap) -> tuple[list[dict], list[dict]] | None:
-    """The visual route without an answer in the pages' text (and no vision LLM): the best page found by its
-    image that has text, quoted from its start (its first sentences, at most ~300 characters: usually the
-    caption or heading) and cited. (sentences, citations), or None when no page found has text."""
-    for p in run_rec.get("page_candidates") or []:
-        rows = sorted(i for i, c in enumerate(snap.chunks) if c["source"] == p["source"] and c["page"] == p["page"])
-        if not rows:
-            continue
-        ch = snap.chunks[rows[0]]
-        spans = sentence_spans(ch["text"], max_sentences=4)
-        end = next((e for s, e in spans if e >= 60), spans[-1][1] if spans else min(300, len(ch["text"])))
-        quote = " ".join(ch["text"][:min(end, 300)].split())
-        if not quote:
-            continue
-        return [{"text": quote, "cites": [1], "source": quote, "kind": "page_quote"}], [citation(ch, 1, quote)]
-    return None
-
-
-def found_by_image(run_rec: dict) -> bool:
-    """Did page-image search (colpali_search, visual mode) pick this run's evidence?"""
-    ps = run_rec.get("page_search") or {}
-    return run_rec.get("route") == "visual" and ps.get("status") == "on" and ps.get("mode") == "visual" \
-        and bool(run_rec.get("page_candidates")) and run_rec.get("arm") == "pages"
-
-
-def by_image_note(run_rec: dict, answered: bool, cited: dict | None = None, read_image: bool = False) -> str:
-    """The sentence that says the page was found by its image (the answer itself is from the page's text): the
-    page of the first citation when it is one of the pages found, else the best page found."""
-    pages = run_rec.get("page_candidates") or [{}]
-    top = next((p for p in pages if cited and p.get("doc") == cited.get("doc") and p.get("page") == cited.get("page")),
-               pages[0])
-    where = f"{top.get('doc')} p. {top.get('page')}"
-    if has_cjk(run_rec.get("question", "")):
-        return f"（ページ画像で見つけたページ: {where}）" if answered else f"画像で最も近いページ: {where}。"
-    if answered and read_image:
-        return f"(Found by its page image: {where}; the answer describes that page's image.)"
-    if answered:
-        return f"(Found by its page image: {where}; the answer quotes that page's text.)"
-    return f"The page that best matches the question by its image is {where} (see its page image)."
 
 
 def llm_answer(llm, question: str, chunks: list[dict], evidence: list[dict], strict: bool = False

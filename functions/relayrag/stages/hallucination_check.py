@@ -14,6 +14,10 @@ not a grounded answer); `no_claims` (end: a chitchat reply, which cites nothing 
 answer that does not answer the question → `refuse` at once with an honest "not found" that lists the cited
 passages as related reading (regenerating from the same evidence cannot help); unsupported sentences →
 `regenerate` while regen_count < max_regenerations, then `refuse`.
+A visual question answered by quoting the page found by its image (`page-image (extractive)`) is checked the same
+way: a page ranked by its image alone proves nothing in words, so when its text does not answer the question the
+refusal names that page as the best match by its image. A visual question answered from text because page-image
+search did not run keeps the sentence saying so (relayrag.stages.page_answer.page_search_note) on a refusal too.
 """
 
 from __future__ import annotations
@@ -29,7 +33,8 @@ from relayrag.stages.answerability import (
     Support, content_weights, expected_answer_type, question_entities, question_numbers, states_answer_type,
     support)
 from relayrag.stages.evidence import absent_tokens, lexical_coverage, query_idf, span_vectors
-from relayrag.stages.generate import PAGE_QUOTE, VISION, doc_openings, not_found_text
+from relayrag.stages.generate import doc_openings, not_found_text
+from relayrag.stages.page_answer import PAGE_QUOTE, VISION, by_image_note, page_search_note
 from relayrag.text import has_cjk, language_code, sentences as split_sents, split_sentences
 
 SUPPORT_COSINE = 0.80
@@ -196,11 +201,12 @@ def run(req: CheckRequest, ctx: StageContext) -> CheckResponse:
             states_answer_type(kind, s.get("source") or s["text"], cjk, s.get("context") or "",
                                question_numbers(run_rec["question"]), run_rec["question"]) for s in sents)
     patch: dict = {}
-    if run_rec.get("generate_method") == PAGE_QUOTE and not bad:
-        # a visual question answered with the page found by its image: the quote is that page's own text, shown
-        # with the page, not a claim that the text answers the question (what the page shows is in its image)
-        answers = True
-        patch["answers_question_note"] = "visual route: the page was found by its image; its text is quoted"
+    page_quote = run_rec.get("generate_method") == PAGE_QUOTE
+    if page_quote and not answers:
+        # a visual question answered with the page found by its image, quoting its text: grounded only when that
+        # text answers the question (a page ranked by its image alone proves nothing in words); otherwise the
+        # answer says the documents do not say it and points to the page as the best match by its image
+        patch["answers_question_note"] = "visual route: the page found by its image does not answer in its text"
     grounded = bool(sents) and not bad and answers
     patch.update({"grounded": grounded, "unsupported": [sents[k]["text"] for k in bad],
                   "answers_question": answers})
@@ -212,14 +218,16 @@ def run(req: CheckRequest, ctx: StageContext) -> CheckResponse:
         related = [{k: c[k] for k in ("doc", "page", "chunk_id", "quote", "image", "thumbnail") if k in c}
                    for c in run_rec.get("citations", [])]
         route = "refuse"
-        patch.update({"answer": not_found_text(run_rec["question"], run_rec["collection"], related),
-                      "refused": True, "related": related, "draft_answer": run_rec.get("answer")})
+        answer = not_found_text(run_rec["question"], run_rec["collection"], related) + page_search_note(run_rec)
+        if page_quote:
+            answer += " " + by_image_note(run_rec, answered=False)
+        patch.update({"answer": answer, "refused": True, "related": related, "draft_answer": run_rec.get("answer")})
     elif regen < ctx.settings.max_regenerations:
         route, regen = "regenerate", regen + 1
         patch["regen_count"] = regen
     else:
         route = "refuse"
-        patch.update({"answer": refusal_text(run_rec["question"]), "refused": True,
+        patch.update({"answer": refusal_text(run_rec["question"]) + page_search_note(run_rec), "refused": True,
                       "draft_answer": run_rec.get("answer")})
     write_run(ctx, req.run_id, patch)
     return CheckResponse(run_id=req.run_id, route=route, method=method, llm_error=llm_error, grounded=grounded,

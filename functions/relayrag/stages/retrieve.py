@@ -29,6 +29,7 @@ from relayrag.metadata import Filters, document_passes, snapshot_filters
 from relayrag.retrieval.fusion import rrf_fuse, top_k
 from relayrag.retrieval.reward import DEPTH as REWARD_DEPTH
 from relayrag.stages.base import Stage, StageRequest, StageResponse, embedder_of, load_run, write_run
+from relayrag.stages.colpali_search import page_search_reason
 
 DEPTH = 100  # per-arm list depth before fusion (as the baseline: top-100 per arm)
 
@@ -47,8 +48,9 @@ class RetrieveResponse(StageResponse):
     n_candidates: int = 0
     top_score: float = 0.0
     context: str = ""
-    page_vectors: int = Field(0, description="1 when the snapshot has page vectors (the workflow then fuses "
-                                             "page-image search hits with these candidates), else 0.")
+    page_vectors: int = Field(0, description="1 when page-image search can serve this snapshot here (a model is "
+                                             "configured and the snapshot has page vectors from it: the workflow "
+                                             "then fuses page hits with these candidates), else 0.")
 
 
 def _base_lists(snapshot, embedder, queries: list[dict], arms, depth: int,
@@ -202,7 +204,7 @@ def run(req: RetrieveRequest, ctx: StageContext) -> RetrieveResponse:
         "arm_lists": {a: [r for r, _ in lists[a][:REWARD_DEPTH]] for a in computed}, **extra})
     return RetrieveResponse(run_id=req.run_id, method=method, arm=arm, n_candidates=len(candidates),
                             top_score=round(candidates[0]["retrieve_score"], 6) if candidates else 0.0,
-                            context=context, page_vectors=1 if snap.manifest.get("page_vectors") else 0)
+                            context=context, page_vectors=0 if page_search_reason(ctx, snap.manifest) else 1)
 
 
 STAGE = Stage("retrieve", RetrieveRequest, RetrieveResponse, run,

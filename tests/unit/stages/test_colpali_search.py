@@ -169,6 +169,17 @@ def test_classify_routes_visual_questions_only_for_collections_with_documents(ct
     assert "visual" in llm.calls[0]["json_schema"]["properties"]["route"]["enum"]
 
 
+@pytest.mark.parametrize("question", ["Which diagram shows the wiring?", "What does the impeller look like?",
+                                      "この図は何を示していますか", "How often is the oil checked?"])
+def test_mcp_classify_and_ask_agree_on_whether_a_question_is_visual(ctx, docs, question):
+    """One no-LLM classifier: the gateway's `classify` tool (Service.route) routes as `ask` does."""
+    from relayrag.service import Service
+    ingest(ctx, docs, "m")
+    decision = Service(ctx).route(question, "m")
+    assert decision.route == ask(question, "m")["route"]
+    assert (decision.route == "visual") == (visual_cue(question) is not None)
+
+
 def test_visual_route_runs_colpali_search_through_the_workflow_and_cites_the_page_found_by_its_image(ctx, docs):
     use_doubles(ctx)
     ingest(ctx, docs, "m")
@@ -179,26 +190,64 @@ def test_visual_route_runs_colpali_search_through_the_workflow_and_cites_the_pag
     top = r["pages"][0]
     assert (top["doc"], top["page"]) == ("manual.pdf", 2)  # the red page: found by its pixels, not its text
     assert open(top["image"], "rb").read(8) == PNG_MAGIC and open(top["thumbnail"], "rb").read(8) == PNG_MAGIC
-    # no vision LLM: the answer quotes the page's own text, cites the page and says it was found by its image
+    # no vision LLM, and the page's text ("Figure 2. Cross-section of the centrifugal pump impeller.") does not say
+    # "red diagram": the page found by its image alone is not an answer, so it is shown as the best match by its
+    # image, related reading, never grounded
+    assert not r["grounded"] and r["refused"]
+    assert r["answer"].endswith("The page that best matches the question by its image is manual.pdf p. 2 "
+                                "(see its page image).")
+    assert [(x["doc"], x["page"]) for x in r["related"]] == [("manual.pdf", 2)]
+    assert r["related"][0]["image"] == top["image"]
+
+
+def test_a_page_found_by_its_image_is_grounded_when_its_own_text_answers(ctx, docs):
+    use_doubles(ctx)
+    ingest(ctx, docs, "m")
+    r = ask("Which red figure shows the cross-section of the pump impeller?", "m")
+    assert r["route"] == "visual" and r["page_search"]["status"] == "on"
+    assert (r["pages"][0]["doc"], r["pages"][0]["page"]) == ("manual.pdf", 2)
     assert r["answer"].startswith("(Found by its page image: manual.pdf p. 2;")
     assert "Figure 2. Cross-section of the centrifugal pump impeller. [1]" in r["answer"]
     assert r["found"] and r["grounded"] and not r["refused"]
     [c] = r["citations"]
-    assert (c["doc"], c["page"]) == ("manual.pdf", 2) and c["image"] == top["image"]
+    assert (c["doc"], c["page"]) == ("manual.pdf", 2) and c["image"] == r["pages"][0]["image"]
     assert open(c["image"], "rb").read(8) == PNG_MAGIC
 
 
-def test_visual_route_without_page_vectors_falls_back_to_text_and_says_why(ctx, docs):
-    ingest(ctx, docs, "m")  # no page encoder in the default suite: images only
+def test_visual_route_without_a_model_falls_back_to_text_and_the_answer_says_so(ctx, docs, monkeypatch):
+    from relayrag.retrieval import colpali
+    monkeypatch.setattr(colpali, "load_rag", lambda *a, **k: pytest.fail("the page-image model loader was called"))
+    ingest(ctx, docs, "m")  # no model configured (the default): page images only
     r = ask("Which figure shows the pump impeller?", "m")
     assert r["route"] == "visual"
     names = stages_of(r)
     assert names[:3] == ["classify", "colpali_search", "hyde"] and "retrieve" in names
-    assert r["page_search"]["status"] == "off" and "no page vectors" in r["page_search"]["reason"]
+    assert r["page_search"]["status"] == "off" and r["page_search"]["cause"] == "no_model"
     trace = ctx.docstore.get_trace(r["run_id"])
     step = next(t for t in trace if t["name"] == "colpali_search")
-    assert step["method"] == "text fallback" and "no page vectors" in step["outputs"]["reason"]
+    assert step["method"] == "text fallback" and "page-image search is off" in step["outputs"]["reason"]
     assert r["found"] and r["citations"][0]["page"] == 2 and r["citations"][0]["image"].endswith("page-0002.png")
+    assert r["answer"].endswith("(Page-image search is off, so this answer comes from the documents' text. To "
+                                "search pages by their images, install relayrag[colpali], set "
+                                "RELAYRAG_COLPALI_MODEL to a ColPali/ColQwen2 model id or local folder, and "
+                                "ingest again.)")
+    r = ask("ポンプのインペラの断面図はどれですか", "m")
+    assert r["route"] == "visual" and "ページ画像検索はオフ" in r["answer"] and "RELAYRAG_COLPALI_MODEL" in r["answer"]
+    # a text question pays nothing: the stage is not called
+    r = ask("What must be checked every week?", "m")
+    assert r["route"] == "rag" and "colpali_search" not in stages_of(r)
+
+
+def test_with_a_model_but_no_page_vectors_the_stage_reads_only_the_manifest(ctx, docs, monkeypatch):
+    ingest(ctx, docs, "m")  # ingested without page-image search
+    use_doubles(ctx)  # now a model is configured
+    loaded = []
+    monkeypatch.setattr(type(ctx), "snapshot", lambda self, *a, **k: loaded.append(a) or pytest.fail("loaded"))
+    assert execute(STAGES["classify"], {"run_id": "v1", "question": "Which figure shows the pump impeller?",
+                                        "collection": "m"}, ctx)[0] == 200
+    status, out = execute(STAGES["colpali_search"], {"run_id": "v1", "attempt": 0, "mode": "visual"}, ctx)
+    assert status == 200 and out["route"] == "text" and "no page vectors" in out["reason"]
+    assert ctx.docstore.get_run("v1")["page_search"]["cause"] == "no_vectors" and loaded == []
 
 
 def test_text_questions_fuse_page_hits_with_text_hits_when_the_collection_has_page_vectors(ctx, docs):
@@ -241,8 +290,10 @@ def test_a_collection_without_pages_says_so(ctx, tmp_path):
     (tmp_path / "t" / "notes.txt").write_text("The figure of merit of the pump is 0.8.", encoding="utf-8")
     s = ingest(ctx, tmp_path / "t", "t").to_dict()
     assert "pages" in s and s["pages"]["indexed"] == 0
+    use_doubles(ctx)  # a model is configured: the collection itself has nothing to search by image
     r = ask("Which figure shows the pump?", "t")
     assert r["route"] == "visual" and r["page_search"]["reason"].startswith("no page images in this collection")
+    assert r["page_search"]["cause"] == "no_images" and "Page-image search" not in r["answer"]
 
 
 def test_a_vision_llm_reads_the_page_images_and_the_check_sees_them_too(docs, make_llm_ctx, monkeypatch):
