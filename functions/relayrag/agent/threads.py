@@ -2,11 +2,12 @@
 
 - `sqlite` (default): langgraph-checkpoint-sqlite's AsyncSqliteSaver on RELAYRAG_HOME/agent/threads.sqlite3,
   so `relayrag chat --thread ID` resumes a thread after a restart;
+- `firestore`: relayrag's own FirestoreSaver (relayrag.agent.checkpoint_firestore; extra `gcp`) in the Firestore
+  database RELAYRAG_FIRESTORE_DATABASE of RELAYRAG_GCP_PROJECT, under RELAYRAG_FIRESTORE_PREFIX. The cloud
+  assistant's default (infra/): Firestore bills per operation and stored byte, so an idle assistant costs
+  nothing, where a Cloud SQL instance bills every hour it exists; see docs/DESIGN.md;
 - `postgres`: langgraph-checkpoint-postgres's AsyncPostgresSaver on RELAYRAG_AGENT_POSTGRES_URL (Cloud SQL for
-  PostgreSQL in the cloud; extra `agent-cloud`). Chosen over Firestore: it is the checkpointer LangGraph's
-  maintainers ship and test with every release (the Firestore savers are third-party), it writes a
-  checkpoint and its pending writes in one transaction, and the Cloud Run service reaches it through the
-  Cloud SQL connector socket; see docs/DESIGN.md;
+  PostgreSQL; extra `agent-cloud`), for a deployment that already runs a database;
 - `memory`: langgraph's InMemorySaver (tests, throwaway sessions).
 """
 
@@ -18,7 +19,7 @@ from pathlib import Path
 
 from relayrag.errors import ConfigError
 
-CHECKPOINTS = ("sqlite", "postgres", "memory")
+CHECKPOINTS = ("sqlite", "firestore", "postgres", "memory")
 
 
 def threads_path(settings) -> Path:
@@ -36,6 +37,14 @@ async def open_checkpointer(settings) -> AsyncIterator:
         path.parent.mkdir(parents=True, exist_ok=True)
         async with AsyncSqliteSaver.from_conn_string(str(path)) as saver:
             yield saver
+    elif kind == "firestore":
+        from relayrag.agent.checkpoint_firestore import FirestoreSaver
+        from relayrag.backends.firestore import firestore_client  # ConfigError without the `gcp` extra
+        client = firestore_client(settings.gcp_project, settings.firestore_database)
+        try:
+            yield FirestoreSaver(client, prefix=settings.firestore_prefix)
+        finally:
+            client._firestore_api.transport.close()  # the gRPC channel (the client has no close())
     elif kind == "postgres":
         if not settings.agent_postgres_url:
             raise ConfigError("RELAYRAG_AGENT_CHECKPOINT=postgres needs RELAYRAG_AGENT_POSTGRES_URL "
