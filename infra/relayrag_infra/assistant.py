@@ -138,7 +138,8 @@ def build_services(dep, cfg: StackConfig, *, firestore_condition, account, membe
                                     role="roles/run.invoker", member=bot_who)
 
     bot_env = _env({**cloud, "RELAYRAG_AGENT_MCP_URL": gateway.uri.apply(lambda u: f"{u}/mcp"),
-                    "RELAYRAG_AGENT_CHECKPOINT": "postgres"})
+                    "RELAYRAG_AGENT_CHECKPOINT": "firestore", "RELAYRAG_FIRESTORE_DATABASE": cfg.firestore_database,
+                    "RELAYRAG_FIRESTORE_PREFIX": cfg.firestore_prefix})
     bot_env += [_secret_env("RELAYRAG_AGENT_MCP_TOKEN", mcp_tokens, mcp_tokens_v),
                 _secret_env("RELAYRAG_AGENT_TOKENS", chat_tokens, chat_tokens_v),
                 _secret_env("RELAYRAG_AGENT_POSTGRES_URL", db_url, db_url_v)]
