@@ -83,7 +83,9 @@ def test_identities_hold_exactly_their_grants(stack):
     bot, mcp = _grants_of(stack, _email(stack, "assistant")), _grants_of(stack, _email(stack, "mcp"))
     bot_roles = {g[1] for g in bot}
     assert {"roles/aiplatform.user", "roles/cloudsql.client"} <= bot_roles
-    assert not bot_roles & {"roles/workflows.invoker", "roles/datastore.user", "roles/storage.objectViewer"}
+    assert not bot_roles & {"roles/workflows.invoker", "roles/storage.objectViewer"}
+    assert ("firestore", "roles/datastore.user") in bot  # its threads, on relayrag's database only
+    assert ("project", "roles/datastore.user") not in bot
     mcp_roles = {g[1] for g in mcp}
     assert {"roles/workflows.invoker", "roles/datastore.user", "roles/storage.objectViewer"} <= mcp_roles
     assert not mcp_roles & {"roles/storage.objectUser", "roles/storage.objectAdmin", "roles/cloudsql.client"}
