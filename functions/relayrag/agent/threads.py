@@ -7,7 +7,8 @@
   assistant's default (infra/): Firestore bills per operation and stored byte, so an idle assistant costs
   nothing, where a Cloud SQL instance bills every hour it exists; see docs/DESIGN.md;
 - `postgres`: langgraph-checkpoint-postgres's AsyncPostgresSaver on RELAYRAG_AGENT_POSTGRES_URL (Cloud SQL for
-  PostgreSQL; extra `agent-cloud`), for a deployment that already runs a database;
+  PostgreSQL; extra `agent-cloud`), for a deployment that already runs a database; over a psycopg pool that
+  checks a connection before lending it, so a database restart costs a reconnect, not every later chat;
 - `memory`: langgraph's InMemorySaver (tests, throwaway sessions).
 """
 
@@ -20,6 +21,8 @@ from pathlib import Path
 from relayrag.errors import ConfigError
 
 CHECKPOINTS = ("sqlite", "firestore", "postgres", "memory")
+POSTGRES_POOL_SIZE = 4             # connections per process (Cloud Run: 20 concurrent requests, short queries)
+POSTGRES_CONNECT_TIMEOUT_S = 30.0
 
 
 def threads_path(settings) -> Path:
@@ -51,10 +54,19 @@ async def open_checkpointer(settings) -> AsyncIterator:
                               "(postgresql://USER:PASSWORD@HOST/DB, or host=/cloudsql/PROJECT:REGION:INSTANCE)")
         try:
             from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
+            from psycopg.rows import dict_row
+            from psycopg_pool import AsyncConnectionPool
         except ImportError as exc:
             raise ConfigError("RELAYRAG_AGENT_CHECKPOINT=postgres needs langgraph-checkpoint-postgres: "
                               "pip install 'relayrag[agent-cloud]'") from exc
-        async with AsyncPostgresSaver.from_conn_string(settings.agent_postgres_url) as saver:
+        # a pool that checks each connection before lending it: one connection for the process lifetime
+        # (AsyncPostgresSaver.from_conn_string) breaks every later chat once Cloud SQL restarts or fails over
+        async with AsyncConnectionPool(
+                settings.agent_postgres_url, min_size=1, max_size=POSTGRES_POOL_SIZE, open=False,
+                kwargs={"autocommit": True, "prepare_threshold": 0, "row_factory": dict_row},
+                check=AsyncConnectionPool.check_connection) as pool:
+            await pool.open(wait=True, timeout=POSTGRES_CONNECT_TIMEOUT_S)
+            saver = AsyncPostgresSaver(pool)
             await saver.setup()
             yield saver
     elif kind == "memory":

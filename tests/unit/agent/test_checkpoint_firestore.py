@@ -5,6 +5,7 @@ that survives an assistant restart."""
 from __future__ import annotations
 
 import asyncio
+import os
 import uuid
 
 import pytest
@@ -13,13 +14,33 @@ from relayrag.agent.assistant import Assistant
 from relayrag.mcp.server import build_server
 from tests.unit.agent.conftest import run_turns, settings_for
 from tests.unit.agent.test_graph import asked
-from tests.unit.backends.conftest import firestore_emulator_host  # noqa: F401  (session fixture)
+from tests.emulators import firestore_emulator, firestore_emulator_missing
 
 pytest.importorskip("google.cloud.firestore")
 
 
 @pytest.fixture(scope="module")
-def client(firestore_emulator_host):  # noqa: F811
+def firestore_emulator_host():
+    """A Firestore emulator for this module (FIRESTORE_EMULATOR_HOST set while it runs, restored after, so the
+    session emulator of tests/unit/backends is never confused with it); skipped with the reason where the gcloud
+    SDK, java or the emulator component is missing."""
+    why = firestore_emulator_missing()
+    if why:
+        pytest.skip(f"Firestore emulator unavailable: {why}")
+    old = os.environ.get("FIRESTORE_EMULATOR_HOST")
+    with firestore_emulator() as emu:
+        os.environ["FIRESTORE_EMULATOR_HOST"] = emu["host"]
+        try:
+            yield emu["host"]
+        finally:
+            if old is None:
+                os.environ.pop("FIRESTORE_EMULATOR_HOST", None)
+            else:
+                os.environ["FIRESTORE_EMULATOR_HOST"] = old
+
+
+@pytest.fixture(scope="module")
+def client(firestore_emulator_host):
     from google.cloud import firestore
     return firestore.Client(project="demo-relayrag")
 
@@ -80,7 +101,7 @@ def test_two_forks_of_a_thread_get_different_versions_and_keep_their_own_values(
     assert [t.metadata["step"] for t in s.list(generate_config("f"))] == [1, 1, 0]
 
 
-def test_a_thread_on_firestore_survives_an_assistant_restart(home, bees, firestore_emulator_host):  # noqa: F811
+def test_a_thread_on_firestore_survives_an_assistant_restart(home, bees, firestore_emulator_host):
     prefix = f"restart{uuid.uuid4().hex[:8]}"
 
     def factory():
