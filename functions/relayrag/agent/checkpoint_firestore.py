@@ -1,8 +1,9 @@
 """A LangGraph checkpointer on Firestore (RELAYRAG_AGENT_CHECKPOINT=firestore; extra `gcp`).
 
-`FirestoreSaver(client, prefix)` implements `BaseCheckpointSaver`'s base capabilities (put, put_writes,
-get_tuple, list, delete_thread; sync and async) with the semantics of langgraph's InMemorySaver, and passes
-langgraph-checkpoint-conformance's base suite on the Firestore emulator
+`FirestoreSaver(client, prefix, keep_last=N)` implements `BaseCheckpointSaver`'s base capabilities (put,
+put_writes, get_tuple, list, delete_thread) and prune, sync and async, with the semantics of langgraph's
+InMemorySaver, and passes langgraph-checkpoint-conformance's base suite and its prune suite on the Firestore
+emulator
 (tests/unit/agent/test_checkpoint_firestore.py). Firestore bills per operation and per stored byte, so an
 idle assistant costs nothing but the bytes of its threads — unlike a Cloud SQL instance, which bills every
 hour it exists.
@@ -35,6 +36,14 @@ only garbage that `delete_thread` removes. `put_writes` is one batch; a regular 
 already stored is kept (a retried task writes it again), the special ones (ERROR, INTERRUPT, ...) are
 overwritten, as langgraph's savers do. `delete_thread` deletes the thread document and everything under
 it (Firestore's recursive delete).
+
+History bound (`keep_last` = N > 0; RELAYRAG_AGENT_CHECKPOINT_KEEP): after a put, a count aggregation
+(one read per 1,000 checkpoints) tells how many checkpoints the thread's namespace holds; past N + N/2 (at
+least N + 8) the oldest are deleted down to N, with their pending writes and the blobs no kept checkpoint
+names, so the pruning work is amortised over N/2 puts. The newest checkpoint holds the whole state (every
+message of the thread), so what goes is only time travel to older steps. Not for graphs with LangGraph's
+DeltaChannel, whose values are rebuilt from ancestors' writes (relayrag's graph has none).
+`prune(thread_ids, strategy)`: "keep_latest" keeps the newest checkpoint per namespace, "delete" all.
 
 `list` filters metadata client-side (equality on every key of `filter`), because Firestore would need a
 composite index per metadata key to filter and order on the server; threads hold tens of checkpoints.
@@ -121,10 +130,14 @@ class FirestoreSaver(BaseCheckpointSaver[str]):
     id that cannot be a document id; Firestore's own errors (google.api_core.exceptions) pass through.
     """
 
-    def __init__(self, client: Any, prefix: str = "relayrag", *, serde: SerializerProtocol | None = None) -> None:
+    def __init__(self, client: Any, prefix: str = "relayrag", *, keep_last: int = 0,
+                 serde: SerializerProtocol | None = None) -> None:
         super().__init__(serde=serde)
+        if keep_last < 0:
+            raise ValueError(f"keep_last={keep_last}: 0 (keep every checkpoint) or a positive count")
         self.client = client
         self.prefix = prefix
+        self.keep_last = keep_last
         self.threads = client.collection(f"{prefix}_agent_threads")
 
     # -- paths -------------------------------------------------------------------------------------------
@@ -279,8 +292,45 @@ class FirestoreSaver(BaseCheckpointSaver[str]):
         batches.set(ref, {"checkpoint_id": checkpoint_id, "parent_checkpoint_id": conf.get("checkpoint_id"),
                           **fields})
         batches.commit()
+        if self.keep_last:
+            self._bound_history(ns_ref, self.keep_last)
         return {"configurable": {"thread_id": thread_id, "checkpoint_ns": checkpoint_ns,
                                  "checkpoint_id": checkpoint_id}}
+
+    def _bound_history(self, ns_ref, keep: int) -> None:
+        checkpoints = ns_ref.collection("checkpoints")
+        count = int(checkpoints.count().get()[0][0].value)
+        if count > keep + max(keep // 2, 8):
+            self._keep_newest(ns_ref, keep)
+
+    def _keep_newest(self, ns_ref, keep: int) -> None:
+        """Delete all but the `keep` newest checkpoints of one namespace (with their pending writes and value
+        chunks), then the blobs that no kept checkpoint names."""
+        kept_versions: set[tuple[str, str]] = set()
+        for i, snap in enumerate(self._newest_first(ns_ref.collection("checkpoints"))):
+            if i < keep:
+                stored = self._load_value(snap.to_dict(), snap.reference)
+                kept_versions.update((ch, str(v)) for ch, v in
+                                     (stored["checkpoint"].get("channel_versions") or {}).items())
+            else:
+                self.client.recursive_delete(snap.reference)
+        for blob in ns_ref.collection("blobs").select(["channel", "version"]).stream():
+            b = blob.to_dict()
+            if (b["channel"], b["version"]) not in kept_versions:
+                self.client.recursive_delete(blob.reference)
+
+    def prune(self, thread_ids: Sequence[str], *, strategy: str = "keep_latest") -> None:
+        """"keep_latest": keep only the newest checkpoint of each namespace of `thread_ids` (its pending writes
+        and values stay); "delete": delete the threads. Unknown threads are a no-op; another strategy is a
+        ValueError."""
+        if strategy not in ("keep_latest", "delete"):
+            raise ValueError(f"prune strategy {strategy!r}: keep_latest | delete")
+        for thread_id in thread_ids:
+            if strategy == "delete":
+                self.delete_thread(thread_id)
+                continue
+            for ns in self.threads.document(_h(str(thread_id))).collection("namespaces").stream():
+                self._keep_newest(ns.reference, 1)
 
     def put_writes(self, config: RunnableConfig, writes: Sequence[tuple[str, Any]], task_id: str,
                    task_path: str = "") -> None:
@@ -339,3 +389,6 @@ class FirestoreSaver(BaseCheckpointSaver[str]):
 
     async def adelete_thread(self, thread_id: str) -> None:
         await asyncio.to_thread(self.delete_thread, thread_id)
+
+    async def aprune(self, thread_ids: Sequence[str], *, strategy: str = "keep_latest") -> None:
+        await asyncio.to_thread(self.prune, thread_ids, strategy=strategy)

@@ -3,7 +3,8 @@
 - `sqlite` (default): langgraph-checkpoint-sqlite's AsyncSqliteSaver on RELAYRAG_HOME/agent/threads.sqlite3,
   so `relayrag chat --thread ID` resumes a thread after a restart;
 - `firestore`: relayrag's own FirestoreSaver (relayrag.agent.checkpoint_firestore; extra `gcp`) in the Firestore
-  database RELAYRAG_FIRESTORE_DATABASE of RELAYRAG_GCP_PROJECT, under RELAYRAG_FIRESTORE_PREFIX. The cloud
+  database RELAYRAG_FIRESTORE_DATABASE of RELAYRAG_GCP_PROJECT, under RELAYRAG_FIRESTORE_PREFIX, keeping the
+  RELAYRAG_AGENT_CHECKPOINT_KEEP newest checkpoints per thread. The cloud
   assistant's default (infra/): Firestore bills per operation and stored byte, so an idle assistant costs
   nothing, where a Cloud SQL instance bills every hour it exists; see docs/DESIGN.md;
 - `postgres`: langgraph-checkpoint-postgres's AsyncPostgresSaver on RELAYRAG_AGENT_POSTGRES_URL (Cloud SQL for
@@ -45,7 +46,7 @@ async def open_checkpointer(settings) -> AsyncIterator:
         from relayrag.backends.firestore import firestore_client  # ConfigError without the `gcp` extra
         client = firestore_client(settings.gcp_project, settings.firestore_database)
         try:
-            yield FirestoreSaver(client, prefix=settings.firestore_prefix)
+            yield FirestoreSaver(client, prefix=settings.firestore_prefix, keep_last=settings.agent_checkpoint_keep)
         finally:
             client._firestore_api.transport.close()  # the gRPC channel (the client has no close())
     elif kind == "postgres":

@@ -60,8 +60,35 @@ def test_the_firestore_saver_passes_the_langgraph_checkpoint_conformance_base_su
     report = asyncio.run(validate(fresh))
     failures = {cap: r.failures for cap, r in report.results.items() if r.passed is False}
     assert report.passed_all_base(), failures
-    assert {c: report.results[c].tests_passed for c in ("put", "put_writes", "get_tuple", "list")} == \
-        {"put": 17, "put_writes": 10, "get_tuple": 10, "list": 16}
+    assert report.results["prune"].passed, failures   # an extended capability FirestoreSaver implements
+    assert {c: report.results[c].tests_passed for c in ("put", "put_writes", "get_tuple", "list", "delete_thread",
+                                                         "prune")} == \
+        {"put": 17, "put_writes": 10, "get_tuple": 10, "list": 16, "delete_thread": 5, "prune": 8}
+
+
+def test_history_is_bounded_to_the_newest_checkpoints_with_their_blobs_and_writes(client):
+    from langgraph.checkpoint.conformance.test_utils import generate_checkpoint, generate_config, generate_metadata
+    s = saver(client)
+    s.keep_last = 2   # pruned past 2 + 8 checkpoints, down to 2
+    cfg, version, stored = generate_config("long"), None, []
+    for step in range(12):
+        version = s.get_next_version(version)
+        cp = generate_checkpoint(channel_values={"messages": [f"m{i}" for i in range(step + 1)], "fixed": "f"},
+                                 channel_versions={"messages": version, "fixed": 1})
+        cfg = s.put(cfg, cp, generate_metadata(step=step), {"messages": version, **({"fixed": 1} if not step else {})})
+        s.put_writes(cfg, [("messages", f"w{step}")], f"task-{step}")
+        stored.append(cfg)
+    listed = list(s.list(generate_config("long")))
+    # pruned to 2 at the 11th put, then the 12th: the 3 newest remain, each with its values and writes
+    assert [t.metadata["step"] for t in listed] == [11, 10, 9]
+    assert listed[0].checkpoint["channel_values"] == {"messages": [f"m{i}" for i in range(12)], "fixed": "f"}
+    assert listed[-1].checkpoint["channel_values"]["fixed"] == "f"   # a blob from step 0, still named
+    assert [t.pending_writes for t in listed] == [[(f"task-{n}", "messages", f"w{n}")] for n in (11, 10, 9)]
+    assert s.get_tuple(stored[0]) is None
+    blobs = {(b.get("channel"), b.get("version")) for b in
+             (d.to_dict() for d in s._ns_ref("long", "").collection("blobs").stream())}
+    assert blobs == {("fixed", "1")} | {("messages", t.checkpoint["channel_versions"]["messages"]) for t in listed}
+    assert sum(1 for _ in s._ns_ref("long", "").collection("checkpoints").list_documents()) == 3
 
 
 def test_values_past_the_document_limit_are_chunked_and_read_back(client):
