@@ -57,7 +57,7 @@ import hashlib
 import heapq
 import random
 import time
-from collections.abc import AsyncIterator, Iterator, Sequence
+from collections.abc import AsyncIterator, Iterable, Iterator, Sequence
 from typing import Any
 
 from langchain_core.runnables import RunnableConfig
@@ -79,7 +79,6 @@ __all__ = ["FirestoreSaver", "MAX_INLINE_BYTES"]
 MAX_INLINE_BYTES = 1_000_000   # a value up to this size lives in its document (limit 1 MiB, with the other fields)
 MAX_BATCH_WRITES = 500         # Firestore's limit of writes in one commit
 MAX_BATCH_BYTES = 9_000_000    # below the 10 MiB request limit of one commit
-_DONE = object()
 
 
 def _h(text: str) -> str:
@@ -227,6 +226,7 @@ class FirestoreSaver(BaseCheckpointSaver[str]):
         if limit is not None and limit <= 0:
             return
         conf = (config or {}).get("configurable", {})
+        threads: Iterable[str]
         if config is not None and "thread_id" in conf:
             threads = [str(conf["thread_id"])]
         else:
@@ -376,7 +376,7 @@ class FirestoreSaver(BaseCheckpointSaver[str]):
     async def alist(self, config: RunnableConfig | None, *, filter: dict[str, Any] | None = None,
                     before: RunnableConfig | None = None, limit: int | None = None) -> AsyncIterator[CheckpointTuple]:
         it = self.list(config, filter=filter, before=before, limit=limit)
-        while (item := await asyncio.to_thread(next, it, _DONE)) is not _DONE:
+        while (item := await asyncio.to_thread(next, it, None)) is not None:
             yield item
 
     async def aput(self, config: RunnableConfig, checkpoint: Checkpoint, metadata: CheckpointMetadata,
