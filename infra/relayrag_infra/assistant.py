@@ -11,13 +11,16 @@ pushed image (infra/assistant/Dockerfile: one image, two commands) and the workf
   holds roles/run.invoker on it (Cloud Run checks its ID token, sent as X-Serverless-Authorization), and the
   gateway itself checks the bearer token from the `mcp-tokens` secret (RELAYRAG_MCP_TOKENS).
 - `<prefix>-assistant`: `relayrag chat-serve` (POST /chat, SSE). Its identity may call the gateway
-  (run.invoker on that service only), use Vertex AI (Gemini, RELAYRAG_LLM=vertex), connect to the Cloud SQL
-  instance (roles/cloudsql.client) and read its three secrets. `relayrag:assistantMembers` get
+  (run.invoker on that service only), use Vertex AI (Gemini, RELAYRAG_LLM=vertex), read and write relayrag's
+  Firestore database (its threads), connect to the Cloud SQL instance (roles/cloudsql.client) and read its
+  three secrets. `relayrag:assistantMembers` get
   roles/run.invoker on it; requests also need a token of `relayrag:assistantTokens` (RELAYRAG_AGENT_TOKENS).
-- threads: Cloud SQL for PostgreSQL (`<prefix>-threads`, POSTGRES_16, tier `relayrag:assistantDbTier`,
-  database `relayrag_threads`, user `assistant` with the password `relayrag:assistantDbPassword`), reached
-  through the Cloud Run Cloud SQL volume (unix socket /cloudsql/CONNECTION); the connection URL is a secret.
-  Why Postgres and not Firestore: docs/DESIGN.md ("The assistant").
+- threads: in relayrag's Firestore database (RELAYRAG_AGENT_CHECKPOINT=firestore, collection
+  `<firestorePrefix>_agent_threads`): nothing billed at rest, see docs/DESIGN.md ("The assistant"). The Cloud
+  SQL for PostgreSQL option (`<prefix>-threads`, POSTGRES_16, tier `relayrag:assistantDbTier`, database
+  `relayrag_threads`, user `assistant` with the password `relayrag:assistantDbPassword`) is reached through
+  the Cloud Run Cloud SQL volume (unix socket /cloudsql/CONNECTION); its connection URL is a secret
+  (RELAYRAG_AGENT_POSTGRES_URL, used when RELAYRAG_AGENT_CHECKPOINT=postgres).
 """
 
 from __future__ import annotations
@@ -82,6 +85,9 @@ def build_services(dep, cfg: StackConfig, *, firestore_condition, account, membe
     if dep.dataset is not None:
         gcp.bigquery.DatasetIamMember("mcp-dataset-dataViewer", project=project, dataset_id=dep.dataset.dataset_id,
                                       role="roles/bigquery.dataViewer", member=mcp_who)
+    gcp.projects.IAMMember("assistant-firestore-datastore-user", project=project, role="roles/datastore.user",
+                           member=bot_who, condition=firestore_condition,   # its threads (FirestoreSaver)
+                           opts=pulumi.ResourceOptions(depends_on=[dep.firestore]))
     for role in ASSISTANT_PROJECT_ROLES:
         gcp.projects.IAMMember(f"assistant-project-{role.split('/')[1].replace('.', '-')}", project=project,
                                role=role, member=bot_who)
@@ -138,7 +144,8 @@ def build_services(dep, cfg: StackConfig, *, firestore_condition, account, membe
                                     role="roles/run.invoker", member=bot_who)
 
     bot_env = _env({**cloud, "RELAYRAG_AGENT_MCP_URL": gateway.uri.apply(lambda u: f"{u}/mcp"),
-                    "RELAYRAG_AGENT_CHECKPOINT": "postgres"})
+                    "RELAYRAG_AGENT_CHECKPOINT": "firestore", "RELAYRAG_FIRESTORE_DATABASE": cfg.firestore_database,
+                    "RELAYRAG_FIRESTORE_PREFIX": cfg.firestore_prefix})
     bot_env += [_secret_env("RELAYRAG_AGENT_MCP_TOKEN", mcp_tokens, mcp_tokens_v),
                 _secret_env("RELAYRAG_AGENT_TOKENS", chat_tokens, chat_tokens_v),
                 _secret_env("RELAYRAG_AGENT_POSTGRES_URL", db_url, db_url_v)]

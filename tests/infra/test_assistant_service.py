@@ -55,7 +55,7 @@ def test_the_assistant_calls_the_gateway_with_its_identity_and_the_gateway_token
     assert "RELAYRAG_MCP_INGEST_ROOTS" not in _envs(svcs["mcp"])  # no ingest over the deployed gateway
 
 
-def test_threads_live_in_cloud_sql_postgres_reached_through_the_connector_volume(stack):
+def test_the_cloud_sql_thread_store_option_is_reached_through_the_connector_volume(stack):
     db = stack.one("gcp:sql/databaseInstance:DatabaseInstance", "threads")
     assert db.inputs["databaseVersion"].startswith("POSTGRES_") and db.inputs["settings"]["tier"] == "db-f1-micro"
     assert not db.inputs["settings"]["ipConfiguration"].get("authorizedNetworks")
@@ -64,16 +64,28 @@ def test_threads_live_in_cloud_sql_postgres_reached_through_the_connector_volume
     assert tpl["volumes"][0]["cloudSqlInstance"]["instances"] == [f"{PROJECT}:us-central1:relayrag-threads"]
     assert tpl["containers"][0]["volumeMounts"][0]["mountPath"] == "/cloudsql"
     env = _envs(bot)
-    assert env["RELAYRAG_AGENT_CHECKPOINT"]["value"] == "postgres"
+    assert env["RELAYRAG_AGENT_POSTGRES_URL"]["valueSource"]["secretKeyRef"]["secret"] == \
+        stack.one("gcp:secretmanager/secret:Secret", "assistant-db-url").inputs["secretId"]
     url = stack.one("gcp:secretmanager/secretVersion:SecretVersion", "assistant-db-url-v").inputs["secretData"]
     assert url["value"] == f"postgresql://assistant:pw-1@/relayrag_threads?host=/cloudsql/{PROJECT}:us-central1:relayrag-threads"
+
+
+def test_threads_live_in_firestore_by_default_in_relayrags_database_and_prefix(stack):
+    # Firestore bills per operation and stored byte: an idle assistant costs nothing (docs/DESIGN.md)
+    env = _envs(next(s for s in stack.of_type(RUN) if s.name == "assistant"))
+    mcp_env = _envs(next(s for s in stack.of_type(RUN) if s.name == "mcp"))
+    assert env["RELAYRAG_AGENT_CHECKPOINT"]["value"] == "firestore"
+    for key in ("RELAYRAG_FIRESTORE_DATABASE", "RELAYRAG_FIRESTORE_PREFIX"):
+        assert env[key]["value"] == mcp_env[key]["value"]
 
 
 def test_identities_hold_exactly_their_grants(stack):
     bot, mcp = _grants_of(stack, _email(stack, "assistant")), _grants_of(stack, _email(stack, "mcp"))
     bot_roles = {g[1] for g in bot}
     assert {"roles/aiplatform.user", "roles/cloudsql.client"} <= bot_roles
-    assert not bot_roles & {"roles/workflows.invoker", "roles/datastore.user", "roles/storage.objectViewer"}
+    assert not bot_roles & {"roles/workflows.invoker", "roles/storage.objectViewer"}
+    assert ("firestore", "roles/datastore.user") in bot  # its threads, on relayrag's database only
+    assert ("project", "roles/datastore.user") not in bot
     mcp_roles = {g[1] for g in mcp}
     assert {"roles/workflows.invoker", "roles/datastore.user", "roles/storage.objectViewer"} <= mcp_roles
     assert not mcp_roles & {"roles/storage.objectUser", "roles/storage.objectAdmin", "roles/cloudsql.client"}
