@@ -116,10 +116,13 @@ def cloud_emulated(session):
 def agent_cloud(session):
     """The assistant's cloud thread stores with the `agent-cloud` extra (langgraph-checkpoint-postgres, psycopg,
     psycopg-pool): the Postgres checkpointer on a throwaway PostgreSQL server (initdb/pg_ctl must be installed)
-    and the Firestore checkpointer on the Firestore emulator."""
+    and the Firestore checkpointer on the Firestore emulator. scripts/install-postgres.sh installs Debian's
+    postgresql when missing; here a missing server or extra fails the session instead of skipping."""
+    session.run("bash", "scripts/install-postgres.sh", external=True)
     session.install("-e", ".[dev,agent-cloud]")
-    session.run("pytest", "-q", "tests/unit/agent/test_checkpoint_postgres.py",
-                "tests/unit/agent/test_checkpoint_firestore.py", *session.posargs)
+    session.run("pytest", "-q", "-rs", "tests/unit/agent/test_checkpoint_postgres.py",
+                "tests/unit/agent/test_checkpoint_firestore.py", *session.posargs,
+                env={"RELAYRAG_REQUIRE_POSTGRES": "1"})
 
 
 @nox.session
