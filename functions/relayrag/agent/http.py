@@ -39,6 +39,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 
+from relayrag import jsonl
 from relayrag.agent.assistant import Assistant
 from relayrag.errors import ConfigError
 from relayrag.hosts import is_loopback
@@ -130,37 +131,12 @@ async def read_body(request: Request, limit: int = MAX_BODY_BYTES) -> bytes:
     return b"".join(parts)
 
 
-def json_depth(raw: bytes, limit: int) -> int:
-    """Nesting depth of a JSON text (brackets outside strings), scanning only until it passes `limit`."""
-    depth = deepest = 0
-    in_string = escaped = False
-    for b in raw:
-        if in_string:
-            if escaped:
-                escaped = False
-            elif b == 0x5C:  # backslash
-                escaped = True
-            elif b == 0x22:
-                in_string = False
-        elif b == 0x22:
-            in_string = True
-        elif b in (0x5B, 0x7B):
-            depth += 1
-            if depth > deepest:
-                deepest = depth
-                if deepest > limit:
-                    return deepest
-        elif b in (0x5D, 0x7D):
-            depth -= 1
-    return deepest
-
-
 def parse_body(raw: bytes) -> ChatRequest:
     """The validated request; BodyError 400 naming the field (or the body) otherwise."""
-    if json_depth(raw, MAX_JSON_DEPTH) > MAX_JSON_DEPTH:
+    if jsonl.depth(raw, MAX_JSON_DEPTH) > MAX_JSON_DEPTH:
         raise BodyError(400, f"body: JSON nested deeper than {MAX_JSON_DEPTH} levels")
     try:
-        return ChatRequest.model_validate(json.loads(raw or b"null"))
+        return ChatRequest.model_validate(jsonl.loads_strict(raw or b"null", MAX_JSON_DEPTH))
     except ValidationError as exc:
         detail = exc.errors()[0]
         where = ".".join(str(x) for x in detail.get("loc", ())) or "body"
