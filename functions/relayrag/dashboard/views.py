@@ -59,15 +59,25 @@ def routes(dash: Dashboard) -> list[Route]:
         origin = request.headers.get("origin")
         if origin and origin.split("://", 1)[-1] != request.headers.get("host", ""):
             raise HTTPException(403, "cross-origin login refused")
+        client = request.client.host if request.client else "unknown"
+        wait = dash.auth.login_attempt(client)
+        if wait:
+            resp = r(request, "login.html", status=429, next=nxt,
+                     error=f"too many login attempts from this address; try again in {wait:.0f} s")
+            resp.headers["Retry-After"] = str(int(wait + 0.999))
+            return resp
         if not dash.auth.check_token(token):
             await asyncio.sleep(0.5)  # slows token guessing down
             return r(request, "login.html", status=401, next=nxt, error="invalid token")
+        dash.auth.login_succeeded(client)
         resp = RedirectResponse(nxt, status_code=303)
         resp.headers.append("set-cookie", _cookie_header(dash.auth.new_session(), request))
         return resp
 
     async def logout(request: Request):
         await mutation_form(dash, request)
+        if request.state.session is not None:
+            dash.auth.revoke(request.state.session)  # the cookie stops working here, not only in this browser
         resp = RedirectResponse("/login", status_code=303)
         resp.headers.append("set-cookie", f"{authmod.COOKIE}=; Path=/; Max-Age=0; HttpOnly; SameSite=Strict")
         return resp
