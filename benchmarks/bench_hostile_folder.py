@@ -130,23 +130,42 @@ def frames_tiff(sizes: list[tuple[int, int]]) -> bytes:
 
 
 # one file per ingest: (file name, what it is, builder)
+# (file name, what it is, builder, OCR on?): OCR (tesseract, 1-4 s a frame here) is per frame and flat in memory
+# (frames-10 and frames-40 with it); the 500-frame and bomb rows run with tesseract off PATH, so that they
+# measure decoding, page images and indexing within the per-file time budget
 PAGE_IMAGE_CASES = [
-    ("pages-10.pdf", "10 pages of 14400x14400 pt, one line each", lambda: pages_pdf(10, (14400, 14400))),
-    ("pages-100.pdf", "100 pages of 14400x14400 pt, one line each", lambda: pages_pdf(100, (14400, 14400))),
-    ("pages-1000.pdf", "1,000 pages of 14400x14400 pt, one line each", lambda: pages_pdf(1000, (14400, 14400))),
-    ("letter-1000.pdf", "1,000 Letter pages, one line each", lambda: pages_pdf(1000, (612, 792))),
-    ("frames-10.tiff", "10 frames of 1700x1100 px", lambda: frames_tiff([(1700, 1100)] * 10)),
-    ("frames-500.tiff", "500 frames of 1700x1100 px", lambda: frames_tiff([(1700, 1100)] * 500)),
-    ("frames-8x7700.tiff", "8 frames of 7700x7700 px (474 MP)", lambda: frames_tiff([(7700, 7700)] * 8)),
+    ("pages-10.pdf", "10 pages of 14400x14400 pt, one line each", lambda: pages_pdf(10, (14400, 14400)), True),
+    ("pages-100.pdf", "100 pages of 14400x14400 pt, one line each", lambda: pages_pdf(100, (14400, 14400)), True),
+    ("pages-1000.pdf", "1,000 pages of 14400x14400 pt, one line each", lambda: pages_pdf(1000, (14400, 14400)),
+     True),
+    ("letter-1000.pdf", "1,000 Letter pages, one line each", lambda: pages_pdf(1000, (612, 792)), True),
+    ("frames-10.tiff", "10 frames of 1700x1100 px", lambda: frames_tiff([(1700, 1100)] * 10), True),
+    ("frames-40.tiff", "40 frames of 1700x1100 px", lambda: frames_tiff([(1700, 1100)] * 40), True),
+    ("frames-500.tiff", "500 frames of 1700x1100 px", lambda: frames_tiff([(1700, 1100)] * 500), False),
+    ("frames-8x7700.tiff", "8 frames of 7700x7700 px (474 MP)", lambda: frames_tiff([(7700, 7700)] * 8), False),
     ("frames-hidden.tiff", "a 100x100 first frame, then four of 12000x12000 px",
-     lambda: frames_tiff([(100, 100)] + [(12000, 12000)] * 4)),
+     lambda: frames_tiff([(100, 100)] + [(12000, 12000)] * 4), False),
 ]
 
 
+def _build_in_child(name: str, target: Path) -> None:
+    """Build one case in a child process, so this process never holds the frames (nor passes them on)."""
+    code = (f"import sys; sys.path.insert(0, {str(Path(__file__).resolve().parents[1])!r})\n"
+            "from benchmarks.bench_hostile_folder import PAGE_IMAGE_CASES\n"
+            f"make = {{c[0]: c[2] for c in PAGE_IMAGE_CASES}}[{name!r}]\n"
+            f"open({str(target)!r}, 'wb').write(make())\n")
+    subprocess.run([sys.executable, "-c", code], check=True)
+
+
 # the CLI in a child that reports its own peak RSS on stderr when it exits (typer exits via SystemExit)
-LAUNCH = ("import atexit, resource, runpy, sys\n"
-          "atexit.register(lambda: sys.stderr.write('PEAK_RSS_KB %d\\n' % "
-          "resource.getrusage(resource.RUSAGE_SELF).ru_maxrss))\n"
+# VmHWM, not getrusage's ru_maxrss: Linux folds the parent's high-water mark into the child's ru_maxrss at exec
+# (vfork shares the parent's memory until then), so a parent that built a 900 MB TIFF reported a 900 MB child
+LAUNCH = ("import atexit, runpy, sys\n"
+          "def _hwm():\n"
+          "    for line in open('/proc/self/status'):\n"
+          "        if line.startswith('VmHWM:'):\n"
+          "            sys.stderr.write('PEAK_RSS_KB %d\\n' % int(line.split()[1]))\n"
+          "atexit.register(_hwm)\n"
           "sys.argv = ['relayrag'] + sys.argv[1:]\n"
           "runpy.run_module('relayrag.cli', run_name='__main__')\n")
 
@@ -170,23 +189,25 @@ def page_image_rows(tmp: Path, only: list[str] | None) -> None:
     good.mkdir()
     (good / "bees.md").write_bytes(b"# Bees\n\nA colony can contain up to 60,000 worker bees in summer.\n")
     _, s, base_rss = run_ingest(good, tmp / "home-base")
-    print("| file | what | size | outcome | pages with an image | seconds | peak RSS |\n|---|---|---|---|---|---|---|")
-    print(f"| `bees.md` (baseline) | one Markdown paragraph | 66 B | ingested | 0 | {s:.1f} | {base_rss:.0f} MiB |")
+    print("| file | what | size | OCR | outcome | pages with an image | seconds | peak RSS |\n"
+          "|---|---|---|---|---|---|---|---|")
+    print(f"| `bees.md` (baseline) | one Markdown paragraph | 66 B | - | ingested | 0 | {s:.1f} | {base_rss:.0f} MiB |")
     rows = []
-    for name, what, make in PAGE_IMAGE_CASES:
+    no_tesseract = {"PATH": str(Path(sys.executable).parent)}  # tesseract is looked up on PATH
+    for name, what, _, ocr in PAGE_IMAGE_CASES:
         if only and name not in only:
             continue
         folder = tmp / name.replace(".", "-")
         folder.mkdir()
-        data = make()
-        (folder / name).write_bytes(data)
-        summary, s, rss = run_ingest(folder, tmp / ("home-" + name))
+        _build_in_child(name, folder / name)
+        size = (folder / name).stat().st_size
+        summary, s, rss = run_ingest(folder, tmp / ("home-" + name), None if ocr else no_tesseract)
         failed = [f["error"] for f in summary["failed"]]
         outcome = ("failed: " + failed[0]) if failed else "ingested"
         pages = (summary.get("pages") or {}).get("indexed", 0)
-        print(f"| `{name}` | {what} | {len(data) / 1024:,.0f} KB | {outcome.replace('|', '/')} | {pages} | {s:.1f} "
-              f"| {rss:.0f} MiB |", flush=True)
-        rows.append({"file": name, "bytes": len(data), "seconds": round(s, 1), "peak_rss_mib": round(rss),
+        print(f"| `{name}` | {what} | {size / 1024:,.0f} KB | {'on' if ocr else 'off'} | {outcome.replace('|', '/')} "
+              f"| {pages} | {s:.1f} | {rss:.0f} MiB |", flush=True)
+        rows.append({"file": name, "bytes": size, "ocr": ocr, "seconds": round(s, 1), "peak_rss_mib": round(rss),
                      "pages": pages, "outcome": outcome})
         shutil.rmtree(folder, ignore_errors=True)
         shutil.rmtree(tmp / ("home-" + name), ignore_errors=True)
