@@ -55,3 +55,35 @@ def test_non_finite_numbers_are_refused_in_manifests_and_filters(home, policies)
         assert "is not a finite number" in json.loads(r.stdout)["error"]
     js = invoke("collections", "pol", "--json")
     json.loads(js.stdout, parse_constant=lambda c: pytest.fail(f"{c} in collections --json"))
+
+
+def test_a_full_disk_is_one_line_and_asks_keep_answering(home, small_corpus, monkeypatch):
+    """Issue 24 row 10: a full disk during ingest was a 118-line traceback, and every ask failed with `database
+    or disk is full` though the index was intact and answering needs no writing."""
+    import errno
+    import sqlite3
+
+    from relayrag.backends import blobstore, docstore
+    assert invoke("ingest", small_corpus, "-c", "docs", "--no-progress").exit_code == 0
+    (small_corpus / "more.md").write_text("# More\n\nAnother note about solar panels on roofs.", encoding="utf-8")
+
+    def no_space(self, *a, **k):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    with monkeypatch.context() as m:
+        m.setattr(blobstore.LocalBlobStore, "put_bytes", no_space)
+        r = invoke("ingest", small_corpus, "-c", "docs", "--no-progress")
+    assert r.exit_code == 2, r.output
+    assert "Traceback" not in r.output and "no space left for RELAYRAG_HOME" in r.output
+    assert len([ln for ln in r.stderr.splitlines() if ln.strip()]) == 1
+
+    def full(self):
+        raise sqlite3.OperationalError("database or disk is full")
+
+    monkeypatch.setattr(docstore.SQLiteDocStore._Tx, "__enter__", full)  # every write fails, reads work
+    r = invoke("ask", "How many worker bees can a colony contain?", "-c", "docs")
+    assert r.exit_code == 0, r.output
+    assert "60,000" in r.stdout and "Traceback" not in r.output
+    assert "run records, traces and bandit rewards are not stored" in r.stderr
+    js = invoke("ask", "How many worker bees can a colony contain?", "-c", "docs", "--json")
+    assert js.exit_code == 0 and "60,000" in json.loads(js.stdout)["answer"]

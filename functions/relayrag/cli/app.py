@@ -107,6 +107,11 @@ def _describe_user_error(exc: BaseException) -> str | None:
     if isinstance(exc, ValidationError) and exc.title == "Settings":
         from relayrag.settings import describe_settings_error
         return describe_settings_error(exc)
+    from relayrag.backends.docstore import is_disk_full
+    if is_disk_full(exc):
+        from relayrag.settings import load_settings
+        return (f"no space left for RELAYRAG_HOME ({load_settings().home}): {exc}; nothing half-written is "
+                "indexed and the previous index version is intact; free space and run it again")
     for cls in type(exc).__mro__:  # google-auth is an optional extra: match by name, import nothing
         if cls.__name__ == "DefaultCredentialsError" and cls.__module__.startswith("google.auth"):
             return CREDENTIALS_HINT
