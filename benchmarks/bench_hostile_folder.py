@@ -141,6 +141,7 @@ PAGE_IMAGE_CASES = [
     ("letter-1000.pdf", "1,000 Letter pages, one line each", lambda: pages_pdf(1000, (612, 792)), True),
     ("frames-10.tiff", "10 frames of 1700x1100 px", lambda: frames_tiff([(1700, 1100)] * 10), True),
     ("frames-40.tiff", "40 frames of 1700x1100 px", lambda: frames_tiff([(1700, 1100)] * 40), True),
+    ("frames-10-no-ocr.tiff", "10 frames of 1700x1100 px", lambda: frames_tiff([(1700, 1100)] * 10), False),
     ("frames-500.tiff", "500 frames of 1700x1100 px", lambda: frames_tiff([(1700, 1100)] * 500), False),
     ("frames-8x7700.tiff", "8 frames of 7700x7700 px (474 MP)", lambda: frames_tiff([(7700, 7700)] * 8), False),
     ("frames-hidden.tiff", "a 100x100 first frame, then four of 12000x12000 px",
@@ -215,6 +216,74 @@ def page_image_rows(tmp: Path, only: list[str] | None) -> None:
                       "loadavg_1_5_15": [round(x, 2) for x in os.getloadavg()], "cpus": os.cpu_count()}))
 
 
+def _status_kb(pid: int, field: str) -> int:
+    for line in open(f"/proc/{pid}/status"):
+        if line.startswith(field + ":"):
+            return int(line.split()[1])
+    return 0
+
+
+def dashboard_upload(tmp: Path, pages: int) -> None:
+    """Issue 24: the dashboard process's memory around one upload of a PDF of `pages` pages of 14400x14400 pt:
+    VmRSS at rest after a warm-up upload (models loaded), VmHWM during the upload, VmRSS 10 s after its job ended.
+    A real `relayrag dashboard` child on 127.0.0.1, a bearer token, /proc/PID/status sampled."""
+    import re
+    import socket
+    import urllib.request
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    env = {**os.environ, "RELAYRAG_HOME": str(tmp / "home-dash"), "RELAYRAG_DASHBOARD_TOKENS": "bench-token"}
+    relayrag = str(Path(sys.executable).parent / "relayrag")
+    proc = subprocess.Popen([relayrag, "dashboard", "--port", str(port)], env=env, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL)
+    base = f"http://127.0.0.1:{port}"
+    headers = {"Authorization": "Bearer bench-token"}
+
+    def upload(name: str, data: bytes) -> None:
+        boundary = "benchboundary"
+        body = (f"--{boundary}\r\nContent-Disposition: form-data; name=\"files\"; filename=\"{name}\"\r\n"
+                f"Content-Type: application/octet-stream\r\n\r\n").encode() + data + f"\r\n--{boundary}--\r\n".encode()
+        req = urllib.request.Request(f"{base}/collections/bench/upload", data=body, method="POST", headers={
+            **headers, "Content-Type": f"multipart/form-data; boundary={boundary}"})
+        html = urllib.request.urlopen(req, timeout=120).read().decode()
+        job = re.search(r"/jobs/([^/\"']+)/events", html).group(1)
+        with urllib.request.urlopen(urllib.request.Request(f"{base}/jobs/{job}/events", headers=headers),
+                                    timeout=3600) as events:
+            for line in events:
+                if line.startswith(b"event: summary") or line.startswith(b"event: error"):
+                    break
+
+    try:
+        deadline = time.time() + 180
+        while True:
+            try:
+                if urllib.request.urlopen(f"{base}/healthz", timeout=2).status == 200:
+                    break
+            except OSError:
+                pass
+            if time.time() > deadline or proc.poll() is not None:
+                raise SystemExit("the dashboard did not start")
+            time.sleep(0.5)
+        upload("warm-up.md", b"# Warm-up\n\nA short note that loads the models.\n")
+        time.sleep(10)
+        rest_before = _status_kb(proc.pid, "VmRSS")
+        hwm_before = _status_kb(proc.pid, "VmHWM")
+        t0 = time.perf_counter()
+        upload(f"pages-{pages}.pdf", pages_pdf(pages, (14400, 14400)))
+        seconds = time.perf_counter() - t0
+        time.sleep(10)
+        rest_after, hwm = _status_kb(proc.pid, "VmRSS"), _status_kb(proc.pid, "VmHWM")
+    finally:
+        proc.terminate()
+        proc.wait(30)
+    print(json.dumps({"dashboard_upload_pages": pages, "seconds": round(seconds, 1),
+                      "rss_at_rest_before_mib": round(rest_before / 1024), "peak_before_mib": round(hwm_before / 1024),
+                      "peak_during_mib": round(hwm / 1024), "rss_10s_after_mib": round(rest_after / 1024),
+                      "loadavg_1_5_15": [round(x, 2) for x in os.getloadavg()], "cpus": os.cpu_count()}))
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--bomb-mib", type=int, default=1024)
@@ -222,7 +291,16 @@ def main() -> None:
     ap.add_argument("--page-images", action="store_true",
                     help="instead: PDFs of 10 / 100 / 1,000 pages and multi-frame TIFFs, each ingested alone")
     ap.add_argument("--only", nargs="*", help="with --page-images: only these file names")
+    ap.add_argument("--dashboard-upload", type=int, metavar="PAGES",
+                    help="instead: the dashboard process's memory around one upload of a PDF of PAGES huge pages")
     args = ap.parse_args()
+    if args.dashboard_upload:
+        tmp = Path(tempfile.mkdtemp(prefix="relayrag-dash-"))
+        try:
+            dashboard_upload(tmp, args.dashboard_upload)
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
+        return
     if args.page_images:
         tmp = Path(tempfile.mkdtemp(prefix="relayrag-pages-"))
         try:
