@@ -123,7 +123,7 @@ def chat_server(home, bees):
     proc = subprocess.Popen([str(RELAYRAG), "chat-serve", "-c", "docs", "--port", str(port)], env=env,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     base = f"http://127.0.0.1:{port}"
-    deadline = time.time() + 60
+    deadline = time.time() + 240  # generous: the first start imports langgraph and loads the models
     while True:
         if proc.poll() is not None:
             pytest.fail(f"relayrag chat-serve exited {proc.returncode}: {proc.stderr.read()}")
@@ -134,7 +134,7 @@ def chat_server(home, bees):
             pass
         if time.time() > deadline:
             proc.kill()
-            pytest.fail("relayrag chat-serve did not start within 60 s")
+            pytest.fail("relayrag chat-serve did not start within 240 s")
         time.sleep(0.2)
     yield base
     stop(proc)
