@@ -21,6 +21,57 @@ from pathlib import Path
 _UNESCAPED_BREAKS = str.maketrans({"\u0085": "\\u0085", "\u2028": "\\u2028", "\u2029": "\\u2029"})
 
 
+MAX_DEPTH = 20  # nesting a relayrag JSON line or request may have (manifests and bodies are flat objects)
+
+
+def depth(raw: bytes | str, limit: int = MAX_DEPTH) -> int:
+    """Nesting depth of a JSON text (brackets outside strings), scanning only until it passes `limit`: checked
+    before json.loads, whose recursion a line of 100,000 "[" turns into a RecursionError."""
+    data = raw.encode("utf-8", "surrogatepass") if isinstance(raw, str) else raw
+    d = deepest = 0
+    in_string = escaped = False
+    for b in data:
+        if in_string:
+            if escaped:
+                escaped = False
+            elif b == 0x5C:  # backslash
+                escaped = True
+            elif b == 0x22:
+                in_string = False
+        elif b == 0x22:
+            in_string = True
+        elif b in (0x5B, 0x7B):
+            d += 1
+            if d > deepest:
+                deepest = d
+                if deepest > limit:
+                    return deepest
+        elif b in (0x5D, 0x7D):
+            d -= 1
+    return deepest
+
+
+def _refuse_constant(name: str):
+    raise ValueError(f"{name} is not a number JSON allows (only finite numbers)")
+
+
+def _finite_float(text: str) -> float:
+    import math
+    f = float(text)
+    if not math.isfinite(f):
+        raise ValueError(f"{text} is out of range (not a finite double)")
+    return f
+
+
+def loads_strict(raw: bytes | str, limit: int = MAX_DEPTH):
+    """json.loads for untrusted JSON: ValueError for NaN / Infinity / -Infinity (Python's json accepts them,
+    then writes JSON no other parser reads), for numbers that overflow a double (1e999), and for nesting deeper
+    than `limit` (checked before parsing)."""
+    if depth(raw, limit) > limit:
+        raise ValueError(f"JSON nested deeper than {limit} levels")
+    return json.loads(raw, parse_constant=_refuse_constant, parse_float=_finite_float)
+
+
 def dumps(obj, **kw) -> str:
     """One JSON value as one line without its "\\n": UTF-8-friendly (ensure_ascii=False) but with every
     character `str.splitlines()` breaks on escaped. `kw` goes to `json.dumps` (e.g. default=str)."""

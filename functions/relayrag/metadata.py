@@ -30,6 +30,7 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 import json
+import math
 import os
 import re
 from dataclasses import dataclass, field
@@ -39,6 +40,7 @@ from typing import Any, Literal
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from relayrag import jsonl
 from relayrag.errors import BadRequestError, ConfigError, IngestError, RelayragError
 
 SCHEMA_FILE = "relayrag.collection.yaml"
@@ -217,6 +219,17 @@ def today() -> dt.date:
     return dt.date.fromisoformat(fixed) if fixed else dt.datetime.now(dt.timezone.utc).date()
 
 
+# control characters other than whitespace (NUL, ESC, C1) and the bidi embeddings/overrides/isolates that
+# reorder what is displayed after them (U+202E shows "txt.exe" as "exe.txt")
+_HIDDEN = re.compile("[\x00-\x08\x0e-\x1f\x7f-\x84\x86-\x9f\u202a-\u202e\u2066-\u2069]")
+
+
+def _check_characters(value: str) -> None:
+    m = _HIDDEN.search(value)
+    if m:
+        raise ValueError(f"{value!r} holds the control or bidi-override character U+{ord(m.group()):04X}")
+
+
 def normalise_value(spec: FieldSpec, value: Any, *, from_text: bool = False) -> Any:
     """The canonical JSON value of `value` for a field of `spec`; ValueError saying why it does not fit.
     from_text: the value arrived as a string (GCS custom metadata, a CLI filter) and is parsed by type."""
@@ -227,12 +240,16 @@ def normalise_value(spec: FieldSpec, value: Any, *, from_text: bool = False) -> 
         if isinstance(value, bool):
             raise ValueError(f"{value!r} is not a number")
         if isinstance(value, (int, float)):
+            if not math.isfinite(value):
+                raise ValueError(f"{value!r} is not a finite number")
             return value
         if from_text and isinstance(value, str):
             try:
                 f = float(value.strip())
             except ValueError:
                 raise ValueError(f"{value!r} is not a number") from None
+            if not math.isfinite(f):  # float() reads "nan", "inf", "1e999"
+                raise ValueError(f"{value!r} is not a finite number")
             return int(f) if f.is_integer() and "." not in value else f
         raise ValueError(f"{value!r} is not a number")
     if t == "boolean":
@@ -246,16 +263,19 @@ def normalise_value(spec: FieldSpec, value: Any, *, from_text: bool = False) -> 
             s = value.strip()
             if s.startswith("["):
                 try:
-                    value = json.loads(s)
+                    value = jsonl.loads_strict(s)
                 except ValueError:
                     raise ValueError(f"{value!r} is not a JSON list of strings") from None
             else:
                 value = [p for p in (x.strip() for x in s.split(",")) if p]
         if not isinstance(value, list) or not all(isinstance(x, str) for x in value):
             raise ValueError(f"{value!r} is not a list of strings")
+        for x in value:
+            _check_characters(x)
         return [x.strip() for x in value if x.strip()]
     if not isinstance(value, str):
         raise ValueError(f"{value!r} is not a string")
+    _check_characters(value)
     s = " ".join(value.split())
     if t == "enum" and s not in (spec.values or []):
         raise ValueError(f"{s!r} is not one of {', '.join(spec.values or [])}")
@@ -324,11 +344,11 @@ def load_manifest(path: Path, schema: CollectionSchema | None) -> Manifest:
         if not line.strip():
             continue
         try:
-            obj = json.loads(line.decode("utf-8"))
+            obj = jsonl.loads_strict(line.decode("utf-8"))
         except UnicodeDecodeError:
             errors.append({"line": n, "error": "not UTF-8"})
             continue
-        except ValueError as exc:
+        except (ValueError, RecursionError) as exc:
             errors.append({"line": n, "error": f"not a JSON object ({exc})"})
             continue
         if not isinstance(obj, dict):

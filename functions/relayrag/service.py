@@ -490,15 +490,17 @@ class Service:
         ctx = self.ctx
         if require_match:
             self.require_collection(collection)
-        before = {r["path"] for r in ctx.docstore.list_files(collection)}
-        summary = run_ingest(ctx, ".", collection, remove_paths=paths).to_dict()
+        result = run_ingest(ctx, ".", collection, remove_paths=paths)
+        summary = result.to_dict()
         after = ctx.docstore.list_files(collection)
         if require_match and summary["files"]["deleted"] == 0:
             names = sorted({r.get("name") or Path(r["path"]).name for r in after})
             shown = ", ".join(names[:20]) + (f", … ({len(names)} in all)" if len(names) > 20 else "")
             raise NotFoundError(f"no document matched {paths!r} in collection {collection!r}; it holds: "
                                 f"{shown or 'no documents'} (pass a file name or the ingested path)")
-        summary["deleted_paths"] = sorted(before - {r["path"] for r in after})
+        # what this call removed, decided under the collection lock: not a before/after difference, which also
+        # counted a file that a concurrent ingest dropped (reported as deleted and as "not in collection")
+        summary["deleted_paths"] = result.deleted_keys
         summary["files_left"] = len(after)
         return IngestResult.model_validate(summary)
 

@@ -178,7 +178,8 @@ class Settings(BaseSettings):
     agent_max_steps: int = Field(6, ge=1, le=50, description="Most tool calls of one analysis (ReAct) turn.")
     agent_max_hops: int = Field(3, ge=1, le=10, description="Most specialist hops of one supervisor turn.")
     agent_tokens: str = Field("", description="Comma-separated bearer tokens accepted by `relayrag chat-serve` "
-                                              "(POST /chat).")
+                                              "(POST /chat); an entry `TOKEN|coll1|coll2` may ask only those "
+                                              "collections (default: the server's --collection).")
     admin_tokens: str = Field("", description="Comma-separated bearer tokens (of the dashboard, MCP or chat-serve) "
                                               "whose holders see every identity's feedback verdicts; other "
                                               "tokens see only their own.")

@@ -14,6 +14,31 @@ _ABBREV = re.compile(r"(?:\b(?:e\.g|i\.e|etc|vs|Fig|Figs|No|Nos|Dr|Mr|Mrs|Ms|St|
 _LINE_END_PUNCT = tuple(".!?:;。！？")
 
 
+# C0 controls but tab and newline, DEL, C1 controls (ESC starts a terminal escape sequence; C1's CSI/OSC do the
+# same on some terminals); what a file's text may not carry into the index
+_INGEST_CONTROLS = re.compile("\r\n?|[\x0b\x0c]|[\x00-\x08\x0e-\x1f\x7f-\x9f]")
+# what a terminal must not receive from data: the same (CR too) plus the bidi embeddings, overrides and isolates
+# (U+202A-U+202E, U+2066-U+2069), which reorder what is shown after them
+TERMINAL_UNSAFE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+
+
+def strip_controls(text: str) -> str:
+    """`text` without control characters: CR, CRLF, vertical tab and form feed become a newline; every other C0
+    control (tab and newline are kept), DEL and C1 control is removed. Used on chunk text and titles at ingest,
+    so an escape sequence in a document never reaches an index, a prompt or a terminal."""
+    return _INGEST_CONTROLS.sub(lambda m: "\n" if m.group()[0] in "\r\x0b\x0c" else "", text)
+
+
+def terminal_safe(text: str) -> str:
+    """`text` for a terminal: each TERMINAL_UNSAFE character becomes one visible character (a C0 control its
+    Unicode control picture, e.g. ESC as U+241B; DEL U+2421; C1 and bidi controls U+FFFD), so nothing in the
+    data can move the cursor, erase a line, open a hyperlink or reorder text, and lengths are unchanged."""
+    def shown(m: re.Match) -> str:
+        c = ord(m.group())
+        return chr(0x2400 + c) if c < 0x20 else "\u2421" if c == 0x7F else "\ufffd"
+    return TERMINAL_UNSAFE.sub(shown, text)
+
+
 _KANA = re.compile(r"[\u3040-\u30ff\uff66-\uff9f]")
 _HANGUL = re.compile(r"[\uac00-\ud7af\u1100-\u11ff\u3130-\u318f]")
 _HAN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")

@@ -92,23 +92,27 @@ def test_sse_endpoint_in_process_streams_node_tool_and_final_events_in_order(hom
     from relayrag.agent.http import build_app
     from relayrag.mcp.server import build_server
     app = build_app(Assistant(collection="docs", model=script(), server=build_server(), settings=settings_for(home)),
-                    tokens=["chat-token"])
+                    tokens=["chat-token", "any-token|docs|nosuch"])
     with TestClient(app) as client:
         assert client.post("/chat", json={"message": BEES_Q}).status_code == 401
-        r = client.post("/chat", json={"message": BEES_Q, "thread_id": "sse"},
-                        headers={"authorization": "Bearer chat-token"})
+        r = client.post("/chat", json={"message": BEES_Q}, headers={"authorization": "Bearer chat-token"})
         assert r.status_code == 200 and r.headers["content-type"].startswith("text/event-stream")
         events = parse_sse(r.text)
         bad = client.post("/chat", json={"message": ""}, headers={"authorization": "Bearer chat-token"})
         assert bad.status_code == 400 and "message" in bad.json()["error"]
+        other = client.post("/chat", json={"message": BEES_Q, "collection": "nosuch"},
+                            headers={"authorization": "Bearer chat-token"})
+        assert other.status_code == 403  # a token without a list may ask the server's --collection only
+        assert "this token may ask only docs" in other.json()["error"]
         missing = client.post("/chat", json={"message": BEES_Q, "collection": "nosuch"},
-                              headers={"authorization": "Bearer chat-token"})
+                              headers={"authorization": "Bearer any-token"})
         assert missing.status_code == 404
         assert "unknown collection 'nosuch' (collections: docs)" in missing.json()["error"]
     names = [n if n != "node" else f"node:{d['node']}" for n, d in events]
     assert names == ["start", "node:preprocess", "tool_call", "node:agent", "tool_result", "node:tools",
                      "node:agent", "node:structure", "final"]
-    assert events[0][1]["thread_id"] == "sse" == events[-1][1]["thread_id"]
+    made = events[0][1]["thread_id"]
+    assert made == events[-1][1]["thread_id"] and len(made) >= 21  # the server's id: 128 random bits
     check_answer([d for _, d in events])
 
 
@@ -119,7 +123,7 @@ def chat_server(home, bees):
     proc = subprocess.Popen([str(RELAYRAG), "chat-serve", "-c", "docs", "--port", str(port)], env=env,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     base = f"http://127.0.0.1:{port}"
-    deadline = time.time() + 60
+    deadline = time.time() + 240  # generous: the first start imports langgraph and loads the models
     while True:
         if proc.poll() is not None:
             pytest.fail(f"relayrag chat-serve exited {proc.returncode}: {proc.stderr.read()}")
@@ -130,7 +134,7 @@ def chat_server(home, bees):
             pass
         if time.time() > deadline:
             proc.kill()
-            pytest.fail("relayrag chat-serve did not start within 60 s")
+            pytest.fail("relayrag chat-serve did not start within 240 s")
         time.sleep(0.2)
     yield base
     stop(proc)
@@ -149,6 +153,51 @@ def test_chat_serve_streams_the_router_turn_as_sse_and_rejects_wrong_tokens(chat
     assert names == ["start", "node:preprocess", "tool_call", "tool_result", "node:router", "final"]
     final = events[-1][1]
     assert final["mode"] == "router" and "No LLM" in final["note"] and "60,000" in final["answer"]
+
+
+def _turn(base: str, token: str, body: dict) -> tuple[int, list[tuple[str, dict]] | dict]:
+    with httpx.stream("POST", f"{base}/chat", json=body, headers={"authorization": f"Bearer {token}"},
+                      timeout=120) as r:
+        text = "".join(r.iter_text())
+        return r.status_code, (parse_sse(text) if r.status_code == 200 else json.loads(text))
+
+
+def test_a_thread_belongs_to_the_token_that_started_it(chat_server):
+    """Issue 24 row 3, over real HTTP: the second token gets 404 on the first one's thread, cannot name a new
+    thread itself, and sees nothing of the first one's messages."""
+    status, events = _turn(chat_server, "tok-1", {"message": "My secret project is BLUEHERON. " + BEES_Q})
+    assert status == 200 and events[-1][0] == "final"
+    thread = events[0][1]["thread_id"]
+    assert len(thread) >= 21
+    status, again = _turn(chat_server, "tok-1", {"message": BEES_Q, "thread_id": thread})
+    assert status == 200 and again[-1][1]["thread_id"] == thread
+    status, err = _turn(chat_server, "tok-2", {"message": "What is my secret project?", "thread_id": thread})
+    assert status == 404 and "no thread" in err["error"] and "BLUEHERON" not in json.dumps(err)
+    status, err = _turn(chat_server, "tok-1", {"message": BEES_Q, "thread_id": "t1"})  # ids are the server's
+    assert status == 404
+    status, err = _turn(chat_server, "tok-2", {"message": BEES_Q, "collection": "other"})
+    assert status == 403 and "may ask only docs" in err["error"]
+
+
+def test_chat_serve_checks_the_body_before_streaming(chat_server):
+    """Issue 24 row 8: a blank message, deep nesting and an oversized body are refused with a status, not a
+    stream without an error event, a 500, or a body read whole."""
+    h = {"authorization": "Bearer tok-1", "content-type": "application/json"}
+    r = httpx.post(f"{chat_server}/chat", json={"message": "   \n\t "}, headers=h, timeout=30)
+    assert r.status_code == 400 and r.json()["error"].startswith("message: ")
+    deep = b'{"message": "hi", "mode": ' + b"[" * 20_000 + b"]" * 20_000 + b"}"
+    r = httpx.post(f"{chat_server}/chat", content=deep, headers=h, timeout=30)
+    assert r.status_code == 400 and "nested deeper" in r.json()["error"]
+
+    def body():  # no Content-Length: the server must stop reading on its own
+        yield b'{"message": "'
+        for _ in range(300):
+            yield b"x" * 1024
+        yield b'"}'
+    r = httpx.post(f"{chat_server}/chat", content=body(), headers=h, timeout=30)
+    assert r.status_code == 413 and "65,536" in r.json()["error"]
+    r = httpx.post(f"{chat_server}/chat", json={"message": BEES_Q}, headers=h, timeout=120)
+    assert r.status_code == 200  # still serving
 
 
 # -- relayrag chat ------------------------------------------------------------------------------------------

@@ -345,6 +345,27 @@ def test_delete_reports_what_it_removed(home, small_corpus):
     assert again.exit_code == 1 and "docs: nothing deleted" in again.stdout
 
 
+def test_delete_racing_an_ingest_reports_one_outcome_per_file(home, small_corpus, monkeypatch):
+    """Issue 24 row 13: a folder ingest that drops bees.txt between delete's start and its turn at the collection
+    lock made delete print both "deleted bees.txt" and "failed bees.txt: not in collection"."""
+    from relayrag.ingest import pipeline
+    assert invoke("ingest", small_corpus, "-c", "docs", "--no-progress").exit_code == 0
+    real = pipeline.ingest
+
+    def raced(ctx, path, collection, **kw):
+        if kw.get("remove_paths") and not getattr(raced, "done", False):
+            raced.done = True
+            (small_corpus / "bees.txt").unlink()
+            real(ctx, small_corpus, collection)  # the concurrent folder ingest commits first: bees.txt is gone
+        return real(ctx, path, collection, **kw)
+
+    monkeypatch.setattr(pipeline, "ingest", raced)
+    r = invoke("delete", "bees.txt", "-c", "docs")
+    assert r.exit_code == 1
+    assert "failed bees.txt: not in collection 'docs'" in r.stdout
+    assert "deleted" not in r.stdout.replace("nothing deleted", ""), r.stdout
+
+
 def test_the_sql_an_answer_came_from_prints_verbatim(make_llm_ctx, home):
     """A scripted LLM (the only test double) writes SQL whose alias and literal hold brackets."""
     assert invoke("warehouse", "load", CHINOOK, "-c", "chinook").exit_code == 0

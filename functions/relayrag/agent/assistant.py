@@ -114,9 +114,22 @@ class Assistant:
         if error is not None:
             raise NotFoundError(error)
 
+    @staticmethod
+    def thread_key(thread_id: str, owner: str | None = None) -> str:
+        """The checkpointer's key of `thread_id`: owned threads live under their owner's name (`owner/id`), so
+        the same id given by another identity names another (empty) thread; None: the local user's (the CLI)."""
+        return f"{owner}/{thread_id}" if owner else thread_id
+
+    async def thread_exists(self, thread_id: str, owner: str | None = None) -> bool:
+        """True when `owner` has a thread `thread_id` with at least one checkpoint."""
+        assert self.graph is not None
+        state = await self.graph.aget_state({"configurable": {"thread_id": self.thread_key(thread_id, owner)}})
+        return bool(state.values) or state.created_at is not None
+
     async def turn(self, text: str, *, thread_id: str | None = None, collection: str | None = None,
-                   mode: str | None = None) -> AsyncIterator[dict]:
-        """Run one turn of `thread_id` (new thread if None) and yield its events (see the module docstring)."""
+                   mode: str | None = None, owner: str | None = None) -> AsyncIterator[dict]:
+        """Run one turn of `thread_id` (new thread if None) and yield its events (see the module docstring).
+        `owner`: the identity the thread belongs to (chat-serve's token identity); None for the local user."""
         if self.graph is None:
             raise RuntimeError("use `async with Assistant(...)` before calling turn()")
         text = (text or "").strip()
@@ -127,7 +140,7 @@ class Assistant:
         if error is not None:  # nothing runs and nothing is written to the thread
             yield {"event": "error", "thread_id": thread_id, "message": error}
             return
-        config = {"configurable": {"thread_id": thread_id}, "recursion_limit": 100}
+        config = {"configurable": {"thread_id": self.thread_key(thread_id, owner)}, "recursion_limit": 100}
         state_in = {"messages": [HumanMessage(text)], "collection": collection or self.collection,
                     "mode": mode or self.mode}
         yield {"event": "start", "thread_id": thread_id, "model": self.model_name}

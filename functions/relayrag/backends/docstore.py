@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
+import sys
 import threading
 import time
 from pathlib import Path
@@ -108,7 +109,15 @@ class SQLiteDocStore:
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._local = threading.local()
-        self._cx().executescript(_SCHEMA)
+        self._memory_mode = False  # set when the disk is full (see _read_only)
+        self._mem_lock = threading.Lock()
+        self._mem_runs: dict[str, dict] = {}
+        self._mem_traces: dict[str, list[dict]] = {}
+        try:
+            self._cx().executescript(_SCHEMA)
+        except (sqlite3.Error, OSError) as exc:  # the schema exists already on a full disk: reads work
+            if not is_disk_full(exc):
+                raise
 
     def _cx(self) -> sqlite3.Connection:
         cx = getattr(self._local, "cx", None)
@@ -129,7 +138,15 @@ class SQLiteDocStore:
             return self.cx
 
         def __exit__(self, exc_type, exc, tb) -> None:
-            self.cx.execute("ROLLBACK" if exc_type else "COMMIT")
+            if exc_type:
+                self.cx.execute("ROLLBACK")
+                return
+            try:
+                self.cx.execute("COMMIT")
+            except sqlite3.Error:
+                if self.cx.in_transaction:  # a COMMIT that failed (disk full) leaves the transaction open
+                    self.cx.execute("ROLLBACK")
+                raise
 
     def _tx(self) -> "_Tx":
         return self._Tx(self._cx())
@@ -214,28 +231,55 @@ class SQLiteDocStore:
     # -- version pins --------------------------------------------------------------------------
     def pin_version(self, collection: str, version: str, run_id: str, ttl_s: float) -> None:
         now = time.time()
-        with self._tx() as cx:
-            cx.execute("INSERT INTO pins(collection, run_id, version, until) VALUES (?,?,?,?) "
-                       "ON CONFLICT(collection, run_id) DO UPDATE SET version=excluded.version, until=excluded.until",
-                       (collection, run_id, version, now + ttl_s))
-            cx.execute("DELETE FROM pins WHERE collection=? AND until<?", (collection, now))
+        try:
+            with self._tx() as cx:
+                cx.execute("INSERT INTO pins(collection, run_id, version, until) VALUES (?,?,?,?) ON CONFLICT"
+                           "(collection, run_id) DO UPDATE SET version=excluded.version, until=excluded.until",
+                           (collection, run_id, version, now + ttl_s))
+                cx.execute("DELETE FROM pins WHERE collection=? AND until<?", (collection, now))
+        except (sqlite3.Error, OSError) as exc:  # disk full: no ingest can write a version that would GC it
+            if not self._read_only(exc):
+                raise
 
     def pinned_versions(self, collection: str) -> set[str]:
         rows = self._cx().execute("SELECT DISTINCT version FROM pins WHERE collection=? AND until>=?",
                                   (collection, time.time()))
         return {r[0] for r in rows}
 
+    # -- disk full: answers keep working, run records stay in memory ---------------------------------
+    def _read_only(self, exc: BaseException) -> bool:
+        """True (and, once per process, a warning on stderr) when `exc` says the disk or the database is full:
+        from then on this process keeps its run records and traces in memory and skips pins and rewards, so
+        asks keep answering from the intact index; anything else is re-raised by the caller."""
+        if not is_disk_full(exc):
+            return False
+        if not self._memory_mode:
+            self._memory_mode = True
+            sys.stderr.write(f"warning: {self.path.parent} is full ({exc}): run records, traces and bandit rewards "
+                             "are not stored until space is freed; answers still work\n")
+        return True
+
     # -- runs ----------------------------------------------------------------------------------
     def create_run(self, run_id: str, data: dict) -> None:
-        with self._tx() as cx:
-            cx.execute(
-                "INSERT INTO runs(run_id, created_at, data) VALUES (?,?,?) "
-                "ON CONFLICT(run_id) DO UPDATE SET data=excluded.data",
-                (run_id, time.time(), json.dumps(data)),
-            )
-            cx.execute("DELETE FROM traces WHERE run_id=?", (run_id,))
+        try:
+            with self._tx() as cx:
+                cx.execute(
+                    "INSERT INTO runs(run_id, created_at, data) VALUES (?,?,?) "
+                    "ON CONFLICT(run_id) DO UPDATE SET data=excluded.data",
+                    (run_id, time.time(), json.dumps(data)),
+                )
+                cx.execute("DELETE FROM traces WHERE run_id=?", (run_id,))
+        except (sqlite3.Error, OSError) as exc:
+            if not self._read_only(exc):
+                raise
+            with self._mem_lock:
+                self._mem_runs[run_id] = json.loads(json.dumps(data))
+                self._mem_traces[run_id] = []
 
     def get_run(self, run_id: str) -> dict | None:
+        with self._mem_lock:
+            if run_id in self._mem_runs:
+                return json.loads(json.dumps(self._mem_runs[run_id]))
         row = self._cx().execute("SELECT data FROM runs WHERE run_id=?", (run_id,)).fetchone()
         return json.loads(row[0]) if row else None
 
@@ -246,21 +290,50 @@ class SQLiteDocStore:
 
     def update_run(self, run_id: str, patch: dict[str, Any]) -> dict:
         """Shallow-merge `patch` into the run (read-modify-write inside one transaction)."""
-        with self._tx() as cx:
-            row = cx.execute("SELECT data FROM runs WHERE run_id=?", (run_id,)).fetchone()
-            if row is None:
-                raise KeyError(run_id)
-            data = json.loads(row[0])
-            data.update(patch)
-            cx.execute("UPDATE runs SET data=? WHERE run_id=?", (json.dumps(data), run_id))
+        with self._mem_lock:
+            if run_id in self._mem_runs:
+                self._mem_runs[run_id].update(json.loads(json.dumps(patch)))
+                return json.loads(json.dumps(self._mem_runs[run_id]))
+        data = None
+        try:
+            with self._tx() as cx:
+                row = cx.execute("SELECT data FROM runs WHERE run_id=?", (run_id,)).fetchone()
+                if row is None:
+                    raise KeyError(run_id)
+                data = json.loads(row[0])
+                data.update(patch)
+                cx.execute("UPDATE runs SET data=? WHERE run_id=?", (json.dumps(data), run_id))
+        except (sqlite3.Error, OSError) as exc:
+            if not self._read_only(exc):
+                raise
+            if data is None:
+                data = self.get_run(run_id)
+                if data is None:
+                    raise KeyError(run_id) from None
+                data.update(patch)
+            with self._mem_lock:  # the stored run continues in memory
+                self._mem_runs[run_id] = data
+                self._mem_traces.setdefault(run_id, self.get_trace(run_id))
         return data
 
     def append_trace(self, run_id: str, entry: dict) -> None:
-        with self._tx() as cx:
-            (seq,) = cx.execute("SELECT COALESCE(MAX(seq), -1) + 1 FROM traces WHERE run_id=?", (run_id,)).fetchone()
-            cx.execute("INSERT INTO traces(run_id, seq, entry) VALUES (?,?,?)", (run_id, seq, json.dumps(entry)))
+        with self._mem_lock:
+            if run_id in self._mem_traces:
+                self._mem_traces[run_id].append(json.loads(json.dumps(entry)))
+                return
+        try:
+            with self._tx() as cx:
+                (seq,) = cx.execute("SELECT COALESCE(MAX(seq), -1) + 1 FROM traces WHERE run_id=?",
+                                    (run_id,)).fetchone()
+                cx.execute("INSERT INTO traces(run_id, seq, entry) VALUES (?,?,?)", (run_id, seq, json.dumps(entry)))
+        except (sqlite3.Error, OSError) as exc:
+            if not self._read_only(exc):
+                raise
 
     def get_trace(self, run_id: str) -> list[dict]:
+        with self._mem_lock:
+            if run_id in self._mem_traces:
+                return json.loads(json.dumps(self._mem_traces[run_id]))
         rows = self._cx().execute("SELECT entry FROM traces WHERE run_id=? ORDER BY seq", (run_id,))
         return [json.loads(r[0]) for r in rows]
 
@@ -287,6 +360,14 @@ class SQLiteDocStore:
         Beta update of every arm in `rewards` (each r clamped to [0, 1])."""
         if not reward_id:
             raise ValueError("reward_id must be a non-empty string")
+        try:
+            return self._reward_arms(collection, rewards, reward_id)
+        except (sqlite3.Error, OSError) as exc:
+            if not self._read_only(exc):
+                raise
+            return None  # the rewards are skipped while the disk is full
+
+    def _reward_arms(self, collection: str, rewards: dict[str, float], reward_id: str):
         out = {}
         with self._tx() as cx:
             if cx.execute("SELECT 1 FROM arm_rewards WHERE collection=? AND reward_id=?",
@@ -351,6 +432,20 @@ def feedback_delta(old: dict | None, new: dict | None) -> dict[str, tuple[float,
             d[1] += sign * (1.0 - r)
             d[2] += sign
     return {k: (a, b, int(p)) for k, (a, b, p) in out.items() if abs(a) > 1e-12 or abs(b) > 1e-12 or p}
+
+
+def is_disk_full(exc: BaseException) -> bool:
+    """Does `exc` (or an exception it was raised from) say that the disk, a quota or the database is full?"""
+    import errno
+    seen = 0
+    while exc is not None and seen < 5:
+        if isinstance(exc, OSError) and exc.errno in (errno.ENOSPC, errno.EDQUOT):
+            return True
+        if isinstance(exc, sqlite3.Error) and ("database or disk is full" in str(exc)
+                                               or getattr(exc, "sqlite_errorname", "") == "SQLITE_FULL"):
+            return True
+        exc, seen = exc.__cause__ or exc.__context__, seen + 1
+    return False
 
 
 def sqlite_docstore(settings) -> SQLiteDocStore:

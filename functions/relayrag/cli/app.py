@@ -15,7 +15,10 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 import typer  # noqa: E402
 from rich.console import Console  # noqa: E402
+from rich.segment import Segment  # noqa: E402
 from rich.text import Text  # noqa: E402
+
+from relayrag.text import TERMINAL_UNSAFE, terminal_safe  # noqa: E402
 
 # help texts are plain text (no rich markup: "[[value, ...]]" in a format description must print as written)
 app = typer.Typer(add_completion=False, no_args_is_help=True, rich_markup_mode=None,
@@ -33,11 +36,24 @@ model_app = typer.Typer(rich_markup_mode=None,
 app.add_typer(model_app, name="model")
 
 
+class _SafeConsole(Console):
+    """A rich Console whose data segments are made terminal-safe (relayrag.text.terminal_safe): an answer, a
+    quote, a title or a file name holding ESC, CR, a C1 control or a bidi override prints it as a visible
+    placeholder, never as a control sequence. rich's own control segments (styles, cursor) pass unchanged."""
+
+    def render(self, renderable, options=None):
+        for seg in super().render(renderable, options):
+            if seg.control or not seg.text or not TERMINAL_UNSAFE.search(seg.text):
+                yield seg
+            else:
+                yield Segment(terminal_safe(seg.text), seg.style, seg.control)
+
+
 def _console(stderr: bool = False) -> Console:
     # markup off: data (answers, quotes, paths, errors, SQL, names) prints verbatim, so "[see table 3]" or
     # "notes[draft].txt" survive; labels get their style through Text (see _say). soft_wrap: no hard line
     # breaks inside numbers or paths when output is redirected (rich would wrap at 80 columns).
-    return Console(stderr=stderr, markup=False, highlight=False, emoji=False, soft_wrap=True)
+    return _SafeConsole(stderr=stderr, markup=False, highlight=False, emoji=False, soft_wrap=True)
 
 
 out = _console()
@@ -93,6 +109,11 @@ def _describe_user_error(exc: BaseException) -> str | None:
     if isinstance(exc, ValidationError) and exc.title == "Settings":
         from relayrag.settings import describe_settings_error
         return describe_settings_error(exc)
+    from relayrag.backends.docstore import is_disk_full
+    if is_disk_full(exc):
+        from relayrag.settings import load_settings
+        return (f"no space left for RELAYRAG_HOME ({load_settings().home}): {exc}; nothing half-written is "
+                "indexed and the previous index version is intact; free space and run it again")
     for cls in type(exc).__mro__:  # google-auth is an optional extra: match by name, import nothing
         if cls.__name__ == "DefaultCredentialsError" and cls.__module__.startswith("google.auth"):
             return CREDENTIALS_HINT
@@ -127,7 +148,7 @@ def _print_json(obj) -> None:
 MAX_LISTED_UNSUPPORTED = 20
 
 
-_CONTROL = re.compile("[\x00-\x1f\x7f\x85\u2028\u2029]")
+_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
 
 
 def _one_line(text) -> str:

@@ -13,6 +13,10 @@
   from `hx-headers` on <body>) or a `csrf_token` form field equal to HMAC(key, "csrf:" + nonce), and, when the
   browser sends an Origin header, that origin must be the dashboard's own. A bearer-token request needs no
   CSRF token: browsers never attach an Authorization header to a cross-site request by themselves.
+- Logout revokes the session on the server (its nonce is refused until the cookie would have expired; held by
+  the process, so with several Cloud Run instances a logged-out cookie is refused by the instance that logged it
+  out). Login attempts are limited per client address: LOGIN_ATTEMPTS per LOGIN_WINDOW_S, reserved before the
+  token is checked (parallel guesses count), then 429 with Retry-After.
 - No tokens: the server refuses to start, unless `--no-auth` on a loopback host; then every request is
   authenticated, and a session cookie (random key per process) is still issued so CSRF checks still apply.
 """
@@ -22,6 +26,7 @@ from __future__ import annotations
 import hashlib
 import hmac
 import secrets
+import threading
 import time
 from dataclasses import dataclass
 
@@ -31,6 +36,8 @@ COOKIE = "relayrag_session"
 SESSION_TTL_S = 12 * 3600
 CSRF_HEADER = "x-csrf-token"
 CSRF_FIELD = "csrf_token"
+LOGIN_ATTEMPTS = 5       # login attempts per client address ...
+LOGIN_WINDOW_S = 60.0    # ... per this many seconds (429 with Retry-After past it)
 
 
 def split_tokens(raw: str) -> list[str]:
@@ -67,6 +74,9 @@ class Authenticator:
         seed = b"\0".join(sorted(self._tokens)) if self._tokens else secrets.token_bytes(32)
         self._key = hashlib.sha256(b"relayrag-dashboard-session\0" + seed).digest()
         self._clock = clock
+        self._lock = threading.Lock()
+        self._revoked: dict[str, int] = {}         # nonce -> issued, of sessions logged out
+        self._attempts: dict[str, list[float]] = {}  # client address -> times of its recent login attempts
 
     # -- tokens ----------------------------------------------------------------------------------------
     def check_token(self, token: str | None) -> bool:
@@ -94,7 +104,7 @@ class Authenticator:
         return f"{issued}.{nonce}.{self._mac(f'{issued}.{nonce}')}"
 
     def read_session(self, cookie: str | None) -> Session | None:
-        """The session a cookie value carries, or None when it is missing, forged or expired."""
+        """The session a cookie value carries, or None when it is missing, forged, expired or logged out."""
         if not cookie or cookie.count(".") != 2:
             return None
         issued_s, nonce, mac = cookie.split(".")
@@ -103,7 +113,39 @@ class Authenticator:
         issued = int(issued_s)
         if not (0 <= self._clock() - issued <= SESSION_TTL_S):
             return None
+        with self._lock:
+            if nonce in self._revoked:
+                return None
         return Session(nonce=nonce, issued=issued)
+
+    def revoke(self, session: Session) -> None:
+        """Log a session out on the server: its cookie is refused from now on, even if a copy of it was kept.
+        Revocations are held by this process until the session would have expired anyway."""
+        now = self._clock()
+        with self._lock:
+            self._revoked = {n: t for n, t in self._revoked.items() if now - t <= SESSION_TTL_S}
+            self._revoked[session.nonce] = session.issued
+
+    # -- login attempts ----------------------------------------------------------------------------------
+    def login_attempt(self, client: str) -> float:
+        """Reserve one login attempt for `client` (its address): 0.0 when it may try now, else the seconds
+        until it may. Every attempt counts, whether it succeeds or not, and is reserved before the token is
+        checked, so parallel guesses cannot pass the limit: at most LOGIN_ATTEMPTS per LOGIN_WINDOW_S."""
+        now = self._clock()
+        with self._lock:
+            recent = [t for t in self._attempts.get(client, []) if now - t < LOGIN_WINDOW_S]
+            if len(recent) >= LOGIN_ATTEMPTS:
+                self._attempts[client] = recent
+                return max(1.0, LOGIN_WINDOW_S - (now - recent[0]))
+            recent.append(now)
+            self._attempts[client] = recent
+            if len(self._attempts) > 10_000:  # forget clients with no recent attempt
+                self._attempts = {c: ts for c, ts in self._attempts.items() if ts and now - ts[-1] < LOGIN_WINDOW_S}
+            return 0.0
+
+    def login_succeeded(self, client: str) -> None:
+        with self._lock:
+            self._attempts.pop(client, None)
 
     def csrf_token(self, session: Session) -> str:
         return self._mac(f"csrf:{session.nonce}")

@@ -26,6 +26,8 @@ from relayrag.errors import RelayragError
 SOURCES_DIR = "sources"           # RELAYRAG_HOME/sources/<collection>/: the dashboard's uploads
 EVAL_PREFIX = "dashboard/evals/"  # blob store: one JSON report per evaluation run
 MAX_NAME_CHARS = 180
+MAX_NAME_BYTES = 200   # UTF-8 bytes of an upload's name (82 CJK characters are 246 bytes; file systems allow 255)
+BIDI_CONTROLS = frozenset("\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
 
 
 def service():
@@ -91,8 +93,13 @@ def safe_upload_name(raw: str) -> str:
         raise RelayragError(f"unusable file name {raw!r}")
     if any(unicodedata.category(ch) == "Cc" for ch in name):
         raise RelayragError(f"file name {raw!r} contains control characters")
+    if any(ch in BIDI_CONTROLS for ch in name):
+        raise RelayragError(f"file name {raw!r} contains a bidi override (it would show another name)")
     if len(name) > MAX_NAME_CHARS:
         raise RelayragError(f"file name longer than {MAX_NAME_CHARS} characters")
+    if len(name.encode("utf-8")) > MAX_NAME_BYTES:
+        raise RelayragError(f"file name of {len(name.encode('utf-8'))} bytes in UTF-8; at most {MAX_NAME_BYTES} "
+                            "(file systems store 255, and the upload needs room for its temporary name)")
     suffix = Path(name).suffix.lower()
     if suffix not in SUPPORTED_SUFFIXES:
         raise RelayragError(f"{name}: unsupported file type {suffix or '(none)'!r}; supported: "

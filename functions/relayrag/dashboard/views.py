@@ -8,9 +8,11 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import secrets
 import shutil
 import tempfile
 import time
+from collections import Counter
 from pathlib import Path
 
 from starlette.exceptions import HTTPException
@@ -24,6 +26,7 @@ from relayrag.dashboard.core import (RUN_ID, Dashboard, _cookie_header, _field, 
                                      sse_events)
 from relayrag.dashboard.jobs import Job
 from relayrag.errors import RelayragError
+from relayrag.text import terminal_safe
 
 log = logging.getLogger("relayrag.dashboard")
 METRIC_RUNS = 200  # runs the overview's metrics are computed from (the most recent)
@@ -59,15 +62,25 @@ def routes(dash: Dashboard) -> list[Route]:
         origin = request.headers.get("origin")
         if origin and origin.split("://", 1)[-1] != request.headers.get("host", ""):
             raise HTTPException(403, "cross-origin login refused")
+        client = request.client.host if request.client else "unknown"
+        wait = dash.auth.login_attempt(client)
+        if wait:
+            resp = r(request, "login.html", status=429, next=nxt,
+                     error=f"too many login attempts from this address; try again in {wait:.0f} s")
+            resp.headers["Retry-After"] = str(int(wait + 0.999))
+            return resp
         if not dash.auth.check_token(token):
             await asyncio.sleep(0.5)  # slows token guessing down
             return r(request, "login.html", status=401, next=nxt, error="invalid token")
+        dash.auth.login_succeeded(client)
         resp = RedirectResponse(nxt, status_code=303)
         resp.headers.append("set-cookie", _cookie_header(dash.auth.new_session(token), request))
         return resp
 
     async def logout(request: Request):
         await mutation_form(dash, request)
+        if request.state.session is not None:
+            dash.auth.revoke(request.state.session)  # the cookie stops working here, not only in this browser
         resp = RedirectResponse("/login", status_code=303)
         resp.headers.append("set-cookie", f"{authmod.COOKIE}=; Path=/; Max-Age=0; HttpOnly; SameSite=Strict")
         return resp
@@ -193,6 +206,7 @@ def routes(dash: Dashboard) -> list[Route]:
         if cloud:  # the cloud's source area is the documents bucket; stage the bytes in a private temp dir
             staging = tempfile.mkdtemp(prefix="relayrag-upload-")
         saved: list[tuple[str, object]] = []  # (display name, Path or error message)
+        planned: list[tuple[object, Path]] = []  # (form file, target) of the names that can be stored
         for f in files:
             try:
                 if cloud:
@@ -200,14 +214,33 @@ def routes(dash: Dashboard) -> list[Route]:
                 else:
                     target = backend.upload_path(name, f.filename or "")
             except RelayragError as exc:
-                saved.append((f.filename or "(no name)", str(exc)))
+                saved.append((terminal_safe(f.filename or "(no name)"), str(exc)))  # no NUL or RLO in the page
                 continue
-            tmp = target.with_name(f".upload-{target.name}")
-            with tmp.open("wb") as out:
-                while chunk := await f.read(1 << 20):
-                    out.write(chunk)
-            tmp.replace(target)  # the upload appears whole or not at all
             saved.append((target.name, target))
+            planned.append((f, target))
+        counts = Counter(t.name for _, t in planned)
+        for i, (shown, item) in enumerate(saved):  # two files of one name: neither is taken, none is lost silently
+            if isinstance(item, Path) and counts[item.name] > 1:
+                saved[i] = (shown, f"{counts[item.name]} files named {item.name!r} in one upload; rename one")
+        planned = [(f, t) for f, t in planned if counts[t.name] == 1]
+        # all or nothing: every file is written under a temporary name first, and only when all were written are
+        # they moved into place; a failure (disk full, ...) removes what this request wrote and changes nothing
+        staged: list[tuple[Path, Path]] = []
+        try:
+            for f, target in planned:
+                tmp = target.with_name(f".upload-{secrets.token_hex(6)}")
+                staged.append((tmp, target))
+                with tmp.open("wb") as out:
+                    while chunk := await f.read(1 << 20):
+                        out.write(chunk)
+        except OSError as exc:
+            for tmp, _ in staged:
+                tmp.unlink(missing_ok=True)
+            if staging:
+                shutil.rmtree(staging, ignore_errors=True)
+            raise RelayragError(f"upload not stored, nothing was kept ({exc.strerror or exc})") from None
+        for tmp, target in staged:
+            tmp.replace(target)  # each upload appears whole or not at all
 
         def one(item, progress) -> tuple[str, str]:
             if cloud:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import hashlib
 from dataclasses import asdict, dataclass
 
-from relayrag.text import column_header, is_header_row, split_sentences
+from relayrag.text import column_header, is_header_row, split_sentences, strip_controls
 
 
 @dataclass
@@ -101,7 +101,9 @@ def make_chunks(*, doc: str, source: str, title: str, pages: list[tuple[int, str
     """pages: [(page_number, page_text)] → chunks in reading order with stable IDs."""
     src_hash = hashlib.sha256(source.encode("utf-8")).hexdigest()[:10]
     out: list[Chunk] = []
+    title = strip_controls(title)
     for number, text in pages:
+        text = strip_controls(text)  # no terminal escape or other control character reaches the index
         for ordinal, (s, e) in enumerate(chunk_page(text, max_chars, overlap)):
             body = text[s:e]
             context = table_header(text, s)

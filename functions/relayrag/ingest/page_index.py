@@ -23,6 +23,7 @@ from relayrag.ingest.snapshot import prefix
 
 log = logging.getLogger(__name__)
 PAGE_KINDS = ("application/pdf", "image/png", "image/jpeg", "image/tiff")
+ENCODE_BATCH = 8  # page images decoded at once for the page-image model
 
 
 @dataclass
@@ -71,9 +72,12 @@ def version_pages(ctx, collection: str, old_pages: list[dict], files: list[PageF
             if entries is None:
                 if f.path is None:
                     continue
+                bound = pagestore.PixelBudget(f.key)
                 entries = pagestore.write_set(ctx.blobstore, collection, f.sha256,
-                                              pagestore.render_file(f.path, f.kind, dpi))
+                                              pagestore.render_file(f.path, f.kind, dpi, bound))
                 report.rendered += len(entries)
+                if bound.stopped_at:
+                    report.warnings.append({"path": f.key, "warning": bound.note()})
         except Exception as exc:  # a page image is an extra: the text of the file is indexed regardless
             report.warnings.append({"path": f.key, "warning": f"page images not rendered ({type(exc).__name__}: "
                                                               f"{' '.join(str(exc).split())[:200]})"})
@@ -129,10 +133,13 @@ def _encode_and_index(ctx, collection: str, version: str, entries: list[dict], r
             except (OSError, ValueError):
                 have = {}
         missing = [e for e in es if e["page"] not in have]
-        if missing:
-            images = [pagestore.load_page_image(store, collection, sha, e["page"]) for e in missing]
-            for e, v in zip(missing, encoder.encode_pages(images)):
+        for start in range(0, len(missing), ENCODE_BATCH):  # a few page images in memory, whatever the file's size
+            batch = missing[start:start + ENCODE_BATCH]
+            images = [pagestore.load_page_image(store, collection, sha, e["page"]) for e in batch]
+            for e, v in zip(batch, encoder.encode_pages(images)):
                 have[e["page"]] = v
+            del images
+        if missing:
             report.embedded += len(missing)
             store.put_bytes(vkey, save_vectors(have))
         for e in es:

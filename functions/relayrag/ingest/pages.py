@@ -22,7 +22,8 @@ from __future__ import annotations
 import io
 import json
 import time
-from dataclasses import dataclass
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -31,6 +32,7 @@ from relayrag.backends.blobstore import BlobStore
 from relayrag.naming import validate_collection
 
 MAX_SIDE = 1600   # pixels: long side of a stored page image (a 96-dpi Letter page is 816 x 1056)
+MAX_FILE_PAGE_PIXELS = 2_000_000_000  # pixels of page images per file (~2,300 Letter pages at 96 dpi, 780 at MAX_SIDE)
 THUMB_SIDE = 256  # pixels: long side of a thumbnail (what MCP clients and the CLI show)
 PDF_MIME = "application/pdf"
 
@@ -54,36 +56,79 @@ class RenderedPage:
     image: Any     # PIL.Image (RGB)
 
 
-def render_pdf(data: bytes, dpi: int, max_pages: int | None = None) -> list[RenderedPage]:
-    """Every page of a PDF as an RGB image at `dpi` (pypdfium2), the long side capped at MAX_SIDE."""
+@dataclass
+class PixelBudget:
+    """Pixels of page images one file may still render (MAX_FILE_PAGE_PIXELS): a page that would pass the
+    bound is not rendered, nor any after it; `stopped_at` is then its page number (the text is indexed anyway)."""
+    name: str
+    left: int = field(default_factory=lambda: MAX_FILE_PAGE_PIXELS)
+    stopped_at: int = 0
+
+    def take(self, page: int, width: int, height: int) -> bool:
+        if width * height > self.left:
+            self.stopped_at = page
+            return False
+        self.left -= width * height
+        return True
+
+    def note(self) -> str:
+        return (f"page images stop before page {self.stopped_at}: the file's page images would pass "
+                f"{MAX_FILE_PAGE_PIXELS:,} pixels (the text of every page is indexed)")
+
+
+def _pdf_scale(width_pt: float, height_pt: float, dpi: int) -> float:
+    """Render scale (pixels per point) of a page of width x height points: `dpi`, the long side at most MAX_SIDE."""
+    long_side = max(abs(width_pt), abs(height_pt), 1.0)
+    return min(dpi / 72.0, MAX_SIDE / long_side)
+
+
+def render_pdf(source: Path | bytes, dpi: int, max_pages: int | None = None,
+               budget: PixelBudget | None = None) -> Iterator[RenderedPage]:
+    """The pages of a PDF as RGB images at `dpi` (pypdfium2), the long side capped at MAX_SIDE, one page at a
+    time: a page's image is rendered when the caller asks for it and nothing keeps it after that, so memory
+    does not grow with the page count. The size of each page (pypdfium2's page size, points) is checked
+    against `budget` before it is rendered; rendering stops at the first page past it."""
     import pypdfium2 as pdfium
 
-    out = []
-    doc = pdfium.PdfDocument(data)
+    budget = budget or PixelBudget("PDF")
+    doc = pdfium.PdfDocument(str(source) if isinstance(source, Path) else source)
     try:
         n = len(doc) if max_pages is None else min(len(doc), max_pages)
         for i in range(n):
             page = doc[i]
             try:
                 w, h = page.get_size()
-                scale = min(dpi / 72.0, MAX_SIDE / max(w, h, 1.0))
-                out.append(RenderedPage(i + 1, page.render(scale=scale).to_pil().convert("RGB")))
+                scale = _pdf_scale(w, h, dpi)
+                if not budget.take(i + 1, max(1, round(abs(w) * scale)), max(1, round(abs(h) * scale))):
+                    return
+                bitmap = page.render(scale=scale)
+                try:
+                    image = bitmap.to_pil().convert("RGB")
+                finally:
+                    bitmap.close()
             finally:
                 page.close()
+            yield RenderedPage(i + 1, image)
+            del image
     finally:
         doc.close()
-    return out
 
 
-def render_file(path: Path, mime: str, dpi: int) -> list[RenderedPage]:
-    """The page images of one ingested file: PDF pages, or the frames of an image file; [] for text formats."""
+def render_file(path: Path, mime: str, dpi: int, budget: PixelBudget | None = None) -> Iterator[RenderedPage]:
+    """The page images of one ingested file, one at a time: PDF pages, or the frames of an image file (every
+    frame's size checked before any is decoded, relayrag.ingest.image.iter_frames); none for text formats."""
+    budget = budget or PixelBudget(path.name)
     if mime == PDF_MIME:
-        return render_pdf(path.read_bytes(), dpi)
-    if mime.startswith("image/"):
-        from relayrag.ingest.image import open_frames
-        frames = open_frames(path.read_bytes(), path.name)
-        return [RenderedPage(i, _fit(f, MAX_SIDE)) for i, f in enumerate(frames, start=1)]
-    return []
+        yield from render_pdf(path, dpi, budget=budget)
+    elif mime.startswith("image/"):
+        from relayrag.ingest.image import iter_frames
+        for i, frame in enumerate(iter_frames(path, path.name), start=1):
+            image = _fit(frame, MAX_SIDE)
+            del frame
+            if not budget.take(i, *image.size):
+                return
+            yield RenderedPage(i, image)
+            del image
 
 
 def _fit(image: Any, side: int) -> Any:
@@ -117,8 +162,10 @@ def read_set(store: BlobStore, collection: str, sha256: str) -> list[dict] | Non
         return None
 
 
-def write_set(store: BlobStore, collection: str, sha256: str, pages: list[RenderedPage]) -> list[dict]:
-    """Store the images and thumbnails of one file's pages, set.json last. Returns the set's page entries."""
+def write_set(store: BlobStore, collection: str, sha256: str, pages: Iterable[RenderedPage]) -> list[dict]:
+    """Store the images and thumbnails of one file's pages, set.json last. Returns the set's page entries.
+    `pages` is consumed one page at a time (render_file yields them lazily): each page is encoded and stored
+    before the next is rendered."""
     p = set_prefix(collection, sha256)
     entries = []
     for rp in pages:
@@ -130,6 +177,7 @@ def write_set(store: BlobStore, collection: str, sha256: str, pages: list[Render
         w, h = rp.image.size
         entries.append({"page": rp.page, "image": image_key, "thumbnail": thumb_key, "width": w, "height": h,
                         "bytes": len(img) + len(thumb)})
+        del rp, img, thumb  # the loop variable would keep this page's image alive while the next one renders
     store.put_bytes(p + "set.json", json.dumps({"sha256": sha256, "created_at": time.time(),
                                                 "pages": entries}).encode("utf-8"))
     return entries

@@ -69,6 +69,7 @@ class IngestSummary:
     metadata_updated: int = 0  # unchanged files whose metadata changed: chunks rewritten, nothing re-embedded
     not_applied: list[str] = field(default_factory=list)  # source keys whose `only_if` guard said no
     unsupported: list[str] = field(default_factory=list)  # files under a folder with no loader for their type
+    deleted_keys: list[str] = field(default_factory=list)  # source keys this call removed (decided under the lock)
 
     def to_dict(self) -> dict:
         return {
@@ -485,6 +486,7 @@ def _ingest_once(ctx: StageContext, path: Path | str | None, collection: str, *,
                                                                 "snapshot; ingest it again to restore it"})
         summary.ingested = len(new_records)
         summary.deleted = len(deleted)
+        summary.deleted_keys = sorted(deleted)
         n_live = sum(r.n_live for r in refs)
         # a current version without today's sentence vectors (built before them, or with other span rules) is
         # rebuilt once with them into one new segment, its chunks and chunk vectors reused, when it was built by

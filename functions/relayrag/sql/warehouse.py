@@ -298,6 +298,13 @@ def _sqlite_to_duckdb(src: Path, con) -> list[str]:
     try:
         names = [r[0] for r in sq.execute(
             "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name")]
+        unusable = [t for t in names if not _usable_table_name(t)]
+        if unusable:
+            raise WarehouseError(
+                f"{src}: table name{'s' if len(unusable) > 1 else ''} "
+                f"{', '.join(repr(t) for t in unusable)} cannot be queried here (a '.', a '\"', a control "
+                "character or an empty name: the SQL guard would read it as schema.table or a broken "
+                "identifier); rename the table in the SQLite file and load it again")
         info = {t: sq.execute(f"PRAGMA table_info({_quote(t)})").fetchall() for t in names}
         fk_rows = {t: sq.execute(f"PRAGMA foreign_key_list({_quote(t)})").fetchall() for t in names}
         existing = {r[0] for r in con.execute("SELECT table_name FROM duckdb_tables()").fetchall()}
@@ -375,6 +382,13 @@ def _loadable(v: Any) -> Any:
     if v is None or isinstance(v, (bytes, str)):
         return v
     return repr(v) if isinstance(v, float) else str(v)
+
+
+def _usable_table_name(name: str) -> bool:
+    """A table name the SQL guard and the generated SQL read as one identifier: not empty, no '.', no '"', no
+    control character."""
+    return bool(name.strip()) and not any(c in name for c in '."') and not any(ord(c) < 32 or 0x7F <= ord(c) <= 0x9F
+                                                                            for c in name)
 
 
 def _table_name(path: Path) -> str:

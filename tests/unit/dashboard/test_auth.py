@@ -170,3 +170,31 @@ def test_loopback_serving_refuses_foreign_host_names(home):
     assert TestClient(app, base_url="http://localhost:8780").get("/ask").status_code == 200
     r = TestClient(app, base_url="http://evil.example:8780").get("/ask")
     assert r.status_code == 400 and "csrf" not in r.text.lower()
+
+
+def test_logout_revokes_the_session_on_the_server(browser_client):
+    """Issue 24 row 11: a copy of the cookie kept after logout used to keep working for 12 hours."""
+    c = browser_client
+    kept = c.cookies.get("relayrag_session")
+    assert kept and c.get("/runs", follow_redirects=False).status_code == 200
+    assert c.post("/logout", data={"csrf_token": c.csrf}, follow_redirects=False).status_code == 303
+    c.cookies.clear()
+    c.cookies.set("relayrag_session", kept)
+    assert c.get("/runs", follow_redirects=False).status_code == 401
+
+
+def test_login_attempts_are_limited_per_client_even_in_parallel(app):
+    """Issue 24 row 11: 60 parallel wrong guesses all got checked (a 0.5 s sleep each is no limit)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from starlette.testclient import TestClient
+
+    from relayrag.dashboard import auth
+    with TestClient(app) as c:
+        def guess(i: int) -> int:
+            return c.post("/login", data={"token": f"guess-{i}", "next": "/"}, follow_redirects=False).status_code
+        with ThreadPoolExecutor(12) as pool:
+            codes = list(pool.map(guess, range(24)))
+        assert codes.count(401) == auth.LOGIN_ATTEMPTS and codes.count(429) == 24 - auth.LOGIN_ATTEMPTS
+        r = c.post("/login", data={"token": TOKEN, "next": "/"}, follow_redirects=False)
+        assert r.status_code == 429 and int(r.headers["retry-after"]) >= 1 and "too many login attempts" in r.text

@@ -363,3 +363,63 @@ def test_google_api_errors_are_messages_not_internal_errors(api, monkeypatch):
         r = c.get("/runs", headers={"accept": "text/html"})
     assert r.status_code == 502
     assert "Google API error PERMISSION_DENIED" in r.text and "datastore.entities.list" in r.text
+
+
+def _file_states(events) -> dict:
+    done = {}
+    for e, d in events:
+        if e == "file":
+            m = re.search(r'data-file="([^"]+)" data-state="([a-z]+)"', d)
+            done[m.group(1)] = (m.group(2), d)
+    return done
+
+
+def test_upload_names_are_limited_in_bytes_and_duplicates_are_refused(api, home):
+    """Issue 24 rows 7 and 14: 82 CJK characters (249 bytes with .md) passed the 180-character check and failed on disk
+    with a 500, leaving earlier files of the request behind; of two files of one name the first was lost; a
+    right-to-left override or NUL in a name was kept."""
+    long_name = "報" * 82 + ".md"
+    files = [("files", ("first.md", b"# First\n\nThe first note.", "text/markdown")),
+             ("files", (long_name, b"# Long\n\nA long name.", "text/markdown")),
+             ("files", ("same.md", b"# One\n\nThe first same note.", "text/markdown")),
+             ("files", ("same.md", b"# Two\n\nThe second same note.", "text/markdown")),
+             ("files", ("report\u202efdp.md", b"# Bidi\n\nA reversed name.", "text/markdown")),
+             ("files", ("nul\x00.md", b"# Nul\n\nA NUL in the name.", "text/markdown"))]
+    # written by hand: httpx would send the NUL as "%00"
+    body = b"".join(b"--B\r\nContent-Disposition: form-data; name=\"files\"; filename=\"" + fn.encode() + b"\"\r\n"
+                    b"Content-Type: " + ct.encode() + b"\r\n\r\n" + data + b"\r\n" for _, (fn, data, ct) in files)
+    r = api.post("/collections/names/upload", content=body + b"--B--\r\n",
+                 headers={"content-type": "multipart/form-data; boundary=B"})
+    assert r.status_code == 200, r.text
+    events = read_sse(api, job_url(r.text))
+    done = _file_states(events)
+    assert done["first.md"][0] == "ingested"
+    assert done[long_name][0] == "failed" and "249 bytes in UTF-8; at most 200" in done[long_name][1]
+    assert done["same.md"][0] == "failed" and "2 files named" in done["same.md"][1].replace("&#39;", "'")
+    assert any(s == "failed" and "bidi override" in d for s, d in done.values())
+    assert sum(1 for s, _ in done.values() if s == "failed") == 4, {k: v[0] for k, v in done.items()}
+    assert any(s == "failed" and "control characters" in d for s, d in done.values())
+    assert not any("\x00" in d or "\u202e" in d for _, d in events)  # the names are shown, not obeyed
+    src = home / "sources" / "names"
+    assert sorted(p.name for p in src.iterdir()) == ["first.md"]  # nothing else written, no temporary file left
+
+
+def test_an_upload_that_cannot_be_stored_keeps_nothing(api, home, monkeypatch):
+    """Issue 24 row 7: a write failing midway (disk full) used to leave the files before it in sources/."""
+    real_open = Path.open
+    calls = {"n": 0}
+
+    def failing_open(self, mode="r", *a, **k):
+        if "w" in mode and self.name.startswith(".upload-"):
+            calls["n"] += 1
+            if calls["n"] == 2:
+                raise OSError(28, "No space left on device")
+        return real_open(self, mode, *a, **k)
+
+    monkeypatch.setattr(Path, "open", failing_open)
+    files = [("files", ("a.md", b"# A\n\nFirst.", "text/markdown")),
+             ("files", ("b.md", b"# B\n\nSecond.", "text/markdown"))]
+    r = api.post("/collections/full/upload", files=files)
+    assert r.status_code == 400 and "nothing was kept" in r.text and "No space left on device" in r.text
+    src = home / "sources" / "full"
+    assert not src.exists() or list(src.iterdir()) == []

@@ -63,6 +63,12 @@ BAD_LINES = {
                                       r"line 2: .*valid_until 2021-12-31 is before valid_from 2022-01-01"),
     "bad date": ({"valid_until": "31.12.2021"}, r"line 2: .*'31.12.2021' is not a date"),
     "bad number": ({"review_cycle_months": "twelve"}, r"line 2: .*'twelve' is not a number"),
+    # issue 24 row 6: json.dumps writes NaN / Infinity, which Python's json.loads accepted
+    "NaN": ({"review_cycle_months": float("nan")}, r"line 2: not a JSON object \(NaN is not a number JSON allows"),
+    "Infinity": ({"review_cycle_months": float("-inf")}, r"line 2: not a JSON object \(-Infinity is not a number"),
+    # issue 24 row 14: NUL and a right-to-left override in a metadata value
+    "NUL": ({"title": "Travel\x00policy"}, r"line 2: .*holds the control or bidi-override character U\+0000"),
+    "RLO": ({"title": "Travel \u202egnp.exe"}, r"line 2: .*holds the control or bidi-override character U\+202E"),
 }
 
 
@@ -93,6 +99,17 @@ def test_a_duplicate_path_and_a_document_without_a_line_are_rejected(ctx, polici
     (policies / "broken.jsonl").write_text('{"document_path": "a.md"\n[1]\n', encoding="utf-8")
     with pytest.raises(ManifestError, match=r"line 1: not a JSON object .*; line 2: not a JSON object \(a list\)"):
         ingest(ctx, policies, "pol", manifest=policies / "broken.jsonl")
+    assert nothing_written(ctx, "pol")
+
+
+def test_a_number_past_a_double_is_rejected_with_its_line_number(ctx, policies):
+    rows = lines(policies)
+    text = "".join(json.dumps(r) + "\n" for r in rows).replace('"review_cycle_months": 12',
+                                                               '"review_cycle_months": 1e999', 1)
+    assert "1e999" in text
+    (policies / "overflow.jsonl").write_text(text, encoding="utf-8")
+    with pytest.raises(ManifestError, match=r"line \d: not a JSON object \(1e999 is out of range"):
+        ingest(ctx, policies, "pol", manifest=policies / "overflow.jsonl", schema=policies / "relayrag.collection.yaml")
     assert nothing_written(ctx, "pol")
 
 

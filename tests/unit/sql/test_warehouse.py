@@ -226,3 +226,18 @@ def test_huge_cross_join_count_times_out(chinook_home):
         assert not r.ok and r.limit == "timeout"
     finally:
         slow.timeout_s = 10
+
+
+@pytest.mark.parametrize("bad", ["sales.2024", 'odd"name'])
+def test_a_table_name_the_guard_cannot_read_is_refused_at_load(tmp_path, bad):
+    """Issue 24 row 12: such tables loaded but could never be queried (the guard read `a.b` as schema.table)."""
+    src = tmp_path / "shop.sqlite"
+    con = sqlite3.connect(src)
+    con.execute("CREATE TABLE customers (id INTEGER PRIMARY KEY, name TEXT)")
+    con.execute(f'CREATE TABLE "{bad.replace(chr(34), chr(34) * 2)}" (id INTEGER, total REAL)')
+    con.commit()
+    con.close()
+    home = tmp_path / "home"
+    with pytest.raises(WarehouseError, match=r"shop\.sqlite: table name .* cannot be queried here .*rename the table"):
+        load_warehouse(home, "shop", [src])
+    assert open_warehouse(home, "shop") is None  # nothing was loaded: all or nothing
