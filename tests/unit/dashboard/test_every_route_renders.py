@@ -32,6 +32,7 @@ def every_route(api, ctx, home, small_corpus, make_llm_ctx):
         "rag": _ask(api, "How many eggs does the queen bee lay per day?", "docs"),
         "visual": _ask(api, "Which figure shows the bee's waggle dance?", "docs"),
         "not found": _ask(api, "What is the boiling point of tungsten on Venus?", "docs"),
+        "japanese": _ask(api, "女王蜂は一日に何個の卵を産みますか？", "docs"),
     }
     load_warehouse(home, "chinook", [EXAMPLES / "chinook" / "chinook.sqlite"])
     make_llm_ctx(sql_route_reply("SELECT COUNT(*) AS customers FROM Customer WHERE Country = 'Brazil'"))
@@ -56,7 +57,9 @@ def test_every_route_renders_on_every_page(api, every_route):
     for url in pages:
         r = api.get(url, headers={"accept": "text/html"})
         assert r.status_code == 200, (url, r.text[-2000:])
-    for ctx_name in ("latin",):
+    contexts = set(re.findall(r'data-context="([a-z]+)"', api.get("/bandit").text))
+    assert contexts
+    for ctx_name in contexts:
         for plot in ("posterior", "rewards"):
             r = api.get(f"/bandit/docs/{plot}.svg?context={ctx_name}")
             assert r.status_code == 200, (plot, r.text[-500:])
@@ -64,3 +67,18 @@ def test_every_route_renders_on_every_page(api, every_route):
     for kind, rid in every_route.items():
         assert f"/runs/{rid}" in runs, kind
     assert "small talk" in runs and "not found" in runs and "refused" in runs
+
+
+def test_overview_and_bandit_say_what_each_number_measures(api, every_route):
+    """Issue 28 item 4: not-found runs count as not answered; the Bandit page names its measures and shows no
+    posterior for an arm the Japanese queries were never offered (the English embedder cannot read them)."""
+    overview = api.get("/").text
+    assert re.search(r'id="m-refusal">\d+\.\d %', overview)
+    assert "not found + 1 refused of" in overview  # the DROP TABLE question
+    bandit = api.get("/bandit").text
+    assert "rewarded pulls" in bandit and "posterior mean" in bandit and "prior" in bandit
+    ja = bandit[bandit.index('data-context="ja"'):]
+    ja = ja[: ja.index("</table>") + 200]
+    assert "<td>bm25</td>" in ja and "<td>dense</td>" not in ja and "Not offered to ja queries: dense" in ja
+    svg = api.get("/bandit/docs/posterior.svg?context=ja").text
+    assert "bm25" in svg and "dense" not in svg
