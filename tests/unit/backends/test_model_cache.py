@@ -77,3 +77,17 @@ def test_classifier_prototypes_are_embedded_once_per_model(cache):
     again, labels2 = classify._prototypes(Counting(threads=1))
     assert np.array_equal(vecs, again) and labels == labels2
     classify._prototypes.cache_clear()
+
+
+def test_an_ask_path_does_not_import_sqlglot_or_bm25s():
+    """Issue 28 item 6: reading a warehouse record imported sqlglot (~0.5 s) and BM25 stopwords imported bm25s
+    (scipy, ~0.7 s) in every `relayrag ask` process."""
+    import subprocess
+    import sys
+    code = ("import sys, relayrag.sql.warehouse as w, relayrag.stages.classify\n"
+            "from relayrag.retrieval.tokenize import tokenize\n"
+            "assert tokenize('the queen bees') == ['queen', 'bee'], tokenize('the queen bees')\n"
+            "print(sorted(m for m in ('sqlglot', 'bm25s') if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "[]"
