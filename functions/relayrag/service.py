@@ -707,7 +707,8 @@ class Service:
 
     def route(self, question: str, collection: str) -> RouteDecision:
         """Where relayrag's no-LLM classifier sends `question` for `collection` (rag: documents, sql: tables,
-        chitchat: small talk), without running or recording anything. Raises NotFoundError for an unknown
+        visual: what a figure or page shows, chitchat: small talk) — the same rule as `ask`'s classify stage
+        without an LLM — without running or recording anything. Raises NotFoundError for an unknown
         collection."""
         from relayrag.stages.classify import route_without_llm
         self.require_collection(collection, allow_warehouse=True)

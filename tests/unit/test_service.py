@@ -57,6 +57,13 @@ def test_search_filters_and_ranks(service):
         service.search("x", "nope")
 
 
+def test_route_and_ask_agree_on_a_visual_question(service):
+    """Issue 28 item 11: MCP classify (Service.route) sent a figure question to rag while ask sent it to visual."""
+    for q in ("Which figure shows the waggle dance?", "hello", "How many eggs does the queen lay per day?"):
+        assert service.route(q, "docs").route == service.ask(q, "docs").route, q
+    assert service.route("Which figure shows the waggle dance?", "docs").route == "visual"
+
+
 def test_search_says_when_nothing_matches(service):
     """Issue 28 item 9: a query nothing matches returned five unrelated chunks with no signal."""
     good = service.search("How many eggs does the queen bee lay per day?", "docs", k=3)

@@ -185,14 +185,7 @@ def run(req: ClassifyRequest, ctx: StageContext) -> ClassifyResponse:
         except (LLMError, KeyError, ValueError) as exc:
             route, llm_error = None, llm_failure(exc)  # fall back to the no-LLM method; the trace says which ran
     if route is None:
-        route, conf = classify_no_llm(req.question, ctx.embedder)
-        # a warehouse-only collection answers from its tables; with documents too, a question naming a
-        # table goes to sql
-        if route == Route.rag and has_warehouse and (not has_documents or mentions_table(req.question, tables)
-                                                     or touches_terms):
-            route, conf = Route.sql, (0.9 if not has_documents else 0.6)
-        elif route == Route.rag and has_documents and visual_cue(req.question):
-            route, conf = Route.visual, 0.8
+        route, conf = _route_no_llm(ctx, req.question, has_documents, has_warehouse, tables, touches_terms)
         if ctx.llm is not None:
             method = "few-shot-embedding (llm failed)"
     if route == Route.rag and has_warehouse and not has_documents:
@@ -200,6 +193,20 @@ def run(req: ClassifyRequest, ctx: StageContext) -> ClassifyResponse:
     write_run(ctx, req.run_id, {"route": route.value, "route_method": method})
     return ClassifyResponse(run_id=req.run_id, route=route.value, method=method, confidence=round(conf, 3),
                             llm_error=llm_error)
+
+
+def _route_no_llm(ctx: StageContext, question: str, has_documents: bool, has_warehouse: bool, tables: list[str],
+                  touches_terms: bool) -> tuple[Route, float]:
+    """The no-LLM route, the one rule `run` and `route_without_llm` (MCP classify, the assistant) share: the
+    few-shot k-NN, then a warehouse-only collection answers from its tables and, with documents too, a question
+    naming a table or a business term goes to sql; a rag question with a visual cue goes to visual."""
+    route, conf = classify_no_llm(question, ctx.embedder)
+    if route == Route.rag and has_warehouse and (not has_documents or mentions_table(question, tables)
+                                                 or touches_terms):
+        route, conf = Route.sql, (0.9 if not has_documents else 0.6)
+    elif route == Route.rag and has_documents and visual_cue(question):
+        route, conf = Route.visual, 0.8
+    return route, conf
 
 
 def route_without_llm(ctx: StageContext, collection: str, question: str) -> tuple[str, float, bool, bool]:
@@ -210,11 +217,8 @@ def route_without_llm(ctx: StageContext, collection: str, question: str) -> tupl
     meta = ctx.docstore.get_collection(collection)
     has_warehouse, has_documents = warehouse is not None, bool(meta and meta.get("current_version"))
     tables = list(warehouse.get("tables") or []) if warehouse else []
-    route, conf = classify_no_llm(question, ctx.embedder)
-    if route == Route.rag and has_warehouse:
-        _, touches_terms = sql_terms(ctx, collection, question)
-        if not has_documents or mentions_table(question, tables) or touches_terms:
-            route, conf = Route.sql, (0.9 if not has_documents else 0.6)
+    touches_terms = sql_terms(ctx, collection, question)[1] if has_warehouse else False
+    route, conf = _route_no_llm(ctx, question, has_documents, has_warehouse, tables, touches_terms)
     return route.value, conf, has_documents, has_warehouse
 
 
