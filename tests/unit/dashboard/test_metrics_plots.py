@@ -99,3 +99,16 @@ def test_arms_never_offered_to_a_context_are_named():
     assert metrics.offered_arms(runs, "c", "ja") == {"bm25"}
     assert metrics.offered_arms(runs, "c", "latin") == {"bm25", "dense", "hybrid"}
     assert metrics.offered_arms(runs, "other", "ja") is None
+
+
+def test_a_one_point_chart_has_whole_number_ticks():
+    """Issue 28 item 4: one pull (or one evaluation) drew an x axis from 0.945 to 1.050."""
+    import re
+
+    from relayrag.dashboard import plots
+    for svg in (plots.reward_over_time([{"arm": "bm25", "reward": 1.0}], "t"),
+                plots.history({"hybrid": [(1, 0.8)]}, "nDCG@10", "t")):
+        ticks = re.findall(r">(-?\d+(?:\.\d+)?)</text>", svg)
+        xs = [t for t in ticks if t not in ("0.0", "0.2", "0.4", "0.6", "0.8", "1.0")]
+        assert xs and all("." not in t for t in xs), ticks
+    assert "bm25 (1 pull)" in plots.reward_over_time([{"arm": "bm25", "reward": 1.0}], "t")
