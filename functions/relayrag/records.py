@@ -116,10 +116,11 @@ class QueryVariant(_Item):
 
 
 class ArmReward(_Item):
-    """One grade attempt's reward: the chosen arm's, and every computed arm's (relative DCG@10)."""
+    """One grade attempt's reward: the chosen arm's, and every computed arm's (relative DCG@10). `reward` is None
+    when the judge found nothing relevant in any arm's list: that attempt teaches the bandit nothing."""
 
     arm: str | None = None
-    reward: float
+    reward: float | None = None
     arm_rewards: dict[str, float] = Field(default_factory=dict)
 
 

@@ -38,6 +38,7 @@ class SearchHit(BaseModel):
 
     rank: int
     score: float
+    p_relevant: float | None = None  # the reward judge's P(relevant) (relayrag.retrieval.reward); None if not judged
     doc: str
     page: int
     chunk_id: str
@@ -61,6 +62,7 @@ class SearchResult(BaseModel):
     filters: dict[str, Any] = Field(default_factory=dict)
     matches: int
     hits: list[SearchHit]
+    good_match: bool | None = None  # a hit has P(relevant) >= 0.5 or a third of the query's words; False: none
 
 
 class IngestResult(BaseModel):
@@ -437,6 +439,9 @@ class Service:
         depth = len(snap) if filtered else max(100, k)
         hits = arm_ranking(snap, snap.embedder or ctx.embedder, queries, arm, depth=depth, mask=mask, base=base)
         expiring = int((snap.manifest.get("schema") or {}).get("expiring_days", 30))
+        judged_rows = self._judge_hits(snap, query, [row for row, _ in hits[:k]])
+        p_rel = {row: (p,) for row, (p, _) in judged_rows.items()}
+        coverage = {row: cov for row, (_, cov) in judged_rows.items()}
         out = []
         for rank, (row, score) in enumerate(hits[:k], 1):
             c = snap.chunks[row]
@@ -445,12 +450,36 @@ class Service:
                                  chunk_id=c["chunk_id"], title=(meta or {}).get("title") or c.get("title", "") or "",
                                  text=c["text"], source=c.get("source"), metadata=meta,
                                  validity=validity_state(meta, expiring) if meta is not None else None,
+                                 p_relevant=round(p_rel[row][0], 4) if row in p_rel else None,
                                  **page_refs(ctx, snap, c["source"], c["page"])))
         shown: dict[str, Any] = {k_: v for k_, v in (("doc", doc), ("page", page)) if v is not None}
         if items:
             shown["metadata"] = parsed.describe()
+        judged = [p_rel[row] + (coverage[row],) for row, _ in hits[:k] if row in p_rel]
         return SearchResult(query=query, collection=collection, version=snap.version, arm=arm,
-                            filters=shown, matches=len(hits), hits=out)
+                            filters=shown, matches=len(hits), hits=out,
+                            good_match=any(p >= 0.5 or cov >= 1 / 3 for p, cov in judged) if judged else None)
+
+    def _judge_hits(self, snap, query: str, rows: list[int]) -> dict[int, tuple[float, float]]:
+        """{row: (P(relevant), coverage)}: the reward judge's probability (cosine where the embedder reads the
+        query's script, and coverage, the IDF-weighted share of the query's words the chunk contains); {} when it
+        cannot judge this snapshot. A keyword query ("straw") has a low cosine, so coverage alone also
+        counts as a match, and so does a chunk holding a third of the weighted words (the judge is strict on
+        chunks that mix topics: the bee chunk for "How many eggs does the queen bee lay per day?" gets P 0.34)."""
+        from relayrag.backends.embedder import query_vector
+        from relayrag.retrieval.bandit import query_context, readable
+        from relayrag.retrieval.reward import judge, judge_features, judge_reads_cosine
+        if not rows:
+            return {}
+        try:
+            emb = snap.embedder or self.ctx.embedder
+            can_read = judge_reads_cosine(readable(emb, query), query_context(query))
+            qvec = query_vector(emb, query) if can_read else None
+            feats = judge_features(query, qvec, rows, snap)
+            p = judge(feats, can_read)
+            return {r: (p[r], float(feats[r][1])) for r in p}
+        except (AttributeError, KeyError, IndexError, ValueError):  # a partial (distributed) candidate snapshot
+            return {}
 
     # -- ingest / delete --------------------------------------------------------------------------------
     @staticmethod
@@ -680,7 +709,8 @@ class Service:
 
     def route(self, question: str, collection: str) -> RouteDecision:
         """Where relayrag's no-LLM classifier sends `question` for `collection` (rag: documents, sql: tables,
-        chitchat: small talk), without running or recording anything. Raises NotFoundError for an unknown
+        visual: what a figure or page shows, chitchat: small talk) — the same rule as `ask`'s classify stage
+        without an LLM — without running or recording anything. Raises NotFoundError for an unknown
         collection."""
         from relayrag.stages.classify import route_without_llm
         self.require_collection(collection, allow_warehouse=True)

@@ -226,3 +226,35 @@ def test_screenshots_are_written(tmp_path):
 
 
 _ = (Path, TOKEN)
+
+
+def test_every_page_renders_after_runs_of_each_route(logged_in, server, tmp_path):
+    """Issue 28: one small-talk question made Runs an HTTP 500. Runs of the text routes (small talk, rag, not
+    found, visual) through the Ask page, then every page loads in Chromium without an error page, and the Runs
+    page lists each run with its outcome. Screenshots of every page land in tmp_path (the SQL and refused
+    routes need an LLM double: tests/unit/dashboard/test_every_route_renders.py)."""
+    By = _by()
+    d = logged_in
+    d.set_window_size(1400, 1100)
+    for q in ("hello", "How many eggs does the queen bee lay per day?", "What is the boiling point of tungsten on Venus?",
+              "Which figure shows the waggle dance?"):
+        run = _ask(d, server["url"], q, "notes")
+        assert not run.find_elements(By.CSS_SELECTOR, ".error"), run.text
+    pages = {"overview": "/", "runs": "/runs", "bandit": "/bandit", "collections": "/collections",
+             "collection": "/collections/notes", "ask": "/ask", "eval": "/eval", "warehouse": "/warehouse"}
+    for name, path in pages.items():
+        d.get(server["url"] + path)
+        body = d.find_element(By.TAG_NAME, "body").text
+        assert "Internal Server Error" not in body and "internal error" not in body.lower(), (path, body[:500])
+        assert d.find_elements(By.CSS_SELECTOR, "main h1"), (path, body[:500])
+        overflow = d.execute_script("return document.documentElement.scrollWidth - document.documentElement.clientWidth")
+        assert overflow <= 0, (path, overflow)  # nothing wider than a 1400 px window
+        d.save_screenshot(str(tmp_path / f"page-{name}.png"))
+    d.get(server["url"] + "/runs")
+    rows = d.find_elements(By.CSS_SELECTOR, "#runs tr")[1:]
+    text = "\n".join(r.text for r in rows)
+    assert "small talk" in text and "not found" in text and "grounded" in text
+    for link in [a.get_attribute("href") for a in d.find_elements(By.CSS_SELECTOR, "#runs a[href*='/runs/']")]:
+        d.get(link)
+        assert d.find_elements(By.ID, "trace"), link
+    d.save_screenshot(str(tmp_path / "page-run.png"))

@@ -421,3 +421,14 @@ def test_ingest_reports_stay_one_line_and_json_keeps_progress_on_stderr(home, tm
     r = CliRunner().invoke(cli.app, ["ingest", str(docs), "-c", "j", "--json", "--progress"])
     assert json.loads(r.stdout)["files"]["ingested"] == 3  # stdout: exactly one JSON document
     assert "loading" in r.stderr
+
+
+def test_top_level_help_shows_each_command_description_whole():
+    """Issue 28 item 10: click cut every command's description at ~45 characters ("...unchanged...")."""
+    import re
+    text = one_line(invoke("--help").stdout)
+    assert not re.search(r"[a-z,]\.\.\.", text), text  # a word cut short ("unchanged...")
+    assert "unchanged files are skipped, files removed from PATH are removed from the index." in text
+    assert "filters applied inside retrieval" in text
+    sub = one_line(invoke("eval", "--help").stdout)
+    assert not re.search(r"[a-z,]\.\.\.", sub), sub

@@ -150,7 +150,8 @@ def test_every_tool_end_to_end(server, home, small_corpus):
     assert out["search_doc"]["filters"] == {"doc": "*.md", "page": 1}
 
     run_ = out["run"]
-    assert run_["run_id"] == a["run_id"] and run_["arm"] == a["arm"] and run_["reward"] is not None
+    # reward: None when nothing was judged relevant (no information; issue 28), never a made-up 0.0
+    assert run_["run_id"] == a["run_id"] and run_["arm"] == a["arm"] and "reward" in run_
     names = [st["name"] for st in run_["stages"]]
     assert names[:3] == ["classify", "hyde", "retrieve"] and names[-1] == "hallucination_check"
     assert all(st["method"] and st["ms"] is not None for st in run_["stages"])

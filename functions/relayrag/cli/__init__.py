@@ -13,7 +13,9 @@ from relayrag.cli import serve  # noqa: F401  mcp, dashboard
 from relayrag.cli import chat  # noqa: F401  chat, chat-serve
 from relayrag.cli import warehouse, model, evaluate  # noqa: F401  sub-apps' commands
 # isort: on
-from relayrag.cli.app import _fail, app
+from relayrag.cli.app import _fail, app, full_short_help
 from relayrag.cli.ask import QUOTE_CHARS, display_quote
+
+full_short_help(app)
 
 __all__ = ["app", "display_quote", "QUOTE_CHARS", "_fail"]

@@ -7,6 +7,7 @@ User output goes to stdout (JSON with --json); progress and logs go to stderr.
 from __future__ import annotations
 
 import contextlib
+import inspect
 import os
 import re
 import sys
@@ -184,3 +185,26 @@ def _print_summary(s: dict) -> None:
              "unsupported type (--json lists all)")
     for x in s["failed"]:
         _say(out, ("failed", "red"), f" {_shown_path(x['path'])}: {_one_line(x['error'])}")
+
+
+def first_sentence(doc: str) -> str:
+    """The first sentence of a docstring's first paragraph, whole (a line in `relayrag --help`)."""
+    para = " ".join(inspect.cleandoc(doc or "").split("\n\n", 1)[0].split())
+    m = re.search(r"(?<=[.!?])\s(?=[A-Z`(])", para)
+    return para[: m.start()] if m else para
+
+
+def full_short_help(typer_app: typer.Typer) -> None:
+    """Give every command without one a short help that is its docstring's first sentence, whole: click cuts a
+    derived one at 45 characters ("Ingest PATH into a collection incrementally: unchanged..."). Recurses into
+    sub-apps (eval, warehouse, model)."""
+    for cmd in typer_app.registered_commands:
+        if not cmd.short_help and not cmd.help and cmd.callback is not None and cmd.callback.__doc__:
+            cmd.short_help = first_sentence(cmd.callback.__doc__)
+    for group in typer_app.registered_groups:
+        if group.typer_instance is not None:
+            full_short_help(group.typer_instance)
+            info = group.typer_instance.info
+            doc = group.help or info.help
+            if isinstance(doc, str) and not group.short_help and not info.short_help:
+                group.short_help = first_sentence(doc)

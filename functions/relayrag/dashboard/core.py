@@ -74,13 +74,40 @@ def _fmt_time(ts: Any) -> str:
         return "—"
 
 
+def _fmt_num(v: Any, digits: int = 3, scale: float = 1.0, suffix: str = "") -> str:
+    """A number with `digits` decimals (times `scale`, then `suffix`); "—" for a missing or non-numeric value, so
+    a run record of any route renders (a small-talk run has no reward, an unfinished one no timings)."""
+    if isinstance(v, bool) or not isinstance(v, (int, float)):
+        return "—"
+    return f"{v * scale:.{digits}f}{suffix}"
+
+
+def outcome(rec: Any) -> tuple[str, str]:
+    """(label, css class) of a run's outcome, for a run record or result of any route: refused (a guard or the
+    hallucination check refused), not found, small talk, grounded, not grounded, or unfinished."""
+    get = rec.get if isinstance(rec, dict) else (lambda k, d=None: getattr(rec, k, d))
+    if get("refused"):
+        return "refused", "bad"
+    if get("found") is False:
+        return "not found", "muted"
+    if get("route") == "chitchat":
+        return "small talk", "muted"
+    if get("grounded"):
+        return "grounded", "good"
+    if get("answer") is not None:
+        return "not grounded", "bad"
+    return "unfinished", "muted"
+
+
 def make_env() -> Environment:
     env = Environment(loader=FileSystemLoader(str(HERE / "templates")), autoescape=True,
                       trim_blocks=True, lstrip_blocks=True)
     env.filters["time"] = _fmt_time
+    env.filters["num"] = _fmt_num
     env.filters["tojson_attr"] = lambda v: json.dumps(v, ensure_ascii=False)
     env.filters["urlq"] = lambda v: quote(str(v), safe="")
     env.globals["answer_parts"] = answer_parts
+    env.globals["outcome"] = outcome
     return env
 
 

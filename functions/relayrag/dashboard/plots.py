@@ -97,7 +97,7 @@ def reward_over_time(pulls: list[dict], title: str = "") -> str:
         ys.append((s + p["reward"]) / (n + 1))
     for j, (arm, (xs, ys)) in enumerate(sorted(series.items())):
         ax.plot(xs, ys, marker="o", markersize=3, color=ARM_COLORS.get(arm, PALETTE[j % len(PALETTE)]),
-                label=_label(f"{arm} ({len(xs)} pulls)"))
+                label=_label(f"{arm} ({len(xs)} pull{'' if len(xs) == 1 else 's'})"))
     return _line_chart_svg(fig, ax, "pull (all arms, oldest first)", "mean reward so far", bool(series),
                            "no bandit pulls yet", title)
 
@@ -116,11 +116,15 @@ def history(points: dict[str, list[tuple[int, float]]], ylabel: str, title: str 
 
 def _line_chart_svg(fig, ax, xlabel: str, ylabel: str, has_data: bool, empty_text: str, title: str) -> str:
     """Finish a 0–1 line chart over integer x (axes, legend or an empty-state text, title) as SVG."""
-    ax.set_ylim(0, 1)
+    ax.set_ylim(0, 1.04)  # a point at 1.0 stays whole
+    ax.set_yticks([0, 0.2, 0.4, 0.6, 0.8, 1.0])
     ax.xaxis.set_major_locator(MaxNLocator(integer=True))
     ax.set_xlabel(xlabel)
     ax.set_ylabel(ylabel)
     if has_data:
+        # whole numbers around the data: one point alone left matplotlib a 0.945-1.055 axis of fractional ticks
+        x0, x1 = ax.dataLim.intervalx
+        ax.set_xlim(math.floor(x0) - 0.5, max(math.ceil(x1), math.floor(x0) + 1) + 0.5)
         ax.legend(fontsize=8, loc="lower right")
     else:
         ax.text(0.5, 0.5, empty_text, ha="center", va="center", transform=ax.transAxes)

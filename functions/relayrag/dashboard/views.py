@@ -305,10 +305,12 @@ def routes(dash: Dashboard) -> list[Route]:
             contexts = []
             for context, arms in backend.arms(c["name"]).items():
                 stats = {b["arm"]: b for b in m["bandit"] if b["collection"] == c["name"] and b["context"] == context}
+                offered = metrics.offered_arms(runs, c["name"], context)
                 contexts.append({"context": context, "arms": [
                     {"arm": a, "alpha": ab[0], "beta": ab[1], "mean": ab[0] / (ab[0] + ab[1]),
                      "pulls": stats.get(a, {}).get("pulls", 0), "mean_reward": stats.get(a, {}).get("mean_reward")}
-                    for a, ab in arms.items()]})
+                    for a, ab in arms.items() if offered is None or a in offered],
+                    "not_offered": sorted(a for a in arms if offered is not None and a not in offered)})
             out.append({"name": c["name"], "contexts": contexts})
         return out
 
@@ -323,7 +325,10 @@ def routes(dash: Dashboard) -> list[Route]:
         if context not in by_context:
             raise RelayragError(f"collection {name!r} has no bandit evidence for query context {context!r} "
                                 f"(contexts: {', '.join(by_context)})")
-        return _svg(await asyncio.to_thread(plots.beta_posteriors, by_context[context],
+        runs = await asyncio.to_thread(backend.list_runs, METRIC_RUNS)
+        offered = metrics.offered_arms(runs, name, context)
+        shown = {a: ab for a, ab in by_context[context].items() if offered is None or a in offered}
+        return _svg(await asyncio.to_thread(plots.beta_posteriors, shown,
                                             f"{name}, {context} queries: posterior per arm"))
 
     async def bandit_rewards(request: Request):

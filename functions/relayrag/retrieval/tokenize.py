@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import functools
 import re
+from pathlib import Path
 
 import Stemmer
 
@@ -26,8 +27,22 @@ _RUN = re.compile(
 def _stopwords() -> frozenset[str]:
     """bm25s' English stopwords, imported on first use: importing bm25s pulls in scipy (and numba where it is
     installed), which a stage should not pay at import time (cold start, benchmarks/bench_cold_start.py)."""
-    from bm25s.stopwords import STOPWORDS_EN
-    return frozenset(STOPWORDS_EN)
+    import importlib.util
+    import sys
+    mod = sys.modules.get("bm25s.stopwords")
+    if mod is None:
+        # bm25s/stopwords.py is a plain list of tuples; executing it alone skips bm25s/__init__ (scipy: ~0.7 s of
+        # a cold `relayrag ask`); a layout without that file falls back to the package import
+        spec = importlib.util.find_spec("bm25s")
+        path = next((Path(p) / "stopwords.py" for p in (spec.submodule_search_locations or [])
+                     if (Path(p) / "stopwords.py").is_file()), None) if spec else None
+        if path is None:
+            from bm25s.stopwords import STOPWORDS_EN
+            return frozenset(STOPWORDS_EN)
+        scope: dict = {}
+        exec(compile(path.read_text(encoding="utf-8"), str(path), "exec"), scope)  # noqa: S102 - bm25s' own file
+        return frozenset(scope["STOPWORDS_EN"])
+    return frozenset(mod.STOPWORDS_EN)
 
 
 @functools.lru_cache(maxsize=1)

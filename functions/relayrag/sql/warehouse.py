@@ -31,7 +31,20 @@ from typing import Any, Protocol, runtime_checkable
 from relayrag.errors import ConfigError, RelayragError
 from relayrag.sql.duck_worker import DuckWorker, WorkerKilled
 from relayrag.sql.values import json_value  # noqa: F401  (re-exported: callers import it from here)
-from relayrag.sql.guard import guard_sql, unshadow_aliases
+
+# relayrag.sql.guard imports sqlglot (~0.5 s): imported where a query is guarded, so that reading a warehouse
+# record (every `relayrag ask` asks whether the collection has one) does not pay it
+
+
+def guard_sql(*args, **kwargs):
+    from relayrag.sql.guard import guard_sql as guard
+    return guard(*args, **kwargs)
+
+
+def unshadow_aliases(*args, **kwargs):
+    from relayrag.sql.guard import unshadow_aliases as unshadow
+    return unshadow(*args, **kwargs)
+
 
 SAMPLE_MAX_DISTINCT = 25  # text columns with at most this many distinct values get sample values
 SAMPLE_VALUES = 8

@@ -91,7 +91,14 @@ class ClassifyResponse(StageResponse):
 def _prototypes(embedder) -> tuple[np.ndarray, list[str]]:
     texts = CHITCHAT_EXAMPLES + RAG_EXAMPLES
     labels = [Route.chitchat.value] * len(CHITCHAT_EXAMPLES) + [Route.rag.value] * len(RAG_EXAMPLES)
-    return embedder.embed(texts, kind="query"), labels
+    # embedded once per model and stored (relayrag.backends.model_cache): a fresh process (each `relayrag ask`, a
+    # cold start) would otherwise embed the 50-odd examples again before its first question
+    from relayrag.backends import model_cache
+    identity = getattr(embedder, "cache_identity", None)
+    if identity is None:  # an embedder that cannot say which weights it runs is embedded each time
+        return embedder.embed(texts, kind="query"), labels
+    name = "prototypes-" + model_cache.key(identity(), texts)
+    return model_cache.cached_array(name, lambda: embedder.embed(texts, kind="query")), labels
 
 
 @functools.cache

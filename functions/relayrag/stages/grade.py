@@ -33,7 +33,7 @@ class GradeRequest(StageRequest):
 
 class GradeResponse(StageResponse):
     n_relevant: int = 0
-    reward: float = 0.0
+    reward: float | None = None  # None: nothing judged relevant in any arm's list, so no reward (no information)
     retry_count: int = 0
 
 
@@ -71,7 +71,8 @@ def run(req: GradeRequest, ctx: StageContext) -> GradeResponse:
     arm = run_rec.get("arm")
     retry = int(run_rec.get("retry_count", 0))
     rewards = _arm_rewards(ctx, run_rec, head if method == "llm" else [])
-    reward = rewards.get(arm, 0.0) if arm else 0.0
+    # no reward (None) when the judge found nothing relevant: 0.0 would claim the arm ranked badly
+    reward = round(rewards[arm], 4) if arm and arm in rewards else None
     reward_error = None
     if rewards and run_rec.get("arm_draws"):  # only bandit-chosen runs teach (a forced arm is an experiment)
         reward_error = _reward_best_effort(ctx, run_rec, rewards, f"{req.run_id}:{retry}")
@@ -82,13 +83,13 @@ def run(req: GradeRequest, ctx: StageContext) -> GradeResponse:
     else:
         route = "pass"
     write_run(ctx, req.run_id, {"candidates": head + cands[len(head):], "relevant": relevant,
-                                         "reward": round(reward, 4), "retry_count": retry,
+                                         "reward": reward, "retry_count": retry,
                                          "rewards": run_rec.get("rewards", []) + [
-                                             {"arm": arm, "reward": round(reward, 4),
+                                             {"arm": arm, "reward": reward,
                                               "arm_rewards": {a: round(r, 4) for a, r in rewards.items()},
                                               **({"reward_error": reward_error} if reward_error else {})}]})
     return GradeResponse(run_id=req.run_id, route=route, method=method, llm_error=llm_error, n_relevant=len(relevant),
-                         reward=round(reward, 4), retry_count=retry)
+                         reward=reward, retry_count=retry)
 
 
 def _reward_best_effort(ctx: StageContext, run_rec: dict, rewards: dict[str, float], reward_id: str) -> str | None:

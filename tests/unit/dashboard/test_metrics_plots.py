@@ -78,3 +78,37 @@ def test_span_exporter_selection():
     except ImportError:
         with pytest.raises(ConfigError, match="opentelemetry-exporter-gcp-trace"):
             build_exporter("gcp_trace")
+
+
+def test_not_found_counts_as_not_answered_and_small_talk_is_not_a_question():
+    """Issue 28 item 4: Overview said "refusal rate 0.0 %" while 15 of 49 runs were "not found"."""
+    from relayrag.dashboard import metrics
+    runs = [{"run_id": "a", "route": "rag", "answer": "x", "found": True, "grounded": True},
+            {"run_id": "b", "route": "rag", "answer": "I could not find", "found": False},
+            {"run_id": "c", "route": "sql", "answer": "refused", "refused": True, "found": False},
+            {"run_id": "d", "route": "chitchat", "answer": "Hello!", "found": True}]
+    m = metrics.summarize(runs, {})
+    assert m["questions"] == 3 and m["not_found"] == 1 and m["refused"] == 1
+    assert m["refusal_rate"] == pytest.approx(2 / 3, abs=1e-4)
+
+
+def test_arms_never_offered_to_a_context_are_named():
+    from relayrag.dashboard import metrics
+    runs = [{"collection": "c", "bandit_context": "ja", "arm_lists": {"bm25": [1, 2]}},
+            {"collection": "c", "bandit_context": "latin", "arm_lists": {"bm25": [1], "dense": [2], "hybrid": [3]}}]
+    assert metrics.offered_arms(runs, "c", "ja") == {"bm25"}
+    assert metrics.offered_arms(runs, "c", "latin") == {"bm25", "dense", "hybrid"}
+    assert metrics.offered_arms(runs, "other", "ja") is None
+
+
+def test_a_one_point_chart_has_whole_number_ticks():
+    """Issue 28 item 4: one pull (or one evaluation) drew an x axis from 0.945 to 1.050."""
+    import re
+
+    from relayrag.dashboard import plots
+    for svg in (plots.reward_over_time([{"arm": "bm25", "reward": 1.0}], "t"),
+                plots.history({"hybrid": [(1, 0.8)]}, "nDCG@10", "t")):
+        ticks = re.findall(r">(-?\d+(?:\.\d+)?)</text>", svg)
+        xs = [t for t in ticks if t not in ("0.0", "0.2", "0.4", "0.6", "0.8", "1.0")]
+        assert xs and all("." not in t for t in xs), ticks
+    assert "bm25 (1 pull)" in plots.reward_over_time([{"arm": "bm25", "reward": 1.0}], "t")

@@ -1,0 +1,84 @@
+"""Issue 28 item 1: a run record of any route (rag, chitchat, sql, visual, not found, refused) renders on every
+dashboard page: Overview, Runs, each run's page and waterfall, Bandit (with its plots), Collections, the
+collection pages, Warehouse, Eval and the metrics API. One small-talk question used to make Runs a 500."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from tests.conftest import EXAMPLES, sql_route_reply
+from tests.unit.dashboard.conftest import job_url, read_sse
+
+
+def _ask(api, question: str, collection: str) -> str:
+    r = api.post("/ask", data={"question": question, "collection": collection, "arm": ""})
+    assert r.status_code == 200, r.text
+    events = read_sse(api, job_url(r.text))
+    assert events[-2][0] == "result", events
+    m = re.search(r'data-run="([0-9a-f]+)"', events[-2][1])
+    assert m, events[-2][1]
+    return m.group(1)
+
+
+@pytest.fixture
+def every_route(api, ctx, home, small_corpus, make_llm_ctx):
+    from relayrag.ingest.pipeline import ingest
+    from relayrag.sql.warehouse import load_warehouse
+    ingest(ctx, small_corpus, "docs")
+    runs = {
+        "chitchat": _ask(api, "hello", "docs"),
+        "rag": _ask(api, "How many eggs does the queen bee lay per day?", "docs"),
+        "visual": _ask(api, "Which figure shows the bee's waggle dance?", "docs"),
+        "not found": _ask(api, "What is the boiling point of tungsten on Venus?", "docs"),
+        "japanese": _ask(api, "女王蜂は一日に何個の卵を産みますか？", "docs"),
+    }
+    load_warehouse(home, "chinook", [EXAMPLES / "chinook" / "chinook.sqlite"])
+    make_llm_ctx(sql_route_reply("SELECT COUNT(*) AS customers FROM Customer WHERE Country = 'Brazil'"))
+    runs["sql"] = _ask(api, "How many customers do we have in Brazil?", "chinook")
+    make_llm_ctx(sql_route_reply("DROP TABLE Customer"))
+    runs["refused"] = _ask(api, "Delete every customer we have in Brazil", "chinook")
+    return runs
+
+
+def test_every_route_renders_on_every_page(api, every_route):
+    records = {k: api.get(f"/api/runs/{rid}").json()["record"] for k, rid in every_route.items()}
+    routes = {k: r.get("route") for k, r in records.items()}
+    assert routes["chitchat"] == "chitchat" and routes["rag"] == "rag" and routes["sql"] == "sql"
+    assert routes["visual"] == "visual" and routes["refused"] == "sql"
+    assert records["not found"].get("found") is False and records["refused"].get("refused") is True
+    assert "reward" not in records["chitchat"] or records["chitchat"]["reward"] is None
+
+    pages = ["/", "/runs", "/bandit", "/collections", "/collections/docs", "/collections/chinook",
+             "/warehouse?collection=chinook", "/eval", "/ask", "/api/metrics"]
+    for rid in every_route.values():
+        pages += [f"/runs/{rid}", f"/runs/{rid}/waterfall.svg"]
+    for url in pages:
+        r = api.get(url, headers={"accept": "text/html"})
+        assert r.status_code == 200, (url, r.text[-2000:])
+    contexts = set(re.findall(r'data-context="([a-z]+)"', api.get("/bandit").text))
+    assert contexts
+    for ctx_name in contexts:
+        for plot in ("posterior", "rewards"):
+            r = api.get(f"/bandit/docs/{plot}.svg?context={ctx_name}")
+            assert r.status_code == 200, (plot, r.text[-500:])
+    runs = api.get("/runs").text
+    for kind, rid in every_route.items():
+        assert f"/runs/{rid}" in runs, kind
+    assert "small talk" in runs and "not found" in runs and "refused" in runs
+
+
+def test_overview_and_bandit_say_what_each_number_measures(api, every_route):
+    """Issue 28 item 4: not-found runs count as not answered; the Bandit page names its measures and shows no
+    posterior for an arm the Japanese queries were never offered (the English embedder cannot read them)."""
+    overview = api.get("/").text
+    assert re.search(r'id="m-refusal">\d+\.\d %', overview)
+    assert "not found + 1 refused of" in overview  # the DROP TABLE question
+    bandit = api.get("/bandit").text
+    assert "rewarded pulls" in bandit and "posterior mean" in bandit and "prior" in bandit
+    ja = bandit[bandit.index('data-context="ja"'):]
+    ja = ja[: ja.index("</table>") + 200]
+    assert "<td>bm25</td>" in ja and "<td>dense</td>" not in ja and "Not offered to ja queries: dense" in ja
+    svg = api.get("/bandit/docs/posterior.svg?context=ja").text
+    assert "bm25" in svg and "dense" not in svg
