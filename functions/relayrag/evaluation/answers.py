@@ -104,7 +104,7 @@ def beir_golden(dataset: Path, *, unanswerable: bool = False) -> list[dict]:
     """A BEIR folder with answers.jsonl (ja-qa) → golden items: question, gold answers, gold doc (page 1).
     unanswerable=True: the same questions marked unanswerable (for the twin collection built from
     `twin_corpus`, which lacks their gold paragraphs)."""
-    from relayrag.evaluation import load_qrels, load_queries
+    from relayrag.evaluation.retrieval import load_qrels, load_queries
 
     dataset = Path(dataset)
     ans_path = dataset / "answers.jsonl"
@@ -134,7 +134,7 @@ def beir_golden(dataset: Path, *, unanswerable: bool = False) -> list[dict]:
 def twin_corpus(dataset: Path, out_path: Path) -> int:
     """Write the corpus of `dataset` without the gold paragraphs of its questions (qrels/test.tsv) to
     `out_path` (BEIR corpus.jsonl). Returns the number of paragraphs kept."""
-    from relayrag.evaluation import load_qrels
+    from relayrag.evaluation.retrieval import load_qrels
 
     dataset = Path(dataset)
     gold = {d for rels in load_qrels(dataset / "qrels" / "test.tsv").values() for d, r in rels.items() if r > 0}
