@@ -2,6 +2,8 @@
 why the tables could not answer, which expired documents were left out, and the small-talk template."""
 from __future__ import annotations
 
+import re
+
 from relayrag.text import has_cjk, language_code
 
 
@@ -96,3 +98,16 @@ def chitchat_text(question: str, collection: str) -> str:
     return (f"Hello! I answer questions about the documents in collection '{collection}', "
             "with citations to document and page. What would you like to know?")
 
+
+
+_FACT_MARK = re.compile(r"[0-9０-９]|https?://|www\.|@|\b(?:step|first|then|next|yes|no|you can|you should|you must|"
+                        r"must|should|allowed|required|policy|rule|law|according)\b|^\s*[-*•]|\n\s*(?:[-*•]|\d+[.)])"
+                        r"|はい|いいえ|できます|必要|手順|規定", re.I | re.M)
+
+
+def states_no_facts(reply: str) -> bool:
+    """Is a small-talk reply free of facts: at most three sentences and 300 characters, no number, link,
+    list, steps, yes/no or rule ("you can", "must", "policy")? A reply that states any is replaced by the
+    template: facts come only from the documents, with citations."""
+    from relayrag.text import sentences
+    return len(reply) <= 300 and len(sentences(reply)) <= 3 and not _FACT_MARK.search(reply)

@@ -11,6 +11,7 @@ import numpy as np
 from relayrag.backends.embedder import query_vector, reference_cosine
 from relayrag.metadata import DEFAULT_EXPIRING_DAYS, citation_fields
 from relayrag.retrieval.tokenize import tokenize
+from relayrag.stages.answer_shape import (answer_kinds, identifiers, not_an_answer, states_wh_type)
 from relayrag.stages.answerability import (
     addresses_the_assistant, asks_for_total, content_weights, expected_answer_type, is_header_row, is_heading,
     is_total_label, page_heading, question_numbers,
@@ -163,6 +164,13 @@ def total_row_chunks(snap, chunks: list[dict]) -> list[dict]:
     return out
 
 
+def also_in_note(n: int, cjk: bool) -> str:
+    """The note after a sentence that other documents repeat word for word (cited once, counted here)."""
+    if cjk:
+        return f"（ほか{n}件の文書にも同じ記載があります）"
+    return f" (also in {n} other document{'s' if n != 1 else ''})"
+
+
 def extractive(question: str, chunks: list[dict], embedder, max_sentences: int, bm25_index=None,
                snap=None) -> tuple[list[dict], list[dict], dict]:
     """Returns (answer sentences [{text, cites: [n], source, context}], citations, decision).
@@ -186,7 +194,9 @@ def extractive(question: str, chunks: list[dict], embedder, max_sentences: int, 
     absent = absent_tokens(qtok, bm25_index) if bm25_index is not None else set()
     weights = content_weights(question, idf, absent)
     entities = question_entities(question)
-    kind = expected_answer_type(question)  # money, duration, date, number or None
+    # money, duration, count, date, number or None; and who → person, where → place, when, which year, how often
+    kind, wh = answer_kinds(question, expected_answer_type(question))
+    qids = identifiers(question)  # K1, 1234, RX-7: a sentence about K2 or 123 is about another record
     own_numbers = question_numbers(question)
     qset = set(weights)
     ent_toks = {t for g in entities for t in g}
@@ -251,11 +261,17 @@ def extractive(question: str, chunks: list[dict], embedder, max_sentences: int, 
             score -= 0.15  # fragments ("Iowa Ethanol") and headings rarely answer anything
         heading = not cjk and not is_row and standalone_heading(c["text"], *units[i][k])  # read as context only
         heading = heading or addresses_the_assistant(text)  # an injected instruction states no fact
+        # a question-shaped sentence (an FAQ's heading), a restatement of the question or the title line asks or
+        # names what the section is about; the answer is what follows it
+        shape = None if is_row else not_an_answer(question, stripped, c.get("title", ""))
+        ids = identifiers(text)
         cands.append({"score": score, "i": i, "k": k, "span": units[i][k], "idx": idx, "text": stripped,
                       "context": context, "header": header, "support": sup, "table": (c["source"], c["page"]),
                       "row": is_row and bool(header), "mentioned": mentioned, "total_row": total_row,
-                      "ok": not heading and not summand and sup.answers(cjk)
-                      and states_answer_type(kind, text, cjk, unit_context, own_numbers, question)})
+                      "ids": ids, "own_ids": sum(1 for q in qids if q in ids),
+                      "ok": not heading and not summand and shape is None and sup.answers(cjk)
+                      and states_answer_type(kind, text, cjk, unit_context, own_numbers, question)
+                      and states_wh_type(wh, text + ("\n" + unit_context if is_row else ""), cjk, question)})
     if not cands:
         return [], [], {"answerable": False, "support": None, "related": [], "evidence": []}
     named_tables = {t["table"] for t in cands if t["row"] and t["mentioned"]}
@@ -279,6 +295,8 @@ def extractive(question: str, chunks: list[dict], embedder, max_sentences: int, 
         return [], [], decision
 
     def same(a: dict, b: dict) -> bool:
+        if a["ids"] != b["ids"]:  # "clerk 123" and "clerk 1234", "K1" and "K2": different records, however alike
+            return False
         if _norm_text(a["text"]) == _norm_text(b["text"]):
             return True
         return vecs is not None and reference_cosine(embedder, float(vecs[a["idx"]] @ vecs[b["idx"]])) >= DUPLICATE_COSINE
@@ -290,7 +308,9 @@ def extractive(question: str, chunks: list[dict], embedder, max_sentences: int, 
     # USA …" next to "Customers in Canada …" for a question about Canada mixes the entities up (not CJK: there
     # the sentence next to the best one often holds the answer without repeating the entity)
     ent_floor = best["support"].entity_coverage if entities and not cjk else 0.0
-    pool = [c for c in cands[1:60] if c["ok"] and c["support"].entity_coverage >= ent_floor and (
+    # and names the question's identifiers as exactly as it does ("clerk 1234", not "clerk 123")
+    pool = [c for c in cands[1:60] if c["ok"] and c["support"].entity_coverage >= ent_floor
+            and c["own_ids"] >= best["own_ids"] and (
         c["score"] >= 0.8 * best["score"]
         or (cjk and c["i"] == best["i"] and abs(c["k"] - best["k"]) == 1 and c["score"] >= 0.3 * best["score"]))]
     while len(chosen) < max_sentences:
@@ -323,13 +343,19 @@ def extractive(question: str, chunks: list[dict], embedder, max_sentences: int, 
 
     for cand in chosen:
         cites = [cite(cand)]
-        pages = {(chunks[cand["i"]]["doc"], chunks[cand["i"]]["page"])}
-        for dup in cands:  # the same sentence in other chunks: quoted once, every source cited
+        doc = chunks[cand["i"]]["doc"]
+        pages = {(doc, chunks[cand["i"]]["page"])}
+        also: list[str] = []  # other documents that say the same sentence (a contact line at every policy's foot)
+        for dup in cands:  # the same sentence elsewhere: quoted once; other pages of its document cited too
             if dup is not cand and dup["i"] != cand["i"] and same(dup, cand):
                 where = (chunks[dup["i"]]["doc"], chunks[dup["i"]]["page"])
                 if where in pages:  # overlapping chunks of one page: that page is cited already
                     continue
                 pages.add(where)
+                if where[0] != doc:
+                    if where[0] not in also:
+                        also.append(where[0])
+                    continue
                 n = cite(dup)
                 if n not in cites:
                     cites.append(n)
@@ -337,6 +363,10 @@ def extractive(question: str, chunks: list[dict], embedder, max_sentences: int, 
         if cand["header"]:
             text = table_cell(qset, cand["text"], cand["header"]) or (
                 cand["total_row"] and total_cell(cand["text"], cand["header"])) or text
-        sentences.append({"text": text, "cites": cites, "source": cand["text"], "context": cand["context"]})
+        sent = {"text": text, "cites": cites, "source": cand["text"], "context": cand["context"]}
+        if also:
+            sent["also_in"] = also
+            sent["text"] = text + also_in_note(len(also), cjk)
+        sentences.append(sent)
     return sentences, citations, decision
 

@@ -11,7 +11,9 @@ the closest passages as related reading (`related` in the run record). LLM metho
 numbered passages in, an answer with [n] markers out (or NOT_FOUND); markers become citations. Chitchat: a
 short reply (template without LLM). Visual route (colpali_search found the pages by their image): the answer
 says so; when the pages' text does not answer the question it quotes the best page's own text and cites that
-page (`page-image (extractive)`). Citations and related passages carry the page image and thumbnail.
+page (`page-image (extractive)`). A question about what a document is about, without an LLM: its title
+and purpose statement or lead sentences, cited (stages/summary.py, method `summary (extractive)`).
+Citations and related passages carry the page image and thumbnail.
 
 The methods live beside this module: stages/extractive.py (no LLM), stages/answer_llm.py (LLM and page
 images), stages/answer_text.py (the fixed texts); this module routes between them and writes the run record.
@@ -26,10 +28,11 @@ from relayrag.stages.answer_llm import (  # noqa: F401  (re-exported: callers im
     page_quote_answer, split_answer, vision_answer, vision_messages)
 from relayrag.stages.answer_text import (  # noqa: F401
     EXPIRED_TEXT, NOT_FOUND_TEXT, VALID_UNTIL, chitchat_text, expired_note, not_found_answer, not_found_text,
-    sql_fallback_note)
+    sql_fallback_note, states_no_facts)
 from relayrag.stages.answerability import asks_for_total, expected_answer_type
 from relayrag.stages.base import (Stage, StageRequest, StageResponse, embedder_of, llm_failure, load_run, run_snapshot,
                                   write_run)
+from relayrag.stages.summary import SUMMARY, is_summary_question, summary_answer
 from relayrag.stages.extractive import (  # noqa: F401
     DUPLICATE_COSINE, EVIDENCE_K, citation, doc_openings, extractive, local_context, page_headings, table_cell,
     total_cell, total_row_chunks, with_metadata, with_table_header)
@@ -54,11 +57,15 @@ def run(req: GenerateRequest, ctx: StageContext) -> GenerateResponse:
         method, answer = "template", chitchat_text(question, collection)
         if ctx.llm is not None:
             try:
-                answer = ctx.llm.complete([
+                reply = ctx.llm.complete([
                     {"role": "system", "content": "You are relayrag, a document assistant. Reply briefly and "
-                     f"kindly; offer to answer questions about the collection '{collection}'."},
-                    {"role": "user", "content": question}], temperature=0.3, max_tokens=120).strip() or answer
-                method = "llm"
+                     f"kindly; offer to answer questions about the collection '{collection}'. State no facts, "
+                     "numbers, steps or advice: facts come only from the documents, with citations."},
+                    {"role": "user", "content": question}], temperature=0.3, max_tokens=120).strip()
+                if reply and states_no_facts(reply):
+                    answer, method = reply, "llm"
+                else:
+                    method = "template (llm reply stated facts)"
             except LLMError as exc:
                 method, llm_error = "template (llm failed)", llm_failure(exc)
         write_run(ctx, req.run_id, {"answer": answer, "citations": [], "answer_sentences": [],
@@ -72,6 +79,11 @@ def run(req: GenerateRequest, ctx: StageContext) -> GenerateResponse:
     chunks = chunks[: ctx.settings.context_k]
     if chunks and (asks_for_total(question) or expected_answer_type(question)):
         chunks += total_row_chunks(snap, chunks)  # a table's total row, when retrieval brought only rows it sums
+    summary = None
+    if ctx.llm is None and is_summary_question(question):  # "what is this document about?": its title and lead
+        top = chunks or [snap.chunks[c["row"]] for c in (run_rec.get("candidates") or [])[:1]]
+        summary = summary_answer(top, snap, citation)
+        chunks = chunks or top
     if not chunks:
         related = []
         for c in (run_rec.get("candidates") or [])[:3]:  # nothing relevant: the closest, as related reading
@@ -88,6 +100,9 @@ def run(req: GenerateRequest, ctx: StageContext) -> GenerateResponse:
     sentences, citations, decision = extractive(question, chunks, embedder_of(ctx, snap), 1 if regen else 3, snap.bm25,
                                                   snap)
     method = "extractive"
+    if summary is not None:
+        sentences, citations = summary
+        method, decision = SUMMARY, {**decision, "answerable": True}
     by_image = found_by_image(run_rec)
     seen = False
     if by_image and accepts_images(ctx.settings, ctx.llm):
