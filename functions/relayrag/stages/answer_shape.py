@@ -220,3 +220,54 @@ def not_an_answer(question: str, text: str, title: str = "") -> str | None:
             and not asks_about_title(question):
         return "title"
     return None
+
+
+# --- numeric bands ----------------------------------------------------------------------------------------
+
+_NUM = r"(\d+(?:[.,]\d+)?)"
+_BANDS = [  # (pattern, (low, high) from the match: None = open)
+    (re.compile(rf"^(?:from\s+)?{_NUM}\s*(?:-|–|—|to|~|〜|～)\s*{_NUM}\b"), lambda a, b: (a, b)),
+    (re.compile(rf"^{_NUM}\s*(?:\+|or more|and (?:over|above|more)|or over|or above|or longer|plus)"), lambda a: (a, None)),
+    (re.compile(rf"^(?:over|above|more than|greater than|longer than|>)\s*{_NUM}"), lambda a: (a + 1e-9, None)),
+    (re.compile(rf"^(?:at least|minimum|min\.?|from|≥|>=)\s*{_NUM}"), lambda a: (a, None)),
+    (re.compile(rf"^(?:up to|at most|maximum|max\.?|≤|<=|no more than|not more than)\s*{_NUM}"), lambda a: (None, a)),
+    (re.compile(rf"^(?:under|below|less than|fewer than|shorter than|<)\s*{_NUM}"), lambda a: (None, a - 1e-9)),
+    (re.compile(rf"^{_NUM}\s*(?:or (?:less|fewer|under|below)|and (?:under|below))"), lambda a: (None, a)),
+    (re.compile(rf"^{_NUM}\s*[^\d\s]{{0,3}}?(?:以上)"), lambda a: (a, None)),
+    (re.compile(rf"^{_NUM}\s*[^\d\s]{{0,3}}?(?:以下|まで)"), lambda a: (None, a)),
+    (re.compile(rf"^{_NUM}\s*[^\d\s]{{0,3}}?(?:未満)"), lambda a: (None, a - 1e-9)),
+    (re.compile(rf"^{_NUM}\s*[^\d\s]{{0,3}}?(?:超)"), lambda a: (a + 1e-9, None)),
+]
+
+
+def band(cell: str) -> tuple[float | None, float | None] | None:
+    """The numeric band a table cell or label states, as (low, high) with None for an open end: "6-10" →
+    (6, 10); "11 or more" → (11, None); "up to 10" → (None, 10); "over 50 kg" → (50+, None); "under 18";
+    "5年以上" → (5, None). None when the cell is no band (a lone number is no band)."""
+    t = normalize(cell).strip().lower()
+    t = re.sub(r"^[^\d\w<>≤≥]*", "", t)
+    t = re.sub(r"^(?:[^\W\d_]+\s+){0,2}?(?=(?:from|over|above|more|greater|longer|at|up|under|below|less|fewer|"
+               r"shorter|minimum|maximum|min|max|no|not)\b|\d)", "", t, count=1)  # "service of 6-10 years" → "6-10 years"
+    for rx, make in _BANDS:
+        m = rx.match(t)
+        if m:
+            nums = [float(g.replace(",", "")) for g in m.groups()]
+            return make(*nums)
+    return None
+
+
+def band_holds(cell: str, numbers: tuple[str, ...] | list[str]) -> bool:
+    """Does the band `cell` states hold one of the question's `numbers` ("7" in "6-10", "12" in "11 or
+    more")?"""
+    b = band(cell)
+    if b is None:
+        return False
+    lo, hi = b
+    for n in numbers:
+        try:
+            x = float(normalize(n).replace(",", ""))
+        except ValueError:
+            continue
+        if (lo is None or x >= lo) and (hi is None or x <= hi):
+            return True
+    return False

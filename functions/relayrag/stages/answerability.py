@@ -452,7 +452,8 @@ def standalone_heading(text: str, start: int, end: int) -> bool:
     """Is text[start:end] a heading in sentence case ("Refunds for customers in Brazil"), which is_heading's
     capitalisation test misses: one line that is a paragraph of its own (a blank line or the chunk's edge on
     both sides), at most 80 characters, no table cells, no closing punctuation, no number (a leading
-    section number such as "3." aside) and no "label: value" field ("Approved by: Dana Whitfield"). It names what the next paragraph is about and answers nothing."""
+    section number such as "3." aside) and no "label: value" field ("Approved by: Dana Whitfield").
+    It names what the next paragraph is about and answers nothing."""
     line = text[start:end].strip()
     if not line or len(line) > 80 or "\n" in line or _TABLE_SEP in line or line.endswith(_HEADING_END):
         return False

@@ -11,7 +11,7 @@ import numpy as np
 from relayrag.backends.embedder import query_vector, reference_cosine
 from relayrag.metadata import DEFAULT_EXPIRING_DAYS, citation_fields
 from relayrag.retrieval.tokenize import tokenize
-from relayrag.stages.answer_shape import (answer_kinds, identifiers, not_an_answer, states_wh_type)
+from relayrag.stages.answer_shape import answer_kinds, band_holds, identifiers, not_an_answer, states_wh_type
 from relayrag.stages.answerability import (
     addresses_the_assistant, asks_for_total, content_weights, expected_answer_type, is_header_row, is_heading,
     is_total_label, page_heading, question_numbers,
@@ -228,6 +228,10 @@ def extractive(question: str, chunks: list[dict], embedder, max_sentences: int, 
         if is_row and (sum(1 for x in cells if x) < max(2, len(cells) / 2) or stripped in headers_of[i]):
             continue  # a column-name row or a group row ("| | Pre-Pawn | |") names columns; it answers nothing
         context, header, prev = local_context(c, units[i], k, headings.get((c["source"], c["page"]), ""))
+        # a band in a row ("6-10 | 30 days", "11 or more") holds the question's number ("7 years of service")
+        held = [n for n in own_numbers if is_row and any(band_holds(x, [n]) for x in cells)]
+        if held:
+            context += "\n" + " ".join(held)
         wider = c["text"] + "\n" + openings.get(c["source"], "")
         # the decision reads the sentence before as `near` (what is asked must be said here, not only there);
         # the ranking reads it in full (a Japanese answer often follows the sentence restating the question)
@@ -245,8 +249,8 @@ def extractive(question: str, chunks: list[dict], embedder, max_sentences: int, 
         named = False  # does the question name this row (its label)?
         if is_row and header:  # a table row is picked by its label: "Kentucky", "Totals"
             label = tokenize(cells[0])
-            named = bool(label) and sum(1 for t in label if t in qset or t in ent_toks) >= len(label) / 2
-            if label and all(t in qset or t in ent_toks for t in label):
+            named = bool(held) or (bool(label) and sum(1 for t in label if t in qset or t in ent_toks) >= len(label) / 2)
+            if held or (label and all(t in qset or t in ent_toks for t in label)):
                 score += 0.15
         # a question for a total ("total checks in November 2015") is not answered by a row it sums (a state's
         # row): only by the total row, or by a row the question names ("the total for Florida")
@@ -255,8 +259,8 @@ def extractive(question: str, chunks: list[dict], embedder, max_sentences: int, 
         # a data row none of whose words the question mentions (a state's row for "How many checks were run
         # in November 2015?") was matched by its column names alone: it answers for its own label, not for
         # what was asked; a question that names no row of a table is about the whole table (its total row)
-        mentioned = is_row and bool(header) and any(
-            t in qset or t in ent_toks for cell in cells if re.search(r"[^\W\d_]", cell) for t in tokenize(cell))
+        mentioned = is_row and bool(header) and (bool(held) or any(
+            t in qset or t in ent_toks for cell in cells if re.search(r"[^\W\d_]", cell) for t in tokenize(cell)))
         if not cjk and not is_row and (len(stripped) < 30 or is_heading(stripped) or stripped == c.get("title")):
             score -= 0.15  # fragments ("Iowa Ethanol") and headings rarely answer anything
         heading = not cjk and not is_row and standalone_heading(c["text"], *units[i][k])  # read as context only

@@ -118,8 +118,8 @@ MACHINES = ["Compressor K1 is a screw compressor for the paint shop and it deliv
 def test_near_duplicate_sentences_about_another_machine_are_not_added_or_cited(ctx, tmp_path):
     d = tmp_path / "machines"
     d.mkdir()
-    (d / "k1.txt").write_text("Section 4.\n\n" + MACHINES[0] + "\n", encoding="utf-8")
-    (d / "k2.txt").write_text("Section 9.\n\n" + MACHINES[1] + "\n", encoding="utf-8")
+    (d / "k1.txt").write_text("The first machine of the plant.\n\n" + MACHINES[0] + "\n", encoding="utf-8")
+    (d / "k2.txt").write_text("The second machine of the plant.\n\n" + MACHINES[1] + "\n", encoding="utf-8")
     assert not ingest(ctx, d, "m").failed
     res = ask("What pressure does compressor K1 deliver?", "m", ctx=ctx)
     assert res["found"] and res["grounded"], res["answer"]
@@ -229,3 +229,31 @@ def test_llm_may_not_route_a_content_question_to_small_talk(make_llm_ctx, tmp_pa
     assert hello["route"] == "chitchat"
     assert "First open settings" not in hello["answer"] and "faq2" in hello["answer"], hello["answer"]
     assert not hello["grounded"]
+
+
+LEAVE = """# Staff Handbook
+
+## Annual leave
+
+Annual leave grows with the years of service.
+
+| Years of service | Annual leave |
+|---|---|
+| up to 5 | 25 days |
+| 6-10 | 28 days |
+| 11 or more | 30 days |
+"""
+
+
+def test_numeric_band_rows_match_the_number_inside_them(ctx, tmp_path):
+    from relayrag.stages.answer_shape import band_holds
+    assert band_holds("6-10", ["7"]) and band_holds("11 or more", ["12"]) and band_holds("up to 5", ["3"])
+    assert band_holds("over 50 kg", ["60"]) and not band_holds("over 50 kg", ["50"])
+    assert band_holds("5年以上", ["7"]) and not band_holds("6-10", ["11"])
+    d = tmp_path / "hb2"
+    d.mkdir()
+    (d / "handbook.md").write_text(LEAVE, encoding="utf-8")
+    assert not ingest(ctx, d, "hb2").failed
+    res = ask("How much annual leave does an employee with 7 years of service get?", "hb2", ctx=ctx)
+    assert res["found"] and res["grounded"], res["answer"]
+    assert "28 days" in res["answer"] and "30 days" not in res["answer"], res["answer"]
