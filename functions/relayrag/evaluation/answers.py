@@ -25,6 +25,8 @@ overall and per category (and per language: questions with CJK text count as "ja
   and contain no expected string (target 0). An unanswerable item may list expected strings: the ja-qa
   twin keeps each question's gold answers, because another paragraph of the same article can state the
   answer too, and an answer quoting it is then right, not a grounded hallucination.
+- grounded_wrong: answers marked grounded that are wrong — to an answerable question without an expected
+  string, or grounded_unanswerable's (target 0: the green badge on a wrong answer is the worst outcome).
 - answered_unanswerable: all answers (not refusals) to unanswerable questions, whatever they contain.
 - answer_chars (mean answer length, characters), latency_ms_p50 (wall time of one ask).
 
@@ -173,6 +175,7 @@ def score_item(item: dict, res: dict, rec: dict, ctx: StageContext, judge=None) 
            "correct": bool(not item["unanswerable"] and not refused and contains_expected(answer, item["answers"])),
            "citation_ok": None, "faithfulness": None, "faithfulness_llm": None}
     cits = res.get("citations") or []
+    out["route"], out["n_citations"] = rec.get("route"), len(cits)
     if not refused and not item["unanswerable"] and item.get("doc") and cits:
         first = cits[0]
         pages = item.get("page")
@@ -242,6 +245,8 @@ def aggregate(rows: list[dict]) -> dict:
         "grounded_unanswerable": sum(1 for r in una if not r["refused"] and r["grounded"]
                                      and not r.get("contains_expected")),
         "answered_unanswerable": sum(1 for r in una if not r["refused"]),
+        "grounded_wrong": sum(1 for r in rows if not r["refused"] and r["grounded"]
+                              and not (r.get("contains_expected") if r["unanswerable"] else r["correct"])),
         "answer_chars": _mean([r["answer_chars"] for r in rows if not r["refused"]]),
         "latency_ms_p50": round(statistics.median(lat), 1) if lat else None,
     }
