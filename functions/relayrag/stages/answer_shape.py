@@ -46,9 +46,9 @@ _QUESTION_STOP = frozenset(tokenize(
 
 def restates_question(question: str, text: str, title: str = "") -> bool:
     """Does `text` (a sentence or heading; the document's `title`, glued in front of a heading by some
-    extractors, is set aside) say nothing but what the question says? True when all its content tokens but
-    at most one (none for a text of at most two tokens) are the question's, it has at least two of them, and
-    it states no number the question does not. "Resetting your password" / "How do I reset my password?"
+    extractors, is set aside) say nothing but what the question says? True when all its content tokens (CJK:
+    but kana-only bigrams) are the question's, it has at least two of them, and it states no number the
+    question does not. "Resetting your password" / "How do I reset my password?"
     → True; "Reset your password from the sign-in page within 24 hours." → False."""
     body = " ".join(text.split())
     if title:
@@ -61,10 +61,10 @@ def restates_question(question: str, text: str, title: str = "") -> bool:
         return False
     if set(_NUMBER.findall(normalize(body))) - set(_NUMBER.findall(normalize(question))):
         return False
-    new = [t for t in s_toks if t not in q_toks]
-    if has_cjk(body):  # character bigrams: a restatement differs in a particle or two
-        return len(new) <= max(1, len(s_toks) // 5)
-    return len(new) <= (0 if len(s_toks) <= 2 else 1)
+    # one new word can be the whole answer ("The Speed Trim function and MCAS function are inoperative."); in
+    # CJK character bigrams, a restatement may differ in its particles (kana-only bigrams) only
+    from relayrag.stages.answerability import is_function_bigram
+    return not [t for t in s_toks if t not in q_toks and not is_function_bigram(t)]
 
 
 _TITLE_Q = re.compile(r"\b(?:title|titled|called|named|name of (?:the|this) (?:document|policy|manual|report|file))\b"

@@ -257,3 +257,26 @@ def test_numeric_band_rows_match_the_number_inside_them(ctx, tmp_path):
     res = ask("How much annual leave does an employee with 7 years of service get?", "hb2", ctx=ctx)
     assert res["found"] and res["grounded"], res["answer"]
     assert "28 days" in res["answer"] and "30 days" not in res["answer"], res["answer"]
+
+
+def _unruled_pdf() -> bytes:
+    """A page with a three-column table drawn as text at three x positions, without a single line."""
+    from tests.unit.ingest.test_loaders import _Pdf, text_ops
+    intro = text_ops(["Storage rules for the archive team.", "Keep each record for the period below."], 60, 760)
+    cols = [["Record class", "Class A", "Class B", "Class C"], ["Example", "Payslips", "Purchase orders", "Visitor logs"],
+            ["Keep for", "10 years", "7 years", "1 year"]]
+    body = b"".join(text_ops(col, x, 700, leading=18) for col, x in zip(cols, (60, 250, 430)))
+    return _Pdf().page(intro + body).bytes()
+
+
+def test_unruled_pdf_table_reads_as_rows_with_column_names(ctx, tmp_path):
+    from relayrag.ingest.loaders import load_document
+    d = tmp_path / "arch"
+    d.mkdir()
+    (d / "archive.pdf").write_bytes(_unruled_pdf())
+    text = load_document(d / "archive.pdf").pages[0].text
+    assert "Class B | Purchase orders | 7 years" in text, text
+    assert not ingest(ctx, d, "arch").failed
+    res = ask("How long do we keep Class B records?", "arch", ctx=ctx)
+    assert res["found"] and res["grounded"], res["answer"]
+    assert "7 years" in res["answer"] and "10 years" not in res["answer"], res["answer"]
