@@ -82,6 +82,8 @@ def run(req: GenerateRequest, ctx: StageContext) -> GenerateResponse:
     summary = None
     if ctx.llm is None and is_summary_question(question):  # "what is this document about?": its title and lead
         top = chunks or [snap.chunks[c["row"]] for c in (run_rec.get("candidates") or [])[:1]]
+        if not top and snap.chunks and len({c["source"] for c in snap.chunks}) == 1:
+            top = snap.chunks[:1]  # "this document" names no word to retrieve by: a one-document collection's
         summary = summary_answer(top, snap, citation)
         chunks = chunks or top
     if not chunks:
