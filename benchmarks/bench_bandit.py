@@ -1,6 +1,6 @@
 """The contextual bandit on whole dev sets: SciFact test, ja-qa dev, and both in one mixed collection.
 
-Runs `relayrag eval beir` (relayrag.evaluation.evaluate_beir) per set — fixed arms, the bandit replayed
+Runs `relayrag eval beir` (relayrag.evaluation.retrieval.evaluate_beir) per set — fixed arms, the bandit replayed
 online with the no-LLM judge's rewards (and, with --oracle, with the qrels' nDCG@10 as reward), optionally
 the full pipeline — writes benchmarks/results/bandit_<set>.json, and plots the learning curves (nDCG@10 per
 block of 50 queries, bandit vs each fixed arm, per query script; below, the cumulative regret against the
@@ -139,7 +139,7 @@ def main() -> int:
     ap.add_argument("--plot-only", action="store_true", help="re-plot from the saved results")
     a = ap.parse_args()
     from relayrag.context import default_context
-    from relayrag.evaluation import evaluate_beir
+    from relayrag.evaluation.retrieval import evaluate_beir
 
     a.out.mkdir(parents=True, exist_ok=True)
     results = {}

@@ -50,7 +50,7 @@ def fit_logistic(x: np.ndarray, y: np.ndarray, l2: float = 1e-3, iters: int = 50
 
 
 def collect(ctx, dataset: Path, collection: str, split: str = "test"):
-    from relayrag.evaluation import load_qrels, load_queries
+    from relayrag.evaluation.retrieval import load_qrels, load_queries
     from relayrag.retrieval.bandit import query_context, readable
     from relayrag.retrieval.reward import DEPTH, judge_features
     from relayrag.stages.evidence import lexical_coverage

@@ -37,7 +37,7 @@ def pct(xs: list[float], q: float) -> float:
 
 def load_questions(a) -> tuple[list[tuple[str, str]], dict | None]:
     """[(id, question)] and the qrels (BEIR) or None."""
-    from relayrag.evaluation import load_qrels, load_queries
+    from relayrag.evaluation.retrieval import load_qrels, load_queries
     if a.questions:
         rows = [json.loads(line) for line in Path(a.questions).read_text(encoding="utf-8").splitlines() if line.strip()]
         qs = [(str(r.get("id", i)), r["question"]) for i, r in enumerate(rows)]
@@ -79,7 +79,7 @@ def main() -> int:
 
     from relayrag.context import StageContext, build_blobstore, build_docstore, set_default_context
     from relayrag.engine.local import ask
-    from relayrag.evaluation import doc_ranking, score_run
+    from relayrag.evaluation.retrieval import doc_ranking, score_run
     from relayrag.ingest.pipeline import ingest
     from relayrag.settings import load_settings
 

@@ -152,7 +152,7 @@ def main() -> int:
     ap.add_argument("--out", type=Path, default=REPO / "benchmarks" / "results")
     a = ap.parse_args()
     from relayrag.context import default_context
-    from relayrag.evaluation import load_qrels, load_queries, ndcg_at_k, score_run
+    from relayrag.evaluation.retrieval import load_qrels, load_queries, ndcg_at_k, score_run
     ctx = default_context()
     snap = ctx.snapshot(a.collection)
     emb = snap.embedder or ctx.embedder

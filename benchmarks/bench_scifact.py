@@ -29,7 +29,7 @@ def baseline(data: Path, qids: list[str], queries: dict[str, str], qrels) -> dic
     import bm25s
     import Stemmer
 
-    from relayrag.evaluation import score_run
+    from relayrag.evaluation.retrieval import score_run
     from relayrag.retrieval.fusion import rrf_fuse
 
     docs = [json.loads(line) for line in (data / "corpus.jsonl").open(encoding="utf-8")]
@@ -89,7 +89,7 @@ def main() -> int:
     with tempfile.TemporaryDirectory() as home:
         os.environ["RELAYRAG_HOME"] = home
         from relayrag.context import default_context
-        from relayrag.evaluation import evaluate_beir, load_qrels, load_queries
+        from relayrag.evaluation.retrieval import evaluate_beir, load_qrels, load_queries
         qrels = load_qrels(a.data / "qrels" / "test.tsv")
         queries = load_queries(a.data / "queries.jsonl")
         qids = [q for q in qrels if q in queries][: a.limit or None]

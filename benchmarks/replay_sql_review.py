@@ -28,7 +28,7 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     from relayrag.settings import load_settings
     from relayrag.sql.checks import review
-    from relayrag.sql.evaluate import execution_match
+    from relayrag.evaluation.sql import execution_match
     from relayrag.sql.plan import plan_question
     from relayrag.sql.warehouse import open_warehouse
     wh = open_warehouse(Path(load_settings().home), args.collection)

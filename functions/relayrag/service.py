@@ -12,7 +12,7 @@ Front ends present what it returns and turn its errors into their own (exit code
 
 Results are pydantic models (`RunResult`, `SearchResult`, `IngestResult`, `CollectionInfo`, `RunDetail`,
 `SqlQueryResult`, `WorkflowRun`); reports of evaluations and warehouse operations are dicts, as the modules
-that compute them document (relayrag.evaluation, relayrag.sql.evaluate, relayrag.sql.warehouse).
+that compute them document (relayrag.evaluation.retrieval and .answers, relayrag.evaluation.sql, relayrag.sql.warehouse).
 """
 
 from __future__ import annotations
@@ -659,18 +659,18 @@ class Service:
     def eval_beir(self, dataset: Path, collection: str, *, limit: int | None = None, split: str = "test",
                   pipeline: bool = True, progress: bool = False, block: int = 50, oracle: bool = False) -> dict:
         """nDCG@10, Recall@100 and MRR@10 per arm, the bandit (learning curve per `block` queries, regret,
-        picks; `oracle` adds a replay rewarded with the qrels) and the pipeline (relayrag.evaluation)."""
-        from relayrag.evaluation import evaluate_beir
+        picks; `oracle` adds a replay rewarded with the qrels) and the pipeline (relayrag.evaluation.retrieval)."""
+        from relayrag.evaluation.retrieval import evaluate_beir
         return evaluate_beir(self.ctx, dataset, collection, limit=limit, split=split, pipeline=pipeline,
                              progress=progress, block=block, oracle=oracle)
 
     def eval_answers(self, golden: Path, collection: str, *, twin: bool = False, limit: int | None = None,
                      arm: str | None = None, compare_llm: bool = True, progress: bool = False,
                      on_item: Callable[[dict], None] | None = None) -> dict:
-        """Answer quality on a golden set (relayrag.evaluation_answers): a JSONL file, or a BEIR folder with
+        """Answer quality on a golden set (relayrag.evaluation.answers): a JSONL file, or a BEIR folder with
         answers.jsonl whose corpus (twin: without the questions' gold paragraphs) is ingested first."""
         from relayrag.errors import RelayragError
-        from relayrag.evaluation_answers import evaluate_answers, load_golden, prepare_beir
+        from relayrag.evaluation.answers import evaluate_answers, load_golden, prepare_beir
         golden = Path(golden)
         if golden.is_dir():
             items = prepare_beir(self.ctx, golden, collection, twin=twin, progress=progress)
@@ -685,8 +685,8 @@ class Service:
 
     def eval_sql(self, dataset: Path, collection: str, *, adversarial: list[Path] | None = None,
                  limit: int | None = None, on_item: Callable[[dict], None] | None = None) -> dict:
-        """Text-to-SQL execution accuracy and the guard's refusals (relayrag.sql.evaluate)."""
-        from relayrag.sql.evaluate import evaluate_sql
+        """Text-to-SQL execution accuracy and the guard's refusals (relayrag.evaluation.sql)."""
+        from relayrag.evaluation.sql import evaluate_sql
         return evaluate_sql(self.ctx, dataset, collection, adversarial=list(adversarial or []), limit=limit,
                             on_item=on_item)
 

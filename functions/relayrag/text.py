@@ -162,17 +162,55 @@ def answer_units(text: str, cjk: bool) -> list[tuple[int, int]]:
             else:
                 joined.append((s, e))
         return joined
+    spans = [part for s, e in spans for part in _heading_apart(text, s, e)]
     out: list[tuple[int, int]] = []
     k = 0
     while k < len(spans):
         s, e = spans[k]
         if ((e - s < 20 or text[s:e].rstrip().endswith(":")) and " | " not in text[s:e] and k + 1 < len(spans)
+                and (text[s:e].rstrip().endswith(":") or "\n\n" not in text[e:spans[k + 1][0]])  # a heading
+                # that is a paragraph of its own stays apart; a line ending with ":" introduces what follows
+                and not _heading_line(text[s:e])
                 and " | " not in text[spans[k + 1][0]:spans[k + 1][1]]):
             e = spans[k + 1][1]
             k += 1
         out.append((s, e))
         k += 1
     return out
+
+
+_HEADING_WORD = re.compile(r"[^\W\d_][\w\-/']*")
+
+
+_MINOR_WORDS = frozenset("a an and as at by for from in into of on or the to with".split())
+
+
+def _heading_line(line: str) -> bool:
+    """A line that reads as a title-case heading: at most 80 characters, at least two words, no table cells,
+    no comma, no closing punctuation, no digit besides a leading section number, and every word capitalised
+    but the minor ones (of, and, the …): "Costs of Compliance", "3. Refund Policy"; not "On November 7, 2018,
+    the FAA issued" (the first line of a wrapped sentence)."""
+    line = re.sub(r"^\(?\d+(?:\.\d+)*[.)]?\s+", "", line.strip())
+    if (not line or len(line) > 80 or " | " in line or "\n" in line or "," in line or line.endswith(tuple(".;:!?"))
+            or any(ch.isdigit() for ch in line)):
+        return False
+    words = _HEADING_WORD.findall(line)
+    return len(words) >= 2 and words[0][0].isupper() and all(
+        w[0].isupper() for w in words if w.lower() not in _MINOR_WORDS)
+
+
+def _heading_apart(text: str, s: int, e: int) -> list[tuple[int, int]]:
+    """A sentence span whose first line is a heading ("Costs of Compliance\nThe FAA estimates …", as PDF
+    text lines come) split into the heading and the sentence, so the heading is not glued to the sentence."""
+    nl = text.find("\n", s, e)
+    if nl < 0 or not _heading_line(text[s:nl]):
+        return [(s, e)]
+    rest = nl + 1
+    while rest < e and text[rest].isspace():
+        rest += 1
+    if rest >= e or not text[rest].isupper() or " | " in text[rest:e]:
+        return [(s, e)]
+    return [(s, nl), (rest, e)]
 
 
 def open_brackets(t: str) -> int:

@@ -63,7 +63,7 @@ def test_golden_set_meets_the_no_llm_targets(examples_ctx):
     """benchmarks/golden/examples-pdfs.jsonl through the whole workflow (about 5 minutes on 2 cores): the
     issue-18 targets for the no-LLM path."""
     from relayrag.context import StageContext
-    from relayrag.evaluation_answers import evaluate_answers
+    from relayrag.evaluation.answers import evaluate_answers
     from tests.conftest import REPO
 
     ctx, _ = examples_ctx

@@ -3,7 +3,7 @@ import math
 
 import pytest
 
-from relayrag.evaluation import evaluate_beir, mrr_at_k, ndcg_at_k, recall_at_k, score_run
+from relayrag.evaluation.retrieval import evaluate_beir, mrr_at_k, ndcg_at_k, recall_at_k, score_run
 
 
 def test_metrics_by_hand():

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from relayrag.errors import RelayragError
-from relayrag.evaluation_answers import (
+from relayrag.evaluation.answers import (
     aggregate, beir_golden, contains_expected, evaluate_answers, load_golden, twin_corpus)
 from relayrag.ingest.pipeline import ingest
 

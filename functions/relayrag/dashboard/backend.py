@@ -338,8 +338,8 @@ def dataset(dataset_id: str) -> dict:
 
 def run_eval(dataset_id: str, collection: str, *, limit: int | None, pipeline: bool,
              on_progress: Callable[[str], None], on_item: Callable[[dict], None]) -> dict:
-    """Run a BEIR (relayrag.evaluation.evaluate_beir), answer-quality (relayrag.evaluation_answers) or
-    Text-to-SQL (relayrag.sql.evaluate.evaluate_sql) evaluation and store its report in the blob store for
+    """Run a BEIR (relayrag.evaluation.retrieval.evaluate_beir), answer-quality (relayrag.evaluation.answers) or
+    Text-to-SQL (relayrag.evaluation.sql.evaluate_sql) evaluation and store its report in the blob store for
     the history chart. Returns the stored entry {id, dataset, kind, collection, at, seconds, report}."""
     d = dataset(dataset_id)
     check_collection(collection)

@@ -1,7 +1,7 @@
 """Text-to-SQL generation: the LLM writes read-only SELECT candidates for a question over a warehouse's
 schema, each is guarded and executed on the read-only warehouse, and the answer is the result set most
 candidates agree on (self-consistency over execution results). Used by the sql stage
-(relayrag.stages.sql) and `relayrag eval sql` (relayrag.sql.evaluate).
+(relayrag.stages.sql) and `relayrag eval sql` (relayrag.evaluation.sql).
 
 One candidate = one LLM call with a prompt variant (`VARIANTS`: with or without the no-LLM plan's SQL
 shape hints, a CTE-first instruction, sampling temperature), then `requalify` (a column written with a

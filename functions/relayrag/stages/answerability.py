@@ -444,18 +444,22 @@ def addresses_the_assistant(sentence: str) -> bool:
     return bool(_TO_THE_ASSISTANT.search(sentence))
 
 
+_FIELD_LINE = re.compile(r"[^\W\d_]\s*[:：]\s*\S")
 _SECTION_NUMBER = re.compile(r"^\(?\d+(?:\.\d+)*[.)]?\s+")
 
 
 def standalone_heading(text: str, start: int, end: int) -> bool:
     """Is text[start:end] a heading in sentence case ("Refunds for customers in Brazil"), which is_heading's
     capitalisation test misses: one line that is a paragraph of its own (a blank line or the chunk's edge on
-    both sides), at most 80 characters, no table cells, no closing punctuation and no number (a leading
-    section number such as "3." aside). It names what the next paragraph is about and answers nothing."""
+    both sides), at most 80 characters, no table cells, no closing punctuation, no number (a leading
+    section number such as "3." aside) and no "label: value" field ("Approved by: Dana Whitfield").
+    It names what the next paragraph is about and answers nothing."""
     line = text[start:end].strip()
     if not line or len(line) > 80 or "\n" in line or _TABLE_SEP in line or line.endswith(_HEADING_END):
         return False
     if any(ch.isdigit() for ch in _SECTION_NUMBER.sub("", line)):
+        return False
+    if _FIELD_LINE.search(line):  # "Approved by: Dana Whitfield" states a field's value; it heads nothing
         return False
     before, after = text[:start].rstrip(" \t"), text[end:].lstrip(" \t")
     return (not before or before.endswith("\n\n")) and (not after or after.startswith("\n\n"))

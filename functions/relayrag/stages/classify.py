@@ -177,6 +177,11 @@ def run(req: ClassifyRequest, ctx: StageContext) -> ClassifyResponse:
                  + tables_note},
                 {"role": "user", "content": req.question}], SCHEMA, max_tokens=20)
             route = Route(out["route"])
+            if route == Route.chitchat and classify_no_llm(req.question, ctx.embedder)[0] != Route.chitchat:
+                # the LLM chooses only among the routes the no-LLM checks allow: a question with content words
+                # is never small talk (a small model labels how-to questions "chitchat" and then answers them
+                # from its own knowledge)
+                route = Route.rag
             if route == Route.sql and not has_warehouse:
                 route = Route.rag
             if route == Route.visual and not has_documents:

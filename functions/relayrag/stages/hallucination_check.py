@@ -9,6 +9,11 @@ Two questions, both of which must be yes for `grounded`:
    covered by the answer sentences read with their local context (stages/answerability.py) — so a verbatim
    quote about something else fails. LLM method `llm`: one JSON verdict, claim by claim, listing the
    unsupported sentences and whether the answer is about the exact thing asked.
+   Whichever method judged it, the answer must also be responsive (`responsive`): no sentence that asks or
+   only restates the question, and a value of the type asked (who → a person or role, when → a date or
+   time, how long → a duration, …; stages/answer_shape.py). A summary answer ("what is this document
+   about?", generate's `summary` method) is responsive by construction: it quotes the document's title and
+   lead sentences.
 Routes: `grounded` (end); `not_found` (end: generate found no answer, so `grounded` is false: a refusal is
 not a grounded answer); `no_claims` (end: a chitchat reply, which cites nothing and is not grounded); an
 answer that does not answer the question → `refuse` at once with an honest "not found" that lists the cited
@@ -29,11 +34,12 @@ from relayrag.retrieval.tokenize import tokenize
 from relayrag.prompts import quote_document, with_data_rule
 from relayrag.stages.base import (Stage, StageRequest, StageResponse, embedder_of, llm_failure, load_run, run_snapshot,
                                   write_run)
+from relayrag.stages.answer_shape import answer_kinds, not_an_answer, states_wh_type
 from relayrag.stages.answerability import (
     Support, content_weights, expected_answer_type, question_entities, question_numbers, states_answer_type,
     support)
 from relayrag.stages.evidence import absent_tokens, lexical_coverage, query_idf, span_vectors
-from relayrag.stages.generate import doc_openings, not_found_text
+from relayrag.stages.generate import SUMMARY, doc_openings, not_found_text
 from relayrag.stages.page_answer import PAGE_QUOTE, VISION, by_image_note, page_search_note
 from relayrag.text import has_cjk, language_code, sentences as split_sents, split_sentences
 
@@ -80,6 +86,27 @@ def unsupported_sentences(answer_sentences: list[dict], cited: dict[int, dict], 
             continue
         bad.append(k)
     return bad
+
+
+def responsive(question: str, sentences: list[dict]) -> bool:
+    """Is the answer shaped like an answer to `question`, whoever wrote it: no sentence asks or only restates the
+    question (answer_shape.not_an_answer), and some sentence states a value of the type the question asks for
+    (answerability.states_answer_type: money, duration, count, date, number; answer_shape.states_wh_type:
+    person, place, when, year, frequency), read with its table row's column names."""
+    if not sentences:
+        return False
+    if any(not_an_answer(question, s.get("source") or s["text"]) is not None for s in sentences):
+        return False
+    cjk = has_cjk(question)
+    kind, wh = answer_kinds(question, expected_answer_type(question))
+    own = question_numbers(question)
+    for s in sentences:
+        text = s.get("source") or s["text"]
+        unit = (s.get("context") or "") if " | " in text else ""
+        if states_answer_type(kind, text, cjk, s.get("context") or "", own, question) and \
+                states_wh_type(wh, text + ("\n" + unit if unit else ""), cjk, question):
+            return True
+    return False
 
 
 def question_support(question: str, sentences: list[dict], citations: list[dict], bm25_index=None,
@@ -195,12 +222,16 @@ def run(req: CheckRequest, ctx: StageContext) -> CheckResponse:
         openings = doc_openings(snap, list(cited.values()))
         wider = "\n".join([c["text"] for c in cited.values()] + list(openings.values()))
         sup = question_support(run_rec["question"], sents, run_rec.get("citations", []), snap.bm25, wider)
-        cjk = has_cjk(run_rec["question"])
-        kind = expected_answer_type(run_rec["question"])  # the answer must state a value of the kind asked
-        answers = bool(sents) and sup.answers(cjk) and any(
-            states_answer_type(kind, s.get("source") or s["text"], cjk, s.get("context") or "",
-                               question_numbers(run_rec["question"]), run_rec["question"]) for s in sents)
+        answers = bool(sents) and sup.answers(has_cjk(run_rec["question"]))
+    # supported is not enough: an answer that restates the question or lacks the type of value it asks for (a
+    # title line for "who signed it off?") does not answer it, whichever method wrote it or judged it
+    if answers and run_rec.get("generate_method") != SUMMARY:
+        answers = responsive(run_rec["question"], sents)
     patch: dict = {}
+    if run_rec.get("generate_method") == SUMMARY and not bad:
+        # "what is this document about?": its title and lead sentences, quoted and cited, are the answer; the
+        # question names no content term for them to cover
+        answers = True
     page_quote = run_rec.get("generate_method") == PAGE_QUOTE
     if page_quote and not answers:
         # a visual question answered with the page found by its image, quoting its text: grounded only when that

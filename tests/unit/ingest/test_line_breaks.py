@@ -112,8 +112,8 @@ def test_collection_with_unreadable_snapshot_is_recoverable(ctx, tmp_path):
 
 
 def test_sql_eval_and_beir_queries_read_jsonl_with_separators(tmp_path):
-    from relayrag.evaluation import load_queries
-    from relayrag.sql.evaluate import _read_jsonl
+    from relayrag.evaluation.retrieval import load_queries
+    from relayrag.evaluation.sql import _read_jsonl
     q = tmp_path / "queries.jsonl"
     q.write_bytes("".join(json.dumps({"_id": str(i), "text": f"q{c}x"}, ensure_ascii=False) + "\n"
                           for i, c in enumerate("\u2028\u2029\x85")).encode("utf-8"))

@@ -175,7 +175,7 @@ def test_variants_never_repeat_a_prompt_and_speak_the_question_language(wh):
 
 def test_eval_sql_reports_the_method_and_the_votes(make_llm_ctx, home, tmp_path):
     """`relayrag eval sql` runs the candidates with the backend's default and records the method."""
-    from relayrag.sql.evaluate import evaluate_sql
+    from relayrag.evaluation.sql import evaluate_sql
     load_warehouse(home, "chinook", [CHINOOK], config=CONFIG)
     rows = [json.loads(x) for x in (REPO / "tests/fixtures/text2sql/dev.jsonl").read_text().splitlines()]
     row = next(r for r in rows if r["id"] == "dev-01")

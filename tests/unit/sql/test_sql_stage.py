@@ -165,7 +165,7 @@ def test_cli_eval_sql_scores_gold_sql_and_the_guard(make_llm_ctx, chinook, tmp_p
 
 
 def test_execution_match_rules():
-    from relayrag.sql.evaluate import execution_match
+    from relayrag.evaluation.sql import execution_match
     assert execution_match([[5]], [[5.0]], order_matters=False)
     assert execution_match([[37.62]], [[37.620000000000005]], order_matters=False)
     assert execution_match([["a", 1], ["b", 2]], [[2, "b"], [1, "a"]], order_matters=False)  # column permutation

@@ -132,7 +132,7 @@ def test_column_header_skips_the_group_row():
     assert column_header(["| | Pre-Pawn | |", "State | Permit | Long Gun | Handgun"]).startswith("State")
 
 
-def test_repeated_footer_is_quoted_once_citing_every_document(ctx, tmp_path):
+def test_repeated_footer_is_quoted_once_and_cited_once(ctx, tmp_path):
     d = tmp_path / "reports"
     d.mkdir()
     footer = "For questions about this report, call the records office at 555-0100."
@@ -144,7 +144,9 @@ def test_repeated_footer_is_quoted_once_citing_every_document(ctx, tmp_path):
     res = ask("What number should I call with questions about the report to the records office?", "r", ctx=ctx)
     assert res["found"] and res["grounded"], res["answer"]
     assert res["answer"].count("555-0100") == 1
-    assert {c["doc"] for c in res["citations"]} == {"q1.txt", "q2.txt", "q3.txt"}
+    # cited once, the other documents counted (issue 31: one citation per document repeated the same line)
+    assert len(res["citations"]) == 1 and res["citations"][0]["doc"] in {"q1.txt", "q2.txt", "q3.txt"}
+    assert "(also in 2 other documents)" in res["answer"], res["answer"]
 
 
 def test_overlapping_chunks_of_one_page_are_cited_once(ctx):

@@ -23,7 +23,7 @@ from relayrag.ingest.pdf.ocr import (
     _OcrFailed,
     _Renderer,
 )
-from relayrag.ingest.pdf.tables import _find_tables
+from relayrag.ingest.pdf.tables import _find_tables, find_unruled_tables
 from relayrag.ingest.pdf.words import (
     _chars_to_words,
     _drop_stray_rotated_chars,
@@ -244,6 +244,7 @@ def _extract_pdf_page(page: Any, index: int, renderer: _Renderer, lang: str, war
                 return Page(number, text, "ocr"), heading
 
     tables = _find_tables(page, words) if not view.rot else []  # pdfplumber's finder works in page space
+    tables += find_unruled_tables(words, [t.bbox for t in tables]) if not view.rot else []  # text in columns
     elements: list[_El] = []
     for t in tables:
         elements.append(_El(*t.bbox, text="\n".join(t.rows), block=True))

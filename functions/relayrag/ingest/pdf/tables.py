@@ -251,3 +251,75 @@ def _gutters(lines: list[list[_El]], min_gap: float, allowed: int) -> list[tuple
         else:
             i += 1
     return out
+
+
+# --- tables without rulings -------------------------------------------------------------------------------
+
+UNRULED_MIN_ROWS = 3        # lines (column-name row included) of an unruled table
+UNRULED_GAP_EM = 1.8        # a column gap is at least this many median word heights wide (a space is ~0.3)
+UNRULED_MAX_CELL_WORDS = 4  # median words per cell: table cells are short, a column of prose is not
+UNRULED_MAX_CELL_CHARS = 20  # median characters per cell (three columns of prose have 25-35)
+UNRULED_ALIGN_PT = 4.0      # cells of one column start within this many points of each other
+
+
+def _segments(line: list[_El], gap: float) -> list[list[_El]]:
+    """A text line split at horizontal gaps wider than `gap` (its cells, when it is a table row)."""
+    ws = sorted(line, key=lambda w: w.x0)
+    out = [[ws[0]]]
+    for w in ws[1:]:
+        if w.x0 - out[-1][-1].x1 >= gap:
+            out.append([w])
+        else:
+            out[-1].append(w)
+    return out
+
+
+def find_unruled_tables(words: list[_El], taken: list[tuple[float, float, float, float]] = ()) -> list[_Table]:
+    """Tables drawn without any rule (text placed in columns), rendered as rows "cell | cell".
+
+    Words outside the ruled tables (`taken`) are grouped into lines; a line is a candidate row when gaps of
+    at least UNRULED_GAP_EM median word heights split it into two or more cells. A run of at least
+    UNRULED_MIN_ROWS consecutive candidate rows (no more than two line heights apart) whose cells start at the
+    same x positions (within UNRULED_ALIGN_PT) in every row, with short cells (median at most
+    UNRULED_MAX_CELL_WORDS words and UNRULED_MAX_CELL_CHARS characters: columns of prose have long ones; on
+    /work/shared/bench/pdfs only the Federal Register's three-column page had aligned lines, at 25-35
+    characters a cell) is a table; its region's rows come from
+    the ruled tables' row builder (`_table_rows` with no rules: cells split at whitespace gutters)."""
+    free = [w for w in words if not any(_inside(w, t) for t in taken)]
+    if len(free) < 2 * UNRULED_MIN_ROWS:
+        return []
+    med_h = statistics.median(w.h for w in free)
+    gap = UNRULED_GAP_EM * med_h
+    lines = _group_lines(sorted(free, key=lambda w: (w.top, w.x0)))
+    segs = [_segments(ln, gap) for ln in lines]
+    tables: list[_Table] = []
+    k = 0
+    while k < len(lines):
+        if len(segs[k]) < 2:
+            k += 1
+            continue
+        starts = [s[0].x0 for s in segs[k]]
+        run = [k]
+        j = k + 1
+        while j < len(lines) and len(segs[j]) == len(starts):
+            prev_bottom = max(w.bottom for w in lines[run[-1]])
+            if min(w.top for w in lines[j]) - prev_bottom > 2.0 * med_h:
+                break
+            if not all(abs(s[0].x0 - x) <= UNRULED_ALIGN_PT or abs(s[-1].x1 - e) <= UNRULED_ALIGN_PT
+                       for s, x, e in zip(segs[j], starts, [sg[-1].x1 for sg in segs[k]])):
+                break
+            run.append(j)
+            j += 1
+        cell_words = [len(s) for i in run for s in segs[i]]
+        cell_chars = [sum(len(w.text) + 1 for w in s) - 1 for i in run for s in segs[i]]
+        if (len(run) >= UNRULED_MIN_ROWS and statistics.median(cell_words) <= UNRULED_MAX_CELL_WORDS
+                and statistics.median(cell_chars) <= UNRULED_MAX_CELL_CHARS):
+            ws = [w for i in run for w in lines[i]]
+            bbox = (min(w.x0 for w in ws), min(w.top for w in ws), max(w.x1 for w in ws), max(w.bottom for w in ws))
+            rows = _table_rows(bbox, ws, [], [])
+            if sum(1 for r in rows if sum(1 for c in r.split(" | ") if c.strip()) >= 2) >= UNRULED_MIN_ROWS:
+                tables.append(_Table(bbox, rows))
+            k = j
+        else:
+            k += 1
+    return tables

@@ -25,6 +25,8 @@ overall and per category (and per language: questions with CJK text count as "ja
   and contain no expected string (target 0). An unanswerable item may list expected strings: the ja-qa
   twin keeps each question's gold answers, because another paragraph of the same article can state the
   answer too, and an answer quoting it is then right, not a grounded hallucination.
+- grounded_wrong: answers marked grounded that are wrong — to an answerable question without an expected
+  string, or grounded_unanswerable's (target 0: the green badge on a wrong answer is the worst outcome).
 - answered_unanswerable: all answers (not refusals) to unanswerable questions, whatever they contain.
 - answer_chars (mean answer length, characters), latency_ms_p50 (wall time of one ask).
 
@@ -107,7 +109,7 @@ def beir_golden(dataset: Path, *, unanswerable: bool = False) -> list[dict]:
     """A BEIR folder with answers.jsonl (ja-qa) → golden items: question, gold answers, gold doc (page 1).
     unanswerable=True: the same questions marked unanswerable (for the twin collection built from
     `twin_corpus`, which lacks their gold paragraphs)."""
-    from relayrag.evaluation import load_qrels, load_queries
+    from relayrag.evaluation.retrieval import load_qrels, load_queries
 
     dataset = Path(dataset)
     ans_path = dataset / "answers.jsonl"
@@ -137,7 +139,7 @@ def beir_golden(dataset: Path, *, unanswerable: bool = False) -> list[dict]:
 def twin_corpus(dataset: Path, out_path: Path) -> int:
     """Write the corpus of `dataset` without the gold paragraphs of its questions (qrels/test.tsv) to
     `out_path` (BEIR corpus.jsonl). Returns the number of paragraphs kept."""
-    from relayrag.evaluation import load_qrels
+    from relayrag.evaluation.retrieval import load_qrels
 
     dataset = Path(dataset)
     gold = {d for rels in load_qrels(dataset / "qrels" / "test.tsv").values() for d, r in rels.items() if r > 0}
@@ -178,6 +180,7 @@ def score_item(item: dict, res: dict, rec: dict, ctx: StageContext, judge=None) 
                        if item["answers"] or item["unanswerable"] else None),
            "citation_ok": None, "faithfulness": None, "faithfulness_llm": None}
     cits = res.get("citations") or []
+    out["route"], out["n_citations"] = rec.get("route"), len(cits)
     if not refused and not item["unanswerable"] and item.get("doc") and cits:
         first = cits[0]
         pages = item.get("page")
@@ -247,6 +250,8 @@ def aggregate(rows: list[dict]) -> dict:
         "grounded_unanswerable": sum(1 for r in una if not r["refused"] and r["grounded"]
                                      and not r.get("contains_expected")),
         "answered_unanswerable": sum(1 for r in una if not r["refused"]),
+        "grounded_wrong": sum(1 for r in rows if not r["refused"] and r["grounded"]
+                              and not (r.get("contains_expected") if r["unanswerable"] else r["correct"])),
         "answer_chars": _mean([r["answer_chars"] for r in rows if not r["refused"]]),
         "latency_ms_p50": round(statistics.median(lat), 1) if lat else None,
     }

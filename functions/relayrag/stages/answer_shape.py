@@ -1,0 +1,273 @@
+"""What an answer must look like besides sharing the question's words, checked without an LLM.
+
+- A question-shaped sentence ("How do I reset my password?", an FAQ's heading; "…ですか？") is never an answer:
+  it asks, it states nothing (`is_question_sentence`).
+- A sentence or heading that restates the question ("Resetting your password" for "How do I reset my
+  password?") names what the section under it is about; it is never the answer (`restates_question`: it adds no
+  content word and no number of its own to the question's).
+- Answer types for the question words the number-type check (answerability.expected_answer_type) leaves out:
+  who → a person or a role, where → a place, when → a date or time, which year → a year, how often → a
+  frequency; 誰/どなた, どこ, いつ, 何回/何度 in Japanese (`wh_answer_type`, `states_wh_type`).
+- A document's title or metadata line answers only a question about titles (`asks_about_title`).
+- Identifiers ("K1", "RX-7", "1234", "B-200"): tokens with a digit, or of one or two capitals, that name one
+  record among similar ones; two sentences that differ in them are about different things
+  (`identifiers`), however close their wording.
+"""
+
+from __future__ import annotations
+
+import re
+
+from relayrag.retrieval.tokenize import tokenize
+from relayrag.text import has_cjk, normalize
+
+_QUESTION_END = re.compile(r"[?？]\s*[\"'”’)）」]*\s*$")
+_JA_QUESTION_END = re.compile(r"(?:ですか|ますか|でしょうか|のか|か)[。．]?\s*$")
+_EN_WH_START = re.compile(r"^\s*(?:what|which|who|whom|whose|when|where|why|how|can|could|do|does|did|is|are|"
+                          r"was|were|should|shall|will|would|may|must|have|has)\b", re.I)
+
+
+def is_question_sentence(text: str) -> bool:
+    """Does `text` ask rather than state: it ends with a question mark (？ too), or in Japanese with the
+    question particle か (…ですか。)? An FAQ's question heading is one; its answer is the paragraph under it."""
+    t = " ".join(text.split())
+    if not t:
+        return False
+    if _QUESTION_END.search(t):
+        return True
+    return has_cjk(t) and bool(_JA_QUESTION_END.search(t)) and len(t) <= 80
+
+
+_NUMBER = re.compile(r"[0-9０-９]+")
+_QUESTION_STOP = frozenset(tokenize(
+    "what which who whom whose when where why how do does did can could should shall will would may might must is "
+    "are was were be been have has had i you we my our your me us there this that these those about tell please"))
+
+
+def restates_question(question: str, text: str, title: str = "") -> bool:
+    """Does `text` (a sentence or heading; the document's `title`, glued in front of a heading by some
+    extractors, is set aside) say nothing but what the question says? True when all its content tokens (CJK:
+    but kana-only bigrams) are the question's, it has at least two of them, and it states no number the
+    question does not. "Resetting your password" / "How do I reset my password?"
+    → True; "Reset your password from the sign-in page within 24 hours." → False."""
+    body = " ".join(text.split())
+    if title:
+        t = " ".join(title.split())
+        if t and body.lower().startswith(t.lower()) and len(body) > len(t):
+            body = body[len(t):].strip(" :-—–|")
+    q_toks = set(tokenize(question)) - _QUESTION_STOP
+    s_toks = [t for t in dict.fromkeys(tokenize(body)) if t not in _QUESTION_STOP]
+    if len(s_toks) < 2 or not q_toks:
+        return False
+    if set(_NUMBER.findall(normalize(body))) - set(_NUMBER.findall(normalize(question))):
+        return False
+    # one new word can be the whole answer ("The Speed Trim function and MCAS function are inoperative."); in
+    # CJK character bigrams, a restatement may differ in its particles (kana-only bigrams) only
+    from relayrag.stages.answerability import is_function_bigram
+    return not [t for t in s_toks if t not in q_toks and not is_function_bigram(t)]
+
+
+_TITLE_Q = re.compile(r"\b(?:title|titled|called|named|name of (?:the|this) (?:document|policy|manual|report|file))\b"
+                      r"|表題|題名|タイトル|件名|名称", re.I)
+
+
+def asks_about_title(question: str) -> bool:
+    """Does the question ask for a title or name ("What is the title of …", "What is this policy called",
+    タイトル, 表題)? Only such a question is answered by a title or metadata line."""
+    return bool(_TITLE_Q.search(normalize(question)))
+
+
+# --- answer types of the question words -------------------------------------------------------------------
+
+_WHO_EN = re.compile(r"^\s*(?:(?:to|by|from|for|with) )?(?:who|whom|whose)\b|\bwho(?:m)? (?:is|are|was|were|must|"
+                     r"should|can|will|do|does|did)\b", re.I)
+_WHERE_EN = re.compile(r"^\s*(?:from |to )?where\b|\bwhere (?:is|are|can|do|does|should|must|will|was|were)\b", re.I)
+_WHEN_EN = re.compile(r"^\s*(?:since |until |by )?when\b", re.I)
+_YEAR_EN = re.compile(r"^\s*(?:in |since |until |by |from )?(?:which|what) year\b", re.I)
+_OFTEN_EN = re.compile(r"^\s*how (?:often|frequently)\b|^\s*how many times\b", re.I)
+_WHO_JA = re.compile(r"誰|だれ|どなた|どの(?:部署|部門|担当|人)")
+_WHERE_JA = re.compile(r"どこ|どちら|どの(?:場所|窓口|建物|フロア|階)")
+_WHEN_JA = re.compile(r"いつ(?!も)")
+_OFTEN_JA = re.compile(r"何回|何度|どのくらいの頻度|頻度")
+
+
+def wh_answer_type(question: str) -> str | None:
+    """"person" (who, whom, whose, 誰, どなた, どの部署), "place" (where, どこ), "year" (which / what year),
+    "frequency" (how often, how many times, 何回, 何度, 頻度), "when" (when, いつ), or None: the types that
+    answerability.expected_answer_type does not give (money, duration, count, date, number)."""
+    q = normalize(question)
+    if has_cjk(q):
+        for kind, rx in (("frequency", _OFTEN_JA), ("person", _WHO_JA), ("place", _WHERE_JA), ("when", _WHEN_JA)):
+            if rx.search(q):
+                return kind
+        return None
+    for kind, rx in (("year", _YEAR_EN), ("frequency", _OFTEN_EN), ("person", _WHO_EN), ("place", _WHERE_EN),
+                     ("when", _WHEN_EN)):
+        if rx.search(q):
+            return kind
+    return None
+
+
+_ROLE_EN = re.compile(
+    r"\b(?:manager|director|officer|head|chief|chair(?:person|man|woman)?|president|vice[- ]president|ceo|cfo|cto|coo|"
+    r"ciso|cio|supervisor|administrator|admin|lead|leader|owner|coordinator|secretary|committee|board|team|"
+    r"department|dept|division|unit|office|desk|staff|employee|employees|engineer|technician|inspector|auditor|"
+    r"controller|accountant|clerk|agent|representative|specialist|analyst|counsel|lawyer|attorney|nurse|doctor|"
+    r"physician|approver|reviewer|author|signatory|hr|it|payroll|finance|legal|procurement|security|operator|"
+    r"contractor|vendor|supplier|customer|employer|council|authority|ministry|agency|commission|he|she|they)\b", re.I)
+_NAME_EN = re.compile(r"(?<![.!?]\s)(?<!^)\b[A-Z][a-z]+(?:\s+[A-Z]\.)?\s+[A-Z][a-z]+")
+_ROLE_JA = re.compile(r"部長|課長|係長|室長|所長|社長|会長|役員|取締役|責任者|担当|委員会|委員|部門|部署|部|課|室|"
+                      r"氏|さん|様|者|長|チーム|センター|事務局|窓口")
+_PLACE_EN = re.compile(
+    r"\b(?:in|at|on|from|via|through|inside|outside|near|under|behind|next to|to)\s+(?:the\s+|a\s+|an\s+|our\s+|your\s+)?"
+    r"[\w\"'“(]|https?://|www\.|\S+@\S+|\b(?:room|floor|building|office|desk|portal|site|website|page|folder|drive|"
+    r"cabinet|intranet|app|system|street|avenue|road|city|country|warehouse|reception|lobby)\b", re.I)
+_PLACE_JA = re.compile(r"階|室|館|棟|所|場|県|市|区|町|村|センター|ポータル|サイト|窓口|フロア|ビル|本社|支社|拠点|"
+                       r"部屋|受付|システム|ページ|フォルダ|http|＠|@|で|に|から")
+_YEAR = re.compile(r"(?<![0-9])(?:1[5-9]\d\d|2\d\d\d)(?![0-9])|(?:令和|平成|昭和)\s*[0-9０-９元一二三四五六七八九十]+\s*年")
+_MONTH_DAY_EN = re.compile(
+    r"\b(?:January|February|March|April|May|June|July|August|September|October|November|December|Jan|Feb|Mar|Apr|"
+    r"Jun|Jul|Aug|Sept?|Oct|Nov|Dec|Monday|Tuesday|Wednesday|Thursday|Friday|Saturday|Sunday|weekday|weekend|"
+    r"morning|afternoon|evening|night|noon|midnight|daily|weekly|monthly|quarterly|annually|yearly|year|month|week|"
+    r"day|days|hours?|today|tomorrow|before|after|within|until|by|during|end of|start of|beginning of|"
+    r"immediately|upon|once|whenever|as soon as)\b", re.I)
+_WHEN_JA_TEXT = re.compile(r"[0-9０-９一二三四五六七八九十]|年|月|日|曜|時|まで|以内|以前|以降|前|後|毎|際|とき|時点|直ち|速やか")
+_FREQ_EN = re.compile(
+    r"\b(?:daily|weekly|fortnightly|monthly|quarterly|annually|yearly|hourly|biannually|biennially|every|each|per|"
+    r"once|twice|thrice|times|always|never|whenever|a (?:day|week|month|year|quarter))\b", re.I)
+_FREQ_JA = re.compile(r"[0-9０-９一二三四五六七八九十]+\s*(?:回|度)|毎|ごと|年に|月に|週に|日に|随時|都度|常に")
+
+
+def states_wh_type(kind: str | None, text: str, cjk: bool = False, question: str = "") -> bool:
+    """Does `text` state a value of the `kind` wh_answer_type found? person: a role or body (manager, HR,
+    committee, 部長, 担当) or a personal name (two capitalised words inside the sentence); place: a
+    preposition of place, an address, URL or e-mail, or a word for a place (room, portal, 階, 窓口); when: a
+    number, a month, weekday, time of day or a word of time (before, within, 毎, まで); year: a year (2019,
+    令和5年); frequency: a frequency word (weekly, every, twice, 毎月, 3回). None: always True. The question's
+    own words do not count as the value (a role named in the question does not say who)."""
+    if kind is None:
+        return True
+    own = set(tokenize(question)) if question else set()
+    if kind == "person":
+        if cjk:
+            return bool(_ROLE_JA.search(text))
+        roles = [m.group(0) for m in _ROLE_EN.finditer(text) if not set(tokenize(m.group(0))) & own]
+        names = [m.group(0) for m in _NAME_EN.finditer(text) if not set(tokenize(m.group(0))) <= own]
+        return bool(roles or names)
+    if kind == "place":
+        return bool((_PLACE_JA if cjk else _PLACE_EN).search(text))
+    if kind == "year":
+        return any(m.group(0) not in question for m in _YEAR.finditer(normalize(text)))
+    if kind == "frequency":
+        return bool((_FREQ_JA if cjk else _FREQ_EN).search(text))
+    if kind == "when":
+        if cjk:
+            return bool(_WHEN_JA_TEXT.search(text))
+        return bool(re.search(r"[0-9]", text) or _MONTH_DAY_EN.search(text))
+    return True
+
+
+# --- identifiers -------------------------------------------------------------------------------------------
+
+_IDENT = re.compile(r"(?<![\w-])(?=[\w-]*\d)[A-Za-z0-9][\w-]*[A-Za-z0-9]|(?<![\w-])[0-9](?![\w-])"
+                    r"|(?<![\w-])[A-Z]{1,2}(?:-[A-Z0-9]+)?(?![\w-])")
+
+
+def identifiers(text: str) -> frozenset[str]:
+    """The identifiers `text` names, as written (case kept, NFKC): tokens with a digit ("K1", "1234", "RX-7",
+    "B-200", "2015") and standalone one- or two-letter capitals ("Category B", "Plan A"; not the pronoun "I" or
+    the article "A" opening a sentence)."""
+    t = normalize(text)
+    out = set()
+    for m in _IDENT.finditer(t):
+        tok = m.group(0).strip(",.")
+        if tok in ("I", "A") or (len(tok) <= 2 and tok.isalpha() and m.start() == 0):
+            continue
+        out.add(tok)
+    return frozenset(out)
+
+
+def names_identifiers(question_ids: frozenset[str] | set[str], text: str) -> bool:
+    """Does `text` name every one of the question's identifiers exactly (not "123" for "1234", not "K2" for
+    "K1")? True when the question names none."""
+    if not question_ids:
+        return True
+    have = identifiers(text)
+    return all(i in have for i in question_ids)
+
+
+def answer_kinds(question: str, number_kind: str | None) -> tuple[str | None, str | None]:
+    """(number type, wh type) an answer to `question` must state, given answerability.expected_answer_type's
+    `number_kind`: a wh type (wh_answer_type) replaces a bare "number" ("when" asks a date or time, which
+    "before the end of the month" states without a digit; "how often" a frequency, "every week")."""
+    wh = wh_answer_type(question)
+    if wh is not None and number_kind == "number":
+        return None, wh
+    if wh == "year" and number_kind == "date":
+        return None, wh
+    return number_kind, wh
+
+
+def not_an_answer(question: str, text: str, title: str = "") -> str | None:
+    """Why the sentence `text` cannot be an answer to `question` whatever it shares with it: "question" (it
+    asks), "restates" (it says only what the question says), "title" (it is the document's title and the
+    question does not ask about titles); None when it may be one."""
+    if is_question_sentence(text):
+        return "question"
+    if restates_question(question, text, title):
+        return "restates"
+    if title and " ".join(text.split()).strip(" .") == " ".join(title.split()).strip(" .") \
+            and not asks_about_title(question):
+        return "title"
+    return None
+
+
+# --- numeric bands ----------------------------------------------------------------------------------------
+
+_NUM = r"(\d+(?:[.,]\d+)?)"
+_BANDS = [  # (pattern, (low, high) from the match: None = open)
+    (re.compile(rf"^(?:from\s+)?{_NUM}\s*(?:-|–|—|to|~|〜|～)\s*{_NUM}\b"), lambda a, b: (a, b)),
+    (re.compile(rf"^{_NUM}\s*(?:\+|or more|and (?:over|above|more)|or over|or above|or longer|plus)"), lambda a: (a, None)),
+    (re.compile(rf"^(?:over|above|more than|greater than|longer than|>)\s*{_NUM}"), lambda a: (a + 1e-9, None)),
+    (re.compile(rf"^(?:at least|minimum|min\.?|from|≥|>=)\s*{_NUM}"), lambda a: (a, None)),
+    (re.compile(rf"^(?:up to|at most|maximum|max\.?|≤|<=|no more than|not more than)\s*{_NUM}"), lambda a: (None, a)),
+    (re.compile(rf"^(?:under|below|less than|fewer than|shorter than|<)\s*{_NUM}"), lambda a: (None, a - 1e-9)),
+    (re.compile(rf"^{_NUM}\s*(?:or (?:less|fewer|under|below)|and (?:under|below))"), lambda a: (None, a)),
+    (re.compile(rf"^{_NUM}\s*[^\d\s]{{0,3}}?(?:以上)"), lambda a: (a, None)),
+    (re.compile(rf"^{_NUM}\s*[^\d\s]{{0,3}}?(?:以下|まで)"), lambda a: (None, a)),
+    (re.compile(rf"^{_NUM}\s*[^\d\s]{{0,3}}?(?:未満)"), lambda a: (None, a - 1e-9)),
+    (re.compile(rf"^{_NUM}\s*[^\d\s]{{0,3}}?(?:超)"), lambda a: (a + 1e-9, None)),
+]
+
+
+def band(cell: str) -> tuple[float | None, float | None] | None:
+    """The numeric band a table cell or label states, as (low, high) with None for an open end: "6-10" →
+    (6, 10); "11 or more" → (11, None); "up to 10" → (None, 10); "over 50 kg" → (50+, None); "under 18";
+    "5年以上" → (5, None). None when the cell is no band (a lone number is no band)."""
+    t = normalize(cell).strip().lower()
+    t = re.sub(r"^[^\d\w<>≤≥]*", "", t)
+    t = re.sub(r"^(?:[^\W\d_]+\s+){0,2}?(?=(?:from|over|above|more|greater|longer|at|up|under|below|less|fewer|"
+               r"shorter|minimum|maximum|min|max|no|not)\b|\d)", "", t, count=1)  # "service of 6-10 years" → "6-10 years"
+    for rx, make in _BANDS:
+        m = rx.match(t)
+        if m:
+            nums = [float(g.replace(",", "")) for g in m.groups()]
+            return make(*nums)
+    return None
+
+
+def band_holds(cell: str, numbers: tuple[str, ...] | list[str]) -> bool:
+    """Does the band `cell` states hold one of the question's `numbers` ("7" in "6-10", "12" in "11 or
+    more")?"""
+    b = band(cell)
+    if b is None:
+        return False
+    lo, hi = b
+    for n in numbers:
+        try:
+            x = float(normalize(n).replace(",", ""))
+        except ValueError:
+            continue
+        if (lo is None or x >= lo) and (hi is None or x <= hi):
+            return True
+    return False

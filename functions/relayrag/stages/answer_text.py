@@ -1,0 +1,115 @@
+"""The fixed texts of generate's answers, in the question's language: "not found" with the related passages,
+why the tables could not answer, which expired documents were left out, and the small-talk template."""
+from __future__ import annotations
+
+import re
+
+from relayrag.stages.page_answer import page_search_note
+from relayrag.text import has_cjk, language_code
+
+
+def sql_fallback_note(run_rec: dict) -> str:
+    """A separator + why the tables could not answer, when the sql stage sent the question on to the documents
+    (no LLM, no verified query), in the question's language; "" otherwise. Appended to a not-found text, which
+    may end without a full stop ("… p. 2"), so the Japanese note starts a new line."""
+    note = run_rec.get("sql_fallback")
+    if not note:
+        return ""
+    if has_cjk(run_rec.get("question") or ""):
+        return f"\nこのコレクションの表からも答えられませんでした: {note}"
+    return f" The collection's tables could not answer either: {note}"
+
+
+NOT_FOUND_TEXT = {  # language → ("not found" sentence, the related passages' label); {c}: the collection
+    "en": ("I could not find an answer to this in the documents of collection '{c}'.",
+           " Related passages (not an answer): {w}."),
+    "ja": ("コレクション「{c}」の文書には、この質問への答えが見つかりませんでした。", " 関連する箇所（答えではありません）: {w}"),
+    "zh": ("在集合「{c}」的文档中没有找到这个问题的答案。", " 相关段落（不是答案）: {w}"),
+    "ko": ("컬렉션 '{c}'의 문서에서 이 질문에 대한 답을 찾지 못했습니다.", " 관련 구절(답이 아님): {w}"),
+    "es": ("No encontré una respuesta a esto en los documentos de la colección '{c}'.",
+           " Pasajes relacionados (no son una respuesta): {w}."),
+    "fr": ("Je n'ai pas trouvé de réponse à cette question dans les documents de la collection '{c}'.",
+           " Passages liés (pas une réponse) : {w}."),
+    "de": ("Ich habe in den Dokumenten der Sammlung '{c}' keine Antwort darauf gefunden.",
+           " Verwandte Stellen (keine Antwort): {w}."),
+    "pt": ("Não encontrei uma resposta para isso nos documentos da coleção '{c}'.",
+           " Trechos relacionados (não são uma resposta): {w}."),
+    "it": ("Non ho trovato una risposta a questa domanda nei documenti della collezione '{c}'.",
+           " Passaggi correlati (non una risposta): {w}."),
+}
+
+
+def not_found_text(question: str, collection: str, related: list[dict] | None = None) -> str:
+    """An honest "not found" in the question's language (relayrag.text.language_code: English, Japanese,
+    Chinese, Korean, Spanish, French, German, Portuguese, Italian; else English), naming the closest passages
+    (related, not an answer) by document and page."""
+    where = "; ".join(dict.fromkeys(f"{r['doc']} p. {r['page']}" for r in (related or [])))  # each page once
+    head, rel = NOT_FOUND_TEXT[language_code(question)]
+    return head.format(c=collection) + (rel.format(w=where) if where else "")
+
+
+EXPIRED_TEXT = {  # language → note; {d}: the expired documents with their end dates
+    "en": " Expired documents were left out and may hold the answer: {d}; ask with the filter include_expired=true "
+          "to include them.",
+    "ja": "\n期限切れの文書は除外されましたが、答えが含まれている可能性があります: {d}。含めるにはフィルター "
+          "include_expired=true を付けて質問してください。",
+    "zh": " 已过期的文档被排除在外，其中可能有答案: {d}。如需包含，请使用过滤条件 include_expired=true 提问。",
+    "ko": " 만료된 문서는 제외되었으며 답이 있을 수 있습니다: {d}. 포함하려면 필터 include_expired=true로 질문하세요.",
+    "es": " Se omitieron documentos vencidos que pueden contener la respuesta: {d}; pregunte con el filtro "
+          "include_expired=true para incluirlos.",
+    "fr": " Des documents expirés ont été écartés et peuvent contenir la réponse : {d} ; posez la question avec le "
+          "filtre include_expired=true pour les inclure.",
+    "de": " Abgelaufene Dokumente wurden ausgelassen und könnten die Antwort enthalten: {d}; fragen Sie mit dem "
+          "Filter include_expired=true, um sie einzubeziehen.",
+    "pt": " Documentos expirados foram deixados de fora e podem conter a resposta: {d}; pergunte com o filtro "
+          "include_expired=true para incluí-los.",
+    "it": " Documenti scaduti sono stati esclusi e potrebbero contenere la risposta: {d}; chiedi con il filtro "
+          "include_expired=true per includerli.",
+}
+
+
+VALID_UNTIL = {"en": "valid until", "ja": "有効期限", "zh": "有效期至", "ko": "유효 기간", "es": "válido hasta",
+               "fr": "valable jusqu'au", "de": "gültig bis", "pt": "válido até", "it": "valido fino al"}
+
+
+def expired_note(run_rec: dict) -> str:
+    """A separator + which expired documents the default validity filter left out of a run whose question
+    they match (retrieve.expired_matches: among the unfiltered BM25 top hits), in the question's language,
+    and how to include them; "" when there are none."""
+    matches = run_rec.get("expired_matches") or []
+    if not matches:
+        return ""
+    lang = language_code(run_rec.get("question") or "")
+    until = VALID_UNTIL.get(lang, VALID_UNTIL["en"])
+    docs = ", ".join(f"{m['doc']}" + (f" ({until} {m['valid_until']})" if m.get("valid_until") else "")
+                     for m in matches[:3])
+    return EXPIRED_TEXT[lang].format(d=docs)
+
+
+def not_found_answer(run_rec: dict, related: list[dict]) -> str:
+    """A run's whole "not found" answer: not_found_text, then why the tables could not answer
+    (sql_fallback_note), which expired documents the validity filter left out (expired_note) and, for a visual
+    question answered from text, that page-image search did not run and why (page_search_note)."""
+    return (not_found_text(run_rec["question"], run_rec["collection"], related) + sql_fallback_note(run_rec)
+            + expired_note(run_rec) + page_search_note(run_rec))
+
+
+def chitchat_text(question: str, collection: str) -> str:
+    if has_cjk(question):
+        return f"こんにちは。コレクション「{collection}」の文書について質問してください。出典付きで答えます。"
+    return (f"Hello! I answer questions about the documents in collection '{collection}', "
+            "with citations to document and page. What would you like to know?")
+
+
+
+_FACT_MARK = re.compile(r"[0-9０-９]|https?://|www\.|@|\b(?:step|first|then|next|yes|no|you can|you should|you must|"
+                        r"must|should|allowed|required|policy|rule|law|according)\b|^\s*[-*•]|\n\s*(?:[-*•]|\d+[.)])"
+                        r"|はい|いいえ|できます|必要|手順|規定", re.I | re.M)
+
+
+def states_no_facts(reply: str) -> bool:
+    """Is a small-talk reply free of facts: at most three sentences and 300 characters, no number, link,
+    list, steps, yes/no or rule ("you can", "must", "policy")? A reply that states any is replaced by the
+    template: facts come only from the documents, with citations."""
+    from relayrag.text import sentences
+    return len(reply) <= 300 and len(sentences(reply)) <= 3 and not _FACT_MARK.search(reply)

@@ -1,0 +1,372 @@
+"""generate's no-LLM method: sentences and table rows of the context chunks, read with their local context
+(title, page heading, section heading, previous sentence, a table row's column names), scored, checked by
+the answerability check (stages/answerability.py) and quoted verbatim with citations (see `extractive`)."""
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import numpy as np
+
+from relayrag.backends.embedder import query_vector, reference_cosine
+from relayrag.metadata import DEFAULT_EXPIRING_DAYS, citation_fields
+from relayrag.retrieval.tokenize import tokenize
+from relayrag.stages.answer_parts import citation
+from relayrag.stages.answer_shape import answer_kinds, band_holds, identifiers, not_an_answer, states_wh_type
+from relayrag.stages.answerability import (
+    addresses_the_assistant, asks_for_total, content_weights, expected_answer_type, is_header_row, is_heading,
+    is_total_label, page_heading, question_numbers,
+    previous_sentence, question_entities, section_heading, standalone_heading, states_answer_type, support,
+    table_header_above)
+from relayrag.stages.evidence import absent_tokens, query_idf, span_vectors
+from relayrag.text import answer_units as _units, has_cjk
+
+DUPLICATE_COSINE = 0.95
+EVIDENCE_K = 8  # numbered evidence passages given to the LLM method
+
+
+def with_metadata(citations: list[dict], snap) -> list[dict]:
+    """Citations with their document's title and, for a document with metadata, its validity state,
+    needs_review and the fields the collection schema marks as shown (relayrag.metadata.citation_fields)."""
+    schema = snap.manifest.get("schema") or {}
+    shown = [n for n, f in (schema.get("fields") or {}).items() if f.get("shown") and n != "title"]
+    expiring = int(schema.get("expiring_days", DEFAULT_EXPIRING_DAYS))
+    out = []
+    for c in citations:
+        row = snap.row_of.get(c["chunk_id"])
+        out.append({**c, **citation_fields(snap.chunks[row], shown, expiring)} if row is not None else c)
+    return out
+
+
+def with_table_header(chunk_text: str, start: int, row: str, header: str = "") -> str:
+    """A table row quoted with its table's column-name row (`header`; found above the row in the chunk
+    when not given): a bare row of numbers means little without its column names."""
+    if " | " not in row:
+        return row
+    header = header or table_header_above(chunk_text, start)
+    if header and " ".join(header.split()) != row:
+        return " ".join(header.split()) + " / " + row
+    return row
+
+
+def _norm_text(t: str) -> str:
+    return re.sub(r"\W+", " ", t.lower()).strip()
+
+
+def page_headings(snap, chunks: list[dict]) -> dict[tuple[str, int], str]:
+    """(source, page) → the page's heading lines (from the page's first chunk in the snapshot)."""
+    want = {(c["source"], c["page"]) for c in chunks}
+    first: dict[tuple[str, int], tuple[int, str]] = {}
+    for c in (snap.chunks if snap is not None else chunks):
+        key = (c["source"], c["page"])
+        if key in want and (key not in first or c["start"] < first[key][0]):
+            first[key] = (c["start"], c["text"])
+    return {k: page_heading(first[k][1]) if k in first else "" for k in want}
+
+
+def doc_openings(snap, chunks: list[dict]) -> dict[str, str]:
+    """source → the text of its document's first chunk (where a report names its subject)."""
+    want = {c["source"] for c in chunks}
+    first: dict[str, tuple[int, int, str]] = {}
+    for c in (snap.chunks if snap is not None else chunks):
+        if c["source"] in want:
+            key = (c["page"], c["start"])
+            if c["source"] not in first or key < first[c["source"]][:2]:
+                first[c["source"]] = (*key, c["text"])
+    return {k: v[2] for k, v in first.items()}
+
+
+def local_context(chunk: dict, spans: list[tuple[int, int]], k: int, heading: str) -> tuple[str, str, str]:
+    """(context text, column-name row or "", the preceding sentence or "") of unit k. The context holds
+    the title, page heading, section heading, and for a table row its table's column-name row; a prose
+    sentence's preceding sentence comes apart (answerability.support reads it as `near`)."""
+    text = chunk["text"]
+    s, e = spans[k]
+    row = " | " in text[s:e]
+    # only a data row (one with a numeric cell) reads under a column-name row: rows of labels only (an
+    # address block) are their own table
+    header = table_header_above(text, s, chunk.get("context", "")) if row and not is_header_row(text[s:e]) else ""
+    parts = [chunk.get("title", ""), heading, section_heading(text, s), header]
+    return "\n".join(p for p in parts if p), header, "" if row else previous_sentence(text, spans, k)
+
+
+def _cells(row: str) -> list[str]:
+    return [c.strip() for c in row.split("|")]
+
+
+def table_cell(question_tokens: set[str], row: str, header: str) -> str | None:
+    """A table-cell answer "row label — column label: value" when the question names one column of the
+    row's table (its column-name row aligned cell for cell with the row); else None. Ties go to the
+    leftmost column."""
+    if not header:
+        return None
+    cells, labels = _cells(row), _cells(header)
+    if len(cells) != len(labels) or len(cells) < 3:
+        return None
+    best, best_key = None, (0.0, 0)
+    for j in range(1, len(labels)):
+        toks = tokenize(labels[j])
+        if not toks or not cells[j]:
+            continue
+        hit = sum(1 for t in toks if t in question_tokens)
+        key = (hit / len(toks), hit)
+        if hit and key > best_key:
+            best, best_key = j, key
+    if best is None or best_key[0] < 0.5:
+        return None
+    return f"{cells[0]} — {labels[best]}: {cells[best]}"
+
+
+def total_cell(row: str, header: str) -> str | None:
+    """The total row's cell in the table's total column ("Totals — Totals: 2,236,457"), for a question that
+    names no column; None when no column is a total's (the whole row is quoted then)."""
+    cells, labels = _cells(row), _cells(header)
+    if len(cells) != len(labels):
+        return None
+    for j in range(len(labels) - 1, 0, -1):
+        if is_total_label(labels[j]) and cells[j]:
+            return f"{cells[0]} — {labels[j]}: {cells[j]}"
+    return None
+
+
+def _row_label(line: str) -> str:
+    return line.split("|", 1)[0].strip() if " | " in line else ""
+
+
+def total_row_chunks(snap, chunks: list[dict]) -> list[dict]:
+    """For a question that asks for a total: the snapshot's chunks that hold the total row ("Totals | …") of a
+    table some context chunk holds rows of (same document and page; a chunk of the table's later rows carries
+    the column-name row as its `context`, which the first chunk holds in its text), when no context chunk holds
+    one. A long table is chunked by rows, and a question naming only the table's title ("total for November
+    2015") retrieves its first rows, not its last (the Totals row)."""
+    if snap is None:
+        return []
+    if any(is_total_label(_row_label(ln)) for c in chunks for ln in c["text"].split("\n")):
+        return []
+    table_text: dict[tuple[str, int], str] = {}  # (source, page) -> the context chunks' rows and column names
+    for c in chunks:
+        if " | " in c["text"]:
+            key = (c["source"], c["page"])
+            table_text[key] = table_text.get(key, "") + "\n" + c.get("context", "") + "\n" + c["text"]
+    have = {c["chunk_id"] for c in chunks}
+    out = []
+    for c in snap.chunks:
+        text = table_text.get((c["source"], c["page"]))
+        header = (c.get("context") or "").strip()
+        if text is None or c["chunk_id"] in have or not header or header not in text:
+            continue
+        if any(is_total_label(_row_label(ln)) for ln in c["text"].split("\n")):
+            out.append(c)
+    return out
+
+
+def also_in_note(n: int, cjk: bool) -> str:
+    """The note after a sentence that other documents repeat word for word (cited once, counted here)."""
+    if cjk:
+        return f"（ほか{n}件の文書にも同じ記載があります）"
+    return f" (also in {n} other document{'s' if n != 1 else ''})"
+
+
+def extractive(question: str, chunks: list[dict], embedder, max_sentences: int, bm25_index=None,
+               snap=None) -> tuple[list[dict], list[dict], dict]:
+    """Returns (answer sentences [{text, cites: [n], source, context}], citations, decision).
+
+    Every sentence (English: short ones joined to the next) of the context chunks is scored with its local
+    context: English 0.5·cosine(question, sentence) + 0.5·lexical, CJK lexical only (the English MiniLM
+    is noise on Japanese), where lexical = 0.7·coverage of the non-entity terms (what is asked) by the
+    sentence + 0.3·coverage of all terms by sentence + context (the entity may sit in a heading), minus
+    0.3·(1 − entity coverage) (stages/answerability.py). The best sentence that answers the question
+    (answerability.Support.answers) leads; up to max_sentences − 1 more that also answer it and score
+    >= 80 % of it (CJK: its neighbouring sentences at >= 30 %) are added by MMR (λ = 0.7). Near-duplicates
+    (same normalised text, or cosine >= DUPLICATE_COSINE) are quoted once, citing every chunk that says
+    them (each document page once: overlapping chunks of one page are one source). A table row whose
+    question names one of its columns answers as "row — column: cell".
+
+    decision: {"answerable": bool, "support": the best sentence's support signals, "related": up to 3
+    closest passages [{doc, page, chunk_id, quote}]}. Not answerable → no sentences, no citations."""
+    cjk = has_cjk(question)
+    qtok = tokenize(question)
+    idf = query_idf(qtok, bm25_index) if bm25_index is not None else None
+    absent = absent_tokens(qtok, bm25_index) if bm25_index is not None else set()
+    weights = content_weights(question, idf, absent)
+    entities = question_entities(question)
+    # money, duration, count, date, number or None; and who → person, where → place, when, which year, how often
+    kind, wh = answer_kinds(question, expected_answer_type(question))
+    qids = identifiers(question)  # K1, 1234, RX-7: a sentence about K2 or 123 is about another record
+    own_numbers = question_numbers(question)
+    qset = set(weights)
+    ent_toks = {t for g in entities for t in g}
+    asked = {t: w for t, w in weights.items() if t not in ent_toks} or weights  # what is asked about it
+    total = asks_for_total(question)
+    headings = page_headings(snap, chunks)
+    openings = doc_openings(snap, chunks)
+    units = [_units(c["text"], cjk) for c in chunks]
+    flat = [(i, k) for i in range(len(chunks)) for k in range(len(units[i]))]
+    texts = [chunks[i]["text"][units[i][k][0]:units[i][k][1]] for i, k in flat]
+    vecs, cos = None, [0.0] * len(texts)
+    if not cjk and texts:  # unit vectors stored at ingestion (looked up by chunk row and span), else embedded now
+        row_of = getattr(snap, "row_of", {})
+        per_chunk = span_vectors(embedder, snap, [(row_of.get(c.get("chunk_id")), c["text"], u)
+                                                  for c, u in zip(chunks, units)])
+        vecs = np.concatenate(per_chunk) if per_chunk else np.zeros((0, embedder.dim), np.float32)
+        cos = reference_cosine(embedder, vecs @ query_vector(embedder, question))  # on MiniLM's scale
+    headers_of = [{" ".join(c.get("context", "").split())} | {
+        table_header_above(c["text"], s) for s, e in units[i]
+        if " | " in c["text"][s:e] and not is_header_row(c["text"][s:e])} for i, c in enumerate(chunks)]
+    cands: list[dict[str, Any]] = []
+    for idx, ((i, k), text) in enumerate(zip(flat, texts)):
+        c = chunks[i]
+        stripped = " ".join(text.split())
+        if len(stripped) < (2 if cjk else 12):
+            continue
+        is_row = " | " in text
+        cells = _cells(text)
+        if is_row and (sum(1 for x in cells if x) < max(2, len(cells) / 2) or stripped in headers_of[i]):
+            continue  # a column-name row or a group row ("| | Pre-Pawn | |") names columns; it answers nothing
+        context, header, prev = local_context(c, units[i], k, headings.get((c["source"], c["page"]), ""))
+        # a band in a row ("6-10 | 30 days", "11 or more") holds the question's number ("7 years of service")
+        held = [n for n in own_numbers if is_row and any(band_holds(x, [n]) for x in cells)]
+        if held:
+            context += "\n" + " ".join(held)
+        wider = c["text"] + "\n" + openings.get(c["source"], "")
+        # the decision reads the sentence before as `near` (what is asked must be said here, not only there);
+        # the ranking reads it in full (a Japanese answer often follows the sentence restating the question)
+        sup = support(weights, entities, text, context, wider, near=prev)
+        context = "\n".join(p for p in (context, prev) if p)  # as recorded and read by the check
+        ranked = support(weights, entities, text, context, wider) if prev else sup
+        own = text  # a table row is read with its column names, section line and the page's caption
+        unit_context = ""  # where a table row's unit is written: its column names and section line
+        if is_row:
+            unit_context = header + "\n" + section_heading(c["text"], units[i][k][0])
+            own += "\n".join(["", header, section_heading(c["text"], units[i][k][0]),
+                               headings.get((c["source"], c["page"]), "")])
+        lex = 0.7 * support(asked, [], own).coverage + 0.3 * ranked.coverage
+        score = (lex if cjk else 0.5 * float(cos[idx]) + 0.5 * lex) - 0.3 * (1.0 - ranked.entity_coverage)
+        named = False  # does the question name this row (its label)?
+        if is_row and header:  # a table row is picked by its label: "Kentucky", "Totals"
+            label = tokenize(cells[0])
+            named = bool(held) or (bool(label) and sum(1 for t in label if t in qset or t in ent_toks) >= len(label) / 2)
+            if held or (label and all(t in qset or t in ent_toks for t in label)):
+                score += 0.15
+        # a question for a total ("total checks in November 2015") is not answered by a row it sums (a state's
+        # row): only by the total row, or by a row the question names ("the total for Florida")
+        total_row = is_row and bool(header) and is_total_label(cells[0])
+        summand = total and is_row and bool(header) and not named and not total_row
+        # a data row none of whose words the question mentions (a state's row for "How many checks were run
+        # in November 2015?") was matched by its column names alone: it answers for its own label, not for
+        # what was asked; a question that names no row of a table is about the whole table (its total row)
+        mentioned = is_row and bool(header) and (bool(held) or any(
+            t in qset or t in ent_toks for cell in cells if re.search(r"[^\W\d_]", cell) for t in tokenize(cell)))
+        if not cjk and not is_row and (len(stripped) < 30 or is_heading(stripped) or stripped == c.get("title")):
+            score -= 0.15  # fragments ("Iowa Ethanol") and headings rarely answer anything
+        heading = not cjk and not is_row and standalone_heading(c["text"], *units[i][k])  # read as context only
+        heading = heading or addresses_the_assistant(text)  # an injected instruction states no fact
+        # a question-shaped sentence (an FAQ's heading), a restatement of the question or the title line asks or
+        # names what the section is about; the answer is what follows it
+        shape = None if is_row else not_an_answer(question, stripped, c.get("title", ""))
+        ids = identifiers(text)
+        cands.append({"score": score, "i": i, "k": k, "span": units[i][k], "idx": idx, "text": stripped,
+                      "context": context, "header": header, "support": sup, "table": (c["source"], c["page"]),
+                      "row": is_row and bool(header), "mentioned": mentioned, "total_row": total_row,
+                      "ids": ids, "own_ids": sum(1 for q in qids if q in ids),
+                      "ok": not heading and not summand and shape is None and sup.answers(cjk)
+                      and states_answer_type(kind, text, cjk, unit_context, own_numbers, question)
+                      and states_wh_type(wh, text + ("\n" + unit_context if is_row else ""), cjk, question)})
+    if not cands:
+        return [], [], {"answerable": False, "support": None, "related": [], "evidence": []}
+    named_tables = {t["table"] for t in cands if t["row"] and t["mentioned"]}
+    for t in cands:  # rows of a table: the rows the question mentions; else (it names none) the total row
+        if t["row"] and not t["mentioned"] and (not t["total_row"] or (t["table"] in named_tables and not total)):
+            t["ok"] = False
+    cands.sort(key=lambda t: (-t["ok"], -t["score"]))
+    related: list[dict] = []
+    for cand in sorted(cands, key=lambda t: -t["score"]):
+        ch = chunks[cand["i"]]
+        if len(related) < 3 and all(r["chunk_id"] != ch["chunk_id"] for r in related):
+            related.append({"doc": ch["doc"], "page": ch["page"], "chunk_id": ch["chunk_id"],
+                            "quote": cand["text"][:300]})
+    evidence = [{"i": c["i"], "context": c["context"],
+                 "text": with_table_header(chunks[c["i"]]["text"], c["span"][0], c["text"], c["header"])}
+                for c in sorted(cands, key=lambda t: -t["score"])[:EVIDENCE_K]]
+    best = cands[0]
+    decision = {"answerable": best["ok"], "support": best["support"].as_dict(), "related": related,
+                "evidence": evidence}
+    if not best["ok"]:
+        return [], [], decision
+
+    def same(a: dict, b: dict) -> bool:
+        if a["ids"] != b["ids"]:  # "clerk 123" and "clerk 1234", "K1" and "K2": different records, however alike
+            return False
+        if _norm_text(a["text"]) == _norm_text(b["text"]):
+            return True
+        return vecs is not None and reference_cosine(embedder, float(vecs[a["idx"]] @ vecs[b["idx"]])) >= DUPLICATE_COSINE
+
+    chosen = [best]
+    # CJK: the sentences next to the best one also qualify at 30 % of its score (a Japanese answer often sits
+    # in the sentence before or after the one that restates the question)
+    # a sentence added to the best one names the question's entities as closely as it does: "Customers in the
+    # USA …" next to "Customers in Canada …" for a question about Canada mixes the entities up (not CJK: there
+    # the sentence next to the best one often holds the answer without repeating the entity)
+    ent_floor = best["support"].entity_coverage if entities and not cjk else 0.0
+    # and names the question's identifiers as exactly as it does ("clerk 1234", not "clerk 123")
+    pool = [c for c in cands[1:60] if c["ok"] and c["support"].entity_coverage >= ent_floor
+            and c["own_ids"] >= best["own_ids"] and (
+        c["score"] >= 0.8 * best["score"]
+        or (cjk and c["i"] == best["i"] and abs(c["k"] - best["k"]) == 1 and c["score"] >= 0.3 * best["score"]))]
+    while len(chosen) < max_sentences:
+        pick, pick_val = None, -1e9
+        for cand in pool:
+            if any(cand is c or same(cand, c) for c in chosen):
+                continue
+            redundancy = (max(reference_cosine(embedder, float(vecs[cand["idx"]] @ vecs[c["idx"]])) for c in chosen)
+                          if vecs is not None else 0.0)
+            val = 0.7 * cand["score"] - 0.3 * redundancy
+            if val > pick_val:
+                pick, pick_val = cand, val
+        if pick is None:
+            break
+        chosen.append(pick)
+    sentences: list[dict] = []
+    citations: list[dict] = []
+    num_of: dict[int, int] = {}
+
+    def cite(cand: dict) -> int:
+        i = cand["i"]
+        ch = chunks[i]
+        quote = with_table_header(ch["text"], cand["span"][0], cand["text"], cand["header"])
+        if i not in num_of:
+            num_of[i] = len(citations) + 1
+            citations.append(citation(ch, num_of[i], quote))
+        elif cand["text"] not in citations[num_of[i] - 1]["quote"]:
+            citations[num_of[i] - 1]["quote"] += " … " + quote
+        return num_of[i]
+
+    for cand in chosen:
+        cites = [cite(cand)]
+        doc = chunks[cand["i"]]["doc"]
+        pages = {(doc, chunks[cand["i"]]["page"])}
+        also: list[str] = []  # other documents that say the same sentence (a contact line at every policy's foot)
+        for dup in cands:  # the same sentence elsewhere: quoted once; other pages of its document cited too
+            if dup is not cand and dup["i"] != cand["i"] and same(dup, cand):
+                where = (chunks[dup["i"]]["doc"], chunks[dup["i"]]["page"])
+                if where in pages:  # overlapping chunks of one page: that page is cited already
+                    continue
+                pages.add(where)
+                if where[0] != doc:
+                    if where[0] not in also:
+                        also.append(where[0])
+                    continue
+                n = cite(dup)
+                if n not in cites:
+                    cites.append(n)
+        text = cand["text"]
+        if cand["header"]:
+            text = table_cell(qset, cand["text"], cand["header"]) or (
+                cand["total_row"] and total_cell(cand["text"], cand["header"])) or text
+        sent = {"text": text, "cites": cites, "source": cand["text"], "context": cand["context"]}
+        if also:
+            sent["also_in"] = also
+            sent["text"] = text + also_in_note(len(also), cjk)
+        sentences.append(sent)
+    return sentences, citations, decision
+
