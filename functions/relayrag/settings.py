@@ -167,9 +167,13 @@ class Settings(BaseSettings):
                                                         "(RELAYRAG_FIRESTORE_DATABASE, RELAYRAG_FIRESTORE_PREFIX; "
                                                         "extra gcp) | postgres (RELAYRAG_AGENT_POSTGRES_URL; Cloud "
                                                         "SQL, extra agent-cloud) | memory (lost on exit).")
-    agent_checkpoint_keep: int = Field(50, ge=0, description="Newest checkpoints kept per thread by the firestore "
-                                       "thread store (older ones, past half as many again, are deleted; the newest "
-                                       "holds the whole conversation, older ones only serve time travel); 0 = all.")
+    agent_checkpoint_keep: int = Field(50, ge=0, description="Newest checkpoints kept per thread by the sqlite and "
+                                       "firestore thread stores (older ones, past half as many again, are deleted; "
+                                       "the newest holds the whole conversation, older ones only serve time "
+                                       "travel); 0 = all.")
+    agent_thread_max_mb: float = Field(8.0, gt=0, description="Largest conversation a thread may hold, MB (its "
+                                       "newest checkpoint, sqlite store): past it a turn is refused and the "
+                                       "user is asked to start a new thread.")
     agent_postgres_url: str = Field("", description="Postgres connection URL of the thread store "
                                                     "(RELAYRAG_AGENT_CHECKPOINT=postgres).")
     agent_history_tokens: int = Field(3000, ge=200, description="Thread history budget, tokens (approximate): "

@@ -141,6 +141,10 @@ class Assistant:
             yield {"event": "error", "thread_id": thread_id, "message": error}
             return
         config = {"configurable": {"thread_id": self.thread_key(thread_id, owner)}, "recursion_limit": 100}
+        full = await self.thread_full(self.thread_key(thread_id, owner))
+        if full is not None:  # nothing runs and nothing is written to the thread
+            yield {"event": "error", "thread_id": thread_id, "message": full}
+            return
         state_in = {"messages": [HumanMessage(text)], "collection": collection or self.collection,
                     "mode": mode or self.mode}
         yield {"event": "start", "thread_id": thread_id, "model": self.model_name}
@@ -160,6 +164,20 @@ class Assistant:
         yield {"event": "final", **TurnResult(
             thread_id=thread_id, mode=route, answer=values.get("reply") or "", result=values.get("result"),
             hops=values.get("hops") or [], note=values.get("note")).model_dump(mode="json")}
+
+    async def thread_full(self, key: str) -> str | None:
+        """Why the thread `key` takes no more turns (its conversation is past RELAYRAG_AGENT_THREAD_MAX_MB), or None.
+        Only thread stores that can tell a thread's size (the embedded sqlite store) are checked."""
+        saver = getattr(self.graph, "checkpointer", None)
+        measure = getattr(saver, "latest_bytes", None)
+        if measure is None:
+            return None
+        size, cap = await measure(key), self.settings.agent_thread_max_mb * 1_000_000
+        if size <= cap:
+            return None
+        return (f"this thread is full: it holds {size / 1e6:.1f} MB of conversation, more than "
+                f"RELAYRAG_AGENT_THREAD_MAX_MB={self.settings.agent_thread_max_mb:g}; start a new thread "
+                "(omit the thread id) to go on")
 
     async def ask(self, text: str, **kwargs) -> tuple[dict, list[dict]]:
         """One turn, collected: (final event, all events)."""

@@ -36,10 +36,11 @@ async def open_checkpointer(settings) -> AsyncIterator:
     kind, a missing URL or a missing package."""
     kind = (settings.agent_checkpoint or "sqlite").strip().lower()
     if kind == "sqlite":
-        from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
+        from relayrag.agent.checkpoint_sqlite import BoundedSqliteSaver
         path = threads_path(settings)
         path.parent.mkdir(parents=True, exist_ok=True)
-        async with AsyncSqliteSaver.from_conn_string(str(path)) as saver:
+        async with BoundedSqliteSaver.from_conn_string(str(path)) as saver:
+            saver.keep_last = settings.agent_checkpoint_keep
             yield saver
     elif kind == "firestore":
         from relayrag.agent.checkpoint_firestore import FirestoreSaver
