@@ -1,7 +1,8 @@
 """`POST /chat`: the assistant's turns as Server-Sent Events (Starlette + sse-starlette), for the dashboard
 and other clients. `relayrag chat-serve` serves it locally; infra/ deploys it as a Cloud Run service.
 
-Request: `Authorization: Bearer <one of RELAYRAG_AGENT_TOKENS>` and a JSON body
+Request: `Authorization: Bearer <one of RELAYRAG_AGENT_TOKENS>` (or `X-Relayrag-Token: <token>` where a proxy
+owns Authorization, e.g. `gcloud run services proxy`) and a JSON body
 `{"message": str, "thread_id": str | null, "collection": str | null, "mode": "auto"|"analysis"|"supervisor"}`
 (a missing thread_id starts a new thread; its id comes back in the first event). Response: `text/event-stream`,
 one SSE event per assistant event (`start`, `node`, `tool_call`, `tool_result`, `repair`, `summary`, `hop`,
@@ -44,17 +45,31 @@ def split_tokens(value: str) -> list[str]:
     return [t.strip() for t in (value or "").split(",") if t.strip()]
 
 
-def authorized(request: Request, tokens: list[str]) -> bool:
-    """Constant-time match of the request's `Authorization: Bearer` token against `tokens` (no tokens: open)."""
-    if not tokens:
-        return True
-    scheme, _, given = request.headers.get("authorization", "").partition(" ")
-    if scheme.lower() != "bearer" or not given:
-        return False
+TOKEN_HEADER = "x-relayrag-token"
+"""Where the app token may come instead of `Authorization`: `gcloud run services proxy` replaces Authorization
+with the caller's Google ID token, so a client behind it sends the app token here. A client calling Cloud Run
+directly sends its ID token in `X-Serverless-Authorization` (checked by Cloud Run, which strips it:
+https://cloud.google.com/run/docs/authenticating/service-to-service) and the app token in `Authorization`."""
+
+
+def _matches(given: str, tokens: list[str]) -> bool:
     ok = False
     for t in tokens:  # no early exit: timing does not reveal which token matched
         ok = hmac.compare_digest(given.strip().encode(), t.encode()) or ok
     return ok
+
+
+def authorized(request: Request, tokens: list[str]) -> bool:
+    """Constant-time match of the request's app token against `tokens` (no tokens: open): `Authorization:
+    Bearer <token>`, or, when that header holds something else (a Google ID token put there by a proxy),
+    `X-Relayrag-Token: <token>`."""
+    if not tokens:
+        return True
+    scheme, _, given = request.headers.get("authorization", "").partition(" ")
+    if scheme.lower() == "bearer" and given and _matches(given, tokens):
+        return True
+    alt = request.headers.get(TOKEN_HEADER, "")
+    return bool(alt.strip()) and _matches(alt, tokens)
 
 
 def build_app(assistant: Assistant, *, tokens: list[str]) -> Starlette:

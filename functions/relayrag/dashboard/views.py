@@ -21,7 +21,7 @@ from starlette.routing import Route
 from relayrag.dashboard import backend, metrics, plots
 from relayrag.dashboard import auth as authmod
 from relayrag.dashboard.core import (RUN_ID, Dashboard, _cookie_header, _field, describe_exception, mutation_form,
-                                     sse_events)
+                                     same_origin, sse_events)
 from relayrag.dashboard.jobs import Job
 from relayrag.errors import RelayragError
 
@@ -56,9 +56,9 @@ def routes(dash: Dashboard) -> list[Route]:
     async def login(request: Request):
         form = await request.form(max_files=0, max_fields=5)
         token, nxt = _field(form, "token"), _safe_next(_field(form, "next"))
-        origin = request.headers.get("origin")
-        if origin and origin.split("://", 1)[-1] != request.headers.get("host", ""):
-            raise HTTPException(403, "cross-origin login refused")
+        if not same_origin(request, dash.trusted_origins):
+            raise HTTPException(403, "cross-origin login refused (Origin is neither this dashboard nor one of "
+                                     "RELAYRAG_DASHBOARD_ORIGINS)")
         if not dash.auth.check_token(token):
             await asyncio.sleep(0.5)  # slows token guessing down
             return r(request, "login.html", status=401, next=nxt, error="invalid token")
