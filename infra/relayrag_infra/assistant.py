@@ -140,8 +140,8 @@ def build_services(dep, cfg: StackConfig, *, firestore_condition, account, membe
             containers=[container(["relayrag", "mcp", "--http", "--host", "0.0.0.0", "--port", str(PORT)],
                                   mcp_env, "4Gi")]),
         opts=pulumi.ResourceOptions(depends_on=[mcp_tokens_v, mcp_access[0], dep.workflow]))
-    gateway_invoker = gcp.cloudrunv2.ServiceIamMember("mcp-invoker-assistant", project=project, location=region, name=gateway.name,
-                                    role="roles/run.invoker", member=bot_who)
+    gateway_invoker = gcp.cloudrunv2.ServiceIamMember("mcp-invoker-assistant", project=project, location=region,
+                                                      name=gateway.name, role="roles/run.invoker", member=bot_who)
 
     bot_env = _env({**cloud, "RELAYRAG_AGENT_MCP_URL": gateway.uri.apply(lambda u: f"{u}/mcp"),
                     "RELAYRAG_AGENT_CHECKPOINT": "postgres"})

@@ -645,7 +645,8 @@ class StackConfig:
         """The stage's spec with this stack's overrides applied (validated)."""
         return STAGES[stage].with_overrides(
             memory=self.memory.get(stage),
-            cpu=str(self.cpu[stage]) if self.cpu.get(stage) is not None else None, timeout_s=_int_or_none(self.timeouts.get(stage), f"timeouts.{stage}"),
+            cpu=str(self.cpu[stage]) if self.cpu.get(stage) is not None else None,
+            timeout_s=_int_or_none(self.timeouts.get(stage), f"timeouts.{stage}"),
             max_instances=_int_or_none(self.max_instances.get(stage), f"maxInstances.{stage}"),
             concurrency=_int_or_none(self.concurrency.get(stage), f"concurrency.{stage}"))
 
@@ -723,7 +724,8 @@ def config_from_pulumi(cfg: Any, gcp_cfg: Any) -> StackConfig:
         value = cfg.get(key)
         if value is not None:
             kw[attr] = value
-    for key, attr in (("memory", "memory"), ("cpu", "cpu"), ("timeouts", "timeouts"), ("maxInstances", "max_instances"),
+    for key, attr in (("memory", "memory"), ("cpu", "cpu"), ("timeouts", "timeouts"),
+                      ("maxInstances", "max_instances"),
                       ("concurrency", "concurrency"), ("labels", "labels")):
         value = cfg.get_object(key)
         if value is not None:
