@@ -100,6 +100,12 @@ def resolve(text: str, workdir: Path, *, python_version: str | None = RUNTIME_PY
     if python_version:
         cmd += ["--python-version", python_version, "--only-binary=:all:"]
     out = subprocess.run(cmd, capture_output=True, text=True, timeout=900)
+    if out.returncode != 0 and python_version and "(from versions: none)" in out.stderr:
+        # a dependency published only as an sdist (colpali-engine's GPUtil) cannot be resolved for another
+        # Python with --only-binary: resolve it for this interpreter instead (conflicts show either way)
+        print(f"note: {req}: an sdist-only dependency; resolved for Python {sys.version_info[0]}.{sys.version_info[1]}"
+              f" instead of {python_version}", flush=True)
+        return resolve(text, workdir, python_version=None, pip_args=pip_args)
     if out.returncode != 0:
         why = "\n".join(ln for ln in (out.stderr or out.stdout).splitlines() if not ln.startswith("WARNING: Location"))
         raise RehearsalError(f"pip cannot resolve {req}:\n{why[-3000:]}")
