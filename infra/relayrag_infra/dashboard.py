@@ -29,6 +29,9 @@ from relayrag_infra.catalog import StackConfig
 ACCESS_MODES = ("iam", "iap")
 DASHBOARD_PROJECT_ROLES = ("roles/workflows.invoker", "roles/cloudtrace.agent")
 PORT = 8080
+PROXY_PORT = 8780
+PROXY_ORIGINS = f"http://127.0.0.1:{PROXY_PORT},http://localhost:{PROXY_PORT}"
+"""Origins of `gcloud run services proxy relayrag-dashboard --port 8780` (infra/README.md)."""
 
 
 def repository(cfg: StackConfig, opts: pulumi.ResourceOptions) -> gcp.artifactregistry.Repository:
@@ -65,8 +68,11 @@ def build_service(dep, cfg: StackConfig, *, firestore_condition, account, member
         labels={"app": "relayrag", **dict(cfg.labels)}, opts=after_apis)
     version = gcp.secretmanager.SecretVersion("dashboard-tokens-v", secret=secret.id,
                                               secret_data=pulumi.Output.secret(cfg.dashboard_tokens))
-    gcp.secretmanager.SecretIamMember("dashboard-tokens-accessor", project=project, secret_id=secret.secret_id,
-                                      role="roles/secretmanager.secretAccessor", member=who)
+    # Cloud Run checks that the revision's identity may read each secret when it creates the revision
+    # (https://cloud.google.com/run/docs/configuring/services/secrets), so the service waits for this binding
+    accessor = gcp.secretmanager.SecretIamMember("dashboard-tokens-accessor", project=project,
+                                                 secret_id=secret.secret_id,
+                                                 role="roles/secretmanager.secretAccessor", member=who)
 
     env = {
         "RELAYRAG_ENGINE": "cloud", "RELAYRAG_WORKFLOW": dep.workflow.id, "RELAYRAG_GCP_PROJECT": project,
@@ -77,6 +83,10 @@ def build_service(dep, cfg: StackConfig, *, firestore_condition, account, member
         "RELAYRAG_VERTEX_EMBEDDING_MODEL": cfg.vertex_embedding_model, "OTEL_TRACES_EXPORTER": "gcp_trace",
         "RELAYRAG_HOME": "/tmp/relayrag",
     }
+    if cfg.dashboard_access == "iam":
+        # `gcloud run services proxy --port 8780` (the way in with IAM access) rewrites Host to the run.app name
+        # while the browser's Origin stays the proxy's: that exact origin may log in and post
+        env["RELAYRAG_DASHBOARD_ORIGINS"] = PROXY_ORIGINS
     envs = [gcp.cloudrunv2.ServiceTemplateContainerEnvArgs(name=k, value=v) for k, v in env.items()]
     envs.append(gcp.cloudrunv2.ServiceTemplateContainerEnvArgs(
         name="RELAYRAG_DASHBOARD_TOKENS", value_source=gcp.cloudrunv2.ServiceTemplateContainerEnvValueSourceArgs(
@@ -98,7 +108,7 @@ def build_service(dep, cfg: StackConfig, *, firestore_condition, account, member
                 startup_probe=gcp.cloudrunv2.ServiceTemplateContainerStartupProbeArgs(
                     http_get=gcp.cloudrunv2.ServiceTemplateContainerStartupProbeHttpGetArgs(path="/healthz"),
                     period_seconds=3, failure_threshold=40))]),
-        opts=pulumi.ResourceOptions(depends_on=[version, dep.workflow]))
+        opts=pulumi.ResourceOptions(depends_on=[version, accessor, dep.workflow]))
 
     for i, m in enumerate(cfg.dashboard_members):
         if cfg.dashboard_access == "iap":
@@ -109,9 +119,13 @@ def build_service(dep, cfg: StackConfig, *, firestore_condition, account, member
             gcp.cloudrunv2.ServiceIamMember(f"dashboard-invoker-{i}", project=project, location=region,
                                             name=service.name, role="roles/run.invoker", member=m)
     if cfg.dashboard_access == "iap":
-        number = gcp.organizations.get_project_output(project_id=project).number
+        # IAP's service agent (service-N@gcp-sa-iap) does not exist on a fresh project until something creates
+        # it; binding it first fails like Eventarc's did (GoogleCloudPlatform/cloud-foundation-fabric#1381).
+        # ServiceIdentity creates it (https://cloud.google.com/run/docs/securing/identity-aware-proxy-cloud-run).
+        iap_agent = gcp.projects.ServiceIdentity("iap-agent", project=project, service="iap.googleapis.com",
+                                                 opts=after_apis)
         gcp.cloudrunv2.ServiceIamMember(
             "dashboard-invoker-iap-agent", project=project, location=region, name=service.name,
-            role="roles/run.invoker",
-            member=number.apply(lambda n: f"serviceAccount:service-{n}@gcp-sa-iap.iam.gserviceaccount.com"))
+            role="roles/run.invoker", member=iap_agent.member,
+            opts=pulumi.ResourceOptions(depends_on=[iap_agent]))
     return service

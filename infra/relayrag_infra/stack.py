@@ -79,6 +79,7 @@ class Deployment:
     assistant: gcp.cloudrunv2.Service | None = None
     threads_db: gcp.sql.DatabaseInstance | None = None
     assistant_skipped: str = ""
+    build_service_account: gcp.serviceaccount.Account | None = None
 
 
 def _sa_id(cfg: StackConfig, role: str) -> str:
@@ -226,9 +227,10 @@ def build(cfg: StackConfig) -> Deployment:
         ]
 
     dep.trigger_prereqs = list(ingest_prereqs)
+    dep.build_service_account = build_sa
     for stage in stages:
         spec = cfg.spec(stage)
-        requirements = "\n".join(catalog.stage_requirements(stage, cfg.backends, pins)) + "\n"
+        requirements = catalog.requirements_text(stage, cfg.backends, pins)
         archive = pulumi.AssetArchive({**{rel: pulumi.FileAsset(str(p)) for rel, p in files.items()},
                                        "requirements.txt": pulumi.StringAsset(requirements)})
         source = gcp.storage.BucketObject(
@@ -294,7 +296,7 @@ def build(cfg: StackConfig) -> Deployment:
     else:
         wf_sa = account("workflow", "workflow runner")
         dep.service_accounts["workflow"] = wf_sa
-        called = catalog.called_stages(doc)
+        called = [s for s in catalog.called_stages(doc) if s in invokables]  # optional stages may be absent
         invokers = [gcp.cloudrunv2.ServiceIamMember(
             f"invoke-{s}-by-workflow", project=project, location=region, name=invokables[s].name,
             role="roles/run.invoker", member=_member(wf_sa)) for s in called]
@@ -422,6 +424,10 @@ def _export(dep: Deployment) -> None:
     pulumi.export("function_urls", {k: fn.service_config.apply(lambda c: c.uri if c else None)
                                     for k, fn in dep.functions.items()})
     pulumi.export("service_accounts", {k: sa.email for k, sa in dep.service_accounts.items()})
+    if dep.build_service_account is not None:
+        # `gcloud builds submit --service-account` for the images (infra/*/cloudbuild.yaml): the same identity the
+        # functions build with, holding BUILD_ROLES, instead of Cloud Build's default service account
+        pulumi.export("build_service_account", dep.build_service_account.name)
     if dep.dataset is not None:
         pulumi.export("bigquery_dataset", pulumi.Output.concat(cfg.project, ".", dep.dataset.dataset_id))
     if dep.index_dataset is not None:

@@ -136,12 +136,12 @@ class EmulatedCloud:
         return StageContext(s, build_blobstore(s), build_docstore(s))
 
     # -- processes ------------------------------------------------------------------------------------
-    def _spawn(self, name: str, cmd: list[str], env: dict) -> tuple[subprocess.Popen, Path]:
+    def _spawn(self, name: str, cmd: list[str], env: dict, cwd: str | None = None) -> tuple[subprocess.Popen, Path]:
         """Start a process in its own process group (functions-framework forks gunicorn workers, gcloud a
-        JVM), logging to WORKDIR/NAME.log."""
+        JVM), logging to WORKDIR/NAME.log; in `cwd` (default: the repository)."""
         log = self.workdir / f"{name}.log"
         with open(log, "wb") as fh:
-            proc = subprocess.Popen(cmd, env=env, stdout=fh, stderr=subprocess.STDOUT, cwd=REPO,
+            proc = subprocess.Popen(cmd, env=env, stdout=fh, stderr=subprocess.STDOUT, cwd=cwd or REPO,
                                     start_new_session=True)
         self.procs.append((name, proc))
         return proc, log
@@ -226,14 +226,21 @@ def emulated_cloud(workdir: Path) -> Iterator[EmulatedCloud]:
         if cloud.pubsub_missing is None:
             cloud.env.update(PUBSUB_EMULATOR_HOST=f"127.0.0.1:{ps_port}", RELAYRAG_DEAD_LETTER_TOPIC=DEAD_LETTER_TOPIC)
         ff = str(Path(sys.executable).parent / "functions-framework")
+        # nox -s deploy_rehearsal: each target runs from its own installed upload bundle (tests/infra/rehearsal.py)
+        # with nothing of this environment on its path
+        bundles = json.loads(Path(os.environ["RELAYRAG_REHEARSAL_FUNCTIONS"]).read_text(encoding="utf-8")) \
+            if os.environ.get("RELAYRAG_REHEARSAL_FUNCTIONS") else {}
         ports = {}
         for target in [*STAGES, "ingest_object"]:
             ports[target] = port = free_port()
-            cmd = [ff, "--source", str(REPO / "functions" / "main.py"), "--target", target, "--host", "127.0.0.1",
-                   "--port", str(port)]
+            own = bundles.get(target)
+            cmd = [own["bin"] if own else ff, "--source", own["source"] if own else str(REPO / "functions" / "main.py"),
+                   "--target", target, "--host", "127.0.0.1", "--port", str(port)]
             if target == "ingest_object":
                 cmd += ["--signature-type", "cloudevent"]
-            cloud._spawn(f"ff-{target}", cmd, cloud.env)
+            env = cloud.env if not own else {k: v for k, v in cloud.env.items()
+                                             if not k.startswith(("PYTHONPATH", "VIRTUAL_ENV"))}
+            cloud._spawn(f"ff-{target}", cmd, env, cwd=str(Path(own["source"]).parent) if own else None)
         cloud.stage_urls = {s: f"http://127.0.0.1:{ports[s]}/" for s in STAGES}
         cloud.ingest_url = f"http://127.0.0.1:{ports['ingest_object']}/"
 

@@ -33,6 +33,11 @@ class Recorded:
     resources: list[Resource] = field(default_factory=list)
     calls: list[tuple[str, dict]] = field(default_factory=list)
     deployment: object = None
+    # (type, logical name) -> logical names of the resources in its `depends_on` (explicit edges only)
+    depends_on: dict[tuple[str, str], set[str]] = field(default_factory=dict)
+
+    def deps(self, typ: str, name: str) -> set[str]:
+        return self.depends_on.get((typ, name), set())
 
     def of_type(self, typ: str) -> list[Resource]:
         return [r for r in self.resources if r.typ == typ]
@@ -55,8 +60,8 @@ class RecordingMocks(pulumi.runtime.Mocks):
         rid = f"{args.name}-id"
         if args.typ == "gcp:serviceaccount/account:Account":
             email = f"{inputs['accountId']}@{PROJECT}.iam.gserviceaccount.com"
-            out.update(email=email, member=f"serviceAccount:{email}")
             rid = f"projects/{PROJECT}/serviceAccounts/{email}"
+            out.update(email=email, member=f"serviceAccount:{email}", name=rid)
         elif args.typ == "gcp:cloudfunctionsv2/function:Function":
             svc = dict(inputs.get("serviceConfig") or {})
             svc.update(uri=f"https://{inputs['name']}-abc123-uc.a.run.app",
@@ -99,11 +104,23 @@ def deploy(cfg: StackConfig) -> Recorded:
     asyncio.set_event_loop(asyncio.new_event_loop())
     pulumi.runtime.set_mocks(RecordingMocks(rec), project="relayrag", stack="test", preview=False)
 
+    original = pulumi.CustomResource.__init__
+
+    def recording_init(self, t, name, props=None, opts=None, *args, **kw):
+        deps = getattr(opts, "depends_on", None) or []
+        deps = deps if isinstance(deps, list) else [deps]
+        rec.depends_on[(t, name)] = {getattr(d, "_name", None) for d in deps if d is not None}
+        original(self, t, name, props, opts, *args, **kw)
+
     @pulumi.runtime.test
     def program():
         rec.deployment = stack.build(cfg)
 
-    program()
+    pulumi.CustomResource.__init__ = recording_init
+    try:
+        program()
+    finally:
+        pulumi.CustomResource.__init__ = original
     return rec
 
 

@@ -53,7 +53,7 @@ def _closure(requirements: list[str]) -> set[str]:
     (extras' dependencies excluded, as pip would)."""
     import importlib.metadata as md
 
-    todo = [Requirement(r).name for r in requirements]
+    todo = [Requirement(r).name for r in requirements if not r.startswith("-")]
     seen: set[str] = set()
     while todo:
         name = _norm(todo.pop())

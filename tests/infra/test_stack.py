@@ -509,7 +509,9 @@ def test_colpali_search_is_its_own_large_memory_function_with_the_colpali_stack(
     assert {"torch", "transformers", "peft", "colpali-engine", "byaldi", "pillow"} <= reqs
     src = full.one("gcp:storage/bucketObject:BucketObject", "source-colpali_search").inputs["source"]
     lines = src.assets["requirements.txt"].text.splitlines()
-    assert "byaldi==0.0.7" in lines and "torch==2.13.0" in lines and "transformers==4.47.1" in lines
+    # the CPU build of torch from PyTorch's index (no CUDA wheels in a function without a GPU; issue 29)
+    assert "byaldi==0.0.7" in lines and "torch==2.13.0+cpu" in lines and "transformers==4.47.1" in lines
+    assert lines[0] == "--extra-index-url https://download.pytorch.org/whl/cpu"
     fn = next(f for f in full.of_type(FN) if f.inputs["buildConfig"]["entryPoint"] == "colpali_search")
     svc = fn.inputs["serviceConfig"]
     assert catalog.memory_mib(svc["availableMemory"]) >= 16 * 1024 and float(svc["availableCpu"]) >= 4

@@ -1,7 +1,8 @@
 """`POST /chat`: the assistant's turns as Server-Sent Events (Starlette + sse-starlette), for the dashboard
 and other clients. `relayrag chat-serve` serves it locally; infra/ deploys it as a Cloud Run service.
 
-Request: `Authorization: Bearer <token>` (RELAYRAG_AGENT_TOKENS) and a JSON body
+Request: `Authorization: Bearer <token>` (RELAYRAG_AGENT_TOKENS; or `X-Relayrag-Token: <token>` where a proxy owns
+Authorization, e.g. `gcloud run services proxy`) and a JSON body
 `{"message": str, "thread_id": str | null, "collection": str | null, "mode": "auto"|"analysis"|"supervisor"}`.
 A missing thread_id starts a new thread under a server-made, unguessable id (128 random bits), which comes back
 in the first event; a given thread_id must be one the same token's identity started (else 404, the same answer
@@ -96,23 +97,40 @@ def parse_token(entry: str) -> tuple[str, Identity]:
     return token, Identity(name, frozenset(colls) if colls else None)
 
 
-def identify(request: Request, identities: dict[str, Identity]) -> Identity | None:
-    """Constant-time match of the request's `Authorization: Bearer` token against the configured tokens: its
-    Identity, or None (no configured tokens: an anonymous identity that owns the local threads)."""
-    if not identities:
-        return Identity("")
-    scheme, _, given = request.headers.get("authorization", "").partition(" ")
-    if scheme.lower() != "bearer" or not given:
-        return None
+TOKEN_HEADER = "x-relayrag-token"
+"""Where the app token may come instead of `Authorization`: `gcloud run services proxy` replaces Authorization
+with the caller's Google ID token, so a client behind it sends the app token here. A client calling Cloud Run
+directly sends its ID token in `X-Serverless-Authorization` (checked by Cloud Run, which strips it:
+https://cloud.google.com/run/docs/authenticating/service-to-service) and the app token in `Authorization`."""
+
+
+def matched_token(request: Request, identities: dict[str, Identity]) -> str | None:
+    """The configured token the request presents — `Authorization: Bearer <token>`, or `X-Relayrag-Token` when
+    Authorization holds something else (a proxy's Google ID token) — matched in constant time, or None."""
+    scheme, _, bearer = request.headers.get("authorization", "").partition(" ")
+    presented = [bearer.strip()] if scheme.lower() == "bearer" and bearer.strip() else []
+    alt = request.headers.get(TOKEN_HEADER, "").strip()
+    if alt:
+        presented.append(alt)
     found = None
-    for token, who in identities.items():  # no early exit: timing does not reveal which token matched
-        if hmac.compare_digest(given.strip().encode(), token.encode()):
-            found = who
+    for given in presented:
+        for token in identities:  # no early exit: timing does not reveal which token matched
+            if hmac.compare_digest(given.encode(), token.encode()):
+                found = found or token
     return found
 
 
+def identify(request: Request, identities: dict[str, Identity]) -> Identity | None:
+    """The Identity of the token the request presents (matched_token), or None; with no configured tokens an
+    anonymous identity that owns the local threads."""
+    if not identities:
+        return Identity("")
+    token = matched_token(request, identities)
+    return identities[token] if token is not None else None
+
+
 def authorized(request: Request, tokens: list[str]) -> bool:
-    """True when the request's bearer token is one of `tokens` (no tokens: open)."""
+    """True when the request presents one of `tokens` (no tokens: open)."""
     return identify(request, dict(parse_token(t) for t in tokens)) is not None
 
 
@@ -221,8 +239,8 @@ def build_app(assistant: Assistant, *, tokens: list[str]) -> Starlette:
             return JSONResponse({"error": f"body: not JSON ({type(exc).__name__})"}, status_code=400)
         if not isinstance(body, dict) or not isinstance(body.get("run_id"), str):
             return JSONResponse({"error": "run_id: required (a string)"}, status_code=400)
-        _, _, given = request.headers.get("authorization", "").partition(" ")
-        identity = fb.token_identity("chat", given.strip()) if tokens else fb.local_identity()
+        given = matched_token(request, identities) or ""
+        identity = fb.token_identity("chat", given) if tokens else fb.local_identity()
         fields = {k: body.get(k) for k in ("reason", "answer", "doc", "page")}
         try:
             entry = await anyio.to_thread.run_sync(

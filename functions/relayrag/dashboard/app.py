@@ -29,7 +29,8 @@ from starlette.staticfiles import StaticFiles
 from relayrag.dashboard import auth as authmod
 from relayrag.dashboard import backend
 from relayrag.dashboard.core import (DEFAULT_MAX_UPLOAD_MB, HERE, PUBLIC_PATHS, BodyTooLarge, Dashboard,
-                                     _cookie_header, _too_large, describe_exception)
+                                     _cookie_header, _too_large, describe_exception,
+                                     trusted_origins_from_env)
 from relayrag.errors import ConfigError, RelayragError
 
 log = logging.getLogger("relayrag.dashboard")
@@ -130,7 +131,8 @@ def create_app(*, tokens: list[str] | None = None, no_auth: bool = False, max_up
         except ValueError:
             raise ConfigError(f"RELAYRAG_DASHBOARD_MAX_UPLOAD_MB={raw!r} is not a number") from None
     dash = Dashboard(authmod.Authenticator(tokens, no_auth=no_auth),
-                     max_upload_bytes=int(max_upload_mb * 1024 * 1024))
+                     max_upload_bytes=int(max_upload_mb * 1024 * 1024),
+                     trusted_origins=trusted_origins_from_env(os.environ.get("RELAYRAG_DASHBOARD_ORIGINS", "")))
     from relayrag.dashboard import views
     routes = views.routes(dash) + [Mount("/static", app=StaticFiles(directory=str(HERE / "static")), name="static")]
 

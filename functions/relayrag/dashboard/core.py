@@ -21,6 +21,7 @@ from starlette.responses import HTMLResponse, PlainTextResponse, Response
 from relayrag.dashboard import auth as authmod
 from relayrag.dashboard import backend
 from relayrag.dashboard.jobs import Job, Jobs
+from relayrag.errors import ConfigError
 
 log = logging.getLogger("relayrag.dashboard")
 HERE = Path(__file__).resolve().parent
@@ -114,11 +115,13 @@ def make_env() -> Environment:
 class Dashboard:
     """State shared by the handlers: templates, auth, jobs, limits."""
 
-    def __init__(self, authenticator: authmod.Authenticator, *, max_upload_bytes: int):
+    def __init__(self, authenticator: authmod.Authenticator, *, max_upload_bytes: int,
+                 trusted_origins: frozenset[str] = frozenset()):
         self.env = make_env()
         self.auth = authenticator
         self.jobs = Jobs()
         self.max_upload_bytes = max_upload_bytes
+        self.trusted_origins = trusted_origins
 
     def render(self, request: Request | None, template: str, status: int = 200, **ctx) -> HTMLResponse:
         return HTMLResponse(self.fragment(request, template, **ctx), status_code=status)
@@ -143,12 +146,50 @@ def _cookie_header(value: str, request: Request) -> str:
             f"{secure}")
 
 
-def _same_origin(request: Request) -> bool:
+def normalise_origin(origin: str) -> str:
+    """`scheme://host[:port]` in lower case, default ports dropped ("HTTP://LocalHost:80" -> "http://localhost");
+    "" for anything that is not an http(s) origin."""
+    u = urlparse(origin.strip())
+    if u.scheme not in ("http", "https") or not u.hostname or u.path not in ("", "/") or u.username:
+        return ""
+    try:
+        port = u.port
+    except ValueError:  # "127.0.0.1:8780.evil.example"
+        return ""
+    default = {"http": 80, "https": 443}[u.scheme]
+    return f"{u.scheme}://{u.hostname.lower()}" + (f":{port}" if port and port != default else "")
+
+
+def trusted_origins_from_env(raw: str) -> frozenset[str]:
+    """RELAYRAG_DASHBOARD_ORIGINS: comma-separated origins a browser may post from besides the Host the request
+    names, e.g. `http://127.0.0.1:8780` for `gcloud run services proxy --port 8780`, which rewrites Host to the
+    run.app name while the browser's Origin stays the proxy's. ConfigError for a value that is not an origin."""
+    out = set()
+    for part in (p.strip() for p in raw.split(",")):
+        if not part:
+            continue
+        norm = normalise_origin(part)
+        if not norm:
+            raise ConfigError(f"RELAYRAG_DASHBOARD_ORIGINS: {part!r} is not an origin (scheme://host[:port])")
+        out.add(norm)
+    return frozenset(out)
+
+
+def same_origin(request: Request, trusted: frozenset[str] = frozenset()) -> bool:
+    """Whether a browser request comes from this dashboard's own pages (the CSRF check beside SameSite=Strict
+    cookies and the CSRF token). True when the request has no Origin (not every browser sends it on
+    same-origin requests), when Origin's host:port is the Host the request was sent to (X-Forwarded-Host when a
+    proxy in front says so: a cross-site page cannot set that header without a CORS preflight, which this app
+    never grants), or when Origin is one of `trusted` (RELAYRAG_DASHBOARD_ORIGINS: the local proxy's origin,
+    exactly, scheme and port included). Any other Origin, `null` included, is refused."""
     origin = request.headers.get("origin")
-    if not origin:  # not every browser sends Origin on same-origin requests; SameSite=Strict still holds
+    if not origin:
         return True
     host = request.headers.get("x-forwarded-host") or request.headers.get("host", "")
-    return urlparse(origin).netloc == host
+    if urlparse(origin).netloc == host and host:
+        return True
+    norm = normalise_origin(origin)
+    return bool(norm) and norm in trusted
 
 
 async def mutation_form(dash: Dashboard, request: Request) -> Any:
@@ -161,7 +202,7 @@ async def mutation_form(dash: Dashboard, request: Request) -> Any:
     session = request.state.session
     if session is None:
         raise HTTPException(401, "authentication required")
-    if not _same_origin(request):
+    if not same_origin(request, dash.trusted_origins):
         raise HTTPException(403, "cross-origin request refused (Origin does not match this dashboard)")
     given = request.headers.get(authmod.CSRF_HEADER) or form.get(authmod.CSRF_FIELD)
     if not dash.auth.csrf_ok(session, given if isinstance(given, str) else None):

@@ -23,7 +23,7 @@ from starlette.routing import Route
 from relayrag.dashboard import backend, feedback_views, metrics, plots
 from relayrag.dashboard import auth as authmod
 from relayrag.dashboard.core import (RUN_ID, Dashboard, _cookie_header, _field, describe_exception, mutation_form,
-                                     sse_events)
+                                     same_origin, sse_events)
 from relayrag.dashboard.jobs import Job
 from relayrag.errors import RelayragError
 from relayrag.text import terminal_safe
@@ -59,9 +59,9 @@ def routes(dash: Dashboard) -> list[Route]:
     async def login(request: Request):
         form = await request.form(max_files=0, max_fields=5)
         token, nxt = _field(form, "token"), _safe_next(_field(form, "next"))
-        origin = request.headers.get("origin")
-        if origin and origin.split("://", 1)[-1] != request.headers.get("host", ""):
-            raise HTTPException(403, "cross-origin login refused")
+        if not same_origin(request, dash.trusted_origins):
+            raise HTTPException(403, "cross-origin login refused (Origin is neither this dashboard nor one of "
+                                     "RELAYRAG_DASHBOARD_ORIGINS)")
         client = request.client.host if request.client else "unknown"
         wait = dash.auth.login_attempt(client)
         if wait:
