@@ -268,6 +268,8 @@ REQUIREMENT_GROUPS: dict[str, list[str]] = {
     "pubsub": ["google-cloud-pubsub>=2.21"],
     # page-image search (the `colpali` extra): torch, the ColPali models and byaldi's index; pillow for the pages
     "colpali": ["torch", "transformers", "peft", "colpali-engine", "byaldi", "pillow"],
+    # the same on the optional L4 GPU service (relayrag:colpaliGpu): PyPI's torch wheel, the CUDA build
+    "colpali-gpu": ["torch", "transformers", "peft", "colpali-engine", "byaldi", "pillow"],
     "index": ["google-cloud-bigquery"],  # the distributed retrieval backend
 }
 GROUP_PINS: dict[str, dict[str, str]] = {
@@ -276,6 +278,7 @@ GROUP_PINS: dict[str, dict[str, str]] = {
     # `embedder: minilm-int8`) pip found no solution and Cloud Build failed. MiniLM's tokenizer.json loads
     # with 0.21 too (tests/infra/test_requirements_resolve.py resolves every generated set).
     "colpali": {"tokenizers": "tokenizers==0.21.4", "torch": "torch==2.13.0+cpu"},
+    "colpali-gpu": {"tokenizers": "tokenizers==0.21.4"},
 }
 """Pins a group imposes on the whole bundle it is part of (applied after the lock)."""
 
@@ -308,7 +311,7 @@ def requirement_groups(stage: str, backends: Mapping[str, str]) -> list[str]:
     if "dead_letter" in uses:
         groups.append("pubsub")
     if "colpali" in uses:
-        groups.append("colpali")
+        groups.append("colpali-gpu" if backends.get("colpali") == "gpu" else "colpali")
     if backends.get("index") == "bigquery" and {"distributed_index", "distributed_index_write"} & uses \
             and "warehouse" not in groups:
         groups.append("index")
@@ -586,6 +589,12 @@ class StackConfig:
     mcp_tokens: str = ""
     assistant_db_password: str = ""
     assistant_db_tier: str = "db-f1-micro"
+    # the functions' container images (relayrag_infra.stack._function_images): the newest N image versions of
+    # each function are kept, other versions are deleted once older than the age (Artifact Registry cleanup)
+    function_images_keep: int = 5
+    function_images_max_age_days: int = 30
+    # colpali_search as a Cloud Run service with one NVIDIA L4 GPU instead of a CPU-only function
+    colpali_gpu: bool = False
 
     def __post_init__(self):
         if not self.project:
@@ -625,6 +634,15 @@ class StackConfig:
                              "`pulumi config set --secret relayrag:dashboardTokens \"$(python -c 'import secrets; "
                              "print(secrets.token_urlsafe(32))')\"`")
 
+        if not 1 <= int(self.function_images_keep) <= 100:
+            raise ValueError(f"relayrag:functionImagesKeep {self.function_images_keep!r} must be 1..100 (the "
+                             "newest image versions kept per function; the running one is the newest)")
+        if not 1 <= int(self.function_images_max_age_days) <= 3650:
+            raise ValueError(f"relayrag:functionImagesMaxAgeDays {self.function_images_max_age_days!r} must be "
+                             "1..3650")
+        if self.colpali_gpu and "colpali_search" not in self.stages:
+            raise ValueError("relayrag:colpaliGpu is true but colpali_search is not in relayrag:stages")
+
         for m in self.assistant_members:
             if not re.fullmatch(r"(user|group|serviceAccount|domain):\S+", m):
                 raise ValueError(f"relayrag:assistantMembers: {m!r} is not an IAM member (user:EMAIL, group:EMAIL, "
@@ -639,7 +657,8 @@ class StackConfig:
     @property
     def backends(self) -> dict[str, str]:
         return {"llm": self.llm, "embedder": self.embedder,
-                **({"index": "bigquery"} if self.index_collections else {})}
+                **({"index": "bigquery"} if self.index_collections else {}),
+                **({"colpali": "gpu"} if self.colpali_gpu else {})}
 
     def spec(self, stage: str) -> StageSpec:
         """The stage's spec with this stack's overrides applied (validated)."""
@@ -742,6 +761,16 @@ def config_from_pulumi(cfg: Any, gcp_cfg: Any) -> StackConfig:
         value = cfg.get(key)
         if value is not None:
             kw[attr] = value
+    for key, attr in (("functionImagesKeep", "function_images_keep"),
+                      ("functionImagesMaxAgeDays", "function_images_max_age_days")):
+        value = _int_or_none(cfg.get(key), key)
+        if value is not None:
+            kw[attr] = value
+    flag = cfg.get("colpaliGpu")
+    if flag is not None:
+        if str(flag).strip().lower() not in ("true", "false"):
+            raise ValueError(f"relayrag:colpaliGpu must be true or false, got {flag!r}")
+        kw["colpali_gpu"] = str(flag).strip().lower() == "true"
     flag = cfg.get("assistant")
     if flag is not None:
         if str(flag).strip().lower() not in ("true", "false"):

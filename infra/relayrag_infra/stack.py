@@ -80,6 +80,8 @@ class Deployment:
     threads_db: gcp.sql.DatabaseInstance | None = None
     assistant_skipped: str = ""
     build_service_account: gcp.serviceaccount.Account | None = None
+    function_images: gcp.artifactregistry.Repository | None = None
+    colpali_service: gcp.cloudrunv2.Service | None = None
 
 
 def _sa_id(cfg: StackConfig, role: str) -> str:
@@ -100,6 +102,99 @@ def _bundle_digest(files: dict, requirements: str) -> str:
         h.update(rel.encode() + b"\0" + files[rel].read_bytes() + b"\0")
     h.update(requirements.encode())
     return h.hexdigest()[:20]
+
+
+def _function_images(cfg: StackConfig, build_sa: gcp.serviceaccount.Account, labels: dict,
+                     opts: pulumi.ResourceOptions) -> tuple[gcp.artifactregistry.Repository, pulumi.Resource]:
+    """The Docker repository the functions' builds push to, instead of the service's own `gcf-artifacts`
+    (which has no cleanup policy, so every deploy's images pile up there; the `docker_repository` field of
+    a 2nd gen function's build config: https://cloud.google.com/functions/docs/building#image_registry).
+
+    Cleanup (https://cloud.google.com/artifact-registry/docs/repositories/cleanup-policy): KEEP the newest
+    `function_images_keep` versions of each package (one package per function, so the running image is always
+    kept; keep policies win over delete policies), DELETE any other version older than
+    `function_images_max_age_days`. Returns the repository and the build identity's writer grant on it."""
+    repo = gcp.artifactregistry.Repository(
+        "function-images", project=cfg.project, location=cfg.region, repository_id=f"{cfg.prefix}-functions",
+        format="DOCKER", labels=labels, cleanup_policy_dry_run=False,
+        description="relayrag Cloud Functions images (cleanup: newest versions kept, older ones deleted)",
+        cleanup_policies=[
+            gcp.artifactregistry.RepositoryCleanupPolicyArgs(
+                id="keep-newest", action="KEEP",
+                most_recent_versions=gcp.artifactregistry.RepositoryCleanupPolicyMostRecentVersionsArgs(
+                    keep_count=int(cfg.function_images_keep))),
+            gcp.artifactregistry.RepositoryCleanupPolicyArgs(
+                id="delete-old", action="DELETE",
+                condition=gcp.artifactregistry.RepositoryCleanupPolicyConditionArgs(
+                    tag_state="ANY", older_than=f"{int(cfg.function_images_max_age_days) * 86400}s")),
+        ], opts=opts)
+    grant = gcp.artifactregistry.RepositoryIamMember(
+        "build-function-images-writer", project=cfg.project, location=cfg.region, repository=repo.repository_id,
+        role="roles/artifactregistry.writer", member=_member(build_sa))
+    return repo, grant
+
+
+COLPALI = "colpali_search"
+GPU_REGIONS = ("us-central1", "us-east4", "europe-west1", "europe-west4", "asia-southeast1", "asia-south1")
+"""Regions with NVIDIA L4 GPUs for Cloud Run services (https://cloud.google.com/run/docs/configuring/services/gpu,
+"Supported regions"; the list grows, so another region only gets a warning)."""
+GPU_MIN_CPU, GPU_MIN_MEMORY = "4", "16Gi"
+"""An L4 on Cloud Run needs at least 4 vCPU and 16 GiB of memory (same page)."""
+
+
+def _invoke_url(target) -> pulumi.Output[str]:
+    """The HTTPS URL the workflow calls: a gen2 function's service URI, or a Cloud Run service's URI."""
+    if isinstance(target, gcp.cloudrunv2.Service):
+        return target.uri
+    return target.service_config.apply(lambda c: c.uri)
+
+
+def _colpali_gpu_service(cfg: StackConfig, spec: catalog.StageSpec, env: dict, labels: dict, *,
+                         source: gcp.storage.BucketObject, deploy: gcp.storage.Bucket,
+                         build_sa: gcp.serviceaccount.Account, runtime_sa: gcp.serviceaccount.Account,
+                         opts: pulumi.ResourceOptions) -> gcp.cloudrunv2.Service:
+    """colpali_search as a Cloud Run service with one NVIDIA L4 (`relayrag:colpaliGpu: true`): Cloud Functions
+    offer no GPU, a Cloud Run service built from the same function source does
+    (https://cloud.google.com/run/docs/configuring/services/gpu). Built by Cloud Run's function build
+    (`build_config`: the bundle's zip, the `colpali_search` target, Google's python312 base image) as the build
+    identity, into the functions' image repository (its cleanup policy applies).
+
+    At least 4 vCPU / 16 GiB (the GPU's minimum), instance-based billing (`cpu_idle=False`; GPU services need
+    it), no zonal redundancy (cheaper, and it needs less GPU quota), minimum instances 0: at rest it costs
+    nothing but its stored image. Scales to `spec.max_instances`, which must fit the project's L4 quota."""
+    project, region = cfg.project, cfg.region
+    if region not in GPU_REGIONS:
+        pulumi.log.warn(f"relayrag:colpaliGpu: {region} was not among the regions offering NVIDIA L4 on Cloud Run "
+                        f"({', '.join(GPU_REGIONS)}); the service may fail to deploy there")
+    cpu = str(max(int(float(spec.cpu)), int(GPU_MIN_CPU)))
+    memory = spec.memory if catalog.memory_mib(spec.memory) >= catalog.memory_mib(GPU_MIN_MEMORY) else GPU_MIN_MEMORY
+    image = f"{region}-docker.pkg.dev/{project}/{cfg.prefix}-functions/colpali-search-gpu"
+    base_image = f"{region}-docker.pkg.dev/serverless-runtimes/google-22-full/runtimes/{catalog.RUNTIME}"
+    env = {**env, "RELAYRAG_MEMORY_LIMIT_MB": str(catalog.memory_mib(memory))}
+    return gcp.cloudrunv2.Service(
+        "colpali-gpu", project=project, location=region, name=f"{cfg.prefix}-colpali-search-gpu", labels=labels,
+        description="relayrag stage colpali_search on an NVIDIA L4 (Cloud Run function build)",
+        ingress="INGRESS_TRAFFIC_ALL" if cfg.ingress == "all" else "INGRESS_TRAFFIC_INTERNAL_ONLY",
+        deletion_protection=False,
+        build_config=gcp.cloudrunv2.ServiceBuildConfigArgs(
+            source_location=pulumi.Output.concat("gs://", deploy.name, "/", source.name),
+            function_target=spec.entry_point, base_image=base_image, image_uri=image,
+            enable_automatic_updates=True, service_account=build_sa.id),
+        scaling=gcp.cloudrunv2.ServiceScalingArgs(min_instance_count=0),
+        template=gcp.cloudrunv2.ServiceTemplateArgs(
+            service_account=runtime_sa.email, timeout=f"{spec.timeout_s}s",
+            max_instance_request_concurrency=spec.concurrency,
+            scaling=gcp.cloudrunv2.ServiceTemplateScalingArgs(min_instance_count=0,
+                                                              max_instance_count=spec.max_instances),
+            node_selector=gcp.cloudrunv2.ServiceTemplateNodeSelectorArgs(accelerator="nvidia-l4"),
+            gpu_zonal_redundancy_disabled=True,
+            containers=[gcp.cloudrunv2.ServiceTemplateContainerArgs(
+                image=image, base_image_uri=base_image,
+                envs=[gcp.cloudrunv2.ServiceTemplateContainerEnvArgs(name=k, value=v) for k, v in env.items()],
+                resources=gcp.cloudrunv2.ServiceTemplateContainerResourcesArgs(
+                    limits={"cpu": cpu, "memory": memory, "nvidia.com/gpu": "1"},
+                    cpu_idle=False, startup_cpu_boost=True))]),
+        opts=opts)
 
 
 def build(cfg: StackConfig) -> Deployment:
@@ -194,6 +289,12 @@ def build(cfg: StackConfig) -> Deployment:
                                            member=_member(build_sa))
                     for r in BUILD_ROLES]
 
+    function_images, images_grant = _function_images(cfg, build_sa, labels, after_apis)
+    dep.function_images = function_images
+    build_grants = [*build_grants, images_grant]
+    docker_repository = pulumi.Output.concat("projects/", project, "/locations/", region, "/repositories/",
+                                             function_images.repository_id)
+
     for stage in stages:
         sa = account(stage, f"stage {stage}")
         dep.service_accounts[stage] = sa
@@ -244,6 +345,7 @@ def build(cfg: StackConfig) -> Deployment:
         env = {**env, "RELAYRAG_MEMORY_LIMIT_MB": str(catalog.memory_mib(spec.memory))}
         build_config = gcp.cloudfunctionsv2.FunctionBuildConfigArgs(
             runtime=catalog.RUNTIME, entry_point=spec.entry_point, service_account=build_sa.id,
+            docker_repository=docker_repository,
             source=gcp.cloudfunctionsv2.FunctionBuildConfigSourceArgs(
                 storage_source=gcp.cloudfunctionsv2.FunctionBuildConfigSourceStorageSourceArgs(
                     bucket=deploy.name, object=source.name)))
@@ -257,6 +359,12 @@ def build(cfg: StackConfig) -> Deployment:
                 service_account_email=dep.service_accounts[stage].email)
 
         opts = pulumi.ResourceOptions(depends_on=[*services, *build_grants])
+        if stage == COLPALI and cfg.colpali_gpu:
+            dep.colpali_service = _colpali_gpu_service(cfg, spec, env, labels, source=source, deploy=deploy,
+                                                       build_sa=build_sa, runtime_sa=dep.service_accounts[stage],
+                                                       opts=opts)
+            invokables[stage] = dep.colpali_service
+            continue
         if spec.kind == "http":
             fn = gcp.cloudfunctionsv2.Function(
                 f"fn-{stage}", project=project, location=region, name=_fn_name(cfg, stage), labels=labels,
@@ -300,7 +408,7 @@ def build(cfg: StackConfig) -> Deployment:
         invokers = [gcp.cloudrunv2.ServiceIamMember(
             f"invoke-{s}-by-workflow", project=project, location=region, name=invokables[s].name,
             role="roles/run.invoker", member=_member(wf_sa)) for s in called]
-        urls = pulumi.Output.all(**{s: invokables[s].service_config.apply(lambda c: c.uri) for s in called})
+        urls = pulumi.Output.all(**{s: _invoke_url(invokables[s]) for s in called})
         dep.workflow = gcp.workflows.Workflow(
             "rag", project=project, region=region, name=f"{cfg.prefix}-rag", labels=labels,
             description="relayrag RAG workflow (workflows/rag.yaml)", service_account=wf_sa.email,
@@ -446,6 +554,8 @@ def _export(dep: Deployment) -> None:
             "RELAYRAG_BLOBSTORE": "gcs", "RELAYRAG_GCS_BUCKET": dep.snapshots_bucket.name})
     else:
         pulumi.export("workflow_skipped", dep.workflow_skipped)
+    if dep.colpali_service is not None:
+        pulumi.export("colpali_gpu_url", dep.colpali_service.uri)
     if dep.images is not None:
         pulumi.export("image_repository", pulumi.Output.concat(cfg.region, "-docker.pkg.dev/", cfg.project, "/",
                                                                dep.images.repository_id))

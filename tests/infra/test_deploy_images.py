@@ -1,0 +1,152 @@
+"""Deploy-time cost items of issue 29 (../shared/reviews/gcp-desk-review-2026-12.md C8): where the functions'
+images go and how long they stay, what a code change rebuilds, and colpali_search on an optional L4 GPU.
+Each test failed before its fix."""
+
+from __future__ import annotations
+
+import pytest
+
+pytest.importorskip("pulumi", reason="pulumi is not installed: pip install -e '.[dev]'")
+from relayrag_infra import catalog  # noqa: E402
+
+from tests.infra.harness import PROJECT, config, deploy  # noqa: E402
+
+FN = "gcp:cloudfunctionsv2/function:Function"
+REPO_T = "gcp:artifactregistry/repository:Repository"
+REPO_IAM = "gcp:artifactregistry/repositoryIamMember:RepositoryIamMember"
+pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning:pulumi_gcp")
+
+
+# ------------------------------------------------------------------ function images: own repository, cleaned up
+def test_every_function_builds_into_a_repository_with_a_cleanup_policy(full):
+    """2nd gen functions push their image to `gcf-artifacts` unless the build config names a user-managed
+    Artifact Registry repository (`docker_repository`: https://cloud.google.com/functions/docs/building#image_registry);
+    gcf-artifacts has no cleanup policy, so every deploy's images stayed and were billed. Cleanup policies:
+    https://cloud.google.com/artifact-registry/docs/repositories/cleanup-policy (keep wins over delete)."""
+    repo = full.one(REPO_T, "function-images")
+    assert repo.inputs["format"] == "DOCKER" and repo.inputs["location"] == "us-central1"
+    assert repo.inputs["repositoryId"] == "relayrag-functions"
+    assert repo.inputs.get("cleanupPolicyDryRun") is False
+    policies = {p["id"]: p for p in repo.inputs["cleanupPolicies"]}
+    assert policies["keep-newest"]["action"] == "KEEP"
+    assert policies["keep-newest"]["mostRecentVersions"]["keepCount"] == 5
+    assert policies["delete-old"]["action"] == "DELETE"
+    assert policies["delete-old"]["condition"] == {"tagState": "ANY", "olderThan": f"{30 * 86400}s"}
+    path = f"projects/{PROJECT}/locations/us-central1/repositories/relayrag-functions"
+    fns = full.of_type(FN)
+    assert fns and all(f.inputs["buildConfig"].get("dockerRepository") == path for f in fns), \
+        {f.name: f.inputs["buildConfig"].get("dockerRepository") for f in fns}
+
+
+def test_the_build_identity_may_write_to_that_repository_and_functions_wait_for_it(full):
+    (grant,) = [g for g in full.of_type(REPO_IAM) if g.inputs["repository"] == "relayrag-functions"]
+    assert grant.inputs["role"] == "roles/artifactregistry.writer"
+    assert grant.inputs["member"] == f"serviceAccount:relayrag-build@{PROJECT}.iam.gserviceaccount.com"
+    for fn in full.of_type(FN):
+        assert grant.name in full.deps(FN, fn.name), fn.name
+
+
+def test_keep_count_and_age_are_stack_config():
+    rec = deploy(config(stages=("classify",), function_images_keep=2, function_images_max_age_days=7))
+    policies = {p["id"]: p for p in rec.one(REPO_T, "function-images").inputs["cleanupPolicies"]}
+    assert policies["keep-newest"]["mostRecentVersions"]["keepCount"] == 2
+    assert policies["delete-old"]["condition"]["olderThan"] == f"{7 * 86400}s"
+
+    class Cfg(dict):
+        def get_object(self, key):
+            return None
+
+    cfg = catalog.config_from_pulumi(Cfg(project=PROJECT, region="us-central1", functionImagesKeep="3",
+                                         functionImagesMaxAgeDays="14"), Cfg())
+    assert (cfg.function_images_keep, cfg.function_images_max_age_days) == (3, 14)
+    with pytest.raises(ValueError, match="functionImagesKeep"):
+        config(function_images_keep=0)
+    with pytest.raises(ValueError, match="functionImagesMaxAgeDays"):
+        catalog.config_from_pulumi(Cfg(project=PROJECT, region="us-central1", functionImagesMaxAgeDays="soon"),
+                                   Cfg())
+
+
+# ------------------------------------------------------------------ colpali_search on an optional L4 GPU
+RUN = "gcp:cloudrunv2/service:Service"
+RUN_IAM = "gcp:cloudrunv2/serviceIamMember:ServiceIamMember"
+WF = "gcp:workflows/workflow:Workflow"
+
+
+@pytest.fixture(scope="module")
+def gpu():
+    return deploy(config(colpali_gpu=True))
+
+
+def _stage_urls(rec) -> dict:
+    import json
+    (wf,) = rec.of_type(WF)
+    return json.loads(wf.inputs["userEnvVars"]["RELAYRAG_STAGE_URLS"])
+
+
+def test_colpali_gpu_deploys_colpali_search_as_an_l4_cloud_run_service_from_the_function_source(gpu):
+    """Cloud Functions have no GPU; a Cloud Run service does: one NVIDIA L4 per instance
+    (`node_selector.accelerator = nvidia-l4`, `nvidia.com/gpu: 1`), at least 4 vCPU and 16 GiB, instance-based
+    billing, zonal redundancy optional (https://cloud.google.com/run/docs/configuring/services/gpu). Built from
+    the same zip as the function by Cloud Run's function build (`build_config`: source, function target, base
+    image), as the build identity, into the functions' image repository."""
+    assert "colpali_search" not in {f.name.removeprefix("fn-") for f in gpu.of_type(FN)}
+    svc = gpu.one(RUN, "colpali-gpu")
+    tpl = svc.inputs["template"]
+    assert tpl["nodeSelector"] == {"accelerator": "nvidia-l4"}
+    assert tpl["gpuZonalRedundancyDisabled"] is True
+    (ctr,) = tpl["containers"]
+    limits = ctr["resources"]["limits"]
+    assert limits["nvidia.com/gpu"] == "1"
+    assert float(limits["cpu"]) >= 4 and catalog.memory_mib(limits["memory"]) >= 16 * 1024
+    assert ctr["resources"]["cpuIdle"] is False
+    assert tpl["scaling"]["minInstanceCount"] == 0 and svc.inputs["scaling"]["minInstanceCount"] == 0
+    assert tpl["serviceAccount"] == f"relayrag-colpali-search@{PROJECT}.iam.gserviceaccount.com"
+    assert int(tpl["timeout"].rstrip("s")) < catalog.WORKFLOW_CALL_TIMEOUT_S
+    env = {e["name"]: e["value"] for e in ctr["envs"]}
+    assert env["RELAYRAG_COLPALI_MODEL"] == "vidore/colqwen2-v1.0" and env["RELAYRAG_BLOBSTORE"] == "gcs"
+    build = svc.inputs["buildConfig"]
+    assert build["functionTarget"] == "colpali_search"
+    assert build["serviceAccount"] == f"projects/{PROJECT}/serviceAccounts/relayrag-build@{PROJECT}.iam.gserviceaccount.com"
+    assert build["baseImage"].endswith("/serverless-runtimes/google-22-full/runtimes/python312")
+    assert build["imageUri"].startswith(f"us-central1-docker.pkg.dev/{PROJECT}/relayrag-functions/")
+    src = gpu.one("gcp:storage/bucketObject:BucketObject", "source-colpali_search")
+    assert build["sourceLocation"] == f"gs://{PROJECT}-relayrag-deploy/{src.inputs['name']}"
+
+
+def test_the_gpu_bundle_installs_cuda_torch_and_the_cpu_function_the_cpu_build():
+    cpu = catalog.stage_requirements("colpali_search", {"llm": "vertex", "embedder": "vertex"})
+    gpu = catalog.stage_requirements("colpali_search", {"llm": "vertex", "embedder": "vertex", "colpali": "gpu"})
+    assert "--extra-index-url https://download.pytorch.org/whl/cpu" in cpu
+    assert not any(r.startswith("--") for r in gpu)
+    torch = [r for r in gpu if r.startswith("torch")]
+    assert torch and "+cpu" not in torch[0]
+    assert config(colpali_gpu=True).backends["colpali"] == "gpu"
+    assert "colpali" not in config().backends
+
+
+def test_the_workflow_calls_the_gpu_service_and_may_invoke_it(gpu):
+    urls = _stage_urls(gpu)
+    assert urls["colpali_search"] == "https://relayrag-colpali-search-gpu-abc123-uc.a.run.app"
+    (inv,) = [b for b in gpu.of_type(RUN_IAM) if b.name == "invoke-colpali_search-by-workflow"]
+    assert inv.inputs["name"] == "relayrag-colpali-search-gpu" and inv.inputs["role"] == "roles/run.invoker"
+    assert inv.inputs["member"] == f"serviceAccount:relayrag-workflow@{PROJECT}.iam.gserviceaccount.com"
+    assert inv.name in gpu.deps(WF, "rag")
+
+
+def test_without_colpali_gpu_nothing_changes(full):
+    assert not [s for s in full.of_type(RUN) if s.name == "colpali-gpu"]
+    assert full.one(FN, "fn-colpali_search")
+    assert _stage_urls(full)["colpali_search"] == "https://relayrag-colpali-search-abc123-uc.a.run.app"
+
+
+def test_colpali_gpu_is_stack_config_and_needs_the_stage():
+    class Cfg(dict):
+        def get_object(self, key):
+            return None
+
+    assert catalog.config_from_pulumi(Cfg(project=PROJECT, region="us-central1", colpaliGpu="true"), Cfg()).colpali_gpu
+    assert not catalog.config_from_pulumi(Cfg(project=PROJECT, region="us-central1"), Cfg()).colpali_gpu
+    with pytest.raises(ValueError, match="colpaliGpu"):
+        catalog.config_from_pulumi(Cfg(project=PROJECT, region="us-central1", colpaliGpu="yes"), Cfg())
+    with pytest.raises(ValueError, match="colpaliGpu.*colpali_search"):
+        config(colpali_gpu=True, stages=("classify",))
