@@ -421,18 +421,93 @@ def requirements_text(stage: str, backends: Mapping[str, str], pins: Mapping[str
 BUNDLE_EXCLUDE = re.compile(r"(^|/)(__pycache__|\.pytest_cache|\.mypy_cache)(/|$)|\.py[co]$|(^|/)\.DS_Store$")
 
 
+def _package_modules(functions_dir: Path) -> dict[str, Path]:
+    """Dotted module name -> file, for main.py and every module of the relayrag package."""
+    out = {"main": functions_dir / "main.py"}
+    for p in sorted((functions_dir / "relayrag").rglob("*.py")):
+        if BUNDLE_EXCLUDE.search(p.as_posix()):
+            continue
+        parts = list(p.relative_to(functions_dir).with_suffix("").parts)
+        if parts[-1] == "__init__":
+            parts = parts[:-1]
+        out[".".join(parts)] = p
+    return out
+
+
+def _module_references(name: str, path: Path, modules: Mapping[str, Path]) -> set[str]:
+    """The relayrag modules one module may load: every `import` anywhere in it (lazy ones inside functions
+    included, relative ones resolved), every string constant naming a `relayrag.x.y` module (the backend
+    registry's "module:attribute" targets), and every module under an f-string prefix `relayrag.x.{...}`
+    (stages/__init__ imports `relayrag.stages.{name}`). Docstrings are prose and do not count."""
+    import ast
+
+    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    docstrings = {id(n.value) for n in ast.walk(tree) if isinstance(n, ast.Expr) and isinstance(n.value, ast.Constant)}
+    named: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            named |= {a.name for a in node.names}
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                anchor = package.split(".")[:len(package.split(".")) - (node.level - 1)]
+                base = ".".join(anchor + ([base] if base else []))
+            named |= {base, *(f"{base}.{a.name}" for a in node.names)}
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in docstrings:
+            named |= set(re.findall(r"relayrag(?:\.\w+)+", node.value))
+        elif isinstance(node, ast.JoinedStr):
+            for part in node.values:
+                if isinstance(part, ast.Constant) and isinstance(part.value, str):
+                    for prefix in re.findall(r"relayrag(?:\.\w+)+\.$", part.value):
+                        named |= {m for m in modules if m.startswith(prefix)}
+    found = set()
+    for dotted in named:  # `relayrag.a.b` loads relayrag, relayrag.a and relayrag.a.b
+        parts = dotted.split(".")
+        found |= {".".join(parts[:i]) for i in range(1, len(parts) + 1) if ".".join(parts[:i]) in modules}
+    return found
+
+
+def function_modules(functions_dir: Path = FUNCTIONS_DIR) -> set[str]:
+    """The relayrag modules a function can load, starting from main.py: the closure of `_module_references`
+    (static, and wider than what one request imports: every lazy import and registry target counts). What is
+    outside it (the dashboard, the CLI, the assistant, the MCP gateway, the evaluation harness) never runs in a
+    function, so it stays out of the bundles and a change there rebuilds no function."""
+    modules = _package_modules(functions_dir)
+    seen: set[str] = set()
+    todo = ["main"]
+    while todo:
+        name = todo.pop()
+        if name not in seen:
+            seen.add(name)
+            todo += sorted(_module_references(name, modules[name], modules) - seen)
+    return seen
+
+
 def bundle_files(functions_dir: Path = FUNCTIONS_DIR) -> dict[str, Path]:
-    """Archive path -> file for a stage's source bundle: `main.py` and the `relayrag` package (with its
-    assets), without caches. requirements.txt is added per stage. Raises FileNotFoundError if main.py
-    is missing."""
+    """Archive path -> file for a stage's source bundle: `main.py` and the part of the `relayrag` package a
+    function can load (`function_modules`: its modules, and the data files of its packages and of folders
+    that are no package, such as assets/), without caches. A package no function loads is left out whole
+    (templates and static files included). requirements.txt is added per stage. Raises FileNotFoundError if
+    main.py is missing."""
     main = functions_dir / "main.py"
     if not main.is_file():
         raise FileNotFoundError(f"{main}: the Cloud Functions entry module is missing")
+    modules = _package_modules(functions_dir)
+    loaded = function_modules(functions_dir)
+    unloaded_packages = [modules[m].parent for m in modules if m not in loaded and modules[m].name == "__init__.py"]
     files = {"main.py": main}
     for p in sorted((functions_dir / "relayrag").rglob("*")):
         rel = p.relative_to(functions_dir).as_posix()
-        if p.is_file() and not BUNDLE_EXCLUDE.search(rel):
-            files[rel] = p
+        if not p.is_file() or BUNDLE_EXCLUDE.search(rel):
+            continue
+        if any(pkg == p.parent or pkg in p.parents for pkg in unloaded_packages):
+            continue
+        if p.suffix == ".py":
+            parts = list(p.relative_to(functions_dir).with_suffix("").parts)
+            if ".".join(parts[:-1] if parts[-1] == "__init__" else parts) not in loaded:
+                continue
+        files[rel] = p
     return files
 
 

@@ -11,7 +11,9 @@
   account; a workflow service account (run.invoker on each stage function, nothing else); an ingest
   trigger service account (eventarc.eventReceiver + run.invoker on the ingest functions);
 - one Cloud Function gen2 per stage, from its own source archive with its own requirements.txt;
-  `ingest` is two functions (`ingest_object` for object finalized and for object deleted);
+  `ingest` is two functions (`ingest_object` for object finalized and for object deleted); their images go
+  to an Artifact Registry repository with a cleanup policy (`_function_images`); with `colpali_gpu`,
+  colpali_search is a Cloud Run service with one L4 built from the same source (`_colpali_gpu_service`);
 - the Workflow from workflows/rag.yaml (OIDC auth added to every HTTP call; stage URLs in the env var
   RELAYRAG_STAGE_URLS), when every stage it calls is deployed.
 

@@ -150,3 +150,70 @@ def test_colpali_gpu_is_stack_config_and_needs_the_stage():
         catalog.config_from_pulumi(Cfg(project=PROJECT, region="us-central1", colpaliGpu="yes"), Cfg())
     with pytest.raises(ValueError, match="colpaliGpu.*colpali_search"):
         config(colpali_gpu=True, stages=("classify",))
+
+
+# ------------------------------------------------------------------ what a code change rebuilds
+def _digests(functions_dir, backends: dict, stages) -> dict[str, str]:
+    from relayrag_infra.stack import _bundle_digest
+    files = catalog.bundle_files(functions_dir)
+    return {s: _bundle_digest(files, catalog.requirements_text(s, backends)) for s in stages}
+
+
+@pytest.fixture
+def functions_copy(tmp_path):
+    import shutil
+    dest = tmp_path / "functions"
+    shutil.copytree(catalog.FUNCTIONS_DIR, dest, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+    return dest
+
+
+def test_no_bundle_carries_code_no_function_can_load():
+    """Every function's digest covered the whole package, so a dashboard, CLI or assistant change rebuilt all
+    eleven functions (colpali_search's image included). What a function can load is the closure of main.py's
+    imports (lazy ones and the backend registry's targets included)."""
+    files = set(catalog.bundle_files())
+    for left_out in ("relayrag/dashboard/", "relayrag/cli/", "relayrag/agent/", "relayrag/mcp/",
+                     "relayrag/evaluation/", "relayrag/service.py", "relayrag/engine/local.py"):
+        assert not [f for f in files if f.startswith(left_out)], left_out
+    for kept in ("main.py", "relayrag/entrypoints.py", "relayrag/stages/sql.py", "relayrag/stages/colpali_search.py",
+                 "relayrag/backends/gcs.py", "relayrag/backends/firestore.py", "relayrag/backends/llm.py"):
+        assert kept in files, kept
+    assert any(f.startswith("relayrag/assets/minilm/") for f in files)  # read by path, not imported
+
+
+def test_a_change_outside_the_bundles_rebuilds_no_function_and_a_stage_change_rebuilds_them_all(functions_copy):
+    """A stage module is in every bundle (entrypoints imports every stage, so every function loads it): a
+    change there rebuilds every function, which infra/README.md says."""
+    backends = {"llm": "vertex", "embedder": "vertex"}
+    stages = ("retrieve", "colpali_search")
+    before = _digests(functions_copy, backends, stages)
+    (functions_copy / "relayrag" / "dashboard" / "app.py").write_text("# changed\n", encoding="utf-8")
+    (functions_copy / "relayrag" / "cli" / "app.py").write_text("# changed\n", encoding="utf-8")
+    assert _digests(functions_copy, backends, stages) == before
+    sql = functions_copy / "relayrag" / "stages" / "sql.py"
+    sql.write_text(sql.read_text(encoding="utf-8") + "\n# changed\n", encoding="utf-8")
+    after = _digests(functions_copy, backends, stages)
+    assert all(after[s] != before[s] for s in stages)
+
+
+def test_a_dependency_change_rebuilds_only_the_bundles_that_install_it():
+    """Two bundles, one change that only one of them carries: Gemini's client goes only into the stages that
+    call an LLM or Vertex, so switching relayrag:llm rebuilds those and leaves the others' digests alone."""
+    none, vertex = {"llm": "none", "embedder": "minilm-int8"}, {"llm": "vertex", "embedder": "minilm-int8"}
+    calls = [s for s in catalog.ALL_STAGES if catalog.needs_vertex(s, vertex)]
+    other = [s for s in catalog.ALL_STAGES if not catalog.needs_vertex(s, vertex)]
+    assert calls and other
+    before = _digests(catalog.FUNCTIONS_DIR, none, catalog.ALL_STAGES)
+    after = _digests(catalog.FUNCTIONS_DIR, vertex, catalog.ALL_STAGES)
+    assert all(before[s] != after[s] for s in calls)
+    assert all(before[s] == after[s] for s in other)
+
+
+def test_the_readme_documents_the_new_keys_and_the_gpu_cost_at_rest():
+    from tests.infra.conftest import REPO_ROOT
+    text = " ".join((REPO_ROOT / "infra" / "README.md").read_text(encoding="utf-8").split())
+    for key in ("relayrag:functionImagesKeep", "functionImagesMaxAgeDays", "relayrag:colpaliGpu"):
+        assert f"`{key}`" in text or f"/ `{key}`" in text, key
+    assert "## Function images" in text and "## colpali_search on a GPU" in text
+    assert "`colpaliGpu: true` | ≈ $0.5–1 at rest | Cloud Run GPU scales to zero (minimum instances 0)" in text
+    assert "gcf-artifacts` repository, which has no cleanup policy" not in text

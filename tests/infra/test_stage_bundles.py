@@ -2,12 +2,12 @@
 its requirements install what its code loads, and its environment carries the settings that code reads.
 
 What a stage's code uses is read from the code (relayrag.catalog.stage_uses). What the backends load is
-measured: a fresh interpreter in functions/ (the bundle root) gets the stage's deployed environment, imports
-`main` as Cloud Functions does, then builds the backends of the roles the stage uses through the registry
-(the local embedder also embeds one query, which loads ONNX Runtime and the model package), and lists the
-distributions it imported. No network and no credentials are needed (clients connect lazily). Issue 10 item 3:
-hyde and grade load the snapshot, which builds the query embedder, but were deployed without its settings and
-packages.
+measured: a fresh interpreter in the unzipped upload archive (the bundle root, catalog.bundle_files()) gets
+the stage's deployed environment, imports `main` as Cloud Functions does, then builds the backends of the
+roles the stage uses through the registry (the local embedder also embeds one query, which loads ONNX Runtime
+and the model package), and lists the distributions it imported. No network and no credentials are needed
+(clients connect lazily). Issue 10 item 3: hyde and grade load the snapshot, which builds the query embedder,
+but were deployed without its settings and packages.
 """
 
 from __future__ import annotations
@@ -45,26 +45,34 @@ def stack(embedder: str, llm: str) -> catalog.StackConfig:
 _loaded: dict[tuple, frozenset[str]] = {}
 
 
-def loaded_distributions(stage_env: dict, roles: tuple[str, ...]) -> frozenset[str]:
+@pytest.fixture(scope="module")
+def bundle_root(tmp_path_factory):
+    """The files infra uploads (the same for every stage but requirements.txt), unzipped: a module the bundle
+    leaves out fails to import here as it would in the cloud."""
+    from tests.infra.rehearsal import build_bundle
+    return build_bundle("retrieve", {"embedder": "vertex", "llm": "none"}, tmp_path_factory.mktemp("b") / "bundle")
+
+
+def loaded_distributions(stage_env: dict, roles: tuple[str, ...], root) -> frozenset[str]:
     """Distributions a fresh bundle interpreter imports for `import main` plus building `roles` (measured once
     per backend choice and roles: nothing else in the environment changes what is imported)."""
     key = (stage_env["RELAYRAG_EMBEDDER"], stage_env["RELAYRAG_LLM"], roles)
     if key not in _loaded:
-        _loaded[key] = _measure(stage_env, roles)
+        _loaded[key] = _measure(stage_env, roles, root)
     return _loaded[key]
 
 
-def _measure(stage_env: dict, roles: tuple[str, ...]) -> frozenset[str]:
+def _measure(stage_env: dict, roles: tuple[str, ...], root) -> frozenset[str]:
     env = {**stage_env, "PATH": "/usr/bin:/bin", "HF_HUB_OFFLINE": "1"}
     code = PROBE.replace("import main\n", "import main\n" + BUILD.replace("ROLES", repr(roles)))
-    out = subprocess.run([sys.executable, "-c", code], cwd=REPO_ROOT / "functions", capture_output=True,
+    out = subprocess.run([sys.executable, "-c", code], cwd=root, capture_output=True,
                          text=True, timeout=300, env=env)
     assert out.returncode == 0, out.stderr[-3000:]
     return frozenset(_norm(d) for d in json.loads(out.stdout.strip().splitlines()[-1]))
 
 
 @pytest.mark.parametrize("embedder,llm", CONFIGS, ids=[f"{e}+{x}" for e, x in CONFIGS])
-def test_every_stage_bundle_installs_and_configures_what_its_code_loads(embedder, llm, tmp_path):
+def test_every_stage_bundle_installs_and_configures_what_its_code_loads(embedder, llm, tmp_path, bundle_root):
     cfg = stack(embedder, llm)
     backends = {"embedder": embedder, "llm": llm}
     for stage in catalog.HTTP_STAGES:
@@ -78,7 +86,7 @@ def test_every_stage_bundle_installs_and_configures_what_its_code_loads(embedder
             assert env.get("RELAYRAG_LLM_MODEL") == cfg.llm_model, stage
         # packages its code loads
         roles = tuple(r for r in ("embedder", "llm") if r in uses)
-        loaded = loaded_distributions(env, roles)
+        loaded = loaded_distributions(env, roles, bundle_root)
         reqs = catalog.stage_requirements(stage, backends)
         missing = loaded - _closure(reqs) - OPTIONAL - ALSO_OPTIONAL - {"relayrag"}
         assert not missing, f"{stage} ({embedder}, {llm}) loads {sorted(missing)}, not in its requirements {reqs}"
