@@ -96,10 +96,12 @@ def test_iap_mode_puts_iap_in_front():
 
 def test_without_an_image_only_the_repository_is_made():
     rec = deploy(config(dashboard=True))
-    assert rec.of_type(RUN) == [] and len(rec.of_type("gcp:artifactregistry/repository:Repository")) == 1
+    repos = {r.name for r in rec.of_type("gcp:artifactregistry/repository:Repository")}
+    assert rec.of_type(RUN) == [] and repos == {"images", "function-images"}  # function-images: every stack
     assert rec.deployment.dashboard_skipped.startswith("dashboard not deployed yet")
     off = deploy(config())
-    assert off.of_type(RUN) == [] and off.of_type("gcp:artifactregistry/repository:Repository") == []
+    repos = {r.name for r in off.of_type("gcp:artifactregistry/repository:Repository")}
+    assert off.of_type(RUN) == [] and repos == {"function-images"}
 
 
 def test_dashboard_config_is_validated():
