@@ -24,11 +24,12 @@ from __future__ import annotations
 import pulumi
 import pulumi_gcp as gcp
 
-from relayrag_infra.catalog import StackConfig
+from relayrag_infra.catalog import TRACE_EXPORTER, StackConfig, memory_mib
 
 ACCESS_MODES = ("iam", "iap")
 DASHBOARD_PROJECT_ROLES = ("roles/workflows.invoker", "roles/cloudtrace.agent")
 PORT = 8080
+MEMORY = "2Gi"
 PROXY_PORT = 8780
 PROXY_ORIGINS = f"http://127.0.0.1:{PROXY_PORT},http://localhost:{PROXY_PORT}"
 """Origins of `gcloud run services proxy relayrag-dashboard --port 8780` (infra/README.md)."""
@@ -80,8 +81,8 @@ def build_service(dep, cfg: StackConfig, *, firestore_condition, account, member
         "RELAYRAG_FIRESTORE_DATABASE": cfg.firestore_database, "RELAYRAG_FIRESTORE_PREFIX": cfg.firestore_prefix,
         "RELAYRAG_BLOBSTORE": "gcs", "RELAYRAG_GCS_BUCKET": dep.snapshots_bucket.name,
         "RELAYRAG_DOCUMENTS_BUCKET": dep.documents_bucket.name, "RELAYRAG_EMBEDDER": cfg.embedder,
-        "RELAYRAG_VERTEX_EMBEDDING_MODEL": cfg.vertex_embedding_model, "OTEL_TRACES_EXPORTER": "gcp_trace",
-        "RELAYRAG_HOME": "/tmp/relayrag",
+        "RELAYRAG_VERTEX_EMBEDDING_MODEL": cfg.vertex_embedding_model, "OTEL_TRACES_EXPORTER": TRACE_EXPORTER,
+        "RELAYRAG_HOME": "/tmp/relayrag", "RELAYRAG_MEMORY_LIMIT_MB": str(memory_mib(MEMORY)),
     }
     if cfg.dashboard_access == "iam":
         # `gcloud run services proxy --port 8780` (the way in with IAM access) rewrites Host to the run.app name
@@ -104,7 +105,12 @@ def build_service(dep, cfg: StackConfig, *, firestore_condition, account, member
             containers=[gcp.cloudrunv2.ServiceTemplateContainerArgs(
                 image=cfg.dashboard_image, envs=envs,
                 ports=gcp.cloudrunv2.ServiceTemplateContainerPortsArgs(container_port=PORT),
-                resources=gcp.cloudrunv2.ServiceTemplateContainerResourcesArgs(limits={"cpu": "1", "memory": "2Gi"}),
+                # jobs (ingest, evaluation) run in threads after the POST that starts them has answered: with
+                # request-based billing Cloud Run throttles the CPU to almost nothing between requests
+                # (https://cloud.google.com/run/docs/tips#background-activity), so the CPU stays allocated
+                # (instance-based billing; min instances stay 0, so an idle dashboard still costs nothing)
+                resources=gcp.cloudrunv2.ServiceTemplateContainerResourcesArgs(
+                    limits={"cpu": "1", "memory": MEMORY}, cpu_idle=False),
                 startup_probe=gcp.cloudrunv2.ServiceTemplateContainerStartupProbeArgs(
                     http_get=gcp.cloudrunv2.ServiceTemplateContainerStartupProbeHttpGetArgs(path="/healthz"),
                     period_seconds=3, failure_threshold=40))]),

@@ -45,7 +45,7 @@ SERVICE_APIS = ["iam.googleapis.com", "storage.googleapis.com", "firestore.googl
                 "cloudfunctions.googleapis.com", "run.googleapis.com", "cloudbuild.googleapis.com",
                 "artifactregistry.googleapis.com", "logging.googleapis.com", "pubsub.googleapis.com",
                 "eventarc.googleapis.com", "workflows.googleapis.com", "workflowexecutions.googleapis.com",
-                "bigquery.googleapis.com", "aiplatform.googleapis.com"]
+                "bigquery.googleapis.com", "aiplatform.googleapis.com", "cloudtrace.googleapis.com"]
 
 DASHBOARD_APIS = ["secretmanager.googleapis.com", "cloudtrace.googleapis.com", "iap.googleapis.com"]
 
@@ -108,7 +108,8 @@ def build(cfg: StackConfig) -> Deployment:
     provider_opts = pulumi.ResourceOptions()
     labels = {"app": "relayrag", **dict(cfg.labels)}
     stages = list(cfg.stages)
-    needs_vertex = any(catalog.needs_vertex(s, cfg.backends) for s in stages)
+    needs_vertex = any(catalog.needs_vertex(s, cfg.backends) for s in stages) or (
+        cfg.assistant and bool(cfg.assistant_image) and "vertex" in (cfg.llm, cfg.embedder))
 
     # --- APIs ---------------------------------------------------------------------------------------
     apis = [a for a in SERVICE_APIS
@@ -117,8 +118,9 @@ def build(cfg: StackConfig) -> Deployment:
     if cfg.dashboard:
         apis += [a for a in DASHBOARD_APIS if a not in apis and (a != "iap.googleapis.com" or cfg.dashboard_access == "iap")]
     if cfg.assistant:
-        from relayrag_infra.assistant import ASSISTANT_APIS
-        apis += [a for a in ASSISTANT_APIS if a not in apis]
+        from relayrag_infra.assistant import ASSISTANT_APIS, POSTGRES_APIS
+        apis += [a for a in ASSISTANT_APIS + (POSTGRES_APIS if cfg.assistant_threads == "postgres" else [])
+                 if a not in apis]
     services = [gcp.projects.Service(f"api-{a.split('.')[0]}", project=project, service=a,
                                      disable_on_destroy=False, opts=provider_opts) for a in apis]
     after_apis = pulumi.ResourceOptions(depends_on=services)
@@ -324,7 +326,7 @@ def build(cfg: StackConfig) -> Deployment:
         if dep.dashboard_skipped:
             pulumi.log.info(dep.dashboard_skipped)
 
-    # --- the assistant and its MCP gateway (Cloud Run), threads in Cloud SQL -------------------------------
+    # --- the assistant and its MCP gateway (Cloud Run), threads in Firestore (or Cloud SQL) -------------------------------
     if cfg.assistant:
         from relayrag_infra import assistant as bot
         from relayrag_infra import dashboard as dash
@@ -339,7 +341,7 @@ def build(cfg: StackConfig) -> Deployment:
         else:
             dep.mcp, dep.assistant, dep.threads_db = bot.build_services(
                 dep, cfg, firestore_condition=firestore_condition, account=account, member=_member,
-                after_apis=after_apis)
+                after_apis=after_apis, vertex_role=vertex_role)
         if dep.assistant_skipped:
             pulumi.log.info(dep.assistant_skipped)
 

@@ -25,7 +25,8 @@ pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning:pulumi_gcp")
 # What each stage's code touches decides its roles (read from functions/relayrag/stages/*.py). scope names:
 # "firestore" = roles on the project with a condition on relayrag's database; "snapshots"/"documents" =
 # that bucket; "dataset" = the BigQuery dataset; "dead_letter" = the topic; "project" = unconditioned.
-BASE = {("firestore", "roles/datastore.user")}
+# every stage writes its span to Cloud Trace (OTEL_TRACES_EXPORTER=gcp_trace, relayrag.tracing; issue 30)
+BASE = {("firestore", "roles/datastore.user"), ("project", "roles/cloudtrace.agent")}
 READ_SNAPSHOTS = {("snapshots", "roles/storage.objectViewer")}
 ALLOWED_WITH_VERTEX = {
     # classify and sql read collections' SQL configs from the snapshots bucket (sql-config/, issue 9)
@@ -328,7 +329,8 @@ def test_function_environment_is_relayrag_settings(full):
     fields = set(Settings.model_fields)
     snapshots = full.one("gcp:storage/bucket:Bucket", "snapshots").inputs["name"]
     for f in full.of_type(FN):
-        env = f.inputs["serviceConfig"]["environmentVariables"]
+        env = dict(f.inputs["serviceConfig"]["environmentVariables"])
+        env.pop("OTEL_TRACES_EXPORTER")  # OpenTelemetry's own variable, read by relayrag.tracing (next test)
         unknown = [k for k in env if k.removeprefix("RELAYRAG_").lower() not in fields]
         assert not unknown, f"{f.name} sets variables relayrag does not read: {unknown}"
         s = Settings(**{k.removeprefix("RELAYRAG_").lower(): v for k, v in env.items()})
@@ -336,6 +338,21 @@ def test_function_environment_is_relayrag_settings(full):
         assert str(s.home).startswith("/tmp/")  # the only writable path in Cloud Functions
     sql = [f for f in full.of_type(FN) if f.name == "fn-sql"][0]
     assert sql.inputs["serviceConfig"]["environmentVariables"]["RELAYRAG_BIGQUERY_DATASET"] == f"{PROJECT}.relayrag"
+
+
+def test_every_function_exports_its_span_to_cloud_trace(full):
+    """Issue 30, a trace per run in the cloud: each function sets OTEL_TRACES_EXPORTER=gcp_trace (a value
+    relayrag.tracing accepts), installs the SDK and the Cloud Trace exporter (pinned), and its identity may write
+    spans (roles/cloudtrace.agent; the allow-list above)."""
+    from relayrag import tracing
+    for f in full.of_type(FN):
+        value = f.inputs["serviceConfig"]["environmentVariables"]["OTEL_TRACES_EXPORTER"]
+        assert value == "gcp_trace" and value in tracing.EXPORTERS, f.name
+    for src in full.of_type("gcp:storage/bucketObject:BucketObject"):
+        lines = src.inputs["source"].assets["requirements.txt"].text.splitlines()
+        names = {ln.split("==")[0] for ln in lines if "==" in ln}
+        assert {"opentelemetry-sdk", "opentelemetry-exporter-gcp-trace"} <= names, src.name
+    assert "cloudtrace.googleapis.com" in {r.inputs["service"] for r in full.of_type("gcp:projects/service:Service")}
 
 
 def test_buckets_are_private_uniform_and_unversioned(full):
