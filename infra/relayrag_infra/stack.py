@@ -82,6 +82,18 @@ class Deployment:
     build_service_account: gcp.serviceaccount.Account | None = None
 
 
+def build_storage_condition(*data_buckets: str) -> gcp.projects.IAMMemberConditionArgs:
+    """The IAM condition on the build identity's roles/storage.objectAdmin: every resource except the buckets
+    named (and their objects). Cloud Storage evaluates resource.name in conditions
+    (https://cloud.google.com/iam/docs/conditions-resource-attributes: projects/_/buckets/B, .../objects/O); the
+    role's project-level permissions (resourcemanager.projects.get) name the project, so they stay granted."""
+    parts = [f'resource.name != "projects/_/buckets/{b}" && !resource.name.startsWith("projects/_/buckets/{b}/")'
+             for b in data_buckets]
+    return gcp.projects.IAMMemberConditionArgs(
+        title="not-relayrag-data", description="Builds never touch relayrag's documents or index snapshots",
+        expression=" && ".join(parts))
+
+
 def _sa_id(cfg: StackConfig, role: str) -> str:
     return f"{cfg.prefix}-{SHORT_NAMES.get(role, role).replace('_', '-')}"
 
@@ -135,6 +147,7 @@ def build(cfg: StackConfig) -> Deployment:
     abort_uploads = gcp.storage.BucketLifecycleRuleArgs(
         action=gcp.storage.BucketLifecycleRuleActionArgs(type="AbortIncompleteMultipartUpload"),
         condition=gcp.storage.BucketLifecycleRuleConditionArgs(age=1))
+    documents_name, snapshots_name = f"{project}-{cfg.prefix}-documents", f"{project}-{cfg.prefix}-snapshots"
     documents = bucket("documents", "documents", lifecycle_rules=[abort_uploads])
     # No age-based deletion on snapshots: a collection nobody re-ingests keeps serving its current version
     # forever; relayrag itself deletes all versions but the current and the previous one after each flip.
@@ -192,9 +205,14 @@ def build(cfg: StackConfig) -> Deployment:
     # Cloud Build's needs for a functions build (BUILD_ROLES): logs, the gcf-artifacts image repository, and
     # the source the service copies into its own gcf-v2-sources-* bucket (created by the service, so no
     # bucket-level grant is possible up front).
-    build_grants = [gcp.projects.IAMMember(f"build-{r.split('/')[1].replace('.', '-')}", project=project, role=r,
-                                           member=_member(build_sa))
-                    for r in BUILD_ROLES]
+    # Storage Object Admin cannot be granted on those buckets up front, but it can exclude relayrag's data (S2):
+    # the condition keeps the documents and snapshots buckets out of the build identity's reach, and leaves every
+    # bucket a build uses (deploy, gcf-v2-sources-*, <project>_cloudbuild) as Google documents it.
+    build_grants = [gcp.projects.IAMMember(
+        f"build-{r.split('/')[1].replace('.', '-')}", project=project, role=r, member=_member(build_sa),
+        condition=(build_storage_condition(documents_name, snapshots_name)
+                   if r == "roles/storage.objectAdmin" else None))
+        for r in BUILD_ROLES]
 
     for stage in stages:
         sa = account(stage, f"stage {stage}")

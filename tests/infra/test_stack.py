@@ -484,6 +484,32 @@ def test_build_identity_holds_the_documented_roles(full):
         "roles/logging.logWriter", "roles/artifactregistry.writer", "roles/storage.objectAdmin"}
 
 
+def _cel_to_python(expression: str, name: str) -> bool:
+    """Evaluate the small CEL subset the stack writes (!=, ==, &&, ||, !, startsWith) for resource.name=`name`."""
+    py = expression.replace("&&", " and ").replace("||", " or ")
+    py = re.sub(r"!(?!=)", " not ", py).replace("resource.name", repr(name))
+    py = re.sub(r"\.startsWith\(", ".startswith(", py)
+    return bool(eval(py, {"__builtins__": {}}))  # noqa: S307 - the test's own translation of a fixed grammar
+
+
+def test_the_build_identity_cannot_touch_documents_or_snapshots(full):
+    """S2: Storage Object Admin stays on the project (the functions build copies the source into a bucket the
+    service creates, gcf-v2-sources-*), but an IAM condition keeps relayrag's documents and snapshots out."""
+    email = _emails(full)["build"]
+    (grant,) = [r for r in full.of_type("gcp:projects/iAMMember:IAMMember")
+                if r.inputs["member"] == f"serviceAccount:{email}" and r.inputs["role"] == "roles/storage.objectAdmin"]
+    expr = grant.inputs["condition"]["expression"]
+    buckets = {r.name: r.inputs["name"] for r in full.of_type("gcp:storage/bucket:Bucket")}
+    for logical in ("documents", "snapshots"):
+        b = buckets[logical]
+        assert not _cel_to_python(expr, f"projects/_/buckets/{b}")
+        assert not _cel_to_python(expr, f"projects/_/buckets/{b}/objects/kb/a.pdf")
+    for name in (f"projects/_/buckets/{buckets['deploy']}/objects/retrieve-abc.zip",
+                 "projects/_/buckets/gcf-v2-sources-123456789-us-central1/objects/x.zip",
+                 f"projects/_/buckets/{PROJECT}_cloudbuild/objects/source.tgz", f"projects/{PROJECT}"):
+        assert _cel_to_python(expr, name), name
+
+
 def test_bundle_requirements_are_pinned_exactly(full):
     """Every stage bundle's requirements.txt pins each distribution with == (the versions installed where
     `pulumi up` runs), so two deploys of the same commit build the same environment."""
