@@ -6,21 +6,25 @@ pushed image (infra/assistant/Dockerfile: one image, two commands) and the workf
 - `<prefix>-mcp`: `relayrag mcp --http` on the cloud engine (ask runs the deployed workflow; search, sql_query,
   list_collections, get_run read the snapshots, BigQuery and Firestore). Its identity may start and read
   workflow executions, read and write run records in relayrag's Firestore database, read the snapshots
-  bucket, use Vertex AI and run BigQuery jobs on the dataset. Ingest over HTTP stays disabled (no
-  RELAYRAG_MCP_INGEST_ROOTS): documents arrive through the documents bucket. Only the assistant's identity
-  holds roles/run.invoker on it (Cloud Run checks its ID token, sent as X-Serverless-Authorization), and the
-  gateway itself checks the bearer token from the `mcp-tokens` secret (RELAYRAG_MCP_TOKENS).
+  bucket, call Vertex predictions (the stages' predict-only custom role), run BigQuery jobs and read the
+  warehouse dataset and, with `indexCollections`, the distributed index dataset (RELAYRAG_INDEX_* as retrieve
+  gets them, so `search` on a distributed collection never loads its snapshot), and write spans to Cloud Trace.
+  Ingest over HTTP stays disabled (no RELAYRAG_MCP_INGEST_ROOTS): documents arrive through the documents
+  bucket. Only the assistant's identity holds roles/run.invoker on it (Cloud Run checks its ID token, sent as
+  X-Serverless-Authorization), and the gateway itself checks the bearer token from the `mcp-tokens` secret
+  (RELAYRAG_MCP_TOKENS).
 - `<prefix>-assistant`: `relayrag chat-serve` (POST /chat, SSE). Its identity may call the gateway
-  (run.invoker on that service only), use Vertex AI (Gemini, RELAYRAG_LLM=vertex), read and write relayrag's
-  Firestore database (its threads), connect to the Cloud SQL instance (roles/cloudsql.client) and read its
-  three secrets. `relayrag:assistantMembers` get
-  roles/run.invoker on it; requests also need a token of `relayrag:assistantTokens` (RELAYRAG_AGENT_TOKENS).
-- threads: in relayrag's Firestore database (RELAYRAG_AGENT_CHECKPOINT=firestore, collection
-  `<firestorePrefix>_agent_threads`): nothing billed at rest, see docs/DESIGN.md ("The assistant"). The Cloud
-  SQL for PostgreSQL option (`<prefix>-threads`, POSTGRES_16, tier `relayrag:assistantDbTier`, database
-  `relayrag_threads`, user `assistant` with the password `relayrag:assistantDbPassword`) is reached through
-  the Cloud Run Cloud SQL volume (unix socket /cloudsql/CONNECTION); its connection URL is a secret
-  (RELAYRAG_AGENT_POSTGRES_URL, used when RELAYRAG_AGENT_CHECKPOINT=postgres).
+  (run.invoker on that service only), call Gemini (predict-only role, RELAYRAG_LLM=vertex), read and write
+  relayrag's Firestore database (its threads), write spans to Cloud Trace and read its secrets.
+  `relayrag:assistantMembers` get roles/run.invoker on it; requests also need a token of
+  `relayrag:assistantTokens` (RELAYRAG_AGENT_TOKENS).
+- threads: by default in relayrag's Firestore database (RELAYRAG_AGENT_CHECKPOINT=firestore, collection
+  `<firestorePrefix>_agent_threads`): nothing billed at rest, see docs/DESIGN.md ("The assistant").
+  `relayrag:assistantThreads: postgres` creates the Cloud SQL for PostgreSQL option instead (`<prefix>-threads`,
+  POSTGRES_16, deletion-protected, tier `relayrag:assistantDbTier`, database `relayrag_threads`, user
+  `assistant` with the password `relayrag:assistantDbPassword`, roles/cloudsql.client), reached through the
+  Cloud Run Cloud SQL volume (unix socket /cloudsql/CONNECTION); its connection URL is a secret
+  (RELAYRAG_AGENT_POSTGRES_URL). Nothing of it exists unless chosen: the instance bills every hour it exists.
 """
 
 from __future__ import annotations
@@ -45,7 +49,7 @@ project-level grants only (https://cloud.google.com/workflows/docs/access-contro
 where you can grant this role: Project"; pulumi-gcp has no per-workflow IAM resource), and an IAM condition on
 resource.name only works for services that recognise resource attributes
 (https://cloud.google.com/iam/docs/conditions-resource-attributes) — on one that does not, it denies every call.
-Not tried against a project, so the grant is not narrowed here; infra/README.md ("Least privilege") says so."""
+Not tried against a project, so the grant is not narrowed here; infra/README.md ("What each identity may do") says so."""
 MCP_MEMORY = "4Gi"
 ASSISTANT_MEMORY = "2Gi"
 DB_NAME = "relayrag_threads"

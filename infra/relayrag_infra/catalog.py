@@ -598,7 +598,7 @@ class StackConfig:
     assistant_db_password: Any = ""
     assistant_db_tier: str = "db-f1-micro"
     # where the assistant's threads live: firestore (default; nothing billed at rest) or postgres (a Cloud SQL
-    # instance, billed while it exists; infra/README.md "Cost at rest")
+    # instance, billed while it exists; infra/README.md "First deploy: what it costs at rest")
     assistant_threads: str = "firestore"
 
     def __post_init__(self):

@@ -11,7 +11,8 @@ image; once `relayrag:dashboardImage` names a pushed image (and the workflow is 
   roles/cloudtrace.agent (the per-stage spans, OTEL_TRACES_EXPORTER=gcp_trace), and secretAccessor on the
   dashboard-tokens secret only;
 - a Secret Manager secret holding `relayrag:dashboardTokens` (RELAYRAG_DASHBOARD_TOKENS, mounted as env);
-- the Cloud Run service (session affinity, so a page's SSE stream reaches the instance running its job),
+- the Cloud Run service (session affinity, so a page's SSE stream reaches the instance running its job; CPU
+  always allocated, cpu_idle=False, because jobs run in threads after the POST that starts them has answered),
   env pointing at the workflow, Firestore, the snapshots and documents buckets;
 - access at the edge, `relayrag:dashboardAccess`: `iam` (default: Cloud Run checks a Google ID token;
   `relayrag:dashboardMembers` get roles/run.invoker, nobody else can reach the app) or `iap` (IAP in
