@@ -6,21 +6,25 @@ pushed image (infra/assistant/Dockerfile: one image, two commands) and the workf
 - `<prefix>-mcp`: `relayrag mcp --http` on the cloud engine (ask runs the deployed workflow; search, sql_query,
   list_collections, get_run read the snapshots, BigQuery and Firestore). Its identity may start and read
   workflow executions, read and write run records in relayrag's Firestore database, read the snapshots
-  bucket, use Vertex AI and run BigQuery jobs on the dataset. Ingest over HTTP stays disabled (no
-  RELAYRAG_MCP_INGEST_ROOTS): documents arrive through the documents bucket. Only the assistant's identity
-  holds roles/run.invoker on it (Cloud Run checks its ID token, sent as X-Serverless-Authorization), and the
-  gateway itself checks the bearer token from the `mcp-tokens` secret (RELAYRAG_MCP_TOKENS).
+  bucket, call Vertex predictions (the stages' predict-only custom role), run BigQuery jobs and read the
+  warehouse dataset and, with `indexCollections`, the distributed index dataset (RELAYRAG_INDEX_* as retrieve
+  gets them, so `search` on a distributed collection never loads its snapshot), and write spans to Cloud Trace.
+  Ingest over HTTP stays disabled (no RELAYRAG_MCP_INGEST_ROOTS): documents arrive through the documents
+  bucket. Only the assistant's identity holds roles/run.invoker on it (Cloud Run checks its ID token, sent as
+  X-Serverless-Authorization), and the gateway itself checks the bearer token from the `mcp-tokens` secret
+  (RELAYRAG_MCP_TOKENS).
 - `<prefix>-assistant`: `relayrag chat-serve` (POST /chat, SSE). Its identity may call the gateway
-  (run.invoker on that service only), use Vertex AI (Gemini, RELAYRAG_LLM=vertex), read and write relayrag's
-  Firestore database (its threads), connect to the Cloud SQL instance (roles/cloudsql.client) and read its
-  three secrets. `relayrag:assistantMembers` get
-  roles/run.invoker on it; requests also need a token of `relayrag:assistantTokens` (RELAYRAG_AGENT_TOKENS).
-- threads: in relayrag's Firestore database (RELAYRAG_AGENT_CHECKPOINT=firestore, collection
-  `<firestorePrefix>_agent_threads`): nothing billed at rest, see docs/DESIGN.md ("The assistant"). The Cloud
-  SQL for PostgreSQL option (`<prefix>-threads`, POSTGRES_16, tier `relayrag:assistantDbTier`, database
-  `relayrag_threads`, user `assistant` with the password `relayrag:assistantDbPassword`) is reached through
-  the Cloud Run Cloud SQL volume (unix socket /cloudsql/CONNECTION); its connection URL is a secret
-  (RELAYRAG_AGENT_POSTGRES_URL, used when RELAYRAG_AGENT_CHECKPOINT=postgres).
+  (run.invoker on that service only), call Gemini (predict-only role, RELAYRAG_LLM=vertex), read and write
+  relayrag's Firestore database (its threads), write spans to Cloud Trace and read its secrets.
+  `relayrag:assistantMembers` get roles/run.invoker on it; requests also need a token of
+  `relayrag:assistantTokens` (RELAYRAG_AGENT_TOKENS).
+- threads: by default in relayrag's Firestore database (RELAYRAG_AGENT_CHECKPOINT=firestore, collection
+  `<firestorePrefix>_agent_threads`): nothing billed at rest, see docs/DESIGN.md ("The assistant").
+  `relayrag:assistantThreads: postgres` creates the Cloud SQL for PostgreSQL option instead (`<prefix>-threads`,
+  POSTGRES_16, deletion-protected, tier `relayrag:assistantDbTier`, database `relayrag_threads`, user
+  `assistant` with the password `relayrag:assistantDbPassword`, roles/cloudsql.client), reached through the
+  Cloud Run Cloud SQL volume (unix socket /cloudsql/CONNECTION); its connection URL is a secret
+  (RELAYRAG_AGENT_POSTGRES_URL). Nothing of it exists unless chosen: the instance bills every hour it exists.
 """
 
 from __future__ import annotations
@@ -28,12 +32,26 @@ from __future__ import annotations
 import pulumi
 import pulumi_gcp as gcp
 
-from relayrag_infra.catalog import StackConfig
+from relayrag_infra.catalog import TRACE_EXPORTER, TRACE_ROLE, StackConfig, memory_mib
 
 PORT = 8080
-ASSISTANT_APIS = ["secretmanager.googleapis.com", "sqladmin.googleapis.com", "aiplatform.googleapis.com"]
-MCP_PROJECT_ROLES = ("roles/workflows.invoker", "roles/aiplatform.user", "roles/bigquery.jobUser")
-ASSISTANT_PROJECT_ROLES = ("roles/aiplatform.user", "roles/cloudsql.client")
+ASSISTANT_APIS = ["secretmanager.googleapis.com", "aiplatform.googleapis.com", "cloudtrace.googleapis.com"]
+POSTGRES_APIS = ["sqladmin.googleapis.com"]
+"""Enabled only with `relayrag:assistantThreads: postgres`."""
+THREAD_STORES = ("firestore", "postgres")
+MCP_PROJECT_ROLES = ("roles/workflows.invoker", "roles/bigquery.jobUser", TRACE_ROLE)
+ASSISTANT_PROJECT_ROLES = (TRACE_ROLE,)
+"""Project roles besides the stages' Vertex predict-only custom role (granted when the LLM or embedder is
+Vertex) and, with the postgres thread store, roles/cloudsql.client.
+
+roles/workflows.invoker (in MCP_PROJECT_ROLES, and the dashboard's) stays on the project: Workflows documents
+project-level grants only (https://cloud.google.com/workflows/docs/access-control: "Lowest-level resources
+where you can grant this role: Project"; pulumi-gcp has no per-workflow IAM resource), and an IAM condition on
+resource.name only works for services that recognise resource attributes
+(https://cloud.google.com/iam/docs/conditions-resource-attributes) — on one that does not, it denies every call.
+Not tried against a project, so the grant is not narrowed here; infra/README.md ("What each identity may do") says so."""
+MCP_MEMORY = "4Gi"
+ASSISTANT_MEMORY = "2Gi"
 DB_NAME = "relayrag_threads"
 DB_USER = "assistant"
 
@@ -70,17 +88,22 @@ def _secret_env(name: str, secret, version) -> gcp.cloudrunv2.ServiceTemplateCon
                 secret=secret.secret_id, version=version.version)))
 
 
-def build_services(dep, cfg: StackConfig, *, firestore_condition, account, member, after_apis):
-    """Declare the gateway, the assistant, their identities and secrets, and the Cloud SQL thread store.
-    Returns (mcp service, assistant service, Cloud SQL instance)."""
+def build_services(dep, cfg: StackConfig, *, firestore_condition, account, member, after_apis, vertex_role=None):
+    """Declare the gateway, the assistant, their identities and secrets, and the Cloud SQL thread store when
+    `relayrag:assistantThreads` is `postgres`. Returns (mcp service, assistant service, Cloud SQL instance or
+    None)."""
     project, region, labels = cfg.project, cfg.region, {"app": "relayrag", **dict(cfg.labels)}
     mcp_sa, bot_sa = account("mcp", "MCP gateway (Cloud Run)"), account("assistant", "assistant (Cloud Run)")
     dep.service_accounts.update(mcp=mcp_sa, assistant=bot_sa)
     mcp_who, bot_who = member(mcp_sa), member(bot_sa)
+    postgres = cfg.assistant_threads == "postgres"
+
+    def project_role(prefix: str, role: str, who):
+        return gcp.projects.IAMMember(f"{prefix}-project-{role.split('/')[1].replace('.', '-')}", project=project,
+                                      role=role, member=who)
 
     for role in MCP_PROJECT_ROLES:
-        gcp.projects.IAMMember(f"mcp-project-{role.split('/')[1].replace('.', '-')}", project=project, role=role,
-                               member=mcp_who)
+        project_role("mcp", role, mcp_who)
     gcp.projects.IAMMember("mcp-firestore-datastore-user", project=project, role="roles/datastore.user",
                            member=mcp_who, condition=firestore_condition,
                            opts=pulumi.ResourceOptions(depends_on=[dep.firestore]))
@@ -89,45 +112,70 @@ def build_services(dep, cfg: StackConfig, *, firestore_condition, account, membe
     if dep.dataset is not None:
         gcp.bigquery.DatasetIamMember("mcp-dataset-dataViewer", project=project, dataset_id=dep.dataset.dataset_id,
                                       role="roles/bigquery.dataViewer", member=mcp_who)
+    if dep.index_dataset is not None:  # `search` on a distributed collection reads the index like retrieve does
+        gcp.bigquery.DatasetIamMember("mcp-index-dataViewer", project=project,
+                                      dataset_id=dep.index_dataset.dataset_id, role="roles/bigquery.dataViewer",
+                                      member=mcp_who)
     gcp.projects.IAMMember("assistant-firestore-datastore-user", project=project, role="roles/datastore.user",
                            member=bot_who, condition=firestore_condition,   # its threads (FirestoreSaver)
                            opts=pulumi.ResourceOptions(depends_on=[dep.firestore]))
-    bot_grants = [gcp.projects.IAMMember(f"assistant-project-{role.split('/')[1].replace('.', '-')}",
-                                         project=project, role=role, member=bot_who)
-                  for role in ASSISTANT_PROJECT_ROLES]
+    bot_grants = [project_role("assistant", role, bot_who)
+                  for role in ASSISTANT_PROJECT_ROLES + (("roles/cloudsql.client",) if postgres else ())]
+    if vertex_role is not None:
+        # Gemini and the embedding models need only aiplatform.endpoints.predict: the stages' custom role, not
+        # roles/aiplatform.user (which may also create endpoints, jobs and datasets)
+        if cfg.llm == "vertex" or cfg.embedder == "vertex":  # ask runs the workflow; search embeds the query
+            gcp.projects.IAMMember("mcp-project-vertex-predict", project=project, role=vertex_role.name,
+                                   member=mcp_who)
+        if cfg.llm == "vertex":
+            bot_grants.append(gcp.projects.IAMMember("assistant-project-vertex-predict", project=project,
+                                                     role=vertex_role.name, member=bot_who))
 
-    # -- thread store: Cloud SQL for PostgreSQL ---------------------------------------------------------------
-    instance = gcp.sql.DatabaseInstance(
-        "threads", project=project, region=region, name=f"{cfg.prefix}-threads", database_version="POSTGRES_16",
-        deletion_protection=False,
-        settings=gcp.sql.DatabaseInstanceSettingsArgs(
-            tier=cfg.assistant_db_tier, edition="ENTERPRISE", availability_type="ZONAL",
-            user_labels=labels, ip_configuration=gcp.sql.DatabaseInstanceSettingsIpConfigurationArgs(
-                ipv4_enabled=True, ssl_mode="ENCRYPTED_ONLY"),  # no authorized networks: only the connector
-            backup_configuration=gcp.sql.DatabaseInstanceSettingsBackupConfigurationArgs(enabled=True)),
-        opts=after_apis)
-    database = gcp.sql.Database("threads-db", project=project, instance=instance.name, name=DB_NAME)
-    db_user = gcp.sql.User("threads-user", project=project, instance=instance.name, name=DB_USER,
-                           password=pulumi.Output.secret(cfg.assistant_db_password))
-    url = pulumi.Output.all(instance.connection_name, pulumi.Output.secret(cfg.assistant_db_password)).apply(
-        lambda a: f"postgresql://{DB_USER}:{a[1]}@/{DB_NAME}?host=/cloudsql/{a[0]}")
+    # -- optional thread store: Cloud SQL for PostgreSQL (billed at rest: only when chosen) --------------------
+    instance = database = db_user = url = None
+    if postgres:
+        instance = gcp.sql.DatabaseInstance(
+            "threads", project=project, region=region, name=f"{cfg.prefix}-threads", database_version="POSTGRES_16",
+            deletion_protection=True,  # the threads are state: `pulumi destroy` refuses until this is turned off
+            settings=gcp.sql.DatabaseInstanceSettingsArgs(
+                tier=cfg.assistant_db_tier, edition="ENTERPRISE", availability_type="ZONAL",
+                deletion_protection_enabled=True, user_labels=labels,
+                ip_configuration=gcp.sql.DatabaseInstanceSettingsIpConfigurationArgs(
+                    ipv4_enabled=True, ssl_mode="ENCRYPTED_ONLY"),  # no authorized networks: only the connector
+                backup_configuration=gcp.sql.DatabaseInstanceSettingsBackupConfigurationArgs(enabled=True)),
+            opts=after_apis)
+        database = gcp.sql.Database("threads-db", project=project, instance=instance.name, name=DB_NAME)
+        db_user = gcp.sql.User("threads-user", project=project, instance=instance.name, name=DB_USER,
+                               password=pulumi.Output.secret(cfg.assistant_db_password))
+        url = pulumi.Output.all(instance.connection_name, pulumi.Output.secret(cfg.assistant_db_password)).apply(
+            lambda a: f"postgresql://{DB_USER}:{a[1]}@/{DB_NAME}?host=/cloudsql/{a[0]}")
 
     mcp_tokens, mcp_tokens_v, mcp_access = _secret(cfg, "mcp-tokens", cfg.mcp_tokens, [mcp_who, bot_who],
                                                    after_apis)
     chat_tokens, chat_tokens_v, chat_access = _secret(cfg, "assistant-tokens", cfg.assistant_tokens, [bot_who],
                                                       after_apis)
-    db_url, db_url_v, db_url_access = _secret(cfg, "assistant-db-url", url, [bot_who], after_apis)
+    db_url = db_url_v = None
+    db_url_access: list = []
+    if postgres:
+        db_url, db_url_v, db_url_access = _secret(cfg, "assistant-db-url", url, [bot_who], after_apis)
 
     cloud = {"RELAYRAG_GCP_PROJECT": project, "RELAYRAG_GCP_LOCATION": region, "RELAYRAG_HOME": "/tmp/relayrag",
-             "RELAYRAG_LLM": cfg.llm, "RELAYRAG_LLM_MODEL": cfg.llm_model}
+             "RELAYRAG_LLM": cfg.llm, "RELAYRAG_LLM_MODEL": cfg.llm_model,
+             "OTEL_TRACES_EXPORTER": TRACE_EXPORTER}  # their spans in Cloud Trace (relayrag.tracing)
+    warehouse = {}
+    if dep.dataset is not None:  # sql_query: the same dataset, collections and byte cap as the sql stage
+        warehouse = {"RELAYRAG_BIGQUERY_DATASET": pulumi.Output.concat(project, ".", dep.dataset.dataset_id),
+                     "RELAYRAG_BIGQUERY_COLLECTIONS": cfg.bigquery_collections,
+                     "RELAYRAG_BIGQUERY_MAX_BYTES_BILLED": str(int(cfg.bigquery_max_bytes_billed))}
+    if dep.index_dataset is not None:  # search: distributed collections from the index, like retrieve
+        warehouse.update({"RELAYRAG_INDEX_DATASET": pulumi.Output.concat(project, ".", dep.index_dataset.dataset_id),
+                          "RELAYRAG_INDEX_COLLECTIONS": cfg.index_collections})
     mcp_env = _env({**cloud, "RELAYRAG_ENGINE": "cloud", "RELAYRAG_WORKFLOW": dep.workflow.id,
                     "RELAYRAG_DOCSTORE": "firestore", "RELAYRAG_FIRESTORE_DATABASE": cfg.firestore_database,
                     "RELAYRAG_FIRESTORE_PREFIX": cfg.firestore_prefix, "RELAYRAG_BLOBSTORE": "gcs",
                     "RELAYRAG_GCS_BUCKET": dep.snapshots_bucket.name, "RELAYRAG_EMBEDDER": cfg.embedder,
                     "RELAYRAG_VERTEX_EMBEDDING_MODEL": cfg.vertex_embedding_model,
-                    **({"RELAYRAG_BIGQUERY_DATASET": f"{project}.{cfg.bigquery_dataset}",
-                        "RELAYRAG_BIGQUERY_COLLECTIONS": cfg.bigquery_collections or "*"}
-                       if dep.dataset is not None else {})})
+                    "RELAYRAG_MEMORY_LIMIT_MB": str(memory_mib(MCP_MEMORY)), **warehouse})
     mcp_env.append(_secret_env("RELAYRAG_MCP_TOKENS", mcp_tokens, mcp_tokens_v))
 
     def container(args: list[str], envs: list, memory: str, **kw):
@@ -144,17 +192,26 @@ def build_services(dep, cfg: StackConfig, *, firestore_condition, account, membe
             service_account=mcp_sa.email, timeout="900s", max_instance_request_concurrency=20,
             scaling=gcp.cloudrunv2.ServiceTemplateScalingArgs(min_instance_count=0, max_instance_count=3),
             containers=[container(["relayrag", "mcp", "--http", "--host", "0.0.0.0", "--port", str(PORT)],
-                                  mcp_env, "4Gi")]),
+                                  mcp_env, MCP_MEMORY)]),
         opts=pulumi.ResourceOptions(depends_on=[mcp_tokens_v, mcp_access[0], dep.workflow]))
     gateway_invoker = gcp.cloudrunv2.ServiceIamMember("mcp-invoker-assistant", project=project, location=region,
                                                       name=gateway.name, role="roles/run.invoker", member=bot_who)
 
     bot_env = _env({**cloud, "RELAYRAG_AGENT_MCP_URL": gateway.uri.apply(lambda u: f"{u}/mcp"),
-                    "RELAYRAG_AGENT_CHECKPOINT": "firestore", "RELAYRAG_FIRESTORE_DATABASE": cfg.firestore_database,
-                    "RELAYRAG_FIRESTORE_PREFIX": cfg.firestore_prefix})
+                    "RELAYRAG_AGENT_CHECKPOINT": cfg.assistant_threads,
+                    "RELAYRAG_FIRESTORE_DATABASE": cfg.firestore_database,
+                    "RELAYRAG_FIRESTORE_PREFIX": cfg.firestore_prefix,
+                    "RELAYRAG_MEMORY_LIMIT_MB": str(memory_mib(ASSISTANT_MEMORY))})
     bot_env += [_secret_env("RELAYRAG_AGENT_MCP_TOKEN", mcp_tokens, mcp_tokens_v),
-                _secret_env("RELAYRAG_AGENT_TOKENS", chat_tokens, chat_tokens_v),
-                _secret_env("RELAYRAG_AGENT_POSTGRES_URL", db_url, db_url_v)]
+                _secret_env("RELAYRAG_AGENT_TOKENS", chat_tokens, chat_tokens_v)]
+    sql_volume: dict = {}
+    if postgres:
+        bot_env.append(_secret_env("RELAYRAG_AGENT_POSTGRES_URL", db_url, db_url_v))
+        sql_volume = {"volumes": [gcp.cloudrunv2.ServiceTemplateVolumeArgs(
+            name="cloudsql", cloud_sql_instance=gcp.cloudrunv2.ServiceTemplateVolumeCloudSqlInstanceArgs(
+                instances=[instance.connection_name]))]}
+    mounts = ({"volume_mounts": [gcp.cloudrunv2.ServiceTemplateContainerVolumeMountArgs(
+        name="cloudsql", mount_path="/cloudsql")]} if postgres else {})
     assistant = gcp.cloudrunv2.Service(
         "assistant", project=project, location=region, name=f"{cfg.prefix}-assistant", labels=labels,
         description="relayrag assistant (POST /chat, SSE)", ingress="INGRESS_TRAFFIC_ALL",
@@ -162,20 +219,18 @@ def build_services(dep, cfg: StackConfig, *, firestore_condition, account, membe
         template=gcp.cloudrunv2.ServiceTemplateArgs(
             service_account=bot_sa.email, timeout="900s", max_instance_request_concurrency=20,
             scaling=gcp.cloudrunv2.ServiceTemplateScalingArgs(min_instance_count=0, max_instance_count=3),
-            volumes=[gcp.cloudrunv2.ServiceTemplateVolumeArgs(
-                name="cloudsql", cloud_sql_instance=gcp.cloudrunv2.ServiceTemplateVolumeCloudSqlInstanceArgs(
-                    instances=[instance.connection_name]))],
+            **sql_volume,
             containers=[container(["relayrag", "chat-serve", "--host", "0.0.0.0", "--port", str(PORT)], bot_env,
-                                  "2Gi", volume_mounts=[gcp.cloudrunv2.ServiceTemplateContainerVolumeMountArgs(
-                                      name="cloudsql", mount_path="/cloudsql")],
+                                  ASSISTANT_MEMORY, **mounts,
                                   startup_probe=gcp.cloudrunv2.ServiceTemplateContainerStartupProbeArgs(
                                       http_get=gcp.cloudrunv2.ServiceTemplateContainerStartupProbeHttpGetArgs(
                                           path="/healthz"), period_seconds=3, failure_threshold=40))]),
-        # the assistant's startup opens the MCP session (needs the invoker grant on the gateway) and the Postgres
-        # checkpointer (needs the database, its user and cloudsql.client): a failed startup fails the revision
-        opts=pulumi.ResourceOptions(depends_on=[chat_tokens_v, db_url_v, mcp_tokens_v, *mcp_access[1:],
-                                                *chat_access, *db_url_access, gateway_invoker, database, db_user,
-                                                *bot_grants]))
+        # the assistant's startup opens the MCP session (needs the invoker grant on the gateway) and its
+        # checkpointer (Firestore: datastore.user; Postgres: the database, its user and cloudsql.client): a
+        # failed startup fails the revision
+        opts=pulumi.ResourceOptions(depends_on=[
+            chat_tokens_v, mcp_tokens_v, *mcp_access[1:], *chat_access, gateway_invoker, *bot_grants,
+            *([db_url_v, *db_url_access, database, db_user] if postgres else [])]))
     for i, m in enumerate(cfg.assistant_members):
         gcp.cloudrunv2.ServiceIamMember(f"assistant-invoker-{i}", project=project, location=region,
                                         name=assistant.name, role="roles/run.invoker", member=m)

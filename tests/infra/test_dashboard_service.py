@@ -25,6 +25,18 @@ def _email(rec, logical: str) -> str:
     return next(r.outputs["email"] for r in rec.of_type(SA) if r.name == f"sa-{logical}")
 
 
+def test_cpu_stays_allocated_for_jobs_that_run_after_the_response(stack):
+    """C9: ingest and evaluation jobs run in threads after the POST has answered; with request-based billing
+    Cloud Run throttles the CPU outside requests (https://cloud.google.com/run/docs/tips#background-activity),
+    so the container has cpu_idle=False (CPU always allocated) while min instances stay 0."""
+    (svc,) = stack.of_type(RUN)
+    resources = svc.inputs["template"]["containers"][0]["resources"]
+    assert resources["cpuIdle"] is False
+    assert svc.inputs["template"]["scaling"]["minInstanceCount"] == 0
+    env = {e["name"]: e.get("value") for e in svc.inputs["template"]["containers"][0]["envs"]}
+    assert env["RELAYRAG_MEMORY_LIMIT_MB"] == "2048" and resources["limits"]["memory"] == "2Gi"
+
+
 def test_service_runs_the_image_as_its_own_identity_with_session_affinity(stack):
     (svc,) = stack.of_type(RUN)
     tpl = svc.inputs["template"]

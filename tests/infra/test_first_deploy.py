@@ -156,7 +156,8 @@ def test_the_workflow_is_created_without_colpali_search_and_visual_questions_tak
 def services():
     return deploy(config(dashboard=True, dashboard_image="img:1", dashboard_members=("user:a@example.com",),
                          dashboard_tokens="t", assistant=True, assistant_image="img:2",
-                         assistant_tokens="a", mcp_tokens="m", assistant_db_password="p"))
+                         assistant_tokens="a", mcp_tokens="m", assistant_db_password="p",
+                         assistant_threads="postgres"))
 
 
 def test_each_cloud_run_service_depends_on_its_secret_accessor_bindings(services):

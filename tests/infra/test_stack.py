@@ -25,7 +25,8 @@ pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning:pulumi_gcp")
 # What each stage's code touches decides its roles (read from functions/relayrag/stages/*.py). scope names:
 # "firestore" = roles on the project with a condition on relayrag's database; "snapshots"/"documents" =
 # that bucket; "dataset" = the BigQuery dataset; "dead_letter" = the topic; "project" = unconditioned.
-BASE = {("firestore", "roles/datastore.user")}
+# every stage writes its span to Cloud Trace (OTEL_TRACES_EXPORTER=gcp_trace, relayrag.tracing; issue 30)
+BASE = {("firestore", "roles/datastore.user"), ("project", "roles/cloudtrace.agent")}
 READ_SNAPSHOTS = {("snapshots", "roles/storage.objectViewer")}
 ALLOWED_WITH_VERTEX = {
     # classify and sql read collections' SQL configs from the snapshots bucket (sql-config/, issue 9)
@@ -328,7 +329,8 @@ def test_function_environment_is_relayrag_settings(full):
     fields = set(Settings.model_fields)
     snapshots = full.one("gcp:storage/bucket:Bucket", "snapshots").inputs["name"]
     for f in full.of_type(FN):
-        env = f.inputs["serviceConfig"]["environmentVariables"]
+        env = dict(f.inputs["serviceConfig"]["environmentVariables"])
+        env.pop("OTEL_TRACES_EXPORTER")  # OpenTelemetry's own variable, read by relayrag.tracing (next test)
         unknown = [k for k in env if k.removeprefix("RELAYRAG_").lower() not in fields]
         assert not unknown, f"{f.name} sets variables relayrag does not read: {unknown}"
         s = Settings(**{k.removeprefix("RELAYRAG_").lower(): v for k, v in env.items()})
@@ -336,6 +338,21 @@ def test_function_environment_is_relayrag_settings(full):
         assert str(s.home).startswith("/tmp/")  # the only writable path in Cloud Functions
     sql = [f for f in full.of_type(FN) if f.name == "fn-sql"][0]
     assert sql.inputs["serviceConfig"]["environmentVariables"]["RELAYRAG_BIGQUERY_DATASET"] == f"{PROJECT}.relayrag"
+
+
+def test_every_function_exports_its_span_to_cloud_trace(full):
+    """Issue 30, a trace per run in the cloud: each function sets OTEL_TRACES_EXPORTER=gcp_trace (a value
+    relayrag.tracing accepts), installs the SDK and the Cloud Trace exporter (pinned), and its identity may write
+    spans (roles/cloudtrace.agent; the allow-list above)."""
+    from relayrag import tracing
+    for f in full.of_type(FN):
+        value = f.inputs["serviceConfig"]["environmentVariables"]["OTEL_TRACES_EXPORTER"]
+        assert value == "gcp_trace" and value in tracing.EXPORTERS, f.name
+    for src in full.of_type("gcp:storage/bucketObject:BucketObject"):
+        lines = src.inputs["source"].assets["requirements.txt"].text.splitlines()
+        names = {ln.split("==")[0] for ln in lines if "==" in ln}
+        assert {"opentelemetry-sdk", "opentelemetry-exporter-gcp-trace"} <= names, src.name
+    assert "cloudtrace.googleapis.com" in {r.inputs["service"] for r in full.of_type("gcp:projects/service:Service")}
 
 
 def test_buckets_are_private_uniform_and_unversioned(full):
@@ -465,6 +482,32 @@ def test_build_identity_holds_the_documented_roles(full):
     email = _emails(full)["build"]
     assert {role for _, role in _grants_of(full, email)} == {
         "roles/logging.logWriter", "roles/artifactregistry.writer", "roles/storage.objectAdmin"}
+
+
+def _cel_to_python(expression: str, name: str) -> bool:
+    """Evaluate the small CEL subset the stack writes (!=, ==, &&, ||, !, startsWith) for resource.name=`name`."""
+    py = expression.replace("&&", " and ").replace("||", " or ")
+    py = re.sub(r"!(?!=)", " not ", py).replace("resource.name", repr(name))
+    py = re.sub(r"\.startsWith\(", ".startswith(", py)
+    return bool(eval(py, {"__builtins__": {}}))  # noqa: S307 - the test's own translation of a fixed grammar
+
+
+def test_the_build_identity_cannot_touch_documents_or_snapshots(full):
+    """S2: Storage Object Admin stays on the project (the functions build copies the source into a bucket the
+    service creates, gcf-v2-sources-*), but an IAM condition keeps relayrag's documents and snapshots out."""
+    email = _emails(full)["build"]
+    (grant,) = [r for r in full.of_type("gcp:projects/iAMMember:IAMMember")
+                if r.inputs["member"] == f"serviceAccount:{email}" and r.inputs["role"] == "roles/storage.objectAdmin"]
+    expr = grant.inputs["condition"]["expression"]
+    buckets = {r.name: r.inputs["name"] for r in full.of_type("gcp:storage/bucket:Bucket")}
+    for logical in ("documents", "snapshots"):
+        b = buckets[logical]
+        assert not _cel_to_python(expr, f"projects/_/buckets/{b}")
+        assert not _cel_to_python(expr, f"projects/_/buckets/{b}/objects/kb/a.pdf")
+    for name in (f"projects/_/buckets/{buckets['deploy']}/objects/retrieve-abc.zip",
+                 "projects/_/buckets/gcf-v2-sources-123456789-us-central1/objects/x.zip",
+                 f"projects/_/buckets/{PROJECT}_cloudbuild/objects/source.tgz", f"projects/{PROJECT}"):
+        assert _cel_to_python(expr, name), name
 
 
 def test_bundle_requirements_are_pinned_exactly(full):
