@@ -215,5 +215,6 @@ def test_the_readme_documents_the_new_keys_and_the_gpu_cost_at_rest():
     for key in ("relayrag:functionImagesKeep", "functionImagesMaxAgeDays", "relayrag:colpaliGpu"):
         assert f"`{key}`" in text or f"/ `{key}`" in text, key
     assert "## Function images" in text and "## colpali_search on a GPU" in text
-    assert "`colpaliGpu: true` | ≈ $0.5–1 at rest | Cloud Run GPU scales to zero (minimum instances 0)" in text
+    assert ("`colpali_search` on a GPU (`colpaliGpu: true`, Cloud Run with an L4) | ≈ $0 compute at zero instances"
+            in text and "never set min instances above 0" in text)
     assert "gcf-artifacts` repository, which has no cleanup policy" not in text
