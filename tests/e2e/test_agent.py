@@ -327,3 +327,38 @@ def test_chat_good_and_bad_rate_the_last_answer(home, bees):
     from relayrag.backends.docstore import SQLiteDocStore
     (verdict,) = SQLiteDocStore(home / "relayrag.sqlite3").list_feedback("docs")
     assert verdict["verdict"] == "up" and verdict["identity"].startswith("local:")  # the last one replaced it
+
+
+def test_ctrl_c_at_the_chat_prompt_ends_the_chat_at_once(home, small_corpus):
+    """A new user's Ctrl-C at `you> ` echoed ^C and nothing happened until Enter: input() ran on asyncio's
+    executor thread, which asyncio.run waits for at shutdown. On a real terminal (a pty) SIGINT must end the
+    chat with exit 130 without any further key."""
+    import os
+    import pty
+    import select
+    import signal
+    import subprocess
+    import sys
+    import time
+    from pathlib import Path
+
+    from relayrag.context import default_context
+    from relayrag.ingest.pipeline import ingest
+    assert not ingest(default_context(), small_corpus, "docs").failed
+    main, child = pty.openpty()
+    proc = subprocess.Popen([str(Path(sys.executable).parent / "relayrag"), "chat", "-c", "docs"],
+                            stdin=child, stdout=child, stderr=child, env={**os.environ, "RELAYRAG_HOME": str(home)},
+                            start_new_session=True)
+    os.close(child)
+    seen, deadline = b"", time.time() + 240  # generous: the chat loads the gateway in-process first
+    try:
+        while b"you> " not in seen:
+            assert time.time() < deadline and proc.poll() is None, seen.decode(errors="replace")[-2000:]
+            if select.select([main], [], [], 1.0)[0]:
+                seen += os.read(main, 4096)
+        os.killpg(proc.pid, signal.SIGINT)  # what the terminal sends on Ctrl-C
+        assert proc.wait(timeout=60) == 130
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        os.close(main)

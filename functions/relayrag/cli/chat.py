@@ -12,6 +12,35 @@ import typer
 
 from relayrag.cli.app import _say, _user_errors, app, err, out
 
+
+def _read_line(prompt: str) -> "asyncio.Future[str]":
+    """input(prompt) on a daemon thread, as a future of the running loop. asyncio.to_thread's executor thread
+    would hold the process after Ctrl-C until Enter (asyncio.run waits for the default executor at shutdown); a
+    daemon thread does not. EOFError (Ctrl-D) and other errors come back through the future."""
+    import threading
+    loop = asyncio.get_running_loop()
+    fut: asyncio.Future[str] = loop.create_future()
+
+    def settle(setter, value) -> None:
+        if not fut.done():
+            setter(value)
+
+    def work() -> None:
+        try:
+            line = input(prompt)
+        except BaseException as exc:  # EOFError at end of input; delivered to the awaiting turn
+            try:
+                loop.call_soon_threadsafe(settle, fut.set_exception, exc)
+            except RuntimeError:  # the loop is closed: the chat is over
+                pass
+            return
+        try:
+            loop.call_soon_threadsafe(settle, fut.set_result, line)
+        except RuntimeError:
+            pass
+    threading.Thread(target=work, name="relayrag-chat-input", daemon=True).start()
+    return fut
+
 # a line that ends the chat instead of being asked (a thread must not keep "quit" as a turn)
 QUIT_WORDS = frozenset({"/quit", "/exit", "quit", "exit", "bye", ":q", "/q", "終了", "やめる"})
 
@@ -105,7 +134,7 @@ async def _chat(collection: str, thread: str | None, mode: str, as_json: bool) -
         runs: list[str] = []
         while True:
             try:
-                line = await asyncio.to_thread(input, "you> ") if interactive else sys.stdin.readline()
+                line = await _read_line("you> ") if interactive else sys.stdin.readline()
             except EOFError:
                 break
             if not interactive and line == "":
@@ -152,6 +181,7 @@ def chat(collection: str = typer.Option(..., "--collection", "-c", help="Collect
         try:
             asyncio.run(_chat(collection, thread, mode, as_json))
         except KeyboardInterrupt:
+            err.print()
             raise typer.Exit(130) from None
 
 
