@@ -25,7 +25,7 @@ from typing import Any, Callable, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from relayrag.errors import NotFoundError, RelayragError
+from relayrag.errors import BadRequestError, NotFoundError, RelayragError
 from relayrag.records import RunResult, build_result, new_run, result_from_record
 
 ENGINES = ("embedded", "cloud")
@@ -402,6 +402,8 @@ class Service:
             check_arm(arm)
         except ValueError as exc:
             raise RelayragError(str(exc)) from None
+        if not (query or "").strip():
+            raise BadRequestError("the query is empty")
         from relayrag.pagerefs import page_refs
         from relayrag.stages.retrieve import arm_ranking
         ctx = self.ctx

@@ -74,6 +74,15 @@ def test_search_says_when_nothing_matches(service):
     assert none.hits and none.good_match is False and all(h.p_relevant < 0.5 for h in none.hits)
 
 
+def test_an_empty_search_query_is_refused_like_an_empty_question(service):
+    """A new user's `relayrag search ""` printed five chunks and exit 0 while `ask ""` said the question is
+    empty."""
+    from relayrag.errors import BadRequestError
+    for q in ("", "   \n\t"):
+        with pytest.raises(BadRequestError, match="the query is empty"):
+            service.search(q, "docs")
+
+
 def test_ingest_is_incremental_and_delete_reports_what_went(service, small_corpus):
     again = service.ingest(small_corpus, "docs")
     assert again.files["skipped"] == 4 and again.chunks_embedded == 0
