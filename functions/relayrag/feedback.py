@@ -235,6 +235,13 @@ def give(service, run_id: str, verdict: str, identity: str, *, reason: str | Non
     """Validate and store a verdict through a relayrag.service.Service (its docstore; visible = its
     collections). Returns the stored entry with `replaced`."""
     parsed = parse_feedback(verdict=verdict, reason=reason, answer=answer, doc=doc, page=page)
+    run = service.ctx.docstore.get_run(run_id) or {}
+    if parsed.doc and run.get("collection") in set(service.collection_names()):
+        # a correct document must be one of the run's collection (it becomes an exported golden case's `doc`)
+        names = {d["name"] for d in service.list_documents(run["collection"])}
+        if parsed.doc not in names:
+            raise BadRequestError(f"doc {parsed.doc!r} is not a document of collection {run['collection']!r} "
+                                  f"(its documents: {', '.join(sorted(names)[:10]) or 'none'})")
     return submit(service.ctx.docstore, run_id, identity, parsed, visible=set(service.collection_names()))
 
 

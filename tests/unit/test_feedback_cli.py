@@ -39,7 +39,10 @@ def test_feedback_from_the_cli_teaches_the_bandit_and_becomes_a_golden_case(home
                       ((run_id, "up", "--reason", "wrong"), "goes with a 👎"),
                       ((run_id, "down", "--page", "2"), "needs the document"),
                       (("no-such-run", "up"), "no run 'no-such-run'"),
-                      ((run_id, "down", "--answer", "x" * 2001), "feedback answer")]:
+                      ((run_id, "down", "--answer", "x" * 2001), "feedback answer"),
+                      # a new user's --doc naming another collection's file became an exported golden case
+                      ((run_id, "down", "--doc", "nowhere.pdf", "--page", "1"),
+                       "'nowhere.pdf' is not a document of collection 'docs'")]:
         r = invoke("feedback", *args)
         assert r.exit_code == 2 and msg in " ".join(r.stderr.split()), (args, r.output)
     assert len(default_context().docstore.list_feedback("docs")) == 1
