@@ -27,7 +27,7 @@ from starlette.routing import Route
 from relayrag import feedback as fb
 from relayrag.dashboard import auth as authmod
 from relayrag.dashboard import backend
-from relayrag.dashboard.core import RUN_ID, Dashboard, _field, _same_origin, mutation_form
+from relayrag.dashboard.core import RUN_ID, Dashboard, _field, mutation_form, same_origin
 from relayrag.errors import BadRequestError, NotFoundError, RelayragError
 
 RECENT = 200  # verdicts the Feedback page lists
@@ -108,7 +108,8 @@ def routes(dash: Dashboard) -> list[Route]:
             session = request.state.session
             if session is None:
                 raise HTTPException(401, "authentication required")
-            if not _same_origin(request) or not dash.auth.csrf_ok(session, request.headers.get(authmod.CSRF_HEADER)):
+            csrf = request.headers.get(authmod.CSRF_HEADER)
+            if not same_origin(request, dash.trusted_origins) or not dash.auth.csrf_ok(session, csrf):
                 raise HTTPException(403, "missing or invalid CSRF token")
         try:
             body = json.loads(await request.body() or b"null")
