@@ -1,5 +1,10 @@
 """Errors that carry a message meant for the user (what failed and why)."""
 
+from __future__ import annotations
+
+import errno
+import sqlite3
+
 
 class RelayragError(Exception):
     """Base class: the message is shown to the user as is."""
@@ -31,3 +36,16 @@ class NotFoundError(RelayragError):
 
 class BadRequestError(RelayragError):
     """A request argument that cannot be honoured (e.g. a metadata filter on an unknown field): HTTP 400."""
+
+
+def is_disk_full(exc: BaseException | None) -> bool:
+    """Does `exc` (or an exception it was raised from) say that the disk, a quota or the database is full?"""
+    seen = 0
+    while exc is not None and seen < 5:
+        if isinstance(exc, OSError) and exc.errno in (errno.ENOSPC, errno.EDQUOT):
+            return True
+        if isinstance(exc, sqlite3.Error) and ("database or disk is full" in str(exc)
+                                               or getattr(exc, "sqlite_errorname", "") == "SQLITE_FULL"):
+            return True
+        exc, seen = exc.__cause__ or exc.__context__, seen + 1
+    return False

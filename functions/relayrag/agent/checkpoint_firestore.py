@@ -81,6 +81,18 @@ MAX_BATCH_WRITES = 500         # Firestore's limit of writes in one commit
 MAX_BATCH_BYTES = 9_000_000    # below the 10 MiB request limit of one commit
 
 
+def firestore_client(project: str = "", database: str = "(default)") -> Any:
+    """A `google.cloud.firestore.Client` for the thread store (Application Default Credentials, or
+    FIRESTORE_EMULATOR_HOST). ConfigError without google-cloud-firestore (extra `gcp`)."""
+    try:
+        from google.cloud import firestore
+    except ImportError as exc:
+        from relayrag.errors import ConfigError
+        raise ConfigError("RELAYRAG_AGENT_CHECKPOINT=firestore needs google-cloud-firestore: "
+                          "pip install 'relayrag[gcp]'") from exc
+    return firestore.Client(project=project or None, database=database or "(default)")
+
+
 def _h(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 

@@ -43,8 +43,7 @@ async def open_checkpointer(settings) -> AsyncIterator:
             saver.keep_last = settings.agent_checkpoint_keep
             yield saver
     elif kind == "firestore":
-        from relayrag.agent.checkpoint_firestore import FirestoreSaver
-        from relayrag.backends.firestore import firestore_client  # ConfigError without the `gcp` extra
+        from relayrag.agent.checkpoint_firestore import FirestoreSaver, firestore_client
         client = firestore_client(settings.gcp_project, settings.firestore_database)
         try:
             yield FirestoreSaver(client, prefix=settings.firestore_prefix, keep_last=settings.agent_checkpoint_keep)

@@ -15,7 +15,7 @@ import time
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
-from relayrag.errors import ConflictError
+from relayrag.errors import ConflictError, is_disk_full  # noqa: F401  (is_disk_full re-exported)
 
 
 @runtime_checkable
@@ -432,20 +432,6 @@ def feedback_delta(old: dict | None, new: dict | None) -> dict[str, tuple[float,
             d[1] += sign * (1.0 - r)
             d[2] += sign
     return {k: (a, b, int(p)) for k, (a, b, p) in out.items() if abs(a) > 1e-12 or abs(b) > 1e-12 or p}
-
-
-def is_disk_full(exc: BaseException) -> bool:
-    """Does `exc` (or an exception it was raised from) say that the disk, a quota or the database is full?"""
-    import errno
-    seen = 0
-    while exc is not None and seen < 5:
-        if isinstance(exc, OSError) and exc.errno in (errno.ENOSPC, errno.EDQUOT):
-            return True
-        if isinstance(exc, sqlite3.Error) and ("database or disk is full" in str(exc)
-                                               or getattr(exc, "sqlite_errorname", "") == "SQLITE_FULL"):
-            return True
-        exc, seen = exc.__cause__ or exc.__context__, seen + 1
-    return False
 
 
 def sqlite_docstore(settings) -> SQLiteDocStore:

@@ -558,11 +558,11 @@ class FirestoreDocStore:
                 if snap.exists:
                     batch.delete(ref, option=_precondition(snap))
             elif snap.exists:
-                batch.update(ref, {"json": js, "updated_at": float(entry.get("updated_at") or time.time())},
+                batch.update(ref, {"json": js, "updated_at": float((entry or {}).get("updated_at") or time.time())},
                              option=_precondition(snap))
             else:
                 batch.create(ref, {"run_id": run_id, "identity": identity, "json": js,
-                                   "updated_at": float(entry.get("updated_at") or time.time())})
+                                   "updated_at": float((entry or {}).get("updated_at") or time.time())})
             for arm, (da, db, dp) in feedback_delta(old, entry).items():
                 batch.set(self._sub(collection, "arms").document(_h(arm)),
                           {"arm": arm, "alpha_gain": firestore.Increment(da), "beta_gain": firestore.Increment(db),

@@ -110,7 +110,7 @@ def _describe_user_error(exc: BaseException) -> str | None:
     if isinstance(exc, ValidationError) and exc.title == "Settings":
         from relayrag.settings import describe_settings_error
         return describe_settings_error(exc)
-    from relayrag.backends.docstore import is_disk_full
+    from relayrag.errors import is_disk_full
     if is_disk_full(exc):
         from relayrag.settings import load_settings
         return (f"no space left for RELAYRAG_HOME ({load_settings().home}): {exc}; nothing half-written is "

@@ -65,9 +65,9 @@ def _run_ids(event: dict) -> list[str]:
 async def _feedback(toolset, line: str, runs: list[str]) -> None:
     """`/good` or `/bad [reason]`: the verdict on every run the last answer came from, through the gateway's
     `feedback` tool (the same identity as the questions)."""
-    word, _, reason = line.partition(" ")
+    word, _, said = line.partition(" ")
     verdict = "up" if word.lower() == "/good" else "down"
-    reason = reason.strip() or None
+    reason = said.strip() or None
     if verdict == "up" and reason:
         _say(err, ("feedback:", "yellow"), " /good takes no reason (" + FEEDBACK_HELP + ")")
         return

@@ -7,6 +7,7 @@ Every handler runs behind `AuthMiddleware`; every POST goes through `mutation_fo
 from __future__ import annotations
 
 import asyncio
+from typing import Any
 import logging
 import secrets
 import shutil
@@ -73,9 +74,9 @@ def routes(dash: Dashboard) -> list[Route]:
             await asyncio.sleep(0.5)  # slows token guessing down
             return r(request, "login.html", status=401, next=nxt, error="invalid token")
         dash.auth.login_succeeded(client)
-        resp = RedirectResponse(nxt, status_code=303)
-        resp.headers.append("set-cookie", _cookie_header(dash.auth.new_session(token), request))
-        return resp
+        done: Response = RedirectResponse(nxt, status_code=303)
+        done.headers.append("set-cookie", _cookie_header(dash.auth.new_session(token), request))
+        return done
 
     async def logout(request: Request):
         await mutation_form(dash, request)
@@ -206,7 +207,7 @@ def routes(dash: Dashboard) -> list[Route]:
         if cloud:  # the cloud's source area is the documents bucket; stage the bytes in a private temp dir
             staging = tempfile.mkdtemp(prefix="relayrag-upload-")
         saved: list[tuple[str, object]] = []  # (display name, Path or error message)
-        planned: list[tuple[object, Path]] = []  # (form file, target) of the names that can be stored
+        planned: list[tuple[Any, Path]] = []  # (form file, target) of the names that can be stored
         for f in files:
             try:
                 if cloud:

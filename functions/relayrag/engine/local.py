@@ -47,7 +47,7 @@ def local_transport(method: str, url: str, body: Any, timeout: float,
         fn = getattr(entrypoints, name, None)
         if name not in STAGES or fn is None:
             return 404, {"error": f"no stage {name!r}"}
-        request = EnvironBuilder(method=method, path=f"/{name}", data=json.dumps(body), headers=headers or {},
+        request = EnvironBuilder(method=method, path=f"/{name}", data=json.dumps(body), headers=list((headers or {}).items()),
                                  content_type="application/json").get_request()
         text, status, _headers = fn(request)
         return status, json.loads(text)

@@ -16,6 +16,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import re
 
 from relayrag.retrieval.tokenize import tokenize
@@ -225,7 +227,8 @@ def not_an_answer(question: str, text: str, title: str = "") -> str | None:
 # --- numeric bands ----------------------------------------------------------------------------------------
 
 _NUM = r"(\d+(?:[.,]\d+)?)"
-_BANDS = [  # (pattern, (low, high) from the match: None = open)
+_Band = Callable[..., tuple[float | None, float | None]]
+_BANDS: list[tuple[re.Pattern[str], _Band]] = [  # (pattern, (low, high) from the match: None = open)
     (re.compile(rf"^(?:from\s+)?{_NUM}\s*(?:-|–|—|to|~|〜|～)\s*{_NUM}\b"), lambda a, b: (a, b)),
     (re.compile(rf"^{_NUM}\s*(?:\+|or more|and (?:over|above|more)|or over|or above|or longer|plus)"), lambda a: (a, None)),
     (re.compile(rf"^(?:over|above|more than|greater than|longer than|>)\s*{_NUM}"), lambda a: (a + 1e-9, None)),
