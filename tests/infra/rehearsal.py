@@ -98,7 +98,8 @@ def resolve(text: str, workdir: Path, *, python_version: str | None = RUNTIME_PY
     cmd = [sys.executable, "-m", "pip", "install", "--dry-run", "--ignore-installed", "--quiet",
            "--disable-pip-version-check", "--report", str(report), "-r", str(req), *pip_args]
     if python_version:
-        cmd += ["--python-version", python_version, "--only-binary=:all:"]
+        # --target: pip before 23.3 refuses platform options without it, even on a dry run (nothing is written)
+        cmd += ["--python-version", python_version, "--only-binary=:all:", "--target", str(workdir / "target")]
     out = subprocess.run(cmd, capture_output=True, text=True, timeout=900)
     if out.returncode != 0 and python_version and "(from versions: none)" in out.stderr:
         # a dependency published only as an sdist (colpali-engine's GPUtil) cannot be resolved for another
