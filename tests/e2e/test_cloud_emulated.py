@@ -362,3 +362,54 @@ def test_object_metadata_and_filters_through_the_emulated_cloud(ecloud, tmp_path
             assert [c.get("validity") for c in res["citations"]] == [c.get("validity") for c in emb["citations"]]
     finally:
         set_default_context(None)
+
+
+def test_feedback_on_a_cloud_run_is_stored_in_firestore_teaches_the_bandit_and_exports(ecloud, monkeypatch):
+    """Issue 27 on the emulated cloud: a run asked through workflows-emulator (the bandit draws the arm) gets a 👎
+    with a correct answer through the dashboard's API with RELAYRAG_ENGINE=cloud; the verdict is stored in the
+    Firestore emulator, the arm's human share is in the collection's arms, and the verdict exports as a golden case.
+    A second token sees none of it; withdrawing the 👎 takes its reward back out."""
+    from starlette.testclient import TestClient
+
+    from relayrag import feedback as fb
+    from relayrag.backends.docstore import PRIOR
+    from relayrag.context import set_default_context
+    from relayrag.dashboard.app import create_app
+    from relayrag.settings import load_settings
+
+    ctx = ecloud.context()
+    blob = ecloud.storage().bucket(DOCS_BUCKET).blob(f"fb/{PDF}")
+    blob.upload_from_filename(str(EXAMPLES / "pdfs" / PDF), content_type="application/pdf")
+    blob.reload()
+    assert post_event(ecloud.ingest_url, storage_event(FINALIZED, blob)).status_code == 200
+    res = cloud_engine.ask(QUESTION, "fb", ctx=ctx, client=ecloud.executions_client(), workflow=ecloud.workflow,
+                           timeout_s=120)
+    run = ctx.docstore.get_run(res["run_id"])
+    assert run and run.get("arm_draws"), ecloud.log_tail("workflows-emulator")
+    human = [k for k in fb.bandit_contribution(run, fb.parse_feedback(verdict="up"))]
+    assert len(human) == 1 and human[0].endswith(f"/{run['arm']}/human")
+    assert human[0] not in ctx.docstore.get_arms("fb")
+
+    monkeypatch.setenv("RELAYRAG_ENGINE", "cloud")
+    load_settings.cache_clear()
+    set_default_context(ctx)
+    try:
+        with TestClient(create_app(tokens=["t", "u"]), headers={"Authorization": "Bearer t"}) as api:
+            r = api.post(f"/api/runs/{res['run_id']}/feedback",
+                         json={"verdict": "down", "reason": "wrong", "answer": "nylon-insert nuts"})
+            assert r.status_code == 200, r.text
+            with TestClient(api.app, headers={"Authorization": "Bearer u"}) as other:
+                assert other.get("/api/feedback").json()["verdicts"] == []
+            stored = ctx.docstore.list_feedback("fb", run_id=res["run_id"])
+            assert [(e["verdict"], e["reason"], e["answer"]) for e in stored] == [("down", "wrong",
+                                                                                   "nylon-insert nuts")]
+            alpha, beta = ctx.docstore.get_arms("fb")[human[0]]
+            assert alpha == PRIOR[0] and beta > PRIOR[1]  # a 0 reward (a loss) for the arm the run used
+            (case,) = fb.golden_cases(ctx.docstore, "fb")
+            assert case["question"] == QUESTION and case["answers"] == ["nylon-insert nuts"]
+    finally:
+        set_default_context(None)
+        load_settings.cache_clear()
+    assert fb.withdraw(ctx.docstore, res["run_id"], stored[0]["identity"], visible={"fb"}) is True
+    assert ctx.docstore.list_feedback("fb", run_id=res["run_id"]) == []
+    assert ctx.docstore.get_arms("fb").get(human[0], PRIOR) == PRIOR
