@@ -32,7 +32,8 @@ from __future__ import annotations
 import pulumi
 import pulumi_gcp as gcp
 
-from relayrag_infra.catalog import TRACE_EXPORTER, TRACE_ROLE, StackConfig, memory_mib
+from relayrag_infra.catalog import TRACE_EXPORTER, TRACE_ROLE, memory_mib
+from relayrag_infra.config import StackConfig
 
 PORT = 8080
 ASSISTANT_APIS = ["secretmanager.googleapis.com", "aiplatform.googleapis.com", "cloudtrace.googleapis.com"]

@@ -25,7 +25,8 @@ from __future__ import annotations
 import pulumi
 import pulumi_gcp as gcp
 
-from relayrag_infra.catalog import TRACE_EXPORTER, StackConfig, memory_mib
+from relayrag_infra.catalog import TRACE_EXPORTER, memory_mib
+from relayrag_infra.config import StackConfig
 
 ACCESS_MODES = ("iam", "iap")
 DASHBOARD_PROJECT_ROLES = ("roles/workflows.invoker", "roles/cloudtrace.agent")

@@ -11,7 +11,7 @@ import pytest
 pulumi = pytest.importorskip("pulumi", reason="pulumi is not installed: pip install -e '.[dev]' (infra tests)")
 pytest.importorskip("pulumi_gcp", reason="pulumi-gcp is not installed: pip install -e '.[dev]' (infra tests)")
 
-from relayrag_infra.catalog import StackConfig  # noqa: E402
+from relayrag_infra.config import StackConfig  # noqa: E402
 from tests.infra.conftest import REPO_ROOT  # noqa: E402,F401
 
 PROJECT = "relayrag-test-123"

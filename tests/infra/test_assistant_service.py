@@ -180,7 +180,7 @@ def test_secrets_are_read_with_get_secret():
     """S4: the program reads tokens and the database password with config.get_secret (kept secret in the
     state and the output; a plain `get` of a secret warns and returns the plaintext); the secret Output reaches
     StackConfig as a secret Output (resources wrap it in Output.secret again)."""
-    from relayrag_infra.catalog import config_from_pulumi
+    from relayrag_infra.config import config_from_pulumi
 
     secrets = {"dashboardTokens", "assistantTokens", "mcpTokens", "assistantDbPassword"}
     values = {"project": PROJECT, "region": "us-central1", "assistant": "true", "assistantImage": IMAGE,

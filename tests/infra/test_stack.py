@@ -447,7 +447,7 @@ def test_pulumi_main_reads_the_stack_config(monkeypatch):
 
 
 def test_config_from_pulumi_refuses_a_stage_string():
-    from relayrag_infra.catalog import config_from_pulumi
+    from relayrag_infra.config import config_from_pulumi
 
     class Cfg(dict):
         def get_object(self, key):
