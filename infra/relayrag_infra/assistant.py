@@ -5,8 +5,9 @@ pushed image (infra/assistant/Dockerfile: one image, two commands) and the workf
 
 - `<prefix>-mcp`: `relayrag mcp --http` on the cloud engine (ask runs the deployed workflow; search, sql_query,
   list_collections, get_run read the snapshots, BigQuery and Firestore). Its identity may start and read
-  workflow executions, read and write run records in relayrag's Firestore database, read the snapshots
-  bucket, call Vertex predictions (the stages' predict-only custom role), run BigQuery jobs and read the
+  executions of the RAG workflow only (relayrag_infra.iam), read and write run records in relayrag's
+  Firestore database, read the snapshots bucket, call Vertex predictions (the stages' predict-only custom
+  role), run BigQuery jobs and read the
   warehouse dataset and, with `indexCollections`, the distributed index dataset (RELAYRAG_INDEX_* as retrieve
   gets them, so `search` on a distributed collection never loads its snapshot), and write spans to Cloud Trace.
   Ingest over HTTP stays disabled (no RELAYRAG_MCP_INGEST_ROOTS): documents arrive through the documents
@@ -34,23 +35,18 @@ import pulumi_gcp as gcp
 
 from relayrag_infra.catalog import TRACE_EXPORTER, TRACE_ROLE, memory_mib
 from relayrag_infra.config import StackConfig
+from relayrag_infra.iam import grant_workflow_invoker
 
 PORT = 8080
 ASSISTANT_APIS = ["secretmanager.googleapis.com", "aiplatform.googleapis.com", "cloudtrace.googleapis.com"]
 POSTGRES_APIS = ["sqladmin.googleapis.com"]
 """Enabled only with `relayrag:assistantThreads: postgres`."""
 THREAD_STORES = ("firestore", "postgres")
-MCP_PROJECT_ROLES = ("roles/workflows.invoker", "roles/bigquery.jobUser", TRACE_ROLE)
+MCP_PROJECT_ROLES = ("roles/bigquery.jobUser", TRACE_ROLE)
 ASSISTANT_PROJECT_ROLES = (TRACE_ROLE,)
-"""Project roles besides the stages' Vertex predict-only custom role (granted when the LLM or embedder is
-Vertex) and, with the postgres thread store, roles/cloudsql.client.
-
-roles/workflows.invoker (in MCP_PROJECT_ROLES, and the dashboard's) stays on the project: Workflows documents
-project-level grants only (https://cloud.google.com/workflows/docs/access-control: "Lowest-level resources
-where you can grant this role: Project"; pulumi-gcp has no per-workflow IAM resource), and an IAM condition on
-resource.name only works for services that recognise resource attributes
-(https://cloud.google.com/iam/docs/conditions-resource-attributes) — on one that does not, it denies every call.
-Not tried against a project, so the grant is not narrowed here; infra/README.md ("What each identity may do") says so."""
+"""Unconditioned project roles besides the stages' Vertex predict-only custom role (granted when the LLM or
+embedder is Vertex). The gateway's roles/workflows.invoker is bound with a condition naming the RAG workflow
+(relayrag_infra.iam); the Cloud SQL option's roles with one naming its instance (relayrag_infra.threads_db)."""
 MCP_MEMORY = "4Gi"
 ASSISTANT_MEMORY = "2Gi"
 DB_NAME = "relayrag_threads"
@@ -105,6 +101,7 @@ def build_services(dep, cfg: StackConfig, *, firestore_condition, account, membe
 
     for role in MCP_PROJECT_ROLES:
         project_role("mcp", role, mcp_who)
+    grant_workflow_invoker("mcp-workflow-invoker", project, dep.workflow, mcp_who)  # ask runs the workflow
     gcp.projects.IAMMember("mcp-firestore-datastore-user", project=project, role="roles/datastore.user",
                            member=mcp_who, condition=firestore_condition,
                            opts=pulumi.ResourceOptions(depends_on=[dep.firestore]))

@@ -15,7 +15,8 @@ from relayrag_infra.config import StackConfig  # noqa: E402
 from tests.infra.conftest import REPO_ROOT  # noqa: E402,F401
 
 PROJECT = "relayrag-test-123"
-GCS_AGENT = "service-123456789@gs-project-accounts.iam.gserviceaccount.com"
+PROJECT_NUMBER = "123456789"
+GCS_AGENT = f"service-{PROJECT_NUMBER}@gs-project-accounts.iam.gserviceaccount.com"
 
 
 @dataclass
@@ -91,6 +92,9 @@ class RecordingMocks(pulumi.runtime.Mocks):
         self.rec.calls.append((args.token, dict(args.args)))
         if args.token == "gcp:storage/getProjectServiceAccount:getProjectServiceAccount":
             return {"emailAddress": GCS_AGENT, "member": f"serviceAccount:{GCS_AGENT}", "project": PROJECT}
+        if args.token == "gcp:organizations/getProject:getProject":
+            return {"projectId": args.args.get("projectId") or PROJECT, "number": PROJECT_NUMBER,
+                    "name": PROJECT, "id": f"projects/{PROJECT}"}
         return {}
 
 

@@ -118,7 +118,7 @@ def test_identities_hold_exactly_their_grants(stack):
     assert bot == {("firestore", "roles/datastore.user"),  # its threads, on relayrag's database only
                    ("project", VERTEX), ("project", "roles/cloudtrace.agent"),
                    ("run:relayrag-mcp", "roles/run.invoker")}
-    assert mcp == {("project", "roles/workflows.invoker"), ("project", "roles/bigquery.jobUser"),
+    assert mcp == {("workflow", "roles/workflows.invoker"), ("project", "roles/bigquery.jobUser"),
                    ("project", VERTEX), ("project", "roles/cloudtrace.agent"),
                    ("firestore", "roles/datastore.user"), ("snapshots", "roles/storage.objectViewer"),
                    ("dataset", "roles/bigquery.dataViewer")}  # sql_query on the warehouse dataset
