@@ -56,15 +56,13 @@ class StackConfig:
     dashboard_access: str = "iam"
     dashboard_members: tuple[str, ...] = ()
     dashboard_tokens: Any = ""  # secrets: a string, or the secret pulumi.Output of config.get_secret
-    # the assistant + its MCP gateway on Cloud Run, threads in Cloud SQL (relayrag_infra.assistant): off unless
-    # `relayrag:assistant: true`
+    # the assistant + its MCP gateway on Cloud Run (relayrag_infra.assistant): off unless `relayrag:assistant: true`
     assistant: bool = False
     assistant_image: str = ""
     assistant_members: tuple[str, ...] = ()
     assistant_tokens: Any = ""
     mcp_tokens: Any = ""
-    assistant_db_password: Any = ""
-    assistant_db_tier: str = "db-f1-micro"
+    assistant_db_tier: str = "db-f1-micro"  # the postgres thread store's machine (no password: IAM login)
     # the functions' container images (relayrag_infra.stack._function_images): the newest N image versions of
     # each function are kept, other versions are deleted once older than the age (Artifact Registry cleanup)
     function_images_keep: int = 5
@@ -130,8 +128,6 @@ class StackConfig:
             raise ValueError(f"relayrag:assistantThreads {self.assistant_threads!r}; valid: firestore, postgres")
         if self.assistant and self.assistant_image:
             needed = [("assistantTokens", self.assistant_tokens), ("mcpTokens", self.mcp_tokens)]
-            if self.assistant_threads == "postgres":
-                needed.append(("assistantDbPassword", self.assistant_db_password))
             for key, value in needed:
                 if _unset(value):
                     raise ValueError(f"relayrag:{key} is not set: `pulumi config set --secret relayrag:{key} "
@@ -280,10 +276,14 @@ def config_from_pulumi(cfg: Any, gcp_cfg: Any) -> StackConfig:
     # secrets: read with get_secret (secret Outputs; StackConfig checks a plain string is not empty, and a secret
     # Output is set by definition)
     for key, attr in (("dashboardTokens", "dashboard_tokens"), ("assistantTokens", "assistant_tokens"),
-                      ("mcpTokens", "mcp_tokens"), ("assistantDbPassword", "assistant_db_password")):
+                      ("mcpTokens", "mcp_tokens")):
         value = _secret_value(cfg, key)
         if value is not None:
             kw[attr] = value
+    if _secret_value(cfg, "assistantDbPassword") is not None:
+        raise ValueError("relayrag:assistantDbPassword is no longer used: the postgres thread store has no password "
+                         "(the assistant logs in with IAM database authentication); `pulumi config rm "
+                         "relayrag:assistantDbPassword`")
     assistant_members = cfg.get_object("assistantMembers")
     if assistant_members is not None:
         if not isinstance(assistant_members, list) or not all(isinstance(m, str) for m in assistant_members):

@@ -17,6 +17,7 @@ from tests.infra.conftest import REPO_ROOT  # noqa: E402,F401
 PROJECT = "relayrag-test-123"
 PROJECT_NUMBER = "123456789"
 GCS_AGENT = f"service-{PROJECT_NUMBER}@gs-project-accounts.iam.gserviceaccount.com"
+SQL_PRIVATE_IP = "10.20.0.3"  # what the mocked Cloud SQL instance gets on its private network
 
 
 @dataclass
@@ -74,6 +75,13 @@ class RecordingMocks(pulumi.runtime.Mocks):
             out["uri"] = f"https://{inputs['name']}-abc123-uc.a.run.app"
         elif args.typ == "gcp:sql/databaseInstance:DatabaseInstance":
             out["connectionName"] = f"{PROJECT}:{inputs['region']}:{inputs['name']}"
+            ip = inputs.get("settings", {}).get("ipConfiguration", {})
+            if ip.get("privateNetwork"):
+                out["privateIpAddress"] = SQL_PRIVATE_IP
+            if ip.get("ipv4Enabled", True):
+                out["publicIpAddress"] = "203.0.113.7"
+        elif args.typ == "gcp:compute/network:Network":
+            rid = f"projects/{PROJECT}/global/networks/{inputs['name']}"
         elif args.typ == "gcp:projects/serviceIdentity:ServiceIdentity":
             agent = f"service-123456789@gcp-sa-{inputs['service'].split('.')[0]}.iam.gserviceaccount.com"
             out.update(email=agent, member=f"serviceAccount:{agent}")
