@@ -2,7 +2,7 @@
 
 import pulumi
 
-from relayrag_infra.catalog import config_from_pulumi
+from relayrag_infra.config import config_from_pulumi
 from relayrag_infra.stack import build
 
 build(config_from_pulumi(pulumi.Config("relayrag"), pulumi.Config("gcp")))

@@ -176,6 +176,11 @@ class Settings(BaseSettings):
                                        "user is asked to start a new thread.")
     agent_postgres_url: str = Field("", description="Postgres connection URL of the thread store "
                                                     "(RELAYRAG_AGENT_CHECKPOINT=postgres).")
+    agent_postgres_iam_auth: bool = Field(False, description="Log in to the postgres thread store with Cloud "
+                                          "SQL IAM database authentication: RELAYRAG_AGENT_POSTGRES_URL names "
+                                          "the IAM database user and no password, and each new connection "
+                                          "sends an OAuth2 access token of the process's Google credentials "
+                                          "(scope sqlservice.login) as its password.")
     agent_history_tokens: int = Field(3000, ge=200, description="Thread history budget, tokens (approximate): "
                                       "past it, older turns are summarised for the model (the raw turns stay "
                                       "in the thread's checkpoint).")

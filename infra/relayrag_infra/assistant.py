@@ -5,8 +5,9 @@ pushed image (infra/assistant/Dockerfile: one image, two commands) and the workf
 
 - `<prefix>-mcp`: `relayrag mcp --http` on the cloud engine (ask runs the deployed workflow; search, sql_query,
   list_collections, get_run read the snapshots, BigQuery and Firestore). Its identity may start and read
-  workflow executions, read and write run records in relayrag's Firestore database, read the snapshots
-  bucket, call Vertex predictions (the stages' predict-only custom role), run BigQuery jobs and read the
+  executions of the RAG workflow only (relayrag_infra.iam), read and write run records in relayrag's
+  Firestore database, read the snapshots bucket, call Vertex predictions (the stages' predict-only custom
+  role), run BigQuery jobs and read the
   warehouse dataset and, with `indexCollections`, the distributed index dataset (RELAYRAG_INDEX_* as retrieve
   gets them, so `search` on a distributed collection never loads its snapshot), and write spans to Cloud Trace.
   Ingest over HTTP stays disabled (no RELAYRAG_MCP_INGEST_ROOTS): documents arrive through the documents
@@ -20,11 +21,11 @@ pushed image (infra/assistant/Dockerfile: one image, two commands) and the workf
   `relayrag:assistantTokens` (RELAYRAG_AGENT_TOKENS).
 - threads: by default in relayrag's Firestore database (RELAYRAG_AGENT_CHECKPOINT=firestore, collection
   `<firestorePrefix>_agent_threads`): nothing billed at rest, see docs/DESIGN.md ("The assistant").
-  `relayrag:assistantThreads: postgres` creates the Cloud SQL for PostgreSQL option instead (`<prefix>-threads`,
-  POSTGRES_16, deletion-protected, tier `relayrag:assistantDbTier`, database `relayrag_threads`, user
-  `assistant` with the password `relayrag:assistantDbPassword`, roles/cloudsql.client), reached through the
-  Cloud Run Cloud SQL volume (unix socket /cloudsql/CONNECTION); its connection URL is a secret
-  (RELAYRAG_AGENT_POSTGRES_URL). Nothing of it exists unless chosen: the instance bills every hour it exists.
+  `relayrag:assistantThreads: postgres` creates the Cloud SQL for PostgreSQL option instead
+  (relayrag_infra.threads_db: `<prefix>-threads`, tier `relayrag:assistantDbTier`, private IP only on a VPC
+  the assistant reaches through Direct VPC egress, IAM database authentication for the assistant's identity,
+  no password anywhere; RELAYRAG_AGENT_POSTGRES_URL and RELAYRAG_AGENT_POSTGRES_IAM_AUTH=true). Nothing of it
+  exists unless chosen: the instance bills every hour it exists.
 """
 
 from __future__ import annotations
@@ -32,28 +33,23 @@ from __future__ import annotations
 import pulumi
 import pulumi_gcp as gcp
 
-from relayrag_infra.catalog import TRACE_EXPORTER, TRACE_ROLE, StackConfig, memory_mib
+from relayrag_infra import threads_db
+from relayrag_infra.catalog import TRACE_EXPORTER, TRACE_ROLE, memory_mib
+from relayrag_infra.config import StackConfig
+from relayrag_infra.iam import grant_workflow_invoker
 
 PORT = 8080
 ASSISTANT_APIS = ["secretmanager.googleapis.com", "aiplatform.googleapis.com", "cloudtrace.googleapis.com"]
-POSTGRES_APIS = ["sqladmin.googleapis.com"]
-"""Enabled only with `relayrag:assistantThreads: postgres`."""
+POSTGRES_APIS = ["sqladmin.googleapis.com", "compute.googleapis.com", "servicenetworking.googleapis.com"]
+"""Enabled only with `relayrag:assistantThreads: postgres` (the instance, its VPC, private services access)."""
 THREAD_STORES = ("firestore", "postgres")
-MCP_PROJECT_ROLES = ("roles/workflows.invoker", "roles/bigquery.jobUser", TRACE_ROLE)
+MCP_PROJECT_ROLES = ("roles/bigquery.jobUser", TRACE_ROLE)
 ASSISTANT_PROJECT_ROLES = (TRACE_ROLE,)
-"""Project roles besides the stages' Vertex predict-only custom role (granted when the LLM or embedder is
-Vertex) and, with the postgres thread store, roles/cloudsql.client.
-
-roles/workflows.invoker (in MCP_PROJECT_ROLES, and the dashboard's) stays on the project: Workflows documents
-project-level grants only (https://cloud.google.com/workflows/docs/access-control: "Lowest-level resources
-where you can grant this role: Project"; pulumi-gcp has no per-workflow IAM resource), and an IAM condition on
-resource.name only works for services that recognise resource attributes
-(https://cloud.google.com/iam/docs/conditions-resource-attributes) — on one that does not, it denies every call.
-Not tried against a project, so the grant is not narrowed here; infra/README.md ("What each identity may do") says so."""
+"""Unconditioned project roles besides the stages' Vertex predict-only custom role (granted when the LLM or
+embedder is Vertex). The gateway's roles/workflows.invoker is bound with a condition naming the RAG workflow
+(relayrag_infra.iam); the Cloud SQL option's roles with one naming its instance (relayrag_infra.threads_db)."""
 MCP_MEMORY = "4Gi"
 ASSISTANT_MEMORY = "2Gi"
-DB_NAME = "relayrag_threads"
-DB_USER = "assistant"
 
 
 def image_hint(cfg: StackConfig) -> str:
@@ -90,8 +86,8 @@ def _secret_env(name: str, secret, version) -> gcp.cloudrunv2.ServiceTemplateCon
 
 def build_services(dep, cfg: StackConfig, *, firestore_condition, account, member, after_apis, vertex_role=None):
     """Declare the gateway, the assistant, their identities and secrets, and the Cloud SQL thread store when
-    `relayrag:assistantThreads` is `postgres`. Returns (mcp service, assistant service, Cloud SQL instance or
-    None)."""
+    `relayrag:assistantThreads` is `postgres` (relayrag_infra.threads_db). Returns (mcp service, assistant
+    service, Cloud SQL instance or None)."""
     project, region, labels = cfg.project, cfg.region, {"app": "relayrag", **dict(cfg.labels)}
     mcp_sa, bot_sa = account("mcp", "MCP gateway (Cloud Run)"), account("assistant", "assistant (Cloud Run)")
     dep.service_accounts.update(mcp=mcp_sa, assistant=bot_sa)
@@ -104,6 +100,7 @@ def build_services(dep, cfg: StackConfig, *, firestore_condition, account, membe
 
     for role in MCP_PROJECT_ROLES:
         project_role("mcp", role, mcp_who)
+    grant_workflow_invoker("mcp-workflow-invoker", project, dep.workflow, mcp_who)  # ask runs the workflow
     gcp.projects.IAMMember("mcp-firestore-datastore-user", project=project, role="roles/datastore.user",
                            member=mcp_who, condition=firestore_condition,
                            opts=pulumi.ResourceOptions(depends_on=[dep.firestore]))
@@ -119,8 +116,7 @@ def build_services(dep, cfg: StackConfig, *, firestore_condition, account, membe
     gcp.projects.IAMMember("assistant-firestore-datastore-user", project=project, role="roles/datastore.user",
                            member=bot_who, condition=firestore_condition,   # its threads (FirestoreSaver)
                            opts=pulumi.ResourceOptions(depends_on=[dep.firestore]))
-    bot_grants = [project_role("assistant", role, bot_who)
-                  for role in ASSISTANT_PROJECT_ROLES + (("roles/cloudsql.client",) if postgres else ())]
+    bot_grants = [project_role("assistant", role, bot_who) for role in ASSISTANT_PROJECT_ROLES]
     if vertex_role is not None:
         # Gemini and the embedding models need only aiplatform.endpoints.predict: the stages' custom role, not
         # roles/aiplatform.user (which may also create endpoints, jobs and datasets)
@@ -132,33 +128,14 @@ def build_services(dep, cfg: StackConfig, *, firestore_condition, account, membe
                                                      role=vertex_role.name, member=bot_who))
 
     # -- optional thread store: Cloud SQL for PostgreSQL (billed at rest: only when chosen) --------------------
-    instance = database = db_user = url = None
+    threads: threads_db.ThreadsDb | None = None
     if postgres:
-        instance = gcp.sql.DatabaseInstance(
-            "threads", project=project, region=region, name=f"{cfg.prefix}-threads", database_version="POSTGRES_16",
-            deletion_protection=True,  # the threads are state: `pulumi destroy` refuses until this is turned off
-            settings=gcp.sql.DatabaseInstanceSettingsArgs(
-                tier=cfg.assistant_db_tier, edition="ENTERPRISE", availability_type="ZONAL",
-                deletion_protection_enabled=True, user_labels=labels,
-                ip_configuration=gcp.sql.DatabaseInstanceSettingsIpConfigurationArgs(
-                    ipv4_enabled=True, ssl_mode="ENCRYPTED_ONLY"),  # no authorized networks: only the connector
-                backup_configuration=gcp.sql.DatabaseInstanceSettingsBackupConfigurationArgs(enabled=True)),
-            opts=after_apis)
-        database = gcp.sql.Database("threads-db", project=project, instance=instance.name, name=DB_NAME)
-        db_user = gcp.sql.User("threads-user", project=project, instance=instance.name, name=DB_USER,
-                               password=pulumi.Output.secret(cfg.assistant_db_password))
-        url = pulumi.Output.all(instance.connection_name, pulumi.Output.secret(cfg.assistant_db_password)).apply(
-            lambda a: f"postgresql://{DB_USER}:{a[1]}@/{DB_NAME}?host=/cloudsql/{a[0]}")
+        threads = threads_db.build(cfg, bot_sa, bot_who, labels, after_apis)
 
     mcp_tokens, mcp_tokens_v, mcp_access = _secret(cfg, "mcp-tokens", cfg.mcp_tokens, [mcp_who, bot_who],
                                                    after_apis)
     chat_tokens, chat_tokens_v, chat_access = _secret(cfg, "assistant-tokens", cfg.assistant_tokens, [bot_who],
                                                       after_apis)
-    db_url = db_url_v = None
-    db_url_access: list = []
-    if postgres:
-        db_url, db_url_v, db_url_access = _secret(cfg, "assistant-db-url", url, [bot_who], after_apis)
-
     cloud = {"RELAYRAG_GCP_PROJECT": project, "RELAYRAG_GCP_LOCATION": region, "RELAYRAG_HOME": "/tmp/relayrag",
              "RELAYRAG_LLM": cfg.llm, "RELAYRAG_LLM_MODEL": cfg.llm_model,
              "OTEL_TRACES_EXPORTER": TRACE_EXPORTER}  # their spans in Cloud Trace (relayrag.tracing)
@@ -204,14 +181,10 @@ def build_services(dep, cfg: StackConfig, *, firestore_condition, account, membe
                     "RELAYRAG_MEMORY_LIMIT_MB": str(memory_mib(ASSISTANT_MEMORY))})
     bot_env += [_secret_env("RELAYRAG_AGENT_MCP_TOKEN", mcp_tokens, mcp_tokens_v),
                 _secret_env("RELAYRAG_AGENT_TOKENS", chat_tokens, chat_tokens_v)]
-    sql_volume: dict = {}
-    if postgres:
-        bot_env.append(_secret_env("RELAYRAG_AGENT_POSTGRES_URL", db_url, db_url_v))
-        sql_volume = {"volumes": [gcp.cloudrunv2.ServiceTemplateVolumeArgs(
-            name="cloudsql", cloud_sql_instance=gcp.cloudrunv2.ServiceTemplateVolumeCloudSqlInstanceArgs(
-                instances=[instance.connection_name]))]}
-    mounts = ({"volume_mounts": [gcp.cloudrunv2.ServiceTemplateContainerVolumeMountArgs(
-        name="cloudsql", mount_path="/cloudsql")]} if postgres else {})
+    network: dict = {}
+    if threads is not None:  # private IP, IAM login: the URL names the IAM user and holds no password
+        bot_env += _env({"RELAYRAG_AGENT_POSTGRES_URL": threads.url, "RELAYRAG_AGENT_POSTGRES_IAM_AUTH": "true"})
+        network = {"vpc_access": threads.vpc_access}
     assistant = gcp.cloudrunv2.Service(
         "assistant", project=project, location=region, name=f"{cfg.prefix}-assistant", labels=labels,
         description="relayrag assistant (POST /chat, SSE)", ingress="INGRESS_TRAFFIC_ALL",
@@ -219,19 +192,19 @@ def build_services(dep, cfg: StackConfig, *, firestore_condition, account, membe
         template=gcp.cloudrunv2.ServiceTemplateArgs(
             service_account=bot_sa.email, timeout="900s", max_instance_request_concurrency=20,
             scaling=gcp.cloudrunv2.ServiceTemplateScalingArgs(min_instance_count=0, max_instance_count=3),
-            **sql_volume,
+            **network,
             containers=[container(["relayrag", "chat-serve", "--host", "0.0.0.0", "--port", str(PORT)], bot_env,
-                                  ASSISTANT_MEMORY, **mounts,
+                                  ASSISTANT_MEMORY,
                                   startup_probe=gcp.cloudrunv2.ServiceTemplateContainerStartupProbeArgs(
                                       http_get=gcp.cloudrunv2.ServiceTemplateContainerStartupProbeHttpGetArgs(
                                           path="/healthz"), period_seconds=3, failure_threshold=40))]),
         # the assistant's startup opens the MCP session (needs the invoker grant on the gateway) and its
-        # checkpointer (Firestore: datastore.user; Postgres: the database, its user and cloudsql.client): a
-        # failed startup fails the revision
+        # checkpointer (Firestore: datastore.user; Postgres: the database, its IAM user and the login grants):
+        # a failed startup fails the revision
         opts=pulumi.ResourceOptions(depends_on=[
             chat_tokens_v, mcp_tokens_v, *mcp_access[1:], *chat_access, gateway_invoker, *bot_grants,
-            *([db_url_v, *db_url_access, database, db_user] if postgres else [])]))
+            *(threads.ready if threads is not None else [])]))
     for i, m in enumerate(cfg.assistant_members):
         gcp.cloudrunv2.ServiceIamMember(f"assistant-invoker-{i}", project=project, location=region,
                                         name=assistant.name, role="roles/run.invoker", member=m)
-    return gateway, assistant, instance
+    return gateway, assistant, threads.instance if threads is not None else None

@@ -3,8 +3,9 @@ infra/dashboard/Dockerfile).
 
 Enabled by `relayrag:dashboard: true`. Then the stack creates an Artifact Registry repository for the
 image; once `relayrag:dashboardImage` names a pushed image (and the workflow is deployed), it also creates:
-- a service account holding exactly: roles/workflows.invoker (start and read executions of the RAG
-  workflow: the Ask page runs questions through the Executions API), roles/datastore.viewer on relayrag's
+- a service account holding exactly: roles/workflows.invoker on the RAG workflow only (start and read its
+  executions: the Ask page runs questions through the Executions API; a project binding with an IAM
+  condition naming the workflow, relayrag_infra.iam), roles/datastore.viewer on relayrag's
   Firestore database (runs, traces, collections, bandit arms; IAM condition like the stages'),
   roles/storage.objectViewer on the snapshots bucket (evaluation history), roles/storage.objectUser on the
   documents bucket (uploads and deletes there; Eventarc's ingest_object does the indexing),
@@ -25,10 +26,13 @@ from __future__ import annotations
 import pulumi
 import pulumi_gcp as gcp
 
-from relayrag_infra.catalog import TRACE_EXPORTER, StackConfig, memory_mib
+from relayrag_infra.catalog import TRACE_EXPORTER, memory_mib
+from relayrag_infra.config import StackConfig
+from relayrag_infra.iam import grant_workflow_invoker
 
 ACCESS_MODES = ("iam", "iap")
-DASHBOARD_PROJECT_ROLES = ("roles/workflows.invoker", "roles/cloudtrace.agent")
+DASHBOARD_PROJECT_ROLES = ("roles/cloudtrace.agent",)
+"""Unconditioned project roles; roles/workflows.invoker is granted on the workflow only (relayrag_infra.iam)."""
 PORT = 8080
 MEMORY = "2Gi"
 PROXY_PORT = 8780
@@ -56,6 +60,7 @@ def build_service(dep, cfg: StackConfig, *, firestore_condition, account, member
     for role in DASHBOARD_PROJECT_ROLES:
         gcp.projects.IAMMember(f"dashboard-project-{role.split('/')[1].replace('.', '-')}", project=project,
                                role=role, member=who)
+    grant_workflow_invoker("dashboard-workflow-invoker", project, dep.workflow, who)
     gcp.projects.IAMMember("dashboard-firestore-datastore-viewer", project=project, role="roles/datastore.viewer",
                            member=who, condition=firestore_condition,
                            opts=pulumi.ResourceOptions(depends_on=[dep.firestore]))

@@ -30,7 +30,8 @@ import pulumi
 import pulumi_gcp as gcp
 
 from relayrag_infra import catalog
-from relayrag_infra.catalog import INGEST, INGEST_EVENTS, StackConfig
+from relayrag_infra.catalog import INGEST, INGEST_EVENTS
+from relayrag_infra.config import StackConfig
 
 GCS_SERVICE_AGENT_ROLE = "roles/pubsub.publisher"
 """Eventarc's Cloud Storage triggers publish through Pub/Sub as the project's GCS service agent."""

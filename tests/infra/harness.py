@@ -11,11 +11,13 @@ import pytest
 pulumi = pytest.importorskip("pulumi", reason="pulumi is not installed: pip install -e '.[dev]' (infra tests)")
 pytest.importorskip("pulumi_gcp", reason="pulumi-gcp is not installed: pip install -e '.[dev]' (infra tests)")
 
-from relayrag_infra.catalog import StackConfig  # noqa: E402
+from relayrag_infra.config import StackConfig  # noqa: E402
 from tests.infra.conftest import REPO_ROOT  # noqa: E402,F401
 
 PROJECT = "relayrag-test-123"
-GCS_AGENT = "service-123456789@gs-project-accounts.iam.gserviceaccount.com"
+PROJECT_NUMBER = "123456789"
+GCS_AGENT = f"service-{PROJECT_NUMBER}@gs-project-accounts.iam.gserviceaccount.com"
+SQL_PRIVATE_IP = "10.20.0.3"  # what the mocked Cloud SQL instance gets on its private network
 
 
 @dataclass
@@ -73,6 +75,13 @@ class RecordingMocks(pulumi.runtime.Mocks):
             out["uri"] = f"https://{inputs['name']}-abc123-uc.a.run.app"
         elif args.typ == "gcp:sql/databaseInstance:DatabaseInstance":
             out["connectionName"] = f"{PROJECT}:{inputs['region']}:{inputs['name']}"
+            ip = inputs.get("settings", {}).get("ipConfiguration", {})
+            if ip.get("privateNetwork"):
+                out["privateIpAddress"] = SQL_PRIVATE_IP
+            if ip.get("ipv4Enabled", True):
+                out["publicIpAddress"] = "203.0.113.7"
+        elif args.typ == "gcp:compute/network:Network":
+            rid = f"projects/{PROJECT}/global/networks/{inputs['name']}"
         elif args.typ == "gcp:projects/serviceIdentity:ServiceIdentity":
             agent = f"service-123456789@gcp-sa-{inputs['service'].split('.')[0]}.iam.gserviceaccount.com"
             out.update(email=agent, member=f"serviceAccount:{agent}")
@@ -91,6 +100,9 @@ class RecordingMocks(pulumi.runtime.Mocks):
         self.rec.calls.append((args.token, dict(args.args)))
         if args.token == "gcp:storage/getProjectServiceAccount:getProjectServiceAccount":
             return {"emailAddress": GCS_AGENT, "member": f"serviceAccount:{GCS_AGENT}", "project": PROJECT}
+        if args.token == "gcp:organizations/getProject:getProject":
+            return {"projectId": args.args.get("projectId") or PROJECT, "number": PROJECT_NUMBER,
+                    "name": PROJECT, "id": f"projects/{PROJECT}"}
         return {}
 
 

@@ -1,13 +1,13 @@
 """The assistant, its MCP gateway and the Cloud SQL thread store under Pulumi mocks: what each identity may
 do, who may invoke which service, how the assistant reaches the gateway (its URL, token secret, ID token at the
-edge) and the thread store (Cloud SQL volume, URL secret)."""
+edge) and the thread store (private IP over Direct VPC egress, IAM database login, no password)."""
 
 from __future__ import annotations
 
 import pytest
 
 pytest.importorskip("pulumi", reason="pulumi is not installed: pip install -e '.[dev]'")
-from tests.infra.harness import PROJECT, config, deploy  # noqa: E402
+from tests.infra.harness import PROJECT, SQL_PRIVATE_IP, config, deploy  # noqa: E402
 from tests.infra.test_stack import SA, _grants_of  # noqa: E402
 
 RUN = "gcp:cloudrunv2/service:Service"
@@ -24,8 +24,7 @@ def stack():
 @pytest.fixture(scope="module")
 def postgres():
     return deploy(config(assistant=True, assistant_image=IMAGE, assistant_members=("group:team@example.com",),
-                         assistant_tokens="chat-a", mcp_tokens="mcp-a", assistant_db_password="pw-1",
-                         assistant_threads="postgres"))
+                         assistant_tokens="chat-a", mcp_tokens="mcp-a", assistant_threads="postgres"))
 
 
 def _email(rec, logical: str) -> str:
@@ -62,26 +61,90 @@ def test_the_assistant_calls_the_gateway_with_its_identity_and_the_gateway_token
     assert "RELAYRAG_MCP_INGEST_ROOTS" not in _envs(svcs["mcp"])  # no ingest over the deployed gateway
 
 
-def test_the_cloud_sql_thread_store_option_is_reached_through_the_connector_volume(postgres):
+INSTANCE = "gcp:sql/databaseInstance:DatabaseInstance"
+SQL_APIS = {"sqladmin.googleapis.com", "servicenetworking.googleapis.com", "compute.googleapis.com"}
+
+
+def test_the_cloud_sql_thread_store_has_no_public_ip_and_no_password(postgres):
+    """S4: the instance has a private IP only (no public IPv4, so no authorized networks, let alone 0.0.0.0/0),
+    requires TLS, has IAM database authentication on, and its only user is the assistant's identity as an IAM
+    database user: no password exists in the config, the state or the service."""
+    import json
+
     stack = postgres
-    db = stack.one("gcp:sql/databaseInstance:DatabaseInstance", "threads")
-    assert db.inputs["databaseVersion"].startswith("POSTGRES_") and db.inputs["settings"]["tier"] == "db-f1-micro"
-    assert not db.inputs["settings"]["ipConfiguration"].get("authorizedNetworks")
-    # S4: the threads are state; `pulumi destroy` and the Cloud SQL API both refuse to delete the instance
-    assert db.inputs["deletionProtection"] is True and db.inputs["settings"]["deletionProtectionEnabled"] is True
-    assert _envs(next(s for s in stack.of_type(RUN) if s.name == "assistant"))[
-        "RELAYRAG_AGENT_CHECKPOINT"]["value"] == "postgres"
-    assert ("project", "roles/cloudsql.client") in _grants_of(stack, _email(stack, "assistant"))
-    assert "sqladmin.googleapis.com" in {r.inputs["service"] for r in stack.of_type("gcp:projects/service:Service")}
+    db = stack.one(INSTANCE, "threads").inputs
+    ip = db["settings"]["ipConfiguration"]
+    assert db["databaseVersion"].startswith("POSTGRES_") and db["settings"]["tier"] == "db-f1-micro"
+    assert ip["ipv4Enabled"] is False
+    assert not any(n.get("value") == "0.0.0.0/0" for n in ip.get("authorizedNetworks") or []) \
+        and not ip.get("authorizedNetworks")
+    network = stack.one("gcp:compute/network:Network", "threads-vpc")
+    assert ip["privateNetwork"] == f"projects/{PROJECT}/global/networks/{network.inputs['name']}"
+    assert ip["sslMode"] == "ENCRYPTED_ONLY"
+    assert {"name": "cloudsql.iam_authentication", "value": "on"} in db["settings"]["databaseFlags"]
+    # the threads are state; `pulumi destroy` and the Cloud SQL API both refuse to delete the instance
+    assert db["deletionProtection"] is True and db["settings"]["deletionProtectionEnabled"] is True
+
+    bot = _email(stack, "assistant")
+    (user,) = stack.of_type("gcp:sql/user:User")
+    assert user.inputs["type"] == "CLOUD_IAM_SERVICE_ACCOUNT" and user.inputs["instance"] == db["name"]
+    assert user.inputs["name"] == bot.removesuffix(".gserviceaccount.com")  # relayrag-assistant@P.iam
+    assert user.inputs["databaseRoles"] == ["cloudsqlsuperuser"]  # PostgreSQL 16: CREATE in public (setup())
+    for r in stack.resources:
+        assert "password" not in json.dumps(r.inputs, default=str).lower(), (r.typ, r.name)
+    assert "assistant-db-url" not in {r.name for r in stack.of_type("gcp:secretmanager/secret:Secret")}
+
+    grants = _grants_of(stack, bot)  # both conditioned on this instance only
+    assert {("sql_instance", "roles/cloudsql.client"), ("sql_instance", "roles/cloudsql.instanceUser")} <= grants
+    for r in stack.of_type("gcp:projects/iAMMember:IAMMember"):
+        if r.inputs["role"].startswith("roles/cloudsql."):
+            assert r.inputs["condition"]["expression"] == (
+                f'resource.name == "projects/{PROJECT}/instances/{db["name"]}" && '
+                'resource.type == "sqladmin.googleapis.com/Instance"')
+    assert SQL_APIS <= {r.inputs["service"] for r in stack.of_type("gcp:projects/service:Service")}
+
+
+def test_the_assistant_reaches_the_private_ip_and_logs_in_as_its_iam_user(postgres, monkeypatch):
+    """Direct VPC egress into the threads subnet for private ranges only; the URL names the IAM user at the
+    private IP with TLS and no password, and relayrag's settings read the service's env as an IAM login."""
+    from urllib.parse import unquote, urlsplit
+
+    from relayrag.settings import Settings
+
+    stack = postgres
     bot = next(s for s in stack.of_type(RUN) if s.name == "assistant")
     tpl = bot.inputs["template"]
-    assert tpl["volumes"][0]["cloudSqlInstance"]["instances"] == [f"{PROJECT}:us-central1:relayrag-threads"]
-    assert tpl["containers"][0]["volumeMounts"][0]["mountPath"] == "/cloudsql"
+    assert not tpl.get("volumes") and not tpl["containers"][0].get("volumeMounts")  # no Cloud SQL socket
+    (nic,) = tpl["vpcAccess"]["networkInterfaces"]
+    assert tpl["vpcAccess"]["egress"] == "PRIVATE_RANGES_ONLY"
+    subnet = stack.one("gcp:compute/subnetwork:Subnetwork", "threads-run-subnet").inputs
+    assert nic == {"network": stack.one("gcp:compute/network:Network", "threads-vpc").inputs["name"],
+                   "subnetwork": subnet["name"]} and subnet["region"] == "us-central1"
     env = _envs(bot)
-    assert env["RELAYRAG_AGENT_POSTGRES_URL"]["valueSource"]["secretKeyRef"]["secret"] == \
-        stack.one("gcp:secretmanager/secret:Secret", "assistant-db-url").inputs["secretId"]
-    url = stack.one("gcp:secretmanager/secretVersion:SecretVersion", "assistant-db-url-v").inputs["secretData"]
-    assert url["value"] == f"postgresql://assistant:pw-1@/relayrag_threads?host=/cloudsql/{PROJECT}:us-central1:relayrag-threads"
+    url = env["RELAYRAG_AGENT_POSTGRES_URL"]["value"]
+    parts = urlsplit(url)
+    assert parts.password is None and unquote(parts.username) == _email(stack, "assistant").removesuffix(
+        ".gserviceaccount.com")
+    assert (parts.hostname, parts.port, parts.path, parts.query) == (SQL_PRIVATE_IP, 5432, "/relayrag_threads",
+                                                                     "sslmode=require")
+    for name, var in env.items():
+        if name.startswith("RELAYRAG_AGENT_"):
+            monkeypatch.setenv(name, var.get("value") or "from-secret")
+    settings = Settings(home="/tmp/relayrag")
+    assert (settings.agent_checkpoint, settings.agent_postgres_url, settings.agent_postgres_iam_auth) == \
+        ("postgres", url, True)
+
+
+def test_cloud_sql_gets_its_private_ip_through_private_services_access(postgres):
+    stack = postgres
+    net = f"projects/{PROJECT}/global/networks/relayrag-threads"
+    rng = stack.one("gcp:compute/globalAddress:GlobalAddress", "threads-psa-range").inputs
+    assert (rng["purpose"], rng["addressType"], rng["network"]) == ("VPC_PEERING", "INTERNAL", net)
+    psa = stack.one("gcp:servicenetworking/connection:Connection", "threads-psa").inputs
+    assert psa["service"] == "servicenetworking.googleapis.com" and psa["network"] == net
+    assert psa["reservedPeeringRanges"] == [rng["name"]]
+    assert psa["deletionPolicy"] == "ABANDON"  # Cloud SQL still holds the peering while the stack is destroyed
+    assert "threads-psa" in stack.deps(INSTANCE, "threads")  # the private IP comes from that peering
 
 
 def test_threads_live_in_firestore_by_default_in_relayrags_database_and_prefix(stack):
@@ -95,15 +158,16 @@ def test_threads_live_in_firestore_by_default_in_relayrags_database_and_prefix(s
 
 def test_nothing_billed_at_rest_by_default_no_cloud_sql_unless_chosen(stack):
     """Issue 30: the default thread store is Firestore, so the default deploy creates no Cloud SQL instance (billed
-    every hour it exists), database, user, URL secret, connector volume, cloudsql.client grant or sqladmin API."""
-    assert not stack.of_type("gcp:sql/databaseInstance:DatabaseInstance")
+    every hour it exists), database, user, network, peering, VPC egress, Cloud SQL grant or API."""
+    assert not stack.of_type(INSTANCE)
     assert not stack.of_type("gcp:sql/database:Database") and not stack.of_type("gcp:sql/user:User")
-    secrets = {r.name for r in stack.of_type("gcp:secretmanager/secret:Secret")}
-    assert "assistant-db-url" not in secrets
+    for typ in ("network:Network", "subnetwork:Subnetwork", "globalAddress:GlobalAddress"):
+        assert not stack.of_type(f"gcp:compute/{typ}")
+    assert not stack.of_type("gcp:servicenetworking/connection:Connection")
     bot = next(s for s in stack.of_type(RUN) if s.name == "assistant")
-    assert not bot.inputs["template"].get("volumes") and "RELAYRAG_AGENT_POSTGRES_URL" not in _envs(bot)
-    assert "sqladmin.googleapis.com" not in {r.inputs["service"] for r in stack.of_type("gcp:projects/service:Service")}
-    assert "roles/cloudsql.client" not in {g[1] for g in _grants_of(stack, _email(stack, "assistant"))}
+    assert not bot.inputs["template"].get("vpcAccess") and "RELAYRAG_AGENT_POSTGRES_URL" not in _envs(bot)
+    assert not SQL_APIS & {r.inputs["service"] for r in stack.of_type("gcp:projects/service:Service")}
+    assert not any(role.startswith("roles/cloudsql.") for _, role in _grants_of(stack, _email(stack, "assistant")))
     with pytest.raises(ValueError, match="relayrag:assistantThreads"):
         config(assistant_threads="mysql")
 
@@ -118,7 +182,7 @@ def test_identities_hold_exactly_their_grants(stack):
     assert bot == {("firestore", "roles/datastore.user"),  # its threads, on relayrag's database only
                    ("project", VERTEX), ("project", "roles/cloudtrace.agent"),
                    ("run:relayrag-mcp", "roles/run.invoker")}
-    assert mcp == {("project", "roles/workflows.invoker"), ("project", "roles/bigquery.jobUser"),
+    assert mcp == {("workflow", "roles/workflows.invoker"), ("project", "roles/bigquery.jobUser"),
                    ("project", VERTEX), ("project", "roles/cloudtrace.agent"),
                    ("firestore", "roles/datastore.user"), ("snapshots", "roles/storage.objectViewer"),
                    ("dataset", "roles/bigquery.dataViewer")}  # sql_query on the warehouse dataset
@@ -169,20 +233,19 @@ def test_no_image_yet_deploys_nothing_and_says_how(stack):
 
 def test_missing_secrets_are_refused_naming_the_key():
     with pytest.raises(ValueError, match="relayrag:mcpTokens"):
-        config(assistant=True, assistant_image=IMAGE, assistant_tokens="a", assistant_db_password="b")
-    with pytest.raises(ValueError, match="relayrag:assistantDbPassword"):
-        config(assistant=True, assistant_image=IMAGE, assistant_tokens="a", mcp_tokens="m",
-               assistant_threads="postgres")
-    config(assistant=True, assistant_image=IMAGE, assistant_tokens="a", mcp_tokens="m")  # firestore: no password
+        config(assistant=True, assistant_image=IMAGE, assistant_tokens="a")
+    for threads in ("firestore", "postgres"):  # neither thread store has a password
+        config(assistant=True, assistant_image=IMAGE, assistant_tokens="a", mcp_tokens="m", assistant_threads=threads)
 
 
 def test_secrets_are_read_with_get_secret():
-    """S4: the program reads tokens and the database password with config.get_secret (kept secret in the
-    state and the output; a plain `get` of a secret warns and returns the plaintext); the secret Output reaches
-    StackConfig as a secret Output (resources wrap it in Output.secret again)."""
-    from relayrag_infra.catalog import config_from_pulumi
+    """S4: the program reads the tokens with config.get_secret (kept secret in the state and the output; a plain
+    `get` of a secret warns and returns the plaintext); the secret Output reaches StackConfig as a secret Output
+    (resources wrap it in Output.secret again). The postgres thread store has no password: a leftover
+    `assistantDbPassword` is refused, naming the key."""
+    from relayrag_infra.config import config_from_pulumi
 
-    secrets = {"dashboardTokens", "assistantTokens", "mcpTokens", "assistantDbPassword"}
+    secrets = {"dashboardTokens", "assistantTokens", "mcpTokens"}
     values = {"project": PROJECT, "region": "us-central1", "assistant": "true", "assistantImage": IMAGE,
               "assistantThreads": "postgres", **{k: f"v-{k}" for k in secrets}}
     asked_plain, asked_secret = [], []
@@ -201,7 +264,10 @@ def test_secrets_are_read_with_get_secret():
 
     import pulumi
     cfg = config_from_pulumi(Cfg(), Cfg())
-    assert secrets <= set(asked_secret) and not secrets & set(asked_plain)
+    assert secrets <= set(asked_secret) and not (secrets | {"assistantDbPassword"}) & set(asked_plain)
     assert all(isinstance(getattr(cfg, a), pulumi.Output) for a in (
-        "dashboard_tokens", "assistant_tokens", "mcp_tokens", "assistant_db_password"))
+        "dashboard_tokens", "assistant_tokens", "mcp_tokens"))
     assert cfg.assistant_threads == "postgres"
+    values["assistantDbPassword"] = "old"
+    with pytest.raises(ValueError, match="relayrag:assistantDbPassword is no longer used"):
+        config_from_pulumi(Cfg(), Cfg())

@@ -71,7 +71,7 @@ def test_env_reaches_the_workflow_and_firestore_and_tokens_come_from_secret_mana
 def test_dashboard_identity_holds_exactly_its_grants(stack):
     email = _email(stack, "dashboard")
     assert _grants_of(stack, email) == {
-        ("project", "roles/workflows.invoker"),
+        ("workflow", "roles/workflows.invoker"),   # the RAG workflow only (test_workflow_invoker.py)
         ("project", "roles/cloudtrace.agent"),
         ("firestore", "roles/datastore.viewer"),
         ("snapshots", "roles/storage.objectViewer"),

@@ -8,6 +8,7 @@ import pytest
 
 pytest.importorskip("pulumi", reason="pulumi is not installed: pip install -e '.[dev]'")
 from relayrag_infra import catalog  # noqa: E402
+from relayrag_infra import config as stack_config  # noqa: E402
 
 from tests.infra.harness import PROJECT, config, deploy  # noqa: E402
 
@@ -56,13 +57,13 @@ def test_keep_count_and_age_are_stack_config():
         def get_object(self, key):
             return None
 
-    cfg = catalog.config_from_pulumi(Cfg(project=PROJECT, region="us-central1", functionImagesKeep="3",
+    cfg = stack_config.config_from_pulumi(Cfg(project=PROJECT, region="us-central1", functionImagesKeep="3",
                                          functionImagesMaxAgeDays="14"), Cfg())
     assert (cfg.function_images_keep, cfg.function_images_max_age_days) == (3, 14)
     with pytest.raises(ValueError, match="functionImagesKeep"):
         config(function_images_keep=0)
     with pytest.raises(ValueError, match="functionImagesMaxAgeDays"):
-        catalog.config_from_pulumi(Cfg(project=PROJECT, region="us-central1", functionImagesMaxAgeDays="soon"),
+        stack_config.config_from_pulumi(Cfg(project=PROJECT, region="us-central1", functionImagesMaxAgeDays="soon"),
                                    Cfg())
 
 
@@ -144,10 +145,10 @@ def test_colpali_gpu_is_stack_config_and_needs_the_stage():
         def get_object(self, key):
             return None
 
-    assert catalog.config_from_pulumi(Cfg(project=PROJECT, region="us-central1", colpaliGpu="true"), Cfg()).colpali_gpu
-    assert not catalog.config_from_pulumi(Cfg(project=PROJECT, region="us-central1"), Cfg()).colpali_gpu
+    assert stack_config.config_from_pulumi(Cfg(project=PROJECT, region="us-central1", colpaliGpu="true"), Cfg()).colpali_gpu
+    assert not stack_config.config_from_pulumi(Cfg(project=PROJECT, region="us-central1"), Cfg()).colpali_gpu
     with pytest.raises(ValueError, match="colpaliGpu"):
-        catalog.config_from_pulumi(Cfg(project=PROJECT, region="us-central1", colpaliGpu="yes"), Cfg())
+        stack_config.config_from_pulumi(Cfg(project=PROJECT, region="us-central1", colpaliGpu="yes"), Cfg())
     with pytest.raises(ValueError, match="colpaliGpu.*colpali_search"):
         config(colpali_gpu=True, stages=("classify",))
 

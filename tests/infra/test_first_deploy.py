@@ -156,8 +156,7 @@ def test_the_workflow_is_created_without_colpali_search_and_visual_questions_tak
 def services():
     return deploy(config(dashboard=True, dashboard_image="img:1", dashboard_members=("user:a@example.com",),
                          dashboard_tokens="t", assistant=True, assistant_image="img:2",
-                         assistant_tokens="a", mcp_tokens="m", assistant_db_password="p",
-                         assistant_threads="postgres"))
+                         assistant_tokens="a", mcp_tokens="m", assistant_threads="postgres"))
 
 
 def test_each_cloud_run_service_depends_on_its_secret_accessor_bindings(services):
@@ -176,9 +175,11 @@ def test_each_cloud_run_service_depends_on_its_secret_accessor_bindings(services
 
 def test_the_assistant_starts_only_after_its_gateway_grant_and_database(services):
     """Its startup opens the MCP session (run.invoker on the gateway) and the Postgres checkpointer (the database,
-    its user, cloudsql.client); a failed startup probe fails the revision and `pulumi up`."""
+    its IAM user, the login grants, the subnet its traffic to the private IP leaves through); a failed startup
+    probe fails the revision and `pulumi up`."""
     deps = services.deps(RUN, "assistant")
-    assert {"mcp-invoker-assistant", "threads-db", "threads-user", "assistant-project-cloudsql-client"} <= deps
+    assert {"mcp-invoker-assistant", "threads-db", "threads-iam-user", "assistant-threads-cloudsql-instanceUser",
+            "assistant-threads-cloudsql-client", "threads-run-subnet"} <= deps
 
 
 # ------------------------------------------------------------------ B7: the IAP service agent exists first

@@ -23,8 +23,10 @@ RAG_YAML = REPO_ROOT / "workflows" / "rag.yaml"
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning:pulumi_gcp")
 
 # What each stage's code touches decides its roles (read from functions/relayrag/stages/*.py). scope names:
-# "firestore" = roles on the project with a condition on relayrag's database; "snapshots"/"documents" =
-# that bucket; "dataset" = the BigQuery dataset; "dead_letter" = the topic; "project" = unconditioned.
+# "firestore" = roles on the project with a condition on relayrag's database; "workflow" / "sql_instance" = with
+# a condition on the RAG workflow / the threads' Cloud SQL instance; "snapshots"/"documents" = that bucket;
+# "dataset" = the BigQuery dataset; "dead_letter" = the topic; "project" = on the project (the build
+# identity's objectAdmin carries a condition that leaves relayrag's buckets out).
 # every stage writes its span to Cloud Trace (OTEL_TRACES_EXPORTER=gcp_trace, relayrag.tracing; issue 30)
 BASE = {("firestore", "roles/datastore.user"), ("project", "roles/cloudtrace.agent")}
 READ_SNAPSHOTS = {("snapshots", "roles/storage.objectViewer")}
@@ -75,8 +77,9 @@ def _grants_of(rec, email: str) -> set[tuple[str, str]]:
         if r.typ not in IAM_TYPES or r.inputs.get("member") != f"serviceAccount:{email}":
             continue
         if r.typ.startswith("gcp:projects/"):
-            cond = r.inputs.get("condition")
-            scope = "firestore" if cond and "/databases/" in cond.get("expression", "") else "project"
+            expr = (r.inputs.get("condition") or {}).get("expression", "")
+            scope = ("firestore" if "/databases/" in expr else "workflow" if "/workflows/" in expr
+                     else "sql_instance" if "/instances/" in expr else "project")
         elif r.typ.startswith("gcp:storage/"):
             scope = buckets[r.inputs["bucket"]]
         elif r.typ.startswith("gcp:bigquery/"):
@@ -447,7 +450,7 @@ def test_pulumi_main_reads_the_stack_config(monkeypatch):
 
 
 def test_config_from_pulumi_refuses_a_stage_string():
-    from relayrag_infra.catalog import config_from_pulumi
+    from relayrag_infra.config import config_from_pulumi
 
     class Cfg(dict):
         def get_object(self, key):

@@ -22,6 +22,7 @@ import pytest
 from tests.infra.conftest import REPO_ROOT  # also puts infra/ on sys.path
 from tests.infra.test_bundle_imports import OPTIONAL, PROBE, _closure, _norm
 from relayrag_infra import catalog
+from relayrag_infra.config import StackConfig
 
 # Imported only when installed: google-genai uses Pillow for image parts if present; jaraco.context (via the
 # dev venv's setuptools) imports backports.tarfile on Python < 3.12 only (Cloud Functions runs python312).
@@ -38,8 +39,8 @@ for role in ROLES:
 """
 
 
-def stack(embedder: str, llm: str) -> catalog.StackConfig:
-    return catalog.StackConfig(project="relayrag-test-123", region="europe-west1", llm=llm, embedder=embedder)
+def stack(embedder: str, llm: str) -> StackConfig:
+    return StackConfig(project="relayrag-test-123", region="europe-west1", llm=llm, embedder=embedder)
 
 
 _loaded: dict[tuple, frozenset[str]] = {}
