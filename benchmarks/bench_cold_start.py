@@ -7,14 +7,18 @@ Wall time on shared cores mostly measures waiting; the CPU time of the import (p
 instance would take, roughly.
 
 With --ask-collection C (and RELAYRAG_HOME holding it), the process wall time of whole `relayrag ask` commands
-(interpreter start, imports, model loads, the run, exit) on the questions of --questions: "after" is this tree
-with its model cache (relayrag.backends.model_cache) warmed by one untimed ask; "before" is --baseline REF (a
-git revision, its functions/ exported to a temporary folder) with no model cache, measured in the same run,
-interleaved ask by ask so the machine's load falls on both alike. Byte-code is cached (.pyc) as in an installed
-package. Each ask runs without an LLM (RELAYRAG_LLM=none).
+(interpreter start, imports, model loads, the run, exit) on the questions of QUESTIONS, and the CPU time (user +
+system) of each process: "after" is this tree, "before" is --baseline REF (a git revision, its functions/ and
+workflows/ exported to a temporary folder), each with a model cache of its own (relayrag.backends.model_cache)
+warmed by one untimed ask, as a user's second ask finds it (--baseline-no-cache: the baseline without one, for a
+baseline older than the cache), measured in the same run, interleaved ask by ask so the machine's load falls on
+both alike. Byte-code is cached (.pyc) as in an installed package. Each ask runs without an LLM
+(RELAYRAG_LLM=none). On a shared machine the CPU time is the fair measure: wall time there is mostly waiting
+for a core.
 
 Usage: python benchmarks/bench_cold_start.py [--repeat 3] [--collection C (with RELAYRAG_HOME) for the snapshot load]
-       python benchmarks/bench_cold_start.py --only-ask --ask-collection demo --baseline a019ac9 [--repeat 5]
+       python benchmarks/bench_cold_start.py --only-ask --ask-collection demo --baseline 94fbd30 [--repeat 5]
+       [--realtime: each ask under `chrt -f 1`, wall time close to an idle machine's on a shared one]
 """
 
 from __future__ import annotations
@@ -66,6 +70,7 @@ QUESTIONS = ("What was the price of straw biomass?", "hello", "Which figure show
 
 
 CPU: dict[str, list[float]] = {}
+PREFIX: list[str] = []  # --realtime: ["chrt", "-f", "1"]
 
 
 def ask_wall(pythonpath: str, question: str, collection: str, cache: str) -> float:
@@ -77,7 +82,7 @@ def ask_wall(pythonpath: str, question: str, collection: str, cache: str) -> flo
     env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
     env.update(PYTHONPATH=pythonpath, RELAYRAG_LLM="none", HF_HUB_OFFLINE="1", RELAYRAG_MODEL_CACHE=cache)
     t = time.perf_counter()
-    out = subprocess.run([sys.executable, "-m", "relayrag.cli", "ask", question, "-c", collection], env=env,
+    out = subprocess.run([*PREFIX, sys.executable, "-m", "relayrag.cli", "ask", question, "-c", collection], env=env,
                          capture_output=True, text=True, timeout=600, cwd="/")
     dt = time.perf_counter() - t
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -98,8 +103,8 @@ def bench_ask(a, report: dict) -> None:
             archive = subprocess.run(["git", "archive", a.baseline, "functions", "workflows"], cwd=REPO, capture_output=True,
                                      check=True).stdout
             subprocess.run(["tar", "-x", "-C", str(base)], input=archive, check=True)
-            trees["before"] = (str(base / "functions"), "off")
-        for path, cache in trees.values():  # untimed: writes .pyc and, for "after", the model cache
+            trees["before"] = (str(base / "functions"), "off" if a.baseline_no_cache else str(Path(tmp) / "cache-before"))
+        for path, cache in trees.values():  # untimed: writes .pyc and the model cache
             ask_wall(path, QUESTIONS[0], a.ask_collection, cache)
         CPU.clear()
         times: dict[str, dict[str, list[float]]] = {k: {q: [] for q in QUESTIONS} for k in trees}
@@ -112,12 +117,16 @@ def bench_ask(a, report: dict) -> None:
             allt = [t for ts in per_q.values() for t in ts]
             cpu = CPU.get(trees[name][0], [])
             row = {"median": round(statistics.median(allt), 3), "best": round(min(allt), 3),
+                   "worst": round(max(allt), 3),
                    "cpu_median": round(statistics.median(cpu), 3) if cpu else None,
                    "cpu_best": round(min(cpu), 3) if cpu else None,
                    "per_question_median": {q: round(statistics.median(ts), 3) for q, ts in per_q.items()}}
             report["ask_wall_s"][name] = row
-            label = f"{name} ({a.baseline}, no model cache)" if name == "before" else f"{name} (this tree, model cache warm)"
-            print(f"relayrag ask wall time, {label}: median {row['median']:.3f} s, best {row['best']:.3f} s; "
+            label = (f"{name} ({a.baseline}, {'no model cache' if a.baseline_no_cache else 'model cache warm'})"
+                     if name == "before" else f"{name} (this tree, model cache warm)") + \
+                (", under chrt -f 1" if a.realtime else "")
+            print(f"relayrag ask wall time, {label}: median {row['median']:.3f} s, best {row['best']:.3f} s, "
+                  f"worst {row['worst']:.3f} s; "
                   f"CPU (user+sys) median {row['cpu_median']:.3f} s, best {row['cpu_best']:.3f} s")
             for q, m in row["per_question_median"].items():
                 print(f"    {m:6.3f} s  {q}")
@@ -131,10 +140,19 @@ def main() -> int:
     ap.add_argument("--out", type=Path, default=REPO / "benchmarks" / "results")
     ap.add_argument("--ask-collection", default="", help="measure `relayrag ask` process wall time on this collection")
     ap.add_argument("--baseline", default="", help="git revision measured as 'before' (with --ask-collection)")
+    ap.add_argument("--baseline-no-cache", action="store_true",
+                    help="run the baseline with RELAYRAG_MODEL_CACHE=off (a baseline older than the model cache)")
     ap.add_argument("--only-ask", action="store_true", help="skip the per-stage import and model-load sections")
+    ap.add_argument("--realtime", action="store_true",
+                    help="run each ask under `chrt -f 1` (Linux SCHED_FIFO; needs the permission): on a shared "
+                         "machine it runs as soon as it is runnable, so its wall time approaches an idle "
+                         "machine's (caches and memory are still shared). Use sparingly: it preempts everyone")
     a = ap.parse_args()
+    if a.realtime:
+        PREFIX[:] = ["chrt", "-f", "1"]
     from relayrag.catalog import HTTP_STAGES
-    report: dict = {"loadavg_before": [round(x, 2) for x in os.getloadavg()], "import_s": {}, "first_call_s": {}}
+    report: dict = {"loadavg_before": [round(x, 2) for x in os.getloadavg()], "import_s": {}, "first_call_s": {},
+                    "realtime": a.realtime}
     if a.ask_collection:
         bench_ask(a, report)
     for stage in ([] if a.only_ask else HTTP_STAGES):

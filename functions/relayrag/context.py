@@ -176,7 +176,7 @@ class StageContext:
 
     def warehouse_record(self, collection: str) -> dict | None:
         """The collection's warehouse record (engine, tables...), or None when it has no warehouse."""
-        from relayrag.sql.warehouse import warehouse_record
+        from relayrag.sql.registry import warehouse_record
         return warehouse_record(self.settings.home, collection)
 
     def page_model(self) -> str:

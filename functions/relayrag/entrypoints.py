@@ -1,5 +1,6 @@
 """HTTP entry points, one per stage, shared by `functions/main.py` (Cloud Functions / functions-framework)
-and the embedded engine (which calls these very functions in-process through a JSON round trip).
+and the embedded engine (which calls the same adapter, relayrag.stages.http.handle, in-process through a JSON
+round trip; functions-framework's `http` decorator only registers the function and passes the call through).
 
 Each adapter is generic: JSON body -> stage request -> stage -> JSON response (errors as JSON, never a
 stack trace). The functions are registered with functions-framework's `http` decorator.
@@ -10,34 +11,16 @@ stack trace). The functions are registered with functions-framework's `http` dec
 
 from __future__ import annotations
 
-import json
-
 import functions_framework
 
 from relayrag.catalog import HTTP_STAGES, entry_points
-from relayrag.context import default_context
-from relayrag.stages import STAGES
-from relayrag.stages.base import execute
-
-
-def _handle(stage_name: str, request):
-    if request.method != "POST":
-        return _json(405, {"error": "use POST with a JSON body", "stage": stage_name})
-    payload = request.get_json(silent=True)
-    if payload is None:
-        return _json(400, {"error": "request body is not valid JSON", "stage": stage_name})
-    status, body = execute(STAGES[stage_name], payload, default_context(), headers=dict(request.headers))
-    return _json(status, body)
-
-
-def _json(status: int, body: dict):
-    return json.dumps(body, ensure_ascii=False), status, {"Content-Type": "application/json"}
+from relayrag.stages.http import handle
 
 
 def _entry(stage_name: str):
     """The functions-framework HTTP function for one stage (named after it, as Cloud Functions expects)."""
     def handler(request):
-        return _handle(stage_name, request)
+        return handle(stage_name, request)
     handler.__name__ = handler.__qualname__ = stage_name
     return functions_framework.http(handler)
 

@@ -89,6 +89,34 @@ def write_atomic(path: Path, data: bytes) -> bool:
         return False
 
 
+def move_atomic(src: Path, path: Path) -> bool:
+    """Move the file `src` (in the cache folder, so a rename) to `path` and then write its sidecar ("sha256
+    size"): for a large file that is not read into memory (the ONNX graph's weights). False (`src` removed) on
+    OSError."""
+    try:
+        digest = hashlib.sha256()
+        with open(src, "rb") as f:
+            for block in iter(lambda: f.read(1 << 20), b""):
+                digest.update(block)
+        size = src.stat().st_size
+        os.replace(src, path)
+    except OSError:
+        Path(src).unlink(missing_ok=True)
+        return False
+    sidecar = f"{digest.hexdigest()} {size}".encode()
+    fd = tmp = None
+    try:
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=".sha256")
+        with os.fdopen(fd, "wb") as f:
+            f.write(sidecar)
+        os.replace(tmp, _sidecar(path))
+        return True
+    except OSError:
+        if tmp is not None:
+            Path(tmp).unlink(missing_ok=True)
+        return False
+
+
 def cached_array(name: str, compute: Callable[[], np.ndarray]) -> np.ndarray:
     """`compute()`'s array, stored as ``name``.npy in the cache and read from there in later processes."""
     root = cache_dir()

@@ -1,6 +1,8 @@
 """Run the RAG workflow embedded: the YAML interpreted in-process, each `local://<stage>` POST dispatched
-to the stage's HTTP entry point (relayrag.entrypoints, re-exported by functions/main.py) as a real
-werkzeug request with a JSON body, so the HTTP contract is exercised on every local run.
+to the stage's HTTP adapter (relayrag.stages.http.handle, the function the entry points of relayrag.entrypoints
+and functions/main.py wrap) with its body as JSON text, so the HTTP contract (JSON in, status and JSON out)
+is exercised on every local run. No web framework is imported for it (flask, werkzeug, functions-framework
+and httpx cost ~0.5 s of CPU per `relayrag ask` process); httpx is imported only for an http(s):// URL.
 """
 
 from __future__ import annotations
@@ -11,14 +13,12 @@ import uuid
 from pathlib import Path
 from typing import Any, Callable
 
-import httpx
-from werkzeug.test import EnvironBuilder
-
-from relayrag import entrypoints, tracing
+from relayrag import tracing
 from relayrag.context import StageContext, default_context
 from relayrag.engine.interpreter import Interpreter, load_workflow
 from relayrag.records import build_result
 from relayrag.stages import STAGES
+from relayrag.stages.http import handle
 
 
 def workflows_dir() -> Path:
@@ -39,18 +39,38 @@ def local_urls() -> dict[str, str]:
     return {name: f"local://{name}" for name in STAGES}
 
 
+class LocalRequest:
+    """An HTTP request as the stage adapter reads it (relayrag.stages.http.JsonRequest), for a local:// call:
+    the method (upper case), the headers (Content-Type: application/json and those the step sends) and the
+    body as JSON text, parsed by get_json as a web framework would parse it."""
+
+    def __init__(self, method: str, body: str, headers: dict[str, str] | None = None):
+        self.method = method.upper()
+        self.headers = {"Content-Type": "application/json", "Content-Length": str(len(body.encode("utf-8"))),
+                        **(headers or {})}
+        self._body = body
+
+    def get_json(self, silent: bool = False) -> Any:
+        """The parsed body; None when it is not JSON and `silent` (else ValueError)."""
+        try:
+            return json.loads(self._body)
+        except ValueError:
+            if silent:
+                return None
+            raise
+
+
 def local_transport(method: str, url: str, body: Any, timeout: float,
                     headers: dict[str, str] | None = None) -> tuple[int, Any]:
-    """local://<stage> → the entry point in-process (JSON round trip, `headers` included); http(s):// → httpx."""
+    """local://<stage> → the stage's HTTP adapter in-process (JSON round trip, `headers` included); http(s):// →
+    httpx."""
     if url.startswith("local://"):
         name = url[len("local://"):].strip("/")
-        fn = getattr(entrypoints, name, None)
-        if name not in STAGES or fn is None:
+        if name not in STAGES:
             return 404, {"error": f"no stage {name!r}"}
-        request = EnvironBuilder(method=method, path=f"/{name}", data=json.dumps(body), headers=list((headers or {}).items()),
-                                 content_type="application/json").get_request()
-        text, status, _headers = fn(request)
+        text, status, _headers = handle(name, LocalRequest(method, json.dumps(body), headers))
         return status, json.loads(text)
+    import httpx
     try:
         resp = httpx.request(method, url, json=body, timeout=timeout, headers=headers or None)
     except httpx.TimeoutException:

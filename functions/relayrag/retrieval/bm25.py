@@ -11,6 +11,10 @@ corrected afterwards (the length normalisation is not separable). Each segment t
 
 — exactly bm25s's lucene scores over one index of the same live rows (tests/unit/retrieval/test_bm25_segments.py
 compares them), so the ranking across segments is the merged index's: no IDF drift, deleted rows count nowhere.
+
+Querying reads the CSC arrays (data, indices, indptr) directly; scipy is imported only where postings are built
+or rewritten (ingest, merges, `TermStats.tf`): importing scipy.sparse costs ~0.2 s of CPU, which every
+`relayrag ask` process and every cold stage instance would otherwise pay.
 """
 
 from __future__ import annotations
@@ -19,23 +23,45 @@ import io
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-from scipy import sparse
 
 from relayrag.retrieval.tokenize import tokenize
+
+if TYPE_CHECKING:  # pragma: no cover
+    from scipy import sparse
 
 K1, B = 1.5, 0.75
 
 
 class TermStats:
-    """One segment's postings. tf: float32 CSC [n_rows, n_terms]; doc_len: int32 [n_rows] (tokens per row);
-    vocab: token -> column."""
+    """One segment's postings. tf: float32 CSC [n_rows, n_terms] (a scipy matrix, or its arrays ``data``,
+    ``indices``, ``indptr``); doc_len: int32 [n_rows] (tokens per row); vocab: token -> column.
 
-    def __init__(self, vocab: dict[str, int], tf: sparse.csc_matrix, doc_len: np.ndarray):
+    Built from a scipy matrix (`from_tokens`, `select`, `concat`) or from stored arrays (`from_bytes`, without
+    scipy); `tf` builds the scipy matrix of stored arrays on first use."""
+
+    def __init__(self, vocab: dict[str, int], tf: "sparse.csc_matrix | None", doc_len: np.ndarray, *,
+                 csc: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None):
+        if (tf is None) == (csc is None):
+            raise ValueError("give either tf (a scipy CSC matrix) or csc (data, indices, indptr)")
         self.vocab = vocab
-        self.tf = tf
         self.doc_len = np.asarray(doc_len, dtype=np.int32)
+        self._tf = tf
+        if tf is not None:
+            csc = (tf.data, tf.indices, tf.indptr)
+        assert csc is not None
+        self.data, self.indices, self.indptr = csc
+
+    @property
+    def tf(self) -> "sparse.csc_matrix":
+        """The postings as a scipy CSC matrix [n_rows, n_terms] (imports scipy)."""
+        if self._tf is None:
+            from scipy import sparse
+            self._tf = sparse.csc_matrix((self.data, self.indices, self.indptr),
+                                         shape=(self.n_rows, len(self.vocab)))
+        return self._tf
 
     @property
     def n_rows(self) -> int:
@@ -54,6 +80,7 @@ class TermStats:
                 rows.append(r)
                 cols.append(vocab.setdefault(t, len(vocab)))
                 data.append(n)
+        from scipy import sparse
         tf = sparse.csc_matrix((np.asarray(data, np.float32), (np.asarray(rows, np.int64), np.asarray(cols, np.int64))),
                                shape=(len(lens), len(vocab)), dtype=np.float32)
         return cls(vocab, tf, np.asarray(lens, np.int32))
@@ -67,11 +94,12 @@ class TermStats:
         j = self.vocab.get(token)
         if j is None:
             return None
-        a, b = self.tf.indptr[j], self.tf.indptr[j + 1]
-        return self.tf.indices[a:b], self.tf.data[a:b]
+        a, b = self.indptr[j], self.indptr[j + 1]
+        return self.indices[a:b], self.data[a:b]
 
     def select(self, rows: np.ndarray) -> "TermStats":
         """The postings of `rows` only (in that order), vocabulary shrunk to the terms they contain."""
+        from scipy import sparse
         sub = self.tf[np.asarray(rows, dtype=np.int64)]
         used = np.flatnonzero(sub.getnnz(axis=0))
         inv = {j: t for t, j in self.vocab.items()}
@@ -89,6 +117,7 @@ class TermStats:
                 remap[j] = vocab.setdefault(t, len(vocab))
             coo = p.tf.tocoo()
             mats.append((coo.row, remap[coo.col], coo.data, p.n_rows))
+        from scipy import sparse
         offset, rows, cols, data = 0, [], [], []
         for r, c, d, n in mats:
             rows.append(r.astype(np.int64) + offset)
@@ -109,18 +138,36 @@ class TermStats:
         for t, j in self.vocab.items():
             words[j] = t
         buf = io.BytesIO()
-        np.savez(buf, data=self.tf.data.astype(np.float32), indices=self.tf.indices.astype(np.int32),
-                 indptr=self.tf.indptr.astype(np.int64), doc_len=self.doc_len,
+        np.savez(buf, data=self.data.astype(np.float32), indices=self.indices.astype(np.int32),
+                 indptr=self.indptr.astype(np.int64), doc_len=self.doc_len,
                  vocab=np.frombuffer("\n".join(words).encode("utf-8"), dtype=np.uint8))
         return buf.getvalue()
 
     @classmethod
     def from_bytes(cls, raw: bytes) -> "TermStats":
+        """What `to_bytes` wrote (no scipy needed). Raises ValueError when the arrays do not form a CSC matrix of
+        the stored shape (indptr of n_terms + 1 non-decreasing offsets, a row index per stored value)."""
         with np.load(io.BytesIO(raw), allow_pickle=False) as z:
             doc_len = z["doc_len"]
             words = bytes(z["vocab"]).decode("utf-8").split("\n") if z["vocab"].size else []
-            tf = sparse.csc_matrix((z["data"], z["indices"], z["indptr"]), shape=(doc_len.shape[0], len(words)))
-        return cls({t: j for j, t in enumerate(words)}, tf, doc_len)
+            data, indices, indptr = z["data"], z["indices"], z["indptr"]
+        _check_csc(data, indices, indptr, int(doc_len.shape[0]), len(words))
+        return cls({t: j for j, t in enumerate(words)}, None, doc_len, csc=(data, indices, indptr))
+
+
+def _check_csc(data: np.ndarray, indices: np.ndarray, indptr: Any, n_rows: int, n_cols: int) -> None:
+    """The checks scipy's csc_matrix makes of stored arrays (ValueError), so a torn or altered file is refused
+    when it is read, as before, not when a query reads past its end."""
+    if data.ndim != 1 or indices.ndim != 1 or indptr.ndim != 1:
+        raise ValueError("BM25 postings: data, indices and indptr must be 1-D")
+    if indptr.shape[0] != n_cols + 1:
+        raise ValueError(f"BM25 postings: indptr has {indptr.shape[0]} entries for {n_cols} terms")
+    if indices.shape[0] != data.shape[0] or (indptr.size and (indptr[0] != 0 or indptr[-1] != data.shape[0])):
+        raise ValueError("BM25 postings: indptr does not span the stored values")
+    if indptr.size > 1 and np.any(np.diff(indptr) < 0):
+        raise ValueError("BM25 postings: indptr decreases")
+    if indices.size and (int(indices.min()) < 0 or int(indices.max()) >= n_rows):
+        raise ValueError(f"BM25 postings: a row index is outside 0..{n_rows - 1}")
 
 
 @dataclass(frozen=True)

@@ -47,6 +47,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from relayrag.errors import ConfigError
+from relayrag.sql.registry import WAREHOUSES_DIR  # under RELAYRAG_HOME: also the local SQL configs
 
 CONFIG_FILE_NAME = "relayrag.sql.yaml"  # the documented name; any name works with --config
 MAX_CONFIG_BYTES = 1_000_000
@@ -319,7 +320,6 @@ def check_config(cfg: SqlConfig, wh, source: str, *, run_examples: bool | None =
 
 # ----------------------------------------------------------------------------------------------- storage
 
-WAREHOUSES_DIR = "warehouses"  # under RELAYRAG_HOME: DuckDB files, their records, and local SQL configs
 SHARED_PREFIX = "sql-config"  # in a shared blob store (GCS): sql-config/<collection>.sql.yaml
 
 

@@ -30,6 +30,7 @@ from typing import Any, Protocol, runtime_checkable
 
 from relayrag.errors import ConfigError, RelayragError
 from relayrag.sql.duck_worker import DuckWorker, WorkerKilled
+from relayrag.sql.registry import _bigquery_record, warehouse_dir, warehouse_record  # noqa: F401  (re-exported)
 from relayrag.sql.values import json_value  # noqa: F401  (re-exported: callers import it from here)
 
 # relayrag.sql.guard imports sqlglot (~0.5 s): imported where a query is guarded, so that reading a warehouse
@@ -523,11 +524,6 @@ def _is_sqlite(path: Path) -> bool:
 
 # ----------------------------------------------------------------------------------------------- registry
 
-def warehouse_dir(home: Path) -> Path:
-    from relayrag.sql.config import WAREHOUSES_DIR
-    return Path(home) / WAREHOUSES_DIR
-
-
 def store_config(home: Path, collection: str, source: str | Path, wh=None, store=None) -> dict:
     """Validate `source` (structure, then against the collection's warehouse) and store it verbatim in
     `store` (relayrag.sql.config.SqlConfigStore; default the embedded one under `home`). Returns {"config",
@@ -546,37 +542,6 @@ def store_config(home: Path, collection: str, source: str | Path, wh=None, store
     cfg = sqlconfig.check_config(cfg, wh, str(source))
     stored = store.put(collection, source.read_bytes())
     return sqlconfig.summarize(cfg, stored, source)
-
-
-def _bigquery_record(collection: str) -> dict | None:
-    """The record of a collection whose warehouse is the BigQuery dataset named by settings
-    (RELAYRAG_BIGQUERY_DATASET + RELAYRAG_BIGQUERY_COLLECTIONS), else None."""
-    from relayrag.settings import load_settings
-    s = load_settings()
-    names = {n.strip() for n in s.bigquery_collections.split(",") if n.strip()}
-    if not s.bigquery_dataset or not (collection in names or "*" in names):
-        return None
-    project, _, dataset = s.bigquery_dataset.rpartition(".")
-    return {"collection": collection, "engine": "bigquery", "project": project or s.gcp_project,
-            "dataset": dataset, "path": f"bigquery:{s.bigquery_dataset}", "tables": None,
-            "max_bytes_billed": s.bigquery_max_bytes_billed}
-
-
-def warehouse_record(home: Path, collection: str) -> dict | None:
-    """The collection's warehouse record (None: no warehouse): a BigQuery dataset when settings map the
-    collection to one (`tables` is then None: listed by the warehouse itself), else the record
-    `relayrag warehouse load` writes next to the DuckDB database."""
-    bq = _bigquery_record(collection)
-    if bq is not None:
-        return bq
-    p = warehouse_dir(home) / f"{collection}.json"
-    if not p.is_file():
-        return None
-    try:
-        rec = json.loads(p.read_text(encoding="utf-8"))
-    except ValueError:
-        return None
-    return rec if isinstance(rec, dict) else None
 
 
 def load_warehouse(home: Path, collection: str, paths: list[Path], *, replace: bool = False,

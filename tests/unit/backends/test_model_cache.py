@@ -22,11 +22,17 @@ def test_optimised_graph_is_cached_and_gives_the_same_vectors(cache, monkeypatch
     a = first.embed(texts, kind="query")
     graphs = list(cache.glob("minilm-*.onnx"))
     assert len(graphs) == 1 and (cache / (graphs[0].name + ".sha256")).is_file()
+    # the weights are a file of their own (ONNX external data, mapped when a session loads the graph)
+    weights = cache / (graphs[0].name + ".weights")
+    assert weights.is_file() and (cache / (weights.name + ".sha256")).is_file()
+    assert weights.stat().st_size > 50 * graphs[0].stat().st_size
+    assert not [p for p in cache.iterdir() if p.name.startswith(".tmp")]
     # a second instance (a new process) loads the cached graph: neither the model nor the graph surgery is read
     monkeypatch.setattr(emb, "_read_verified", lambda *a, **k: pytest.fail("the original model was read again"))
     second = emb.OnnxMiniLMEmbedder(threads=1)
     b = second.embed(texts, kind="query")
     assert np.allclose(a, b, atol=1e-5)
+    assert np.array_equal(b, emb.OnnxMiniLMEmbedder(threads=1).embed(texts, kind="query"))  # cache to cache: exact
 
 
 def test_a_torn_cached_graph_is_not_used(cache):
@@ -36,6 +42,33 @@ def test_a_torn_cached_graph_is_not_used(cache):
     graph.write_bytes(graph.read_bytes()[:1000])  # torn: size no longer matches its sidecar
     b = emb.OnnxMiniLMEmbedder(threads=1).embed(["rail gauge"], kind="query")
     assert np.allclose(a, b, atol=1e-5)
+
+
+def test_torn_cached_weights_are_not_used(cache):
+    from relayrag.backends import embedder as emb
+    a = emb.OnnxMiniLMEmbedder(threads=1).embed(["rail gauge"], kind="query")
+    weights = next(cache.glob("minilm-*.onnx.weights"))
+    with open(weights, "r+b") as f:
+        f.truncate(1000)  # torn: its size no longer matches its sidecar, so the entry is rebuilt, not mapped
+    b = emb.OnnxMiniLMEmbedder(threads=1).embed(["rail gauge"], kind="query")
+    assert np.allclose(a, b, atol=1e-5)
+    assert weights.stat().st_size > 1000  # rebuilt in place
+
+
+def test_move_atomic_records_size_and_digest(cache):
+    import hashlib
+
+    from relayrag.backends import model_cache
+    root = model_cache.cache_dir()
+    assert root is not None
+    src = root / ".tmp-src"
+    src.write_bytes(b"x" * 3000)
+    dst = root / "blob.bin"
+    assert model_cache.move_atomic(src, dst) and not src.exists()
+    assert model_cache.intact_path(dst) == dst
+    assert (root / "blob.bin.sha256").read_text().split() == [hashlib.sha256(b"x" * 3000).hexdigest(), "3000"]
+    assert not model_cache.move_atomic(root / ".tmp-missing", root / "other.bin")
+    assert model_cache.intact_path(root / "other.bin") is None
 
 
 def test_cache_off_and_unwritable(tmp_path, monkeypatch):
