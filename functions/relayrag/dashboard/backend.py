@@ -262,6 +262,23 @@ def citation(run_id: str, n: int) -> dict:
     raise RelayragError(f"run {run_id} has no citation [{n}]")
 
 
+PAGE_SIZES = ("thumbnail", "image")  # the page renderings a citation may carry (relayrag.ingest.pages)
+
+
+def citation_page(run_id: str, n: int, size: str) -> bytes:
+    """PNG bytes of citation `n`'s page rendering of run `run_id`: `size` "thumbnail" (long side 256 px) or
+    "image" (the full page). Only the reference stored in the run's own record is read, and only when it lies
+    under the blob store's pages/ (Service.page_image), so no request names a file. NotFoundError when the cited
+    source has no page image (text, Markdown, HTML) or it is gone; RelayragError for an unknown size."""
+    from relayrag.errors import NotFoundError
+    if size not in PAGE_SIZES:
+        raise RelayragError(f"unknown page size {size!r} (one of {', '.join(PAGE_SIZES)})")
+    ref = citation(run_id, n).get(size)
+    if not ref:
+        raise NotFoundError(f"citation [{n}] of run {run_id} has no page image (its source is not a PDF or image)")
+    return service().page_image(ref)
+
+
 def arms(collection: str) -> dict[str, dict[str, tuple[float, float]]]:
     """The contextual bandit's posteriors of `collection` per query context (Service.arm_posteriors)."""
     return service().arm_posteriors(check_collection(collection))

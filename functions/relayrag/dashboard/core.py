@@ -100,6 +100,18 @@ def outcome(rec: Any) -> tuple[str, str]:
     return "unfinished", "muted"
 
 
+SOURCE_TYPES = {".pdf": "PDF", ".md": "Markdown", ".markdown": "Markdown", ".txt": "text", ".html": "HTML",
+                ".htm": "HTML", ".png": "image", ".jpg": "image", ".jpeg": "image", ".tif": "image", ".tiff": "image",
+                ".jsonl": "corpus record"}
+
+
+def source_type(doc: Any) -> str:
+    """What kind of source a cited document is, from its name's suffix ("PDF", "Markdown", "text", "HTML",
+    "image", "corpus record"; "document" otherwise): shown where a citation has no page thumbnail."""
+    suffix = Path(str(doc or "")).suffix.lower()
+    return SOURCE_TYPES.get(suffix, "document")
+
+
 def make_env() -> Environment:
     env = Environment(loader=FileSystemLoader(str(HERE / "templates")), autoescape=True,
                       trim_blocks=True, lstrip_blocks=True)
@@ -109,6 +121,7 @@ def make_env() -> Environment:
     env.filters["urlq"] = lambda v: quote(str(v), safe="")
     env.globals["answer_parts"] = answer_parts
     env.globals["outcome"] = outcome
+    env.globals["source_type"] = source_type
     return env
 
 

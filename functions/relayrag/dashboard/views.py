@@ -177,6 +177,16 @@ def routes(dash: Dashboard) -> list[Route]:
         cit = await asyncio.to_thread(backend.citation, run_id, n)
         return r(request, "_citation.html", c=cit, run_id=run_id)
 
+    async def run_citation_page(request: Request):
+        run_id = _run_id(request)
+        try:
+            n = int(request.path_params["n"])
+        except ValueError:
+            raise RelayragError("a citation number is an integer") from None
+        png = await asyncio.to_thread(backend.citation_page, run_id, n, request.path_params["size"])
+        # page images are content-addressed (their key holds the file's sha256): a browser may keep them a while
+        return Response(png, media_type="image/png", headers={"Cache-Control": "private, max-age=3600"})
+
     async def api_run(request: Request):
         return JSONResponse(await asyncio.to_thread(backend.get_run, _run_id(request)))
 
@@ -193,8 +203,12 @@ def routes(dash: Dashboard) -> list[Route]:
     async def create_collection(request: Request):
         form = await mutation_form(dash, request)
         name = backend.check_collection(_field(form, "name").strip())
-        return RedirectResponse(f"/collections/{name}", status_code=303,
-                                headers={"HX-Redirect": f"/collections/{name}"})
+        where = f"/collections/{name}"
+        if "hx-request" in request.headers:
+            # htmx: a 303 would be followed inside the XHR and the whole collection page (navigation bar
+            # included) swapped into the form's target; HX-Redirect on a 200 makes the browser go there instead
+            return Response(status_code=200, headers={"HX-Redirect": where})
+        return RedirectResponse(where, status_code=303)
 
     async def upload(request: Request):
         name = backend.check_collection(request.path_params["name"])
@@ -427,7 +441,8 @@ def routes(dash: Dashboard) -> list[Route]:
         Route("/jobs/{job_id}/events", job_events),
         Route("/runs", runs_page), Route("/runs/{run_id}", run_page),
         Route("/runs/{run_id}/waterfall.svg", run_waterfall),
-        Route("/runs/{run_id}/citations/{n}", run_citation), Route("/api/runs/{run_id}", api_run),
+        Route("/runs/{run_id}/citations/{n}", run_citation),
+        Route("/runs/{run_id}/citations/{n}/{size}.png", run_citation_page), Route("/api/runs/{run_id}", api_run),
         Route("/collections", collections_page, methods=["GET"]),
         Route("/collections", create_collection, methods=["POST"]),
         Route("/collections/{name}", collection_page),
