@@ -236,11 +236,29 @@ def engine_name() -> str:
 
 
 def list_runs(limit: int = 50) -> list[dict]:
-    """Recent run records, newest first (candidates dropped)."""
+    """Recent run records, newest first (candidates dropped), evaluation runs included (`evaluation` True)."""
+    from relayrag.records import is_eval_run
     runs = ctx().docstore.list_runs(limit)
     for r in runs:
         r.pop("candidates", None)
+        r["evaluation"] = is_eval_run(r)
     return runs
+
+
+PRODUCTION_SCAN = 5  # production_runs reads up to this many times `limit` records to skip evaluation runs
+
+
+def production_runs(limit: int) -> tuple[list[dict], int]:
+    """(the `limit` most recent runs that are not evaluation runs, newest first; how many evaluation runs were
+    skipped on the way). Reads at most PRODUCTION_SCAN * limit records, so a long evaluation can leave fewer
+    than `limit` production runs in the window."""
+    runs = list_runs(limit * PRODUCTION_SCAN)
+    production = [r for r in runs if not r["evaluation"]][:limit]
+    if not production:
+        return [], sum(1 for r in runs if r["evaluation"])
+    oldest = production[-1]["created_at"] if len(production) == limit else None
+    skipped = sum(1 for r in runs if r["evaluation"] and (oldest is None or r["created_at"] >= oldest))
+    return production, skipped
 
 
 def get_run(run_id: str) -> dict:

@@ -91,10 +91,10 @@ def routes(dash: Dashboard) -> list[Route]:
 
     # -- overview ---------------------------------------------------------------------------------------
     def _metrics() -> dict:
-        runs = backend.list_runs(METRIC_RUNS)
+        runs, skipped = backend.production_runs(METRIC_RUNS)  # evaluation runs are not production traffic
         c = backend.ctx()
         traces = {x["run_id"]: c.docstore.get_trace(x["run_id"]) for x in runs}
-        return metrics.summarize(runs, traces)
+        return {**metrics.summarize(runs, traces), "evaluation_runs_left_out": skipped}
 
     async def overview(request: Request):
         m, cols = await asyncio.gather(asyncio.to_thread(_metrics), asyncio.to_thread(backend.list_collections))
@@ -311,7 +311,7 @@ def routes(dash: Dashboard) -> list[Route]:
 
     # -- bandit -----------------------------------------------------------------------------------------
     def _bandit_rows() -> list[dict]:
-        runs = backend.list_runs(METRIC_RUNS)
+        runs, _ = backend.production_runs(METRIC_RUNS)
         m = metrics.summarize(runs, {})
         out = []
         for c in backend.list_collections():
@@ -340,7 +340,7 @@ def routes(dash: Dashboard) -> list[Route]:
         if context not in by_context:
             raise RelayragError(f"collection {name!r} has no bandit evidence for query context {context!r} "
                                 f"(contexts: {', '.join(by_context)})")
-        runs = await asyncio.to_thread(backend.list_runs, METRIC_RUNS)
+        runs, _ = await asyncio.to_thread(backend.production_runs, METRIC_RUNS)
         offered = metrics.offered_arms(runs, name, context)
         shown = {a: ab for a, ab in by_context[context].items() if offered is None or a in offered}
         return _svg(await asyncio.to_thread(plots.beta_posteriors, shown,
@@ -348,7 +348,7 @@ def routes(dash: Dashboard) -> list[Route]:
 
     async def bandit_rewards(request: Request):
         name = backend.check_collection(request.path_params["name"])
-        runs = await asyncio.to_thread(backend.list_runs, METRIC_RUNS)
+        runs, _ = await asyncio.to_thread(backend.production_runs, METRIC_RUNS)
         context = request.query_params.get("context")
         pulls = [p for p in metrics.bandit_pulls(runs) if p["collection"] == name
                  and (context is None or p["context"] == context)]
