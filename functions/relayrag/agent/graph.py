@@ -55,7 +55,7 @@ from relayrag.agent.decompose import (
     row_entities,
     split_parts,
 )
-from relayrag.agent.followup import FOLLOW_UP_WORDS, condense, names, subject
+from relayrag.agent.followup import FOLLOW_UP_WORDS, condense, names, subject, unresolved_ordinal
 from relayrag.agent.mcp_tools import Toolset, evidence_from, short, structured_output, turn_evidence
 from relayrag.agent.react import available_specialists, build_react
 from relayrag.agent.schema import AnalysisResult, Citation, merge_citations
@@ -167,9 +167,13 @@ def build_graph(model: BaseChatModel | None, toolset: Toolset, *, settings, chec
     async def preprocess(state: AgentState) -> dict:
         question, collection = question_of(state), state.get("collection", "")
         update: dict[str, Any] = {"hops": [], "steps": 0, "result": None, "note": None, "reply": "",
-                                  "standalone": question, "rewrite": None}
+                                  "standalone": question, "rewrite": None, "dangling": None}
         if CONVERSATION.search(question):
             return {**update, "route": "direct", "decision": {}}
+        dangling = unresolved_ordinal(question, state.get("items")) if model is None and previous_question(state) \
+            else None
+        if dangling is not None:  # "and the second one?" with no list to pick from: said, not asked of the documents
+            return {**update, "route": "direct", "decision": {}, "dangling": dangling}
         decision = await classify(question, collection) or {}
         if decision.get("route") != "chitchat":
             update["previous"] = previous_question(state)
@@ -216,6 +220,9 @@ def build_graph(model: BaseChatModel | None, toolset: Toolset, *, settings, chec
 
     async def direct(state: AgentState) -> dict:
         question = question_of(state)
+        if state.get("dangling"):
+            why = f"{NO_LLM}: your message refers to an item of a list, and the thread has no such item."
+            return {"reply": state["dangling"], "note": why, "messages": [AIMessage(state["dangling"])]}
         if model is None:
             if CONVERSATION.search(question):
                 asked = [m.text for m in (state.get("messages") or [])[:-1] if isinstance(m, HumanMessage)]
@@ -494,7 +501,8 @@ def build_graph(model: BaseChatModel | None, toolset: Toolset, *, settings, chec
         citations = merge_citations(evidence_from(name, out))
         # a "not found" is no answer a follow-up could get again: `answers` keeps the answers found
         update: dict[str, Any] = {"answers": kept_answers(state, summary)} if out.get("found") is not False else {}
-        if name == "sql_query" and out.get("status") == "ok" and out.get("rows"):
+        if out.get("rows") and (name != "sql_query" or out.get("status") == "ok"):
+            # a table result, from sql_query or from ask's sql route: the list "the second one" picks from
             update["items"] = row_entities(out["rows"], limit=ITEMS_MAX)
         repeat = repeated(state, summary)
         if repeat is not None and name == "ask":

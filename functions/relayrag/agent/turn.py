@@ -97,6 +97,7 @@ class AgentState(TypedDict, total=False):
     previous: str | None  # `asked` before this turn (what a follow-up was rewritten from)
     answers: list[str]   # the last ANSWERS_KEPT answers the tools found (a follow-up must not get one again unnoticed)
     items: list[str]     # the thread's latest list (a table result's row entities): "the second one"
+    dangling: str | None  # no LLM: the reply to a reference to a list item the thread lacks ("the second one")
     summary: str
     summarized: int      # messages[:summarized] are folded into summary
     steps: int           # tool rounds of this turn's analysis
