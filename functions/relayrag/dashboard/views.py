@@ -380,6 +380,10 @@ def routes(dash: Dashboard) -> list[Route]:
                                                    s=time.perf_counter() - t0))
 
             def item(it: dict) -> None:
+                from relayrag.evaluation.answers import miss_line
+                if "expected" in it:  # an answer-quality row: a miss is shown with the answer's text
+                    progress(miss_line(it) or f"{it.get('id')}: {'refused' if it.get('refused') else 'correct'}")
+                    return
                 mark = ("correct" if it.get("correct") else "wrong") if "correct" in it else (
                     "refused" if it.get("refused") else "RAN (not refused)")
                 progress(f"{it.get('id')}: {mark}")
