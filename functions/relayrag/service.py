@@ -82,6 +82,7 @@ class IngestResult(BaseModel):
     seconds: float = 0.0
     pages: dict[str, int] = Field(default_factory=dict)  # page images: indexed, rendered, embedded (this ingest)
     page_search: str = ""  # page-image search on (pages, model), or why it is off and how to turn it on
+    embedder_note: str = ""  # first ingest of a CJK corpus: the multilingual embedder chosen, or how to install it
 
     def to_dict(self) -> dict:
         return self.model_dump(mode="json", exclude_unset=True)

@@ -70,6 +70,7 @@ class IngestSummary:
     not_applied: list[str] = field(default_factory=list)  # source keys whose `only_if` guard said no
     unsupported: list[str] = field(default_factory=list)  # files under a folder with no loader for their type
     deleted_keys: list[str] = field(default_factory=list)  # source keys this call removed (decided under the lock)
+    embedder_note: str = ""  # first ingest of a CJK corpus: the multilingual embedder chosen, or how to get it
 
     def to_dict(self) -> dict:
         return {
@@ -88,6 +89,7 @@ class IngestSummary:
             **({"metadata_updated": self.metadata_updated} if self.metadata_updated else {}),
             **({"not_applied": self.not_applied} if self.not_applied else {}),
             **({"unsupported": self.unsupported} if self.unsupported else {}),
+            **({"embedder_note": self.embedder_note} if self.embedder_note else {}),
         }
 
 
@@ -487,6 +489,11 @@ def _ingest_once(ctx: StageContext, path: Path | str | None, collection: str, *,
         summary.ingested = len(new_records)
         summary.deleted = len(deleted)
         summary.deleted_keys = sorted(deleted)
+        if current is None and embedder is None and new_chunks:  # a collection's first ingest, no --embedder
+            from relayrag.ingest.embedder_choice import choose_embedder
+            chosen, summary.embedder_note = choose_embedder(ctx, [c["text"] for cs in new_chunks.values() for c in cs])
+            if chosen is not None:
+                ctx = ctx.with_embedder(chosen)
         n_live = sum(r.n_live for r in refs)
         # a current version without today's sentence vectors (built before them, or with other span rules) is
         # rebuilt once with them into one new segment, its chunks and chunk vectors reused, when it was built by
