@@ -324,7 +324,35 @@ def warehouse(collection: str) -> dict:
         config_text = None
     except RelayragError as exc:
         config_text, config_error = None, config_error or str(exc)
-    return {"schema": schema, "config_text": config_text, "config_error": config_error}
+    return {"schema": schema, "config_text": config_text, "config_error": config_error,
+            "examples": first_row_values(collection, schema)}
+
+
+EXAMPLE_ROWS = 3  # rows read per table for the Warehouse page's example values
+
+
+def first_row_values(collection: str, schema: dict) -> dict[str, dict[str, list[str]]]:
+    """{table: {column: up to EXAMPLE_ROWS distinct values of its first rows}}: example values for the columns
+    the schema gives no sample values (those are kept for low-cardinality text, the ones the SQL stage is shown).
+    Read with one guarded `SELECT * ... LIMIT 3` per table on a local (DuckDB) warehouse; {} for BigQuery, where
+    every query is billed, and for a table the guard refuses or that fails."""
+    wh = ctx().warehouse(collection, apply_config=False)
+    if wh is None or getattr(wh, "engine", "") != "duckdb":
+        return {}
+    out: dict[str, dict[str, list[str]]] = {}
+    for t in schema.get("tables") or []:
+        name = str(t.get("name", ""))
+        if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name):
+            continue  # only plain identifiers are put in SQL text
+        res = wh.query(f"SELECT * FROM {name} LIMIT {EXAMPLE_ROWS}")
+        if not res.ok:
+            continue
+        cols: dict[str, list[str]] = {}
+        for i, col in enumerate(res.columns):
+            vals = [str(r[i])[:40] for r in res.rows if i < len(r) and r[i] is not None]
+            cols[col] = list(dict.fromkeys(vals))
+        out[name] = cols
+    return out
 
 
 def guarded_query(collection: str, sql: str) -> dict:

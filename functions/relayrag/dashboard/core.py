@@ -100,6 +100,17 @@ def outcome(rec: Any) -> tuple[str, str]:
     return "unfinished", "muted"
 
 
+SQL_BLOCKS = re.compile(r"\n\n(?:Result \(\d+ rows?(?: \(capped\))?\):\n|Source: SQL over )")
+
+
+def sql_lead(answer: str) -> str:
+    """An sql-route answer without the rows table and the SQL it ends with (relayrag.stages.sql._answered writes
+    them into the text for the CLI and MCP): the page shows both as a table and a code block below the answer,
+    so the text keeps only its sentence (and "The query returned no rows."). Any other answer is returned whole."""
+    m = SQL_BLOCKS.search(answer or "")
+    return (answer[:m.start()] if m else answer or "").strip()
+
+
 SOURCE_TYPES = {".pdf": "PDF", ".md": "Markdown", ".markdown": "Markdown", ".txt": "text", ".html": "HTML",
                 ".htm": "HTML", ".png": "image", ".jpg": "image", ".jpeg": "image", ".tif": "image", ".tiff": "image",
                 ".jsonl": "corpus record"}
@@ -122,6 +133,7 @@ def make_env() -> Environment:
     env.globals["answer_parts"] = answer_parts
     env.globals["outcome"] = outcome
     env.globals["source_type"] = source_type
+    env.globals["sql_lead"] = sql_lead
     return env
 
 
