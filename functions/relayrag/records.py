@@ -288,6 +288,23 @@ def is_eval_run(run: dict) -> bool:
     return str(run.get("run_id") or "").startswith(EVAL_RUN_PREFIX) or run.get("origin") == "eval"
 
 
+def miss_line(row: dict) -> str | None:
+    """The live progress line of a question the set got wrong (None otherwise): an answerable question answered
+    without an expected string, refused, or an unanswerable one answered; with the answer's text."""
+    answer = " ".join(str(row.get("answer") or "").split())
+    short = answer if len(answer) <= 160 else answer[:159] + "…"
+    if row.get("unanswerable"):
+        if row.get("refused"):
+            return None
+        return f"answered an unanswerable question {row['id']}: {row.get('question', '')} → {short}"
+    if row.get("correct") is not False:
+        return None
+    expected = " | ".join(str(x) for x in row.get("expected") or [])
+    if row.get("refused"):
+        return f"refused {row['id']}: {row.get('question', '')} (expected {expected})"
+    return f"wrong {row['id']}: {row.get('question', '')} → {short} (expected {expected})"
+
+
 CITATION_KEYS = ("n", "doc", "page", "chunk_id", "quote", "title", "validity", "valid_from", "valid_until",
                  "needs_review", "shown", "image", "thumbnail")
 

@@ -95,7 +95,7 @@ def eval_answers(golden: Path = typer.Argument(..., help="Golden set JSONL, one 
                 if bar.tasks[0].total is None:  # known once the set is loaded (and ingested)
                     bar.update(task, total=row["n_runs"])
                 bar.advance(task)
-                from relayrag.evaluation.answers import miss_line
+                from relayrag.records import miss_line
                 miss = miss_line(row)
                 if miss and not as_json:  # a wrong answer is shown as it happens, above the bar
                     bar.console.print(miss, markup=False, highlight=False, soft_wrap=True)

@@ -380,7 +380,7 @@ def routes(dash: Dashboard) -> list[Route]:
                                                    s=time.perf_counter() - t0))
 
             def item(it: dict) -> None:
-                from relayrag.evaluation.answers import miss_line
+                from relayrag.records import miss_line
                 if "expected" in it:  # an answer-quality row: a miss is shown with the answer's text
                     progress(miss_line(it) or f"{it.get('id')}: {'refused' if it.get('refused') else 'correct'}")
                     return

@@ -266,23 +266,6 @@ def _groups(rows: list[dict]) -> dict[str, dict]:
     return {k: aggregate(v) for k, v in sorted(by.items())}
 
 
-def miss_line(row: dict) -> str | None:
-    """The live progress line of a question the set got wrong (None otherwise): an answerable question answered
-    without an expected string, refused, or an unanswerable one answered; with the answer's text."""
-    answer = " ".join(str(row.get("answer") or "").split())
-    short = answer if len(answer) <= 160 else answer[:159] + "…"
-    if row.get("unanswerable"):
-        if row.get("refused"):
-            return None
-        return f"answered an unanswerable question {row['id']}: {row.get('question', '')} → {short}"
-    if row.get("correct") is not False:
-        return None
-    expected = " | ".join(str(x) for x in row.get("expected") or [])
-    if row.get("refused"):
-        return f"refused {row['id']}: {row.get('question', '')} (expected {expected})"
-    return f"wrong {row['id']}: {row.get('question', '')} → {short} (expected {expected})"
-
-
 def run_set(ctx: StageContext, items: list[dict], collection: str, *, judge=None, arm: str | None = None,
             on_item: Callable[[dict], None] | None = None) -> list[dict]:
     """Ask every question through the workflow with `ctx` as the stages' context; scored rows."""
