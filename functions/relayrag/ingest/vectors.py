@@ -51,7 +51,9 @@ def _embed(ctx: StageContext, chunks: list[dict], reuse: dict[str, np.ndarray], 
     if not vectors:
         dim = getattr(ctx.embedder, "dim", 384) if todo else 384
         return np.zeros((0, dim), np.float16)
-    return np.stack(vectors).astype(np.float16)
+    filled = [v for v in vectors if v is not None]
+    assert len(filled) == len(vectors), "a chunk was left without a vector"
+    return np.stack(filled).astype(np.float16)
 
 
 def _ingest_embedder(ctx: StageContext, collection: str, current: str | None, embedder: Any):
@@ -137,7 +139,7 @@ def _sentence_vectors(ctx: StageContext, chunks: list[dict], reuse: dict[str, tu
             fresh = embed_chunk_sentences(ctx.embedder, [chunks[i]["text"] for i in todo], on_batch=step)
         for i, part in zip(todo, fresh):
             parts[i] = part
-    summary.sentences_embedded = sum(len(parts[i][0]) for i in todo if parts[i] is not None)
+    summary.sentences_embedded = sum(len(p[0]) for p in (parts[i] for i in todo) if p is not None)
     return SentenceVectors.from_parts([p for p in parts if p is not None], dim)
 
 
