@@ -4,7 +4,7 @@ ingest uses (`_ingest_embedder`, `_snapshot_embedder`) and sentence vectors reus
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 import json
 import logging
@@ -16,12 +16,14 @@ import numpy as np
 from relayrag import jsonl
 from relayrag.context import StageContext
 from relayrag.ingest.snapshot import (SegmentRef, prefix, read_segment_sentences, segment_prefix)
+from relayrag.ingest.discover import _progress, embed_text
 from relayrag.retrieval.sentences import SentenceVectors, embed_chunk_sentences
 
-from relayrag.ingest.discover import _progress, embed_text
 
-if TYPE_CHECKING:
-    from relayrag.ingest.pipeline import IngestSummary
+class SentenceCount(Protocol):
+    """What `_sentence_vectors` reports into (relayrag.ingest.pipeline.IngestSummary)."""
+
+    sentences_embedded: int
 
 log = logging.getLogger(__name__)
 
@@ -111,7 +113,7 @@ def _old_sentences(store, collection: str, located: dict[str, tuple[SegmentRef, 
 
 
 def _sentence_vectors(ctx: StageContext, chunks: list[dict], reuse: dict[str, tuple[np.ndarray, np.ndarray]],
-                      summary: IngestSummary, *, progress: bool,
+                      summary: SentenceCount, *, progress: bool,
                       on_progress: Callable[[float, float, str], None] | None, total_units: float) -> SentenceVectors:
     """Per-chunk sentence vectors for `chunks`: a chunk whose content hash is in `reuse` (stored ones of a row
     this ingest replaces) keeps them; the others' sentences are embedded (each distinct sentence text once)."""
