@@ -272,7 +272,8 @@ def routes(dash: Dashboard) -> list[Route]:
             if s["failed"]:
                 return "failed", s["failed"][0]["error"]
             if s["files"]["ingested"]:
-                return "ingested", f"{s['chunks_embedded']} chunks embedded, version {s['version']}"
+                note = f"; {s['embedder_note']}" if s.get("embedder_note") else ""  # a CJK collection's embedder
+                return "ingested", f"{s['chunks_embedded']} chunks embedded, version {s['version']}{note}"
             return "unchanged", "same content as the stored copy; nothing to do"
 
         def work(job: Job) -> None:

