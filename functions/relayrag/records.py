@@ -272,6 +272,39 @@ class RunResult(BaseModel):
         return self.model_dump(mode="json", exclude_unset=True)
 
 
+EVAL_RUN_PREFIX = "eval-"  # run_ids of evaluation runs (relayrag.evaluation); production runs get a bare hex id
+
+
+def eval_run_id() -> str:
+    """A fresh run_id that marks its run as an evaluation run (EVAL_RUN_PREFIX + 12 hex digits)."""
+    import uuid
+    return f"{EVAL_RUN_PREFIX}{uuid.uuid4().hex[:12]}"
+
+
+def is_eval_run(run: dict) -> bool:
+    """Whether a run record (with its `run_id`, as docstore `list_runs` returns it) is an evaluation run: its
+    run_id starts with EVAL_RUN_PREFIX or it says `origin: "eval"`. Dashboards leave such runs out of
+    production statistics."""
+    return str(run.get("run_id") or "").startswith(EVAL_RUN_PREFIX) or run.get("origin") == "eval"
+
+
+def miss_line(row: dict) -> str | None:
+    """The live progress line of a question the set got wrong (None otherwise): an answerable question answered
+    without an expected string, refused, or an unanswerable one answered; with the answer's text."""
+    answer = " ".join(str(row.get("answer") or "").split())
+    short = answer if len(answer) <= 160 else answer[:159] + "…"
+    if row.get("unanswerable"):
+        if row.get("refused"):
+            return None
+        return f"answered an unanswerable question {row['id']}: {row.get('question', '')} → {short}"
+    if row.get("correct") is not False:
+        return None
+    expected = " | ".join(str(x) for x in row.get("expected") or [])
+    if row.get("refused"):
+        return f"refused {row['id']}: {row.get('question', '')} (expected {expected})"
+    return f"wrong {row['id']}: {row.get('question', '')} → {short} (expected {expected})"
+
+
 CITATION_KEYS = ("n", "doc", "page", "chunk_id", "quote", "title", "validity", "valid_from", "valid_until",
                  "needs_review", "shown", "image", "thumbnail")
 

@@ -188,7 +188,11 @@ def test_collection_view_shows_validity_and_a_filtered_ask_cites_the_expired_pol
     subprocess.run([str(RELAYRAG), "ingest", str(policies), "-c", "policies", "--no-progress", "--manifest",
                     str(policies / "manifest.jsonl"), "--schema", str(policies / "relayrag.collection.yaml")],
                    env=server["env"], check=True, capture_output=True, timeout=600)
+    d.set_window_size(1400, 1100)
     d.get(server["url"] + "/collections/policies")
+    # issue 28, item 5: the policies' documents table (metadata, long source paths) fits a 1400 px window
+    overflow = d.execute_script("return document.documentElement.scrollWidth - document.documentElement.clientWidth")
+    assert overflow <= 0, overflow
     states = {r.get_attribute("data-name"): r.get_attribute("data-state")
               for r in d.find_elements(By.CSS_SELECTOR, "#documents tr.doc")}
     assert states == {"equipment-handbook.md": "needs review", "remote-work-policy.md": "current",

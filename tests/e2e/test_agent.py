@@ -362,3 +362,23 @@ def test_ctrl_c_at_the_chat_prompt_ends_the_chat_at_once(home, small_corpus):
         if proc.poll() is None:
             proc.kill()
         os.close(main)
+
+
+def test_chat_starts_without_the_ps1_warning_and_says_the_no_llm_note_once(home, bees):
+    """Issue 28, item 8: a shell prompt exported with `${debian_chroot:+...}` made langchain-mcp-adapters warn
+    "env['PS1'] contains unexpanded variable reference" at every start, and the 2-4 line no-LLM note came with
+    every turn. Three turns: the note once (at the start), each turn's tool call still shown."""
+    env = {**os.environ, "RELAYRAG_HOME": str(home), "RELAYRAG_LLM": "none",
+           "PS1": r"${debian_chroot:+($debian_chroot)}\u@\h:\w\$ ", "EXPORTED_TEMPLATE": "${NOT_SET_ANYWHERE}"}
+    out = subprocess.run([str(RELAYRAG), "chat", "-c", "docs"], input=f"{BEES_Q}\nHow many eggs does the queen lay?\n"
+                         "What is the standard rail gauge?\n", env=env, capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr
+    assert "unexpanded variable reference" not in out.stderr and "PS1" not in out.stderr
+    assert out.stderr.count("No LLM is configured") == 1 and out.stderr.count("→ ask(") == 3
+    assert "60,000" in out.stdout and "2,000" in out.stdout and "1,435" in out.stdout
+
+
+def test_the_stdio_child_gets_no_value_the_adapter_would_expand():
+    from relayrag.agent.mcp_tools import child_env
+    env = child_env({"PATH": "/usr/bin", "PS1": "${debian_chroot:+x}$ ", "RELAYRAG_HOME": "/h", "PRICE": "$5"})
+    assert env == {"PATH": "/usr/bin", "RELAYRAG_HOME": "/h", "PRICE": "$5"}

@@ -60,6 +60,17 @@ def test_the_expired_policy_is_left_out_by_default_and_answers_when_included(hom
     assert cited(ask(home, MEALS, "valid_on=2020-06-01")) == ["travel-policy-2019.md"]
 
 
+def test_the_expired_document_hint_concerns_the_question(home):
+    """Issue 28, item 12: with department=Finance nothing current is left, so the expired travel policy ranked
+    first for any question and a remote-work question's not-found said it "may hold the answer". The hint now
+    needs the expired passage to be about the question (the reward judge's good-match test)."""
+    remote = ask(home, "How many days per week may employees work remotely?", "department=Finance")
+    assert not remote["found"] and "travel-policy-2019.md" not in remote["answer"]
+    assert "include_expired" not in remote["answer"]
+    meals = ask(home, MEALS, "department=Finance")
+    assert not meals["found"] and "travel-policy-2019.md (valid until 2021-12-31)" in meals["answer"]
+
+
 def test_unknown_validity_and_needs_review_are_said_in_the_answer(home):
     res = ask(home, LAPTOPS)
     assert cited(res) == ["equipment-handbook.md"] and "4 years" in res["answer"]

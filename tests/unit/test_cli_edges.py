@@ -108,7 +108,7 @@ def test_display_quote_keeps_the_supporting_sentence():
 # --------------------------------------------------------------------- B: errors, not tracebacks
 
 COMMANDS = [
-    ["collections"], ["collections", "--json"], ["run", "abc"], ["ingest", "{dir}", "-c", "x"],
+    ["collections"], ["collections", "--json"], ["run", "abc"], ["run", "abc", "--json"], ["ingest", "{dir}", "-c", "x"],
     ["delete", "a.txt", "-c", "x"], ["ask", "What?", "-c", "x"], ["ask", "What?", "-c", "x", "--json"],
     ["ask", "What?", "-c", "x", "--stream"], ["warehouse", "load", "{csv}", "-c", "x"],
     ["warehouse", "config", "-c", "x"], ["warehouse", "schema", "-c", "x"], ["eval", "beir", "{dir}", "-c", "x"],
@@ -127,7 +127,7 @@ def test_every_command_turns_a_bad_setting_into_one_line(home, tmp_path, monkeyp
     assert isinstance(r.exception, SystemExit)  # no traceback: typer.Exit(2)
     assert ("error: invalid settings: RELAYRAG_LLM='bogus': invalid LLM backend; valid: none, openai, vertex, "
             "llamacpp") in one_line(r.stderr)
-    if "--json" in args or "--stream" in args or args[0] == "run":
+    if "--json" in args or "--stream" in args:
         assert json.loads(r.stdout)["error"].startswith("invalid settings: RELAYRAG_LLM='bogus'")
 
 
@@ -305,7 +305,7 @@ def test_an_unreachable_llm_is_reported_not_silent(home, small_corpus, monkeypat
     failed = [s for s in res["stages"] if s["method"].endswith("(llm failed)")]
     assert failed and all("unreachable" in s["llm_error"] and url in s["llm_error"] for s in failed)
     assert all("llm_error" not in s for s in res["stages"] if s not in failed)
-    trace = json.loads(invoke("run", res["run_id"]).stdout)["trace"]
+    trace = json.loads(invoke("run", res["run_id"], "--json").stdout)["trace"]
     assert [t["name"] for t in trace if t.get("llm_error")] == [s["name"] for s in failed]
 
 
@@ -378,7 +378,7 @@ def test_the_sql_an_answer_came_from_prints_verbatim(make_llm_ctx, home):
     assert "A: There are 5 customers in Brazil [per the Customer table]." in r.stdout
     shown = next(line for line in r.stdout.splitlines() if line.startswith("SQL: "))
     run_id = r.stdout.splitlines()[-1].split()[1]
-    ran = json.loads(invoke("run", run_id).stdout)["run"]["sql"]  # the guarded query (BigQuery dialect)
+    ran = json.loads(invoke("run", run_id, "--json").stdout)["run"]["sql"]  # the guarded query (BigQuery dialect)
     assert "[Brazil]" in ran and "'[b]' = '[b]'" in ran
     assert shown == f"SQL: {ran} (1 row)"
 
@@ -432,3 +432,26 @@ def test_top_level_help_shows_each_command_description_whole():
     assert "filters applied inside retrieval" in text
     sub = one_line(invoke("eval", "--help").stdout)
     assert not re.search(r"[a-z,]\.\.\.", sub), sub
+
+
+def test_run_shows_a_readable_view_and_json_on_request(home, small_corpus):
+    """Issue 28, item 7: `relayrag run RUN_ID` printed one 5 KB line of JSON; a person gets the stages,
+    timings, route, arm and citations, a machine `--json`."""
+    assert invoke("ingest", small_corpus, "-c", "docs", "--no-progress").exit_code == 0
+    res = json.loads(invoke("ask", "How many eggs does the queen bee lay per day?", "-c", "docs", "--json").stdout)
+    r = invoke("run", res["run_id"])
+    assert r.exit_code == 0, r.output
+    lines = r.stdout.splitlines()
+    assert lines[0].startswith(f"run {res['run_id']} · ") and "Q: How many eggs does the queen bee lay per day?" in lines
+    assert "route: rag" in r.stdout and "outcome: grounded" in r.stdout and f"arm: {res['arm']}" in r.stdout
+    assert "[1] bees.txt, page 1:" in r.stdout and "2,000 eggs" in r.stdout
+    stages = [ln for ln in lines if ln.startswith("  ") and " ms  " in ln]
+    assert [ln.split()[0] for ln in stages] == [s["name"] for s in res["stages"]]
+    assert not any(ln.lstrip().startswith("{") for ln in lines)  # no JSON in the readable view
+    data = json.loads(invoke("run", res["run_id"], "--json").stdout)
+    assert data["run"]["question"].startswith("How many eggs") and [t["name"] for t in data["trace"]][0] == "classify"
+    small = json.loads(invoke("ask", "hello", "-c", "docs", "--json").stdout)  # a run of another route renders too
+    r = invoke("run", small["run_id"])
+    assert r.exit_code == 0 and "outcome: small talk" in r.stdout and "reward: —" in r.stdout
+    missing = invoke("run", "nope")
+    assert missing.exit_code == 2 and "unknown run_id" in missing.stderr

@@ -198,3 +198,42 @@ def test_llm_and_no_llm_methods_compared_over_an_openai_compatible_double(home, 
     assert rep["methods"]["llm"]["overall"]["faithfulness_llm"] == 1.0
     assert rep["methods"]["no-llm"]["overall"]["faithfulness_llm"] is None
     assert prompts and '<document n="1" doc="bees.txt" page="1" context=' in prompts[0]
+
+
+def test_cli_eval_answers_prints_a_table_and_each_miss_with_its_answer(tmp_path, small_corpus):
+    """Issue 28, item 7: `eval answers` printed key=value lines with mixed precision; now one aligned table per
+    method (rates in % with one decimal, "—" where nothing was measured), a ja row for Japanese questions, and
+    a wrong answer's text in the live progress (stderr)."""
+    env = {**os.environ, "RELAYRAG_HOME": str(tmp_path / "h")}
+    rr = Path(sys.executable).parent / "relayrag"
+    subprocess.run([str(rr), "ingest", str(small_corpus), "-c", "t", "--json"], env=env, check=True,
+                   capture_output=True, timeout=600)
+    golden = _write(tmp_path / "g.jsonl", [
+        {"id": "eggs", "question": "How many eggs does the queen lay per day?", "answers": ["2,000"],
+         "category": "number"},
+        {"id": "eggs-wrong", "question": "How many eggs does the queen lay per day?", "answers": ["7 million"],
+         "category": "number"},
+        {"id": "x", "question": "What is the boiling point of mercury in kelvin?", "unanswerable": True}])
+    p = subprocess.run([str(rr), "eval", "answers", str(golden), "-c", "t"], env=env, capture_output=True,
+                       text=True, timeout=600)
+    assert p.returncode == 0, p.stderr
+    assert "wrong eggs-wrong: How many eggs does the queen lay per day? → " in p.stderr
+    assert "2,000" in p.stderr.split("wrong eggs-wrong", 1)[1] and "(expected 7 million)" in p.stderr
+    lines = p.stdout.splitlines()
+    head = next(ln for ln in lines if ln.strip().startswith("category"))
+    assert "accuracy" in head and "refusal R" in head and "p50 ms" in head
+    overall = next(ln for ln in lines if ln.strip().startswith("overall")).split()
+    number = next(ln for ln in lines if ln.strip().startswith("number")).split()
+    assert overall[1] == "3" and overall[2] == "50.0" and number[2] == "50.0"  # accuracy of the answerable
+    assert "=" not in "\n".join(lines[:4]) and "no Japanese questions in this set" in p.stdout
+
+
+def test_the_answers_table_has_a_ja_row_and_dashes_for_unmeasured_metrics():
+    from relayrag.cli.evaluate import answers_table
+    g = {"n": 2, "answer_accuracy": 0.5, "citation_precision": None, "refusal_precision": None,
+         "refusal_recall": None, "refusal_rate_answerable": 0.0, "faithfulness": 1.0, "faithfulness_llm": None,
+         "grounded_unanswerable": 0, "answer_chars": 41.5, "latency_ms_p50": 12.34}
+    rows = answers_table({"overall": g, "by_category": {"fact": g, "ja": g}})
+    assert [r.split()[0] for r in rows] == ["category", "overall", "fact", "ja"]
+    assert rows[1].split()[1:] == ["2", "50.0", "—", "—", "—", "0.0", "100.0", "0", "42", "12"]
+    assert "judge" not in rows[0]  # no LLM judge ran: no column for it

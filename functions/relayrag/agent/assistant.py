@@ -21,7 +21,8 @@ from typing import Any
 
 from langchain_core.messages import HumanMessage, ToolMessage
 
-from relayrag.agent.graph import MODES, build_graph
+from relayrag.agent.graph import build_graph
+from relayrag.agent.turn import MODES
 from relayrag.agent.mcp_tools import Toolset, open_tools, select_tools, structured_output
 from relayrag.agent.schema import TurnResult
 from relayrag.agent.threads import open_checkpointer

@@ -351,3 +351,43 @@ def names(question: str) -> list[str]:
         return out
     text = _strip_end(question)
     return [re.sub(r"^the\s+", "", text[s:e], flags=re.I) for s, e in _entity_spans(text)]
+
+
+_BARE_ORDINAL_EN = re.compile(rf"^(?:the\s+)?(?:{'|'.join(_ORDINALS)})(?:\s+(?:one|item|row|entry|result))?$", re.I)
+_BARE_ORDINAL_JA = re.compile(rf"^(?:{_ORDINAL_JA.pattern})(?:は|も)?(?:どう(?:ですか)?)?$")
+
+
+def unresolved_ordinal(question: str, items: list[str] | None) -> str | None:
+    """The honest reply to a message that is only a reference to an item of a list ("and the second one?",
+    "the last one?", 「2つ目は？」) when the thread has no such item: no latest list (`items`, the row entities
+    of the last table result), or fewer items than the ordinal. None when the message is not a bare ordinal
+    reference or the item exists (then `condense` rewrites it). Without an LLM nothing else can say which
+    thing the user means, and asking the documents for "the second one" finds nothing related."""
+    text = " ".join(question.split())
+    if is_cjk(text):
+        core = _LEAD_JA.sub("", text).rstrip("？?。!！ ")
+        m = _BARE_ORDINAL_JA.match(core)
+        if not m:
+            return None
+        n, core = _ORDINAL_JA_N[m.group(1)], m.group(1)
+    else:
+        lead = _LEAD_EN.match(text)
+        rest = text[lead.end():] if lead else text
+        about = _ABOUT_EN.match(rest)
+        core = _strip_end(rest[about.end():] if about else rest)
+        if not _BARE_ORDINAL_EN.match(core):
+            return None
+        n = _ORDINALS[_ORDINAL_EN.search(core).group(1).lower()]  # type: ignore[union-attr]
+    items = items or []
+    if _nth(items, n) is not None:
+        return None
+    if is_cjk(text):
+        if not items:
+            return (f"「{core}」が何を指すのか分かりません。直前の回答には選べる一覧（表の行）がありませんでした。"
+                    "何についての質問か、名前で聞いてください。")
+        return (f"直前の一覧は{len(items)}件だけです（{'、'.join(items)}）。「{core}」に当たるものはありません。")
+    if not items:
+        return (f"I cannot tell what “{core}” refers to: the previous answer gave no list of rows to pick it from. "
+                "Please ask again naming the thing you mean.")
+    return (f"The previous list has only {len(items)} item{'s' if len(items) != 1 else ''} "
+            f"({'; '.join(items)}), so there is no “{core}”.")

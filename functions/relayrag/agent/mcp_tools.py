@@ -100,6 +100,15 @@ def select_tools(tools: list[BaseTool], *, allow_mutating: bool = False) -> Tool
 
 # -- connections --------------------------------------------------------------------------------------------
 
+def child_env(environ) -> dict[str, str]:
+    """The environment handed to the stdio `relayrag mcp` child: `environ` without the variables whose value holds
+    a `${...}` reference. langchain-mcp-adapters expands `${VAR}` in every value it passes on and logs a warning
+    for each one it cannot expand, so a shell prompt exported with `${debian_chroot:+...}` (PS1) printed
+    "env['PS1'] contains unexpanded variable reference" at every chat start, and any other such value would reach
+    the child altered. The child needs none of them (a relayrag setting never holds `${`)."""
+    return {k: v for k, v in environ.items() if "${" not in v}
+
+
 def connection_for(settings) -> dict:
     """The langchain-mcp-adapters connection for RELAYRAG_AGENT_MCP_URL: empty → `relayrag mcp` over stdio
     (a child process with this process's environment); http(s) URL → streamable HTTP with
@@ -108,7 +117,8 @@ def connection_for(settings) -> dict:
     url = (settings.agent_mcp_url or "").strip()
     if not url:
         exe = shutil.which("relayrag") or os.path.join(os.path.dirname(sys.executable), "relayrag")
-        env = {"FASTMCP_LOG_LEVEL": "WARNING", **os.environ}  # the child's banner and INFO lines stay out of the chat
+        # the child's banner and INFO lines stay out of the chat
+        env = {"FASTMCP_LOG_LEVEL": "WARNING", **child_env(os.environ)}
         return {"transport": "stdio", "command": exe, "args": ["mcp"], "env": env}
     if url.startswith(("http://", "https://")):
         token = settings.agent_mcp_token

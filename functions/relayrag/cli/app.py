@@ -176,6 +176,8 @@ def _print_summary(s: dict) -> None:
         counts = (f" {pages['indexed']} page images in the index ({pages.get('rendered', 0)} rendered, "
                   f"{pages.get('embedded', 0)} encoded now);" if pages.get("indexed") else "")
         _say(out, ("pages", "bold"), counts + " " + _one_line(s.get("page_search", "")))
+    if s.get("embedder_note"):
+        _say(out, ("embedder", "bold"), " " + _one_line(s["embedder_note"]))
     for w in s.get("warnings", []):
         _say(err, ("warning", "yellow"), f" {_shown_path(w['path'])}: {_one_line(w['warning'])}")
     for path in unsupported[:MAX_LISTED_UNSUPPORTED]:

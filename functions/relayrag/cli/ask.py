@@ -1,4 +1,5 @@
-"""`relayrag ask` (answer, citations, grounding, timings) and `relayrag run` (a stored run)."""
+"""`relayrag ask` (answer, citations, grounding, timings), `relayrag search` and `relayrag run` (a stored run,
+readable or --json)."""
 
 from __future__ import annotations
 
@@ -203,8 +204,63 @@ def display_quote(quote: str, answer: str, n: int, limit: int = QUOTE_CHARS) -> 
 
 
 @app.command()
-def run(run_id: str = typer.Argument(..., help="A run_id printed by `ask`.")):
-    """Print a run's record and per-stage trace as JSON (an error is `{"error": ...}` and exit code 2)."""
-    with _user_errors(as_json=True):
+def run(run_id: str = typer.Argument(..., help="A run_id printed by `ask`."),
+        as_json: bool = typer.Option(False, "--json", help="Print the run's record and per-stage trace as one JSON "
+                                     "object ({run, trace})")):
+    """Show a stored run: question, route, arm (and the bandit's draws), outcome, reward, answer, SQL, citations
+    and one line per stage with its time and method. --json prints the record and trace for machines (an error is
+    `{"error": ...}` and exit code 2)."""
+    with _user_errors(as_json=as_json):
         detail = _service().get_run(run_id)
-    _print_json({"run": detail.record, "trace": detail.trace})
+    if as_json:
+        _print_json({"run": detail.record, "trace": detail.trace})
+        return
+    show_run(detail.record, detail.trace, detail.result.to_dict())
+
+
+def show_run(rec: dict, trace: list[dict], result: dict) -> None:
+    """A run for a person (`relayrag run`): what was asked and how it was answered, then its stages."""
+    import time as _time
+    flag = ("refused" if result.get("refused") else "not found" if result.get("found") is False
+            else "small talk" if result.get("route") == "chitchat"
+            else "grounded" if result.get("grounded") else "not grounded")
+    when = rec.get("created_at")
+    stamp = _time.strftime("%Y-%m-%d %H:%M:%S", _time.localtime(when)) if isinstance(when, (int, float)) else "—"
+    _say(out, ("run", "bold"), f" {result['run_id']} · {stamp}"
+         + (" · evaluation run" if str(result["run_id"]).startswith("eval-") else ""))
+    _say(out, ("Q:", "bold"), " ", result.get("question") or "")
+    _say(out, ("collection:", "bold"), f" {result.get('collection') or '—'} · ", ("route:", "bold"),
+         f" {result.get('route') or '—'} · ", ("outcome:", "bold"), f" {flag}")
+    draws = rec.get("arm_draws") or {}
+    arm = result.get("arm") or "—"
+    if draws:
+        arm += " (Thompson draws: " + ", ".join(f"{a} {v:.3f}" for a, v in draws.items()) + ")"
+    elif result.get("arm"):
+        arm += " (forced)"
+    reward = result.get("reward")
+    _say(out, ("arm:", "bold"), f" {arm} · ", ("reward:", "bold"),
+         f" {reward:.3f}" if isinstance(reward, (int, float)) else " — (none: nothing judged relevant, or no retrieval)",
+         f" · retries {result.get('retry_count', 0)} · regenerations {result.get('regen_count', 0)}")
+    if result.get("filters"):
+        _say(out, ("filters:", "bold"), " ", "; ".join(result["filters"]))
+    _say(out, ("A:", "bold"), " ", result.get("answer") or "—")
+    if result.get("sql"):
+        n = result.get("row_count", 0)
+        _say(out, ("SQL:", "bold"), " ", result["sql"], f" ({n} row{'s' if n != 1 else ''})")
+    for note in result.get("notes", []):
+        _say(out, ("Note:", "yellow"), " ", note)
+    for c in result.get("citations", []):
+        quote = display_quote(c.get("quote") or "", result.get("answer") or "", c["n"])
+        _say(out, f"  [{c['n']}] {c['doc']}{citation_label(c)}, page {c['page']}: “{quote}”")
+    for r in result.get("related", []):
+        _say(out, (f"  related, not an answer: {r['doc']}, page {r['page']}", "dim"))
+    total = sum(float(t.get("ms") or 0) for t in trace)
+    _say(out, ("stages", "bold"), f" ({len(trace)}, {total:.0f} ms in all):")
+    width = max((len(str(t.get("name", ""))) for t in trace), default=5)
+    for t in trace:
+        ms = t.get("ms")
+        extra = f" · route {t['route']}" if t.get("route") else ""
+        _say(out, f"  {str(t.get('name', '')).ljust(width)} {float(ms or 0):8.1f} ms  {t.get('method') or ''}{extra}")
+        if t.get("llm_error"):
+            _say(out, ("    LLM failed, used the no-LLM method: ", "yellow"), str(t["llm_error"]))
+    _say(out, ("JSON: relayrag run " + str(result["run_id"]) + " --json", "dim"))

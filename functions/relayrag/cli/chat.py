@@ -88,7 +88,10 @@ async def _feedback(toolset, line: str, runs: list[str]) -> None:
          + f" on run {', '.join(runs)}")
 
 
-def _show(event: dict, as_json: bool) -> None:
+def _show(event: dict, as_json: bool, seen_notes: set[str] | None = None) -> None:
+    """Print one assistant event (tool calls and notes on stderr, the answer on stdout; --json: the final event
+    as one JSON line). `seen_notes`: the chat's set of note kinds already shown; the no-LLM note (the same
+    cause every turn) is printed the first time only."""
     kind = event["event"]
     if kind == "tool_call":
         _say(err, ("→", "cyan"), f" {event['name']}({_args(event.get('args') or {})})")
@@ -108,8 +111,13 @@ def _show(event: dict, as_json: bool) -> None:
             sys.stdout.write(json.dumps(event, ensure_ascii=False) + "\n")
             sys.stdout.flush()
             return
-        if event.get("note"):
-            _say(err, ("note:", "yellow"), f" {event['note']}")
+        note = event.get("note") or ""
+        from relayrag.agent.turn import NO_LLM
+        kind = NO_LLM if note.startswith(NO_LLM) else note
+        if note and (seen_notes is None or kind not in seen_notes):
+            _say(err, ("note:", "yellow"), f" {note}")
+            if seen_notes is not None:
+                seen_notes.add(kind)
         out.print(event["answer"])
         out.print()
 
@@ -127,9 +135,12 @@ async def _chat(collection: str, thread: str | None, mode: str, as_json: bool) -
             thread_id = uuid.uuid4().hex[:12]
         _say(err, ("assistant", "bold"), f" thread {thread_id} (resume with --thread {thread_id}) · collection "
              f"{collection} · model {assistant.model_name} · tools {', '.join(toolset.offered) or 'none'}")
+        seen_notes: set[str] = set()  # the no-LLM note once per chat, not on every turn
         if assistant.model is None:
-            _say(err, ("note:", "yellow"), " no LLM configured (RELAYRAG_LLM=none): the deterministic router "
-                 "answers each question with one relayrag tool (one per part when its parts need different tools)")
+            from relayrag.agent.turn import NO_LLM
+            _say(err, ("note:", "yellow"), f" {NO_LLM}: the deterministic router answers each question with one "
+                 "relayrag tool (one per part when its parts need different tools); the tool it calls shows as →")
+            seen_notes.add(NO_LLM)
         _say(err, ("tip", "dim"), " " + FEEDBACK_HELP)
         runs: list[str] = []
         while True:
@@ -148,7 +159,7 @@ async def _chat(collection: str, thread: str | None, mode: str, as_json: bool) -
                 await _feedback(toolset, line, runs)
                 continue
             async for event in assistant.turn(line, thread_id=thread_id):
-                _show(event, as_json)
+                _show(event, as_json, seen_notes)
                 if event["event"] == "final":
                     runs = _run_ids(event)
 

@@ -95,6 +95,10 @@ def eval_answers(golden: Path = typer.Argument(..., help="Golden set JSONL, one 
                 if bar.tasks[0].total is None:  # known once the set is loaded (and ingested)
                     bar.update(task, total=row["n_runs"])
                 bar.advance(task)
+                from relayrag.records import miss_line
+                miss = miss_line(row)
+                if miss and not as_json:  # a wrong answer is shown as it happens, above the bar
+                    bar.console.print(miss, markup=False, highlight=False, soft_wrap=True)
             report = svc.eval_answers(golden, collection, twin=twin, limit=limit or None, arm=arm or None,
                                       compare_llm=compare_llm, on_item=advance)
     if not rows:
@@ -104,17 +108,45 @@ def eval_answers(golden: Path = typer.Argument(..., help="Golden set JSONL, one 
         _print_json(report)
         return
     _say(out, (report["golden"], "bold"), f": {report['n']} questions, collection {collection}")
-    keys = ("answer_accuracy", "citation_precision", "refusal_precision", "refusal_recall",
-            "refusal_rate_answerable", "faithfulness", "faithfulness_llm", "grounded_unanswerable",
-            "answered_unanswerable", "answer_chars",
-            "latency_ms_p50")
-
-    def fmt(m: dict) -> str:
-        return "  ".join(f"{k} {m[k]}" for k in keys if m.get(k) is not None) + f"  (n={m['n']})"
     for name, m in report["methods"].items():
-        _say(out, (f"{name}", "bold"), "  " + fmt(m["overall"]))
-        for cat, g in m["by_category"].items():
-            _say(out, f"  {cat:13s} " + fmt(g))
+        _say(out, (f"{name} methods", "bold"))
+        for line in answers_table(m):
+            _say(out, line)
+    if not any(m["by_category"].get("ja") for m in report["methods"].values()):
+        _say(out, ("  ja: no Japanese questions in this set (a question with CJK text counts as ja too; "
+                   "the ja-qa BEIR folder has them)", "dim"))
+    _say(out, ("  rates in %; refusal P/R: precision and recall of refusals against the unanswerable questions; "
+               "refused ans.: answerable questions refused; faithful: answer sentences the cited passages support; "
+               "grounded una.: unanswerable questions answered as grounded; —: no question to measure it on", "dim"))
+
+
+ANSWER_COLUMNS = (("n", "n", "n"), ("accuracy", "answer_accuracy", "%"), ("citation", "citation_precision", "%"),
+                  ("refusal P", "refusal_precision", "%"), ("refusal R", "refusal_recall", "%"),
+                  ("refused ans.", "refusal_rate_answerable", "%"), ("faithful", "faithfulness", "%"),
+                  ("judge", "faithfulness_llm", "%"), ("grounded una.", "grounded_unanswerable", "n"),
+                  ("chars", "answer_chars", "n"), ("p50 ms", "latency_ms_p50", "n"))
+
+
+def answers_table(method: dict) -> list[str]:
+    """One method's report ({overall, by_category}) as aligned text rows: a header, `overall`, then each
+    category (ja last among them as sorted); rates as percentages with one decimal, counts and
+    milliseconds as whole numbers, "—" where a metric has no question to be measured on. The LLM judge's
+    column is left out when no row has it."""
+    groups = {"overall": method["overall"], **method["by_category"]}
+    cols = [c for c in ANSWER_COLUMNS if c[1] != "faithfulness_llm"
+            or any(g.get(c[1]) is not None for g in groups.values())]
+
+    def cell(v, kind: str) -> str:
+        if v is None:
+            return "—"
+        return f"{100 * v:.1f}" if kind == "%" else f"{float(v):.0f}"
+    width = max(len(k) for k in groups) + 2
+    head = "  " + "category".ljust(width) + "".join(label.rjust(max(len(label), 5) + 2) for label, _, _ in cols)
+    rows = [head]
+    for name, g in groups.items():
+        rows.append("  " + name.ljust(width) + "".join(cell(g.get(key), kind).rjust(max(len(label), 5) + 2)
+                                                       for label, key, kind in cols))
+    return rows
 
 
 @eval_app.command("sql")

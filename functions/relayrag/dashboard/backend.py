@@ -236,11 +236,29 @@ def engine_name() -> str:
 
 
 def list_runs(limit: int = 50) -> list[dict]:
-    """Recent run records, newest first (candidates dropped)."""
+    """Recent run records, newest first (candidates dropped), evaluation runs included (`evaluation` True)."""
+    from relayrag.records import is_eval_run
     runs = ctx().docstore.list_runs(limit)
     for r in runs:
         r.pop("candidates", None)
+        r["evaluation"] = is_eval_run(r)
     return runs
+
+
+PRODUCTION_SCAN = 5  # production_runs reads up to this many times `limit` records to skip evaluation runs
+
+
+def production_runs(limit: int) -> tuple[list[dict], int]:
+    """(the `limit` most recent runs that are not evaluation runs, newest first; how many evaluation runs were
+    skipped on the way). Reads at most PRODUCTION_SCAN * limit records, so a long evaluation can leave fewer
+    than `limit` production runs in the window."""
+    runs = list_runs(limit * PRODUCTION_SCAN)
+    production = [r for r in runs if not r["evaluation"]][:limit]
+    if not production:
+        return [], sum(1 for r in runs if r["evaluation"])
+    oldest = production[-1]["created_at"] if len(production) == limit else None
+    skipped = sum(1 for r in runs if r["evaluation"] and (oldest is None or r["created_at"] >= oldest))
+    return production, skipped
 
 
 def get_run(run_id: str) -> dict:
@@ -260,6 +278,23 @@ def citation(run_id: str, n: int) -> dict:
         if int(cit.get("n", -1)) == n:
             return cit
     raise RelayragError(f"run {run_id} has no citation [{n}]")
+
+
+PAGE_SIZES = ("thumbnail", "image")  # the page renderings a citation may carry (relayrag.ingest.pages)
+
+
+def citation_page(run_id: str, n: int, size: str) -> bytes:
+    """PNG bytes of citation `n`'s page rendering of run `run_id`: `size` "thumbnail" (long side 256 px) or
+    "image" (the full page). Only the reference stored in the run's own record is read, and only when it lies
+    under the blob store's pages/ (Service.page_image), so no request names a file. NotFoundError when the cited
+    source has no page image (text, Markdown, HTML) or it is gone; RelayragError for an unknown size."""
+    from relayrag.errors import NotFoundError
+    if size not in PAGE_SIZES:
+        raise RelayragError(f"unknown page size {size!r} (one of {', '.join(PAGE_SIZES)})")
+    ref = citation(run_id, n).get(size)
+    if not ref:
+        raise NotFoundError(f"citation [{n}] of run {run_id} has no page image (its source is not a PDF or image)")
+    return service().page_image(ref)
 
 
 def arms(collection: str) -> dict[str, dict[str, tuple[float, float]]]:
@@ -289,7 +324,35 @@ def warehouse(collection: str) -> dict:
         config_text = None
     except RelayragError as exc:
         config_text, config_error = None, config_error or str(exc)
-    return {"schema": schema, "config_text": config_text, "config_error": config_error}
+    return {"schema": schema, "config_text": config_text, "config_error": config_error,
+            "examples": first_row_values(collection, schema)}
+
+
+EXAMPLE_ROWS = 3  # rows read per table for the Warehouse page's example values
+
+
+def first_row_values(collection: str, schema: dict) -> dict[str, dict[str, list[str]]]:
+    """{table: {column: up to EXAMPLE_ROWS distinct values of its first rows}}: example values for the columns
+    the schema gives no sample values (those are kept for low-cardinality text, the ones the SQL stage is shown).
+    Read with one guarded `SELECT * ... LIMIT 3` per table on a local (DuckDB) warehouse; {} for BigQuery, where
+    every query is billed, and for a table the guard refuses or that fails."""
+    wh = ctx().warehouse(collection, apply_config=False)
+    if wh is None or getattr(wh, "engine", "") != "duckdb":
+        return {}
+    out: dict[str, dict[str, list[str]]] = {}
+    for t in schema.get("tables") or []:
+        name = str(t.get("name", ""))
+        if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name):
+            continue  # only plain identifiers are put in SQL text
+        res = wh.query(f"SELECT * FROM {name} LIMIT {EXAMPLE_ROWS}")
+        if not res.ok:
+            continue
+        cols: dict[str, list[str]] = {}
+        for i, col in enumerate(res.columns):
+            vals = [str(r[i])[:40] for r in res.rows if i < len(r) and r[i] is not None]
+            cols[col] = list(dict.fromkeys(vals))
+        out[name] = cols
+    return out
 
 
 def guarded_query(collection: str, sql: str) -> dict:

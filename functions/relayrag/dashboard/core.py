@@ -100,6 +100,29 @@ def outcome(rec: Any) -> tuple[str, str]:
     return "unfinished", "muted"
 
 
+SQL_BLOCKS = re.compile(r"\n\n(?:Result \(\d+ rows?(?: \(capped\))?\):\n|Source: SQL over )")
+
+
+def sql_lead(answer: str) -> str:
+    """An sql-route answer without the rows table and the SQL it ends with (relayrag.stages.sql._answered writes
+    them into the text for the CLI and MCP): the page shows both as a table and a code block below the answer,
+    so the text keeps only its sentence (and "The query returned no rows."). Any other answer is returned whole."""
+    m = SQL_BLOCKS.search(answer or "")
+    return (answer[:m.start()] if m else answer or "").strip()
+
+
+SOURCE_TYPES = {".pdf": "PDF", ".md": "Markdown", ".markdown": "Markdown", ".txt": "text", ".html": "HTML",
+                ".htm": "HTML", ".png": "image", ".jpg": "image", ".jpeg": "image", ".tif": "image", ".tiff": "image",
+                ".jsonl": "corpus record"}
+
+
+def source_type(doc: Any) -> str:
+    """What kind of source a cited document is, from its name's suffix ("PDF", "Markdown", "text", "HTML",
+    "image", "corpus record"; "document" otherwise): shown where a citation has no page thumbnail."""
+    suffix = Path(str(doc or "")).suffix.lower()
+    return SOURCE_TYPES.get(suffix, "document")
+
+
 def make_env() -> Environment:
     env = Environment(loader=FileSystemLoader(str(HERE / "templates")), autoescape=True,
                       trim_blocks=True, lstrip_blocks=True)
@@ -109,6 +132,8 @@ def make_env() -> Environment:
     env.filters["urlq"] = lambda v: quote(str(v), safe="")
     env.globals["answer_parts"] = answer_parts
     env.globals["outcome"] = outcome
+    env.globals["source_type"] = source_type
+    env.globals["sql_lead"] = sql_lead
     return env
 
 

@@ -91,10 +91,10 @@ def routes(dash: Dashboard) -> list[Route]:
 
     # -- overview ---------------------------------------------------------------------------------------
     def _metrics() -> dict:
-        runs = backend.list_runs(METRIC_RUNS)
+        runs, skipped = backend.production_runs(METRIC_RUNS)  # evaluation runs are not production traffic
         c = backend.ctx()
         traces = {x["run_id"]: c.docstore.get_trace(x["run_id"]) for x in runs}
-        return metrics.summarize(runs, traces)
+        return {**metrics.summarize(runs, traces), "evaluation_runs_left_out": skipped}
 
     async def overview(request: Request):
         m, cols = await asyncio.gather(asyncio.to_thread(_metrics), asyncio.to_thread(backend.list_collections))
@@ -177,6 +177,16 @@ def routes(dash: Dashboard) -> list[Route]:
         cit = await asyncio.to_thread(backend.citation, run_id, n)
         return r(request, "_citation.html", c=cit, run_id=run_id)
 
+    async def run_citation_page(request: Request):
+        run_id = _run_id(request)
+        try:
+            n = int(request.path_params["n"])
+        except ValueError:
+            raise RelayragError("a citation number is an integer") from None
+        png = await asyncio.to_thread(backend.citation_page, run_id, n, request.path_params["size"])
+        # page images are content-addressed (their key holds the file's sha256): a browser may keep them a while
+        return Response(png, media_type="image/png", headers={"Cache-Control": "private, max-age=3600"})
+
     async def api_run(request: Request):
         return JSONResponse(await asyncio.to_thread(backend.get_run, _run_id(request)))
 
@@ -193,8 +203,12 @@ def routes(dash: Dashboard) -> list[Route]:
     async def create_collection(request: Request):
         form = await mutation_form(dash, request)
         name = backend.check_collection(_field(form, "name").strip())
-        return RedirectResponse(f"/collections/{name}", status_code=303,
-                                headers={"HX-Redirect": f"/collections/{name}"})
+        where = f"/collections/{name}"
+        if "hx-request" in request.headers:
+            # htmx: a 303 would be followed inside the XHR and the whole collection page (navigation bar
+            # included) swapped into the form's target; HX-Redirect on a 200 makes the browser go there instead
+            return Response(status_code=200, headers={"HX-Redirect": where})
+        return RedirectResponse(where, status_code=303)
 
     async def upload(request: Request):
         name = backend.check_collection(request.path_params["name"])
@@ -258,7 +272,8 @@ def routes(dash: Dashboard) -> list[Route]:
             if s["failed"]:
                 return "failed", s["failed"][0]["error"]
             if s["files"]["ingested"]:
-                return "ingested", f"{s['chunks_embedded']} chunks embedded, version {s['version']}"
+                note = f"; {s['embedder_note']}" if s.get("embedder_note") else ""  # a CJK collection's embedder
+                return "ingested", f"{s['chunks_embedded']} chunks embedded, version {s['version']}{note}"
             return "unchanged", "same content as the stored copy; nothing to do"
 
         def work(job: Job) -> None:
@@ -297,7 +312,7 @@ def routes(dash: Dashboard) -> list[Route]:
 
     # -- bandit -----------------------------------------------------------------------------------------
     def _bandit_rows() -> list[dict]:
-        runs = backend.list_runs(METRIC_RUNS)
+        runs, _ = backend.production_runs(METRIC_RUNS)
         m = metrics.summarize(runs, {})
         out = []
         for c in backend.list_collections():
@@ -326,7 +341,7 @@ def routes(dash: Dashboard) -> list[Route]:
         if context not in by_context:
             raise RelayragError(f"collection {name!r} has no bandit evidence for query context {context!r} "
                                 f"(contexts: {', '.join(by_context)})")
-        runs = await asyncio.to_thread(backend.list_runs, METRIC_RUNS)
+        runs, _ = await asyncio.to_thread(backend.production_runs, METRIC_RUNS)
         offered = metrics.offered_arms(runs, name, context)
         shown = {a: ab for a, ab in by_context[context].items() if offered is None or a in offered}
         return _svg(await asyncio.to_thread(plots.beta_posteriors, shown,
@@ -334,7 +349,7 @@ def routes(dash: Dashboard) -> list[Route]:
 
     async def bandit_rewards(request: Request):
         name = backend.check_collection(request.path_params["name"])
-        runs = await asyncio.to_thread(backend.list_runs, METRIC_RUNS)
+        runs, _ = await asyncio.to_thread(backend.production_runs, METRIC_RUNS)
         context = request.query_params.get("context")
         pulls = [p for p in metrics.bandit_pulls(runs) if p["collection"] == name
                  and (context is None or p["context"] == context)]
@@ -366,6 +381,10 @@ def routes(dash: Dashboard) -> list[Route]:
                                                    s=time.perf_counter() - t0))
 
             def item(it: dict) -> None:
+                from relayrag.records import miss_line
+                if "expected" in it:  # an answer-quality row: a miss is shown with the answer's text
+                    progress(miss_line(it) or f"{it.get('id')}: {'refused' if it.get('refused') else 'correct'}")
+                    return
                 mark = ("correct" if it.get("correct") else "wrong") if "correct" in it else (
                     "refused" if it.get("refused") else "RAN (not refused)")
                 progress(f"{it.get('id')}: {mark}")
@@ -427,7 +446,8 @@ def routes(dash: Dashboard) -> list[Route]:
         Route("/jobs/{job_id}/events", job_events),
         Route("/runs", runs_page), Route("/runs/{run_id}", run_page),
         Route("/runs/{run_id}/waterfall.svg", run_waterfall),
-        Route("/runs/{run_id}/citations/{n}", run_citation), Route("/api/runs/{run_id}", api_run),
+        Route("/runs/{run_id}/citations/{n}", run_citation),
+        Route("/runs/{run_id}/citations/{n}/{size}.png", run_citation_page), Route("/api/runs/{run_id}", api_run),
         Route("/collections", collections_page, methods=["GET"]),
         Route("/collections", create_collection, methods=["POST"]),
         Route("/collections/{name}", collection_page),

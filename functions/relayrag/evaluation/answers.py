@@ -42,7 +42,6 @@ import re
 import statistics
 import time
 import unicodedata
-import uuid
 from collections import defaultdict
 from pathlib import Path
 from typing import Callable
@@ -171,7 +170,8 @@ def score_item(item: dict, res: dict, rec: dict, ctx: StageContext, judge=None) 
 
     refused = _refused(res)
     answer = res.get("answer", "") if not refused else ""
-    out = {"id": item["id"], "category": item["category"], "lang": item["lang"],
+    out = {"id": item["id"], "question": item["question"], "expected": item["answers"],
+           "category": item["category"], "lang": item["lang"],
            "unanswerable": item["unanswerable"], "refused": refused, "grounded": bool(res.get("grounded")),
            "answer": res.get("answer", ""), "answer_chars": len(res.get("answer", "")),
            "contains_expected": bool(not refused and contains_expected(answer, item["answers"])),
@@ -270,6 +270,7 @@ def run_set(ctx: StageContext, items: list[dict], collection: str, *, judge=None
             on_item: Callable[[dict], None] | None = None) -> list[dict]:
     """Ask every question through the workflow with `ctx` as the stages' context; scored rows."""
     from relayrag.engine.local import ask
+    from relayrag.records import eval_run_id
 
     rows = []
     previous = default_context()
@@ -277,7 +278,7 @@ def run_set(ctx: StageContext, items: list[dict], collection: str, *, judge=None
     try:
         for item in items:
             item = {**item, "collection": collection}
-            run_id = f"eval-{uuid.uuid4().hex[:12]}"
+            run_id = eval_run_id()  # marks it: dashboards leave it out of production stats
             t0 = time.perf_counter()
             res = ask(item["question"], collection, run_id=run_id, ctx=ctx, arm=arm)
             ms = (time.perf_counter() - t0) * 1000

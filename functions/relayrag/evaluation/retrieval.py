@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import math
 import time
-import uuid
 from collections import defaultdict
 from pathlib import Path
 
@@ -260,12 +259,13 @@ def evaluate_beir(ctx: StageContext, dataset: Path, collection: str, *, limit: i
               "pipeline": None, "timings": timings, "index": {"chunks": len(snap), "version": snap.version}}
     if pipeline:
         from relayrag.engine.local import ask
+        from relayrag.records import eval_run_id
         report["arms_before_pipeline"] = ctx.docstore.get_arms(collection)
         t = time.perf_counter()
         rankings, routes = {}, defaultdict(int)
         picks: dict[str, dict[str, int]] = defaultdict(lambda: defaultdict(int))
         for q in qids:
-            run_id = f"eval-{uuid.uuid4().hex[:12]}"
+            run_id = eval_run_id()  # marks it: dashboards leave it out of production stats
             res = ask(queries[q], collection, run_id=run_id, ctx=ctx)
             routes[res["route"]] += 1
             rec = ctx.docstore.get_run(run_id) or {}

@@ -14,26 +14,20 @@ guard on the current record that is evaluated inside every compare-and-set attem
 
 from __future__ import annotations
 
-import contextlib
-import fcntl
-import hashlib
-import json
 import logging
 import os
 import random
 import time
 from typing import Any
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 
-from relayrag import jsonl
 from relayrag.context import StageContext
 from relayrag.errors import ConflictError, IngestError
 from relayrag.ingest import loaders
-from relayrag.ingest.chunking import Chunk, make_chunks
 from relayrag.ingest.limits import FileBudget
 from relayrag.ingest.page_index import PageFile, PageReport, build_page_vectors, version_pages
 from relayrag.ingest.pages import read_version_pages, write_version_pages
@@ -43,12 +37,31 @@ from relayrag.metadata import (CollectionSchema, Manifest, MetadataError, check_
 from relayrag.ingest.segments import gc_after_commit, merge_locked
 from relayrag.retrieval.bm25 import TermStats
 from relayrag.ingest.snapshot import (SegmentRef, index_text, new_version, prefix, read_chunks, read_manifest,
-                                      read_segment_sentences, read_source_rows, read_sources, read_tombstones,
+                                      read_source_rows, read_sources, read_tombstones,
                                       read_vectors, segment_prefix, segment_problem, sentences_bytes, tombstone_key,
                                       version_segments, write_segment, write_tombstones, write_version)
-from relayrag.retrieval.sentences import SPAN_RULES, SentenceVectors, embed_chunk_sentences
+from relayrag.retrieval.sentences import SPAN_RULES
+from relayrag.ingest.discover import (  # noqa: F401  (re-exported: callers import them from the pipeline)
+    LinkPolicy,
+    _link_refusal,
+    _progress,
+    collection_lock,
+    discover,
+    embed_text,
+    file_sha256,
+    load_chunks,
+)
+from relayrag.ingest.vectors import (  # noqa: F401  (_snapshot_embedder re-exported)
+    _embed,
+    _ingest_embedder,
+    _old_sentences,
+    _sentence_rules,
+    _sentence_vectors,
+    _snapshot_embedder,
+)
 
 log = logging.getLogger(__name__)
+COMMIT_ATTEMPTS = 8  # compare-and-set rounds before giving up under heavy concurrent writes
 
 
 @dataclass
@@ -70,6 +83,7 @@ class IngestSummary:
     not_applied: list[str] = field(default_factory=list)  # source keys whose `only_if` guard said no
     unsupported: list[str] = field(default_factory=list)  # files under a folder with no loader for their type
     deleted_keys: list[str] = field(default_factory=list)  # source keys this call removed (decided under the lock)
+    embedder_note: str = ""  # first ingest of a CJK corpus: the multilingual embedder chosen, or how to get it
 
     def to_dict(self) -> dict:
         return {
@@ -88,144 +102,8 @@ class IngestSummary:
             **({"metadata_updated": self.metadata_updated} if self.metadata_updated else {}),
             **({"not_applied": self.not_applied} if self.not_applied else {}),
             **({"unsupported": self.unsupported} if self.unsupported else {}),
+            **({"embedder_note": self.embedder_note} if self.embedder_note else {}),
         }
-
-
-def file_sha256(path: Path) -> str:
-    h = hashlib.sha256()
-    with path.open("rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
-
-
-@contextlib.contextmanager
-def collection_lock(ctx: StageContext, collection: str) -> Iterator[None]:
-    validate_collection(collection)
-    lock_dir = ctx.settings.home / "locks"
-    lock_dir.mkdir(parents=True, exist_ok=True)
-    with open(lock_dir / f"{collection}.lock", "w") as fh:
-        fcntl.flock(fh, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(fh, fcntl.LOCK_UN)
-
-
-@dataclass(frozen=True)
-class LinkPolicy:
-    """How ingest treats symbolic links under a folder (and a link given as PATH itself when `roots` is set).
-
-    follow: read what links point at (folders too, each real folder once); otherwise every link under the
-    folder is skipped with a reason. roots: when given, every file is resolved before it is read and one
-    whose real path lies outside all of `roots` is refused (the MCP server's RELAYRAG_MCP_INGEST_ROOTS)."""
-    follow: bool = False
-    roots: tuple[Path, ...] | None = None
-
-    def outside(self, real: Path) -> bool:
-        return self.roots is not None and not any(real == r or r in real.parents for r in self.roots)
-
-
-def discover(path: Path, unsupported: list[Path] | None = None, *, links: LinkPolicy = LinkPolicy(),
-             refused: list[dict] | None = None) -> list[Path]:
-    """Files to ingest under `path` (a file, or a folder walked recursively; hidden files skipped). Files of
-    a type no loader reads (.csv, .docx ...) are left out and, when `unsupported` is given, appended to it.
-    Symbolic links follow `links`; each one skipped or refused is appended to `refused` as {path, error}."""
-    if path.is_file():
-        return [path]
-    out: list[Path] = []
-    seen_dirs = {os.path.realpath(path)}
-    for dirpath, dirs, files in os.walk(path, followlinks=links.follow):
-        here = Path(dirpath)
-        keep = []
-        for d in sorted(dirs):
-            p = here / d
-            if d.startswith("."):
-                continue
-            if p.is_symlink():
-                real = Path(os.path.realpath(p))
-                reason = _link_refusal(p, real, links, folder=True)
-                if reason or str(real) in seen_dirs:
-                    if reason and refused is not None:
-                        refused.append({"path": str(p), "error": reason})
-                    continue
-            real_dir = os.path.realpath(p)
-            if real_dir in seen_dirs:
-                continue
-            seen_dirs.add(real_dir)
-            keep.append(d)
-        dirs[:] = keep
-        for f in sorted(files):
-            p = here / f
-            if f.startswith(".") or not p.is_file() and not p.is_symlink():
-                continue
-            if p.is_symlink() or links.roots is not None:
-                reason = _link_refusal(p, Path(os.path.realpath(p)), links, folder=False)
-                if reason:
-                    if refused is not None:
-                        refused.append({"path": str(p), "error": reason})
-                    continue
-            if not p.is_file():
-                continue
-            if p.suffix.lower() in loaders.SUPPORTED_SUFFIXES or loaders.is_beir_corpus(p):
-                out.append(p)
-            elif unsupported is not None:
-                unsupported.append(p)
-    return sorted(out)
-
-
-def _link_refusal(p: Path, real: Path, links: LinkPolicy, *, folder: bool) -> str | None:
-    """Why the file or folder `p` (real path `real`) must not be read, or None."""
-    kind = "folder" if folder else "file"
-    if links.outside(real):
-        roots = ", ".join(str(r) for r in links.roots or ())
-        return f"refused: resolves to {real}, outside the folders this server may ingest from ({roots})"
-    if p.is_symlink() and not links.follow:
-        return (f"skipped: symbolic link to the {kind} {real} (not followed; `relayrag ingest --follow-symlinks` "
-                f"reads link targets)")
-    if p.is_symlink() and not real.exists():
-        return f"skipped: broken symbolic link (to {real})"
-    return None
-
-
-def load_chunks(path: Path, key: str, chunk_chars: int, overlap: int, name: str | None = None,
-                budget: FileBudget | None = None) -> tuple[list[Chunk], dict]:
-    """Load one file into chunks; `name` (default: the file's) names the document; `budget` its time budget.
-    Returns (chunks, record extras). Raises IngestError."""
-    if loaders.is_beir_corpus(path):
-        docs = list(loaders.iter_beir_corpus(path))
-        chunks: list[Chunk] = []
-        for d in docs:
-            doc_id = d.source.rsplit("#", 1)[-1]
-            chunks.extend(make_chunks(doc=doc_id, source=key, title=d.title,
-                                      pages=[(p.number, p.text) for p in d.pages],
-                                      max_chars=chunk_chars, overlap=overlap))
-        extras = {"kind": "beir", "documents": len(docs), "warnings": []}
-    else:
-        d = loaders.load_document(path, budget)
-        chunks = make_chunks(doc=name or path.name, source=key, title=d.title,
-                             pages=[(p.number, p.text) for p in d.pages if p.text.strip()],
-                             max_chars=chunk_chars, overlap=overlap)
-        extras = {"kind": d.mime, "pages": len(d.pages),
-                  "ocr_pages": [p.number for p in d.pages if p.method == "ocr"], "warnings": d.warnings}
-    if not chunks:
-        raise IngestError("no extractable text (nothing to index)")
-    return chunks, extras
-
-
-embed_text = index_text  # the dense arm embeds what BM25 indexes
-
-
-def _progress(enabled: bool):
-    if not enabled:
-        return contextlib.nullcontext(None)
-    from rich.console import Console
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
-    return Progress(TextColumn("{task.description}", markup=False), BarColumn(), MofNCompleteColumn(),
-                    TimeRemainingColumn(), console=Console(stderr=True), transient=True)
-
-
-COMMIT_ATTEMPTS = 8  # compare-and-set rounds before giving up under heavy concurrent writes
 
 
 def ingest(ctx: StageContext, path: Path | str, collection: str, *, progress: bool = False,
@@ -487,6 +365,11 @@ def _ingest_once(ctx: StageContext, path: Path | str | None, collection: str, *,
         summary.ingested = len(new_records)
         summary.deleted = len(deleted)
         summary.deleted_keys = sorted(deleted)
+        if current is None and embedder is None and new_chunks:  # a collection's first ingest, no --embedder
+            from relayrag.ingest.embedder_choice import choose_embedder
+            chosen, summary.embedder_note = choose_embedder(ctx, [c["text"] for cs in new_chunks.values() for c in cs])
+            if chosen is not None:
+                ctx = ctx.with_embedder(chosen)
         n_live = sum(r.n_live for r in refs)
         # a current version without today's sentence vectors (built before them, or with other span rules) is
         # rebuilt once with them into one new segment, its chunks and chunk vectors reused, when it was built by
@@ -727,34 +610,6 @@ class _Writes:
             _best_effort(self.index.drop_segments, self.collection, self.segments)
 
 
-def _embed(ctx: StageContext, chunks: list[dict], reuse: dict[str, np.ndarray], progress: bool,
-           on_progress, total_units: float, remove_paths) -> np.ndarray:
-    """float16 [len(chunks), dim]: the vector of an identical chunk from `reuse` (by content hash), else embedded
-    in batches of 256."""
-    vectors: list[np.ndarray | None] = [reuse.get(c["content_hash"]) for c in chunks]
-    todo = [i for i, v in enumerate(vectors) if v is None]
-    if todo:
-        emb = ctx.embedder
-        with _progress(progress and len(todo) > 64) as bar:
-            task = bar.add_task("embedding chunks", total=len(todo)) if bar else None
-            step = 256
-            for b in range(0, len(todo), step):
-                idx = todo[b:b + step]
-                out = emb.embed([embed_text(chunks[i]) for i in idx], kind="document")
-                for i, v in zip(idx, out):
-                    vectors[i] = v
-                if bar:
-                    bar.advance(task, len(idx))
-                if on_progress and remove_paths is None:
-                    done = min(len(todo), b + step)
-                    on_progress(total_units - 1 + done / len(todo) * 0.9, total_units,
-                                f"embedded {done}/{len(todo)} chunks")
-    if not vectors:
-        dim = getattr(ctx.embedder, "dim", 384) if todo else 384
-        return np.zeros((0, dim), np.float16)
-    return np.stack(vectors).astype(np.float16)
-
-
 def _stats(meta, records, new_records, deleted, old_rows, new_chunks, refs, *, recount: bool,
            chunks: list[dict]) -> dict:
     """The collection's {n_chunks, n_documents, n_files} after this ingest. recount: `chunks` are all of the
@@ -792,101 +647,6 @@ def _best_effort(fn, *args, **kw) -> None:
         fn(*args, **kw)
     except Exception as exc:  # noqa: BLE001 - clean-up must not turn a committed ingest into an error
         log.warning("snapshot clean-up %s failed: %s: %s", getattr(fn, "__name__", fn), type(exc).__name__, exc)
-
-
-def _ingest_embedder(ctx: StageContext, collection: str, current: str | None, embedder: Any):
-    """The embedder this ingest uses (see `ingest`)."""
-    from relayrag.backends.embedder import MODEL_IDS, get_embedder
-    threads = ctx.settings.embed_threads
-    if isinstance(embedder, str):
-        return get_embedder(embedder, threads=threads)
-    if embedder is not None:
-        return embedder
-    built_with = _snapshot_embedder(ctx.blobstore, collection, current) if current else None
-    if built_with and built_with != getattr(ctx.embedder, "model_id", "unknown") and built_with in MODEL_IDS:
-        return get_embedder(MODEL_IDS[built_with], threads=threads)
-    return ctx.embedder
-
-
-def _sentence_rules(store, collection: str, version: str | None) -> str | None:
-    """The SPAN_RULES a version's stored sentence vectors follow (None: it stores none)."""
-    if not version:
-        return None
-    try:
-        manifest = json.loads(store.get_bytes(prefix(collection, version) + "manifest.json"))
-    except (OSError, ValueError):
-        return None
-    return (manifest.get("sentence_vectors") or {}).get("spans")
-
-
-def _old_sentences(store, collection: str, located: dict[str, tuple[SegmentRef, list[int]]]
-                   ) -> dict[str, tuple[np.ndarray, np.ndarray]]:
-    """{content hash: (spans, vectors)} of the stored sentence vectors of the rows this ingest replaces (a
-    changed file keeps its unchanged chunks' sentence vectors). Empty when the current version's rules are not
-    today's; a segment whose file cannot be read contributes nothing (its chunks' sentences embed again)."""
-    out: dict[str, tuple[np.ndarray, np.ndarray]] = {}
-    by_segment: dict[str, list[list[int]]] = {}
-    ids = {}
-    for ref, span in located.values():
-        by_segment.setdefault(ref.id, []).append(span)
-        ids[ref.id] = ref
-    for sid, spans in by_segment.items():
-        try:
-            sv = read_segment_sentences(store, collection, sid)
-            if sv is None:
-                continue
-            chunks = jsonl.loads(store.get_bytes(segment_prefix(collection, sid) + "chunks.jsonl"))
-        except (OSError, ValueError, KeyError, EOFError) as exc:
-            log.warning("%s: sentence vectors of segment %s not reused (%s: %s)", collection, sid,
-                        type(exc).__name__, exc)
-            continue
-        if sv.n_chunks != len(chunks):
-            continue
-        for row0, row1, *_ in spans:
-            for r in range(row0, row1):
-                out.setdefault(chunks[r]["content_hash"], sv.chunk(r))
-    return out
-
-
-def _sentence_vectors(ctx: StageContext, chunks: list[dict], reuse: dict[str, tuple[np.ndarray, np.ndarray]],
-                      summary: IngestSummary, *, progress: bool,
-                      on_progress: Callable[[float, float, str], None] | None, total_units: float) -> SentenceVectors:
-    """Per-chunk sentence vectors for `chunks`: a chunk whose content hash is in `reuse` (stored ones of a row
-    this ingest replaces) keeps them; the others' sentences are embedded (each distinct sentence text once)."""
-    dim = int(ctx.embedder.dim)
-    parts: list[tuple[np.ndarray, np.ndarray] | None] = []
-    todo: list[int] = []
-    for i, c in enumerate(chunks):
-        part = reuse.get(c["content_hash"])
-        if part is not None and part[1].shape[1:] == (dim,):
-            parts.append(part)
-        else:
-            parts.append(None)
-            todo.append(i)
-    if todo:
-        with _progress(progress and len(todo) > 64) as bar:
-            task = bar.add_task("embedding sentences", total=1.0) if bar else None
-
-            def step(done: int, total: int) -> None:
-                if bar:
-                    bar.update(task, completed=done / max(1, total))
-                if on_progress:
-                    on_progress(total_units - 0.1 + 0.09 * done / max(1, total), total_units,
-                                f"embedded {done}/{total} sentences")
-
-            fresh = embed_chunk_sentences(ctx.embedder, [chunks[i]["text"] for i in todo], on_batch=step)
-        for i, part in zip(todo, fresh):
-            parts[i] = part
-    summary.sentences_embedded = sum(len(parts[i][0]) for i in todo if parts[i] is not None)
-    return SentenceVectors.from_parts([p for p in parts if p is not None], dim)
-
-
-def _snapshot_embedder(store, collection: str, version: str) -> str | None:
-    """The `embedder` a snapshot's manifest names (None if it names none)."""
-    try:
-        return json.loads(store.get_bytes(prefix(collection, version) + "manifest.json")).get("embedder")
-    except (OSError, ValueError):
-        return None
 
 
 def _document_metadata(given: dict | None, record: dict | None, schema: CollectionSchema | None) -> dict | None:

@@ -129,23 +129,51 @@ def arm_ranking(snapshot, embedder, queries: list[dict], arm: str, depth: int = 
 EXPIRED_DEPTH = 5  # BM25 ranks of the unfiltered collection checked for expired documents
 
 
-def expired_matches(snapshot, queries: list[dict], filters, mask: np.ndarray) -> list[dict]:
+def expired_matches(snapshot, queries: list[dict], filters, mask: np.ndarray, question: str = "",
+                    embedder=None) -> list[dict]:
     """[{doc, valid_until}] of the expired documents (passing every other condition) that BM25 ranks above
-    every retrievable chunk in the unfiltered collection's top EXPIRED_DEPTH for one of the run's queries:
-    what the default validity filter left out that matched the question best, so a "not found" can say so
-    (generate.expired_note) instead of staying silent."""
+    every retrievable chunk in the unfiltered collection's top EXPIRED_DEPTH for one of the run's queries, and
+    whose chunk is about `question` by the reward judge's test (the one `search` uses for "a good match":
+    P(relevant) >= 0.5 or a third of the question's IDF-weighted words; `relevant_rows`): what the default
+    validity filter left out that matched the question best, so a "not found" can say so
+    (generate.expired_note) instead of staying silent. Being the best BM25 rank is not enough: with a filter
+    that leaves nothing else (department=Finance), an expired policy that shares one word with the question
+    ranks first too. Without `question` every ranked chunk counts."""
     base = _base_lists(snapshot, None, queries, {"bm25"}, EXPIRED_DEPTH)
     keep = Filters(conditions=filters.conditions, include_expired=True)
-    out: dict[str, dict] = {}
+    ranked: list[int] = []  # the expired chunks ranked above every retrievable one, best first per query
     for rows, _ in base.get("bm25", []):
         for r in rows:
-            c = snapshot.chunks[r]
             if mask[r]:
                 break  # a retrievable chunk matches better: what ranks below it is no better evidence
-            if c.get("doc") in out or not document_passes(c.get("meta"), keep):
-                continue  # left out by the user's own conditions
+            if int(r) not in ranked and document_passes(snapshot.chunks[r].get("meta"), keep):
+                ranked.append(int(r))  # (one the user's own conditions leave out is skipped)
+    about = relevant_rows(snapshot, embedder, question, ranked) if question else set(ranked)
+    out: dict[str, dict] = {}
+    for r in ranked:
+        c = snapshot.chunks[r]
+        if r in about and c.get("doc") not in out:
             out[c.get("doc")] = {"doc": c.get("doc"), "valid_until": (c.get("meta") or {}).get("valid_until")}
     return list(out.values())
+
+
+def relevant_rows(snapshot, embedder, question: str, rows: list[int]) -> set[int]:
+    """The rows among `rows` whose chunk is about `question` by the reward judge (relayrag.retrieval.reward):
+    P(relevant) >= 0.5, or coverage (the IDF-weighted share of the question's words it holds) >= 1/3. When
+    the snapshot cannot be judged (a partial candidate snapshot) every row counts."""
+    from relayrag.backends.embedder import query_vector
+    from relayrag.retrieval.bandit import query_context
+    from relayrag.retrieval.reward import judge, judge_features, judge_reads_cosine
+    if not rows:
+        return set()
+    try:
+        can_read = embedder is not None and judge_reads_cosine(readable(embedder, question), query_context(question))
+        qvec = query_vector(embedder, question) if can_read else None
+        feats = judge_features(question, qvec, rows, snapshot)
+        p = judge(feats, can_read)
+        return {r for r in p if p[r] >= 0.5 or feats[r][1] >= 1 / 3}
+    except (AttributeError, KeyError, IndexError, ValueError):
+        return set(rows)
 
 
 def run(req: RetrieveRequest, ctx: StageContext) -> RetrieveResponse:
@@ -192,7 +220,7 @@ def run(req: RetrieveRequest, ctx: StageContext) -> RetrieveResponse:
     lists = arm_rankings(snap, embedder, queries, computed, dense_readable=can_read, weights=weights,
                          mask=mask, base=base)
     if base is None and mask is not None and not filters.valid_on and not filters.include_expired:
-        extra["expired_matches"] = expired_matches(snap, queries, filters, mask)
+        extra["expired_matches"] = expired_matches(snap, queries, filters, mask, question, embedder)
     ranking = lists[arm][: ctx.settings.retrieve_k]
     candidates = [{"chunk_id": snap.chunks[r]["chunk_id"], "row": r, "retrieve_score": s, "retrieve_rank": i}
                   for i, (r, s) in enumerate(ranking, start=1)]

@@ -414,3 +414,24 @@ def test_without_an_llm_a_document_question_that_names_a_table_is_answered_from_
     assert calls == ["sql_query", "ask"] and "asked the documents with ask instead" in final["note"]
     assert [(c["document"], c["page"]) for c in final["result"]["citations"] if c["kind"] == "document"] == \
         [("refund-policy.pdf", 2)]
+
+
+def test_without_an_llm_an_ordinal_follow_up_with_no_list_to_pick_from_is_answered_honestly(home, bees):
+    """Issue 28, item 8: "and the second one?" after an answer that listed no rows used to be asked of the
+    documents ("What about the second one for …?") and came back not found; it now says what is missing."""
+    [first, second, ja] = run_turns(make(home, None), [BEES_Q, "and the second one?", "2つ目は？"])
+    assert "60,000" in first[-1]["answer"]
+    assert not any(e["event"] == "tool_call" for e in second)
+    assert second[-1]["mode"] == "direct" and "“the second one”" in second[-1]["answer"]
+    assert "no list of rows" in second[-1]["answer"] and "No LLM is configured" in second[-1]["note"]
+    assert not any(e["event"] == "tool_call" for e in ja) and "2つ目" in ja[-1]["answer"]
+
+
+def test_the_ordinal_reference_check_reads_only_bare_references():
+    from relayrag.agent.followup import unresolved_ordinal
+    assert unresolved_ordinal("And the third?", ["USA", "Canada"]) == \
+        "The previous list has only 2 items (USA; Canada), so there is no “the third”."
+    assert unresolved_ordinal("and the second one?", ["USA", "Canada"]) is None  # condense picks Canada
+    assert unresolved_ordinal("What was the first amendment about?", []) is None  # a question of its own
+    assert unresolved_ordinal("What about the last one?", []) is not None
+    assert unresolved_ordinal("じゃあ最後は？", ["東京"]) is None

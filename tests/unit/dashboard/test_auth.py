@@ -198,3 +198,17 @@ def test_login_attempts_are_limited_per_client_even_in_parallel(app):
         assert codes.count(401) == auth.LOGIN_ATTEMPTS and codes.count(429) == 24 - auth.LOGIN_ATTEMPTS
         r = c.post("/login", data={"token": TOKEN, "next": "/"}, follow_redirects=False)
         assert r.status_code == 429 and int(r.headers["retry-after"]) >= 1 and "too many login attempts" in r.text
+
+
+def test_open_it_from_htmx_redirects_the_browser_not_the_fragment(browser_client):
+    """Issue 28, item 2: htmx follows a 303 inside its request and swapped the whole collection page (navigation
+    included) into the form's card; an htmx request gets HX-Redirect on a 200 with no body instead."""
+    c = browser_client
+    r = c.post("/collections", data={"name": "fresh"}, follow_redirects=False,
+               headers={"X-CSRF-Token": c.csrf, "HX-Request": "true"})
+    assert r.status_code == 200 and r.headers["HX-Redirect"] == "/collections/fresh" and r.content == b""
+    page = c.get("/collections")
+    assert 'hx-post="/collections"' in page.text and '<script src="/static/app.js">' in page.text
+    js = c.get("/static/app.js")
+    assert js.status_code == 200 and "htmx:xhr:progress" in js.text
+    assert 'id="upload-bytes"' in c.get("/collections/fresh").text

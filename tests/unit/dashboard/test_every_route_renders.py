@@ -82,3 +82,25 @@ def test_overview_and_bandit_say_what_each_number_measures(api, every_route):
     assert "<td>bm25</td>" in ja and "<td>dense</td>" not in ja and "Not offered to ja queries: dense" in ja
     svg = api.get("/bandit/docs/posterior.svg?context=ja").text
     assert "bm25" in svg and "dense" not in svg
+
+
+def test_an_sql_answer_shows_its_rows_and_sql_once_and_the_warehouse_shows_sample_values(api, home, make_llm_ctx):
+    """Issue 28, item 5: the sql answer's text repeated the rows table and the SQL that the page shows below it;
+    the Warehouse page's sample values were empty for every column that is not low-cardinality text."""
+    from relayrag.sql.warehouse import load_warehouse
+    load_warehouse(home, "chinook", [EXAMPLES / "chinook" / "chinook.sqlite"])
+    sql = "SELECT Country, COUNT(*) AS customers FROM Customer GROUP BY Country ORDER BY customers DESC LIMIT 3"
+    make_llm_ctx(sql_route_reply(sql, "The USA has the most customers."))
+    run_id = _ask(api, "Which three countries have the most customers?", "chinook")
+    html = api.get(f"/runs/{run_id}").text
+    answer = html.split('class="answer"', 1)[1].split("</p>", 1)[0]
+    assert "The USA has the most customers." in answer
+    assert "Result (" not in answer and "Source: SQL over" not in answer and "SELECT" not in answer
+    assert html.count("<pre class=\"sql\">") == 1 and html.count('<table class="rows">') == 1
+    assert "USA" in html.split('<table class="rows">', 1)[1]
+    page = api.get("/warehouse?collection=chinook").text
+    album = page.split("<b>Album</b>", 1)[1].split("</details>", 1)[0]
+    title = album.split("<td>Title</td>", 1)[1].split("</tr>", 1)[0]
+    assert "For Those About To Rock We Salute You" in title  # a first row's value for a high-cardinality column
+    media = page.split("<b>MediaType</b>", 1)[1].split("</details>", 1)[0]
+    assert "(commonest)" in media  # low-cardinality text keeps the commonest values
