@@ -96,8 +96,10 @@ _OFTEN_JA = re.compile(r"何回|何度|どのくらいの頻度|頻度")
 def wh_answer_type(question: str) -> str | None:
     """"person" (who, whom, whose, 誰, どなた, どの部署), "place" (where, どこ), "year" (which / what year),
     "frequency" (how often, how many times, 何回, 何度, 頻度), "when" (when, いつ), or None: the types that
-    answerability.expected_answer_type does not give (money, duration, count, date, number)."""
-    q = normalize(question)
+    answerability.expected_answer_type does not give (money, duration, count, date, number). Read in the
+    question's asking clause (answerability.asking_clause)."""
+    from relayrag.stages.answerability import asking_clause
+    q = asking_clause(question)
     if has_cjk(q):
         for kind, rx in (("frequency", _OFTEN_JA), ("person", _WHO_JA), ("place", _WHERE_JA), ("when", _WHEN_JA)):
             if rx.search(q):
@@ -226,15 +228,20 @@ def not_an_answer(question: str, text: str, title: str = "") -> str | None:
 
 # --- numeric bands ----------------------------------------------------------------------------------------
 
-_NUM = r"(\d+(?:[.,]\d+)?)"
+_NUM = r"(\d+(?:[.,]\d+)*)"
+_UNIT_BEFORE = r"(?:(?:[a-z]{2,4}\.?|[$€£¥￥])\s*)?"  # "over EUR 25,000", "up to $5,000": a currency before the number
 _Band = Callable[..., tuple[float | None, float | None]]
 _BANDS: list[tuple[re.Pattern[str], _Band]] = [  # (pattern, (low, high) from the match: None = open)
-    (re.compile(rf"^(?:from\s+)?{_NUM}\s*(?:-|–|—|to|~|〜|～)\s*{_NUM}\b"), lambda a, b: (a, b)),
+    (re.compile(rf"^(?:from\s+)?{_NUM}\s*(?:[^\d\s|]{{1,6}}\s*)?(?:-|–|—|to|~|〜|～)\s*{_UNIT_BEFORE}{_NUM}\b"),
+     lambda a, b: (a, b)),
     (re.compile(rf"^{_NUM}\s*(?:\+|or more|and (?:over|above|more)|or over|or above|or longer|plus)"), lambda a: (a, None)),
-    (re.compile(rf"^(?:over|above|more than|greater than|longer than|>)\s*{_NUM}"), lambda a: (a + 1e-9, None)),
-    (re.compile(rf"^(?:at least|minimum|min\.?|from|≥|>=)\s*{_NUM}"), lambda a: (a, None)),
-    (re.compile(rf"^(?:up to|at most|maximum|max\.?|≤|<=|no more than|not more than)\s*{_NUM}"), lambda a: (None, a)),
-    (re.compile(rf"^(?:under|below|less than|fewer than|shorter than|<)\s*{_NUM}"), lambda a: (None, a - 1e-9)),
+    (re.compile(rf"^(?:over|above|more than|greater than|longer than|>)\s*{_UNIT_BEFORE}{_NUM}"),
+     lambda a: (a + 1e-9, None)),
+    (re.compile(rf"^(?:at least|minimum|min\.?|from|≥|>=)\s*{_UNIT_BEFORE}{_NUM}"), lambda a: (a, None)),
+    (re.compile(rf"^(?:up to|at most|maximum|max\.?|≤|<=|no more than|not more than)\s*{_UNIT_BEFORE}{_NUM}"),
+     lambda a: (None, a)),
+    (re.compile(rf"^(?:under|below|less than|fewer than|shorter than|<)\s*{_UNIT_BEFORE}{_NUM}"),
+     lambda a: (None, a - 1e-9)),
     (re.compile(rf"^{_NUM}\s*(?:or (?:less|fewer|under|below)|and (?:under|below))"), lambda a: (None, a)),
     (re.compile(rf"^{_NUM}\s*[^\d\s]{{0,3}}?(?:以上)"), lambda a: (a, None)),
     (re.compile(rf"^{_NUM}\s*[^\d\s]{{0,3}}?(?:以下|まで)"), lambda a: (None, a)),
@@ -257,6 +264,45 @@ def band(cell: str) -> tuple[float | None, float | None] | None:
             nums = [float(g.replace(",", "")) for g in m.groups()]
             return make(*nums)
     return None
+
+
+_WORD_NUMBERS = {w: i for i, w in enumerate(
+    "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen "
+    "seventeen eighteen nineteen twenty".split())}
+_WORD_QUANTITY = re.compile(r"(?<!\bonce )(?<!\btwice )(?<!\bper )(?<!\bevery )(?<!\beach )\b(an?|"
+                            + "|".join(_WORD_NUMBERS) + r")\s+(?:full\s+|whole\s+|working\s+|calendar\s+)?"
+                            r"(years?|months?|weeks?|days?|hours?|kilos?|kg|kilograms?|tonnes?|units?|people|persons?|"
+                            r"nights?)\b", re.I)
+
+
+def quantities(question: str) -> tuple[str, ...]:
+    """The numbers a question states, in digits ("7 years", "EUR 12,000") and in words before a unit ("a year
+    ago" → "1", "three nights" → "3"; not "once a year", "per day"): the values a band row must hold."""
+    from relayrag.stages.answerability import question_numbers
+    words = [str(_WORD_NUMBERS.get(m.group(1).lower(), 1)) for m in _WORD_QUANTITY.finditer(normalize(question))]
+    return tuple(dict.fromkeys([*question_numbers(question), *words]))
+
+
+_MEASURED = re.compile(r"(?:[0-9][0-9,.]*|\b(?:" + "|".join(_WORD_NUMBERS) + r"))(?:-[a-z]+)*"
+                       r"(?:\s+(?:[a-z]{1,3}|years?|months?|weeks?|days?|hours?|units?|pieces?|people|persons?|"
+                       r"nights?|kilos?|kilograms?|tonnes?|litres?|liters?|euros?|dollars?))?(?:-[a-z]+)*"
+                       r"\s+([a-z][a-z-]+)", re.I)
+_UNIT_WORD = re.compile(r"(?:years?|months?|weeks?|days?|hours?|units?|pieces?|people|persons?|nights?|kilos?|"
+                        r"kilograms?|tonnes?|litres?|liters?|euros?|dollars?|kg|eur|usd|gbp)", re.I)
+_NOT_MEASURED = frozenset("""of in on at for to from by with and or is are was were be do does did will would can could
+should must may have has had that which who than per a an the""".split())
+
+
+def measured_things(question: str) -> list[str]:
+    """The noun right after each quantity of the question: the thing measured ("a 75 kg crate" → crate, "a
+    12-year-old record" → record, "EUR 40,000 test bench" → test). A band row holding the quantity is about
+    that thing, whatever the table calls it ("Parcel weight")."""
+    out = []
+    for m in _MEASURED.finditer(normalize(question)):
+        w = m.group(1).lower()
+        if w not in _NOT_MEASURED and not _UNIT_WORD.fullmatch(w):
+            out.append(w)
+    return out
 
 
 def band_holds(cell: str, numbers: tuple[str, ...] | list[str]) -> bool:
