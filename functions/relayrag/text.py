@@ -163,6 +163,7 @@ def answer_units(text: str, cjk: bool) -> list[tuple[int, int]]:
                 joined.append((s, e))
         return joined
     spans = [part for s, e in spans for part in _heading_apart(text, s, e)]
+    spans = [part for s, e in spans for part in _fields_apart(text, s, e)]
     out: list[tuple[int, int]] = []
     k = 0
     while k < len(spans):
@@ -211,6 +212,33 @@ def _heading_apart(text: str, s: int, e: int) -> list[tuple[int, int]]:
     if rest >= e or not text[rest].isupper() or " | " in text[rest:e]:
         return [(s, e)]
     return [(s, nl), (rest, e)]
+
+
+_FIELD = re.compile(r"^[A-Z][\w /&'-]{1,30}:\s*\S")
+_ITEM = re.compile(r"^(?:[-*•·]\s+)\S")
+
+
+def _fields_apart(text: str, s: int, e: int) -> list[tuple[int, int]]:
+    """A span of lines of which at least two are "Label: value" fields or list items ("Document LEG-02, version
+    3\nApproved by: Dana Whitfield\nEffective date: 1 May 2026", a document's header block; "- Headquarters: Lyon
+    - Employees: 1,340") split into one unit per field or item (a line that starts neither continues the one
+    before): each states one fact. A line ending with ":" introduces the lines as one list: kept whole."""
+    lines = text[s:e].split("\n")
+    starts = [bool(_FIELD.match(ln.strip()) or _ITEM.match(ln.strip())) for ln in lines]
+    if len(lines) < 2 or sum(starts) < 2 or any(ln.rstrip().endswith(":") for ln in lines) or \
+            text[:s].rstrip().endswith(":"):
+        return [(s, e)]
+    out: list[tuple[int, int]] = []
+    pos = s
+    for ln, new in zip(lines, starts):
+        a, b = pos + len(ln) - len(ln.lstrip()), pos + len(ln.rstrip())
+        if ln.strip():
+            if new or not out:
+                out.append((a, b))
+            else:
+                out[-1] = (out[-1][0], b)
+        pos += len(ln) + 1
+    return out
 
 
 def open_brackets(t: str) -> int:

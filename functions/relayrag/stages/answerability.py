@@ -450,6 +450,8 @@ def is_heading(line: str) -> bool:
     line = line.strip()
     if not line or len(line) > 80 or _TABLE_SEP in line or line.endswith(_HEADING_END):
         return False
+    if re.match(r"^[-*•·]\s", line) or re.match(r"^[A-Z][\w'-]*(?:\s+[\w'-]+){0,2}\s*:\s+\S", line):
+        return False  # a list item or a "Label: value" field ("- Piers: Kestrel and Heron") states, it heads nothing
     words = [w for w in re.findall(r"[^\W\d_][\w\-/']*", line)]
     if not words:
         return False

@@ -12,8 +12,9 @@ from relayrag.backends.embedder import query_vector, reference_cosine
 from relayrag.metadata import DEFAULT_EXPIRING_DAYS, citation_fields
 from relayrag.retrieval.tokenize import tokenize
 from relayrag.stages.answer_parts import citation
-from relayrag.stages.answer_shape import (answer_kinds, band_holds, identifiers, measured_things, not_an_answer,
-                                          quantities, states_wh_type)
+from relayrag.stages.answer_shape import (answer_kinds, band_holds, cjk_heading, identifiers, measured_things,
+                                          names_another, names_codes, not_an_answer, quantities, record_codes,
+                                          states_wh_type)
 from relayrag.stages.answerability import (
     addresses_the_assistant, asks_for_total, content_weights, expected_answer_type, is_header_row, is_heading,
     is_total_label, page_heading, question_numbers,
@@ -98,6 +99,16 @@ def data_row_header(text: str, s: int, e: int, fallback: str = "") -> str:
     if is_header_row(text[s:e]) and not header_over(text[s:e], header):
         return ""
     return header
+
+
+_FIELD_LABEL = re.compile(r"^[-*•]?\s*([A-Z][\w /&'-]{1,30})\s*[:：]\s*\S")
+
+
+def field_label_named(line: str, question_tokens: set[str]) -> bool:
+    """Is `line` a "Label: value" field ("Approved by: Dana Whitfield", "Effective date: 1 May 2026") whose label
+    names a word of the question?"""
+    m = _FIELD_LABEL.match(line)
+    return m is not None and bool(set(tokenize(m.group(1))) & question_tokens)
 
 
 def _cells(row: str) -> list[str]:
@@ -208,6 +219,7 @@ def extractive(question: str, chunks: list[dict], embedder, max_sentences: int, 
     # money, duration, count, date, number or None; and who → person, where → place, when, which year, how often
     kind, wh = answer_kinds(question, expected_answer_type(question))
     qids = identifiers(question)  # K1, 1234, RX-7: a sentence about K2 or 123 is about another record
+    qcodes = record_codes(question)  # AY-1043, K1: the answer names the very record
     own_numbers = question_numbers(question)
     qset = set(weights)
     ent_toks = {t for g in entities for t in g}
@@ -238,6 +250,8 @@ def extractive(question: str, chunks: list[dict], embedder, max_sentences: int, 
         if is_row and (sum(1 for x in cells if x) < max(2, len(cells) / 2) or stripped in headers_of[i]):
             continue  # a column-name row or a group row ("| | Pre-Pawn | |") names columns; it answers nothing
         context, header, prev = local_context(c, units[i], k, headings.get((c["source"], c["page"]), ""))
+        if _FIELD_LABEL.match(stripped):  # a list item or field states its own fact: the one before is another's
+            prev = ""
         # a band in a row ("6-10 | 30 days", "11 or more") holds the question's number ("7 years of service")
         held = [n for n in quantities(question) if is_row and any(band_holds(x, [n]) for x in cells)]
         if held:  # the band stands for the question's quantity and the thing it measures ("a 75 kg crate")
@@ -254,7 +268,8 @@ def extractive(question: str, chunks: list[dict], embedder, max_sentences: int, 
             unit_context = header + "\n" + section_heading(c["text"], units[i][k][0])
             own += "\n".join(["", header, section_heading(c["text"], units[i][k][0]),
                                headings.get((c["source"], c["page"]), "")])
-        lex = 0.7 * support(asked, [], own).coverage + 0.3 * ranked.coverage
+        said_here = support(asked, [], own).coverage  # what is asked, said by the sentence itself
+        lex = 0.7 * said_here + 0.3 * ranked.coverage
         score = (lex if cjk else 0.5 * float(cos[idx]) + 0.5 * lex) - 0.3 * (1.0 - ranked.entity_coverage)
         named = False  # does the question name this row (its label)?
         if is_row and header:  # a table row is picked by its label: "Kentucky", "Totals"
@@ -275,7 +290,9 @@ def extractive(question: str, chunks: list[dict], embedder, max_sentences: int, 
             t in qset or t in ent_toks for cell in cells if re.search(r"[^\W\d_]", cell) for t in tokenize(cell)))
         if not cjk and not is_row and (len(stripped) < 30 or is_heading(stripped) or stripped == c.get("title")):
             score -= 0.15  # fragments ("Iowa Ethanol") and headings rarely answer anything
-        heading = not cjk and not is_row and standalone_heading(c["text"], *units[i][k])  # read as context only
+        if not is_row and field_label_named(stripped, qset):  # "Approved by: Dana Whitfield" for "Who approved …?":
+            score += 0.3  # a field whose label the question names is read like a table cell under its column
+        heading = not is_row and (cjk_heading(stripped) if cjk else standalone_heading(c["text"], *units[i][k]))
         heading = heading or addresses_the_assistant(text)  # an injected instruction states no fact
         # a question-shaped sentence (an FAQ's heading), a restatement of the question or the title line asks or
         # names what the section is about; the answer is what follows it
@@ -287,6 +304,13 @@ def extractive(question: str, chunks: list[dict], embedder, max_sentences: int, 
                       "named": named,
                       "ids": ids, "own_ids": sum(1 for q in qids if q in ids),
                       "ok": not heading and not summand and shape is None and sup.answers(cjk)
+                      and names_codes(qcodes, text + "\n" + context)
+                      # a prose sentence says something of what is asked itself, not only its title and neighbours
+                      # ("Comments may be sent to the marina office." does not say what the notice proposes), when
+                      # no type of value (a date, a code, a name …) shows that it answers
+                      and (cjk or is_row or said_here > 0 or asked is weights or kind is not None or wh is not None
+                           or (bool(entities) and all(t in set(tokenize(text)) for g in entities for t in g)))
+                      and not (not cjk and not is_row and names_another(question, text, sup, context))
                       and states_answer_type(kind, text, cjk, unit_context, own_numbers, question)
                       and states_wh_type(wh, text + ("\n" + unit_context if is_row else ""), cjk, question)})
     if not cands:
