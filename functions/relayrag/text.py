@@ -163,6 +163,7 @@ def answer_units(text: str, cjk: bool) -> list[tuple[int, int]]:
                 joined.append((s, e))
         return joined
     spans = [part for s, e in spans for part in _heading_apart(text, s, e)]
+    spans = [part for s, e in spans for part in _fields_apart(text, s, e)]
     out: list[tuple[int, int]] = []
     k = 0
     while k < len(spans):
@@ -213,6 +214,33 @@ def _heading_apart(text: str, s: int, e: int) -> list[tuple[int, int]]:
     return [(s, nl), (rest, e)]
 
 
+_FIELD = re.compile(r"^[A-Z][\w /&'-]{1,30}:\s*\S")
+_ITEM = re.compile(r"^(?:[-*•·]\s+)\S")
+
+
+def _fields_apart(text: str, s: int, e: int) -> list[tuple[int, int]]:
+    """A span of lines of which at least two are "Label: value" fields or list items ("Document LEG-02, version
+    3\nApproved by: Dana Whitfield\nEffective date: 1 May 2026", a document's header block; "- Headquarters: Lyon
+    - Employees: 1,340") split into one unit per field or item (a line that starts neither continues the one
+    before): each states one fact. A line ending with ":" introduces the lines as one list: kept whole."""
+    lines = text[s:e].split("\n")
+    starts = [bool(_FIELD.match(ln.strip()) or _ITEM.match(ln.strip())) for ln in lines]
+    if len(lines) < 2 or sum(starts) < 2 or any(ln.rstrip().endswith(":") for ln in lines) or \
+            text[:s].rstrip().endswith(":"):
+        return [(s, e)]
+    out: list[tuple[int, int]] = []
+    pos = s
+    for ln, new in zip(lines, starts):
+        a, b = pos + len(ln) - len(ln.lstrip()), pos + len(ln.rstrip())
+        if ln.strip():
+            if new or not out:
+                out.append((a, b))
+            else:
+                out[-1] = (out[-1][0], b)
+        pos += len(ln) + 1
+    return out
+
+
 def open_brackets(t: str) -> int:
     return sum(t.count(o) - t.count(c) for o, c in ("「」", "『』", "（）", "()"))
 
@@ -233,12 +261,38 @@ def is_header_row(row: str) -> bool:
     return sum(1 for c in filled if re.search(r"\d", c)) <= len(filled) / 2
 
 
+def filled_cells(row: str) -> int:
+    """How many cells of a table row ("a | b | | d") hold text."""
+    return sum(1 for c in row.split("|") if c.strip())
+
+
 def column_header(rows: list[str]) -> str:
-    """Of a table's leading label rows, the one that names the columns: most filled cells (a group row
-    "| | | Pre-Pawn | | |" spans several columns and leaves most cells empty)."""
-    best, best_n = "", 0
+    """Of a table's leading label rows (top to bottom), the one that names the columns: the first that fills
+    at least half of the widest row's cells (a group row "| | | Pre-Pawn | | |" spans several columns and
+    leaves most cells empty), else the one with most filled cells. The first such row, not a later one: a
+    data row of labels only ("up to 10 kg | Courier Rapide | same day") fills as many cells as the column
+    names above it and is read under them."""
+    if not rows:
+        return ""
+    width = max(len(r.split("|")) for r in rows)
     for r in rows:
-        n = sum(1 for c in r.split("|") if c.strip())
-        if n > best_n:
-            best, best_n = r, n
+        n = filled_cells(r)
+        if n >= 2 and n >= width / 2:
+            return " ".join(r.split())
+    best = max(rows, key=filled_cells)
     return " ".join(best.split())
+
+
+def header_over(row: str, header: str) -> bool:
+    """Is `header` (the column-name row found above `row` in its table) the column names of `row`, when
+    `row` itself is a row of labels? Yes when it fills at least as many cells: a group row ("| | Pre-Pawn |
+    |") above a column-name row does not make that row data."""
+    return bool(header) and " ".join(header.split()) != " ".join(row.split()) and \
+        filled_cells(header) >= filled_cells(row) and names_columns(header)
+
+
+def names_columns(row: str) -> bool:
+    """Does a label row read as column names: no digit, e-mail, web address or "field: value" in any cell? An
+    address block ("210 Walnut Street, Room 767 | Email: desk@example.org") is a table of its own, its lines
+    are not a column-name row and the rows under them."""
+    return not re.search(r"\d|@|www\.|https?://|\w:\s", row)

@@ -91,20 +91,36 @@ _WHO_JA = re.compile(r"誰|だれ|どなた|どの(?:部署|部門|担当|人)")
 _WHERE_JA = re.compile(r"どこ|どちら|どの(?:場所|窓口|建物|フロア|階)")
 _WHEN_JA = re.compile(r"いつ(?!も)")
 _OFTEN_JA = re.compile(r"何回|何度|どのくらいの頻度|頻度")
+# "What is the reference number of …", "What extension do I call", "What number do I call": a code, not a count
+_IDENT_Q_EN = re.compile(
+    r"^\s*(?:what|which)(?:'s|\s+is|\s+are|\s+was)?\s+(?:the\s+|its\s+|their\s+|our\s+|my\s+)?(?:[\w-]+\s+){0,2}?"
+    r"(?:(?:reference|document|serial|phone|telephone|extension|account|order|part|model|policy|ticket|room|version|"
+    r"registration|case|invoice|tracking|form|procedure|contract|asset|badge|employee|project|article)\s+(?:number|no\.?|code|id)"
+    r"|extension|code|id|identifier|number (?:do|should|must|can|to)\b)", re.I)
+_IDENT_Q_JA = re.compile(r"番号|内線|コード|ID")
+# "In which system …", "Which building …": a thing with a name; the answer names it
+_NAMED_Q_EN = re.compile(
+    r"^\s*(?:(?:in|at|on|from|to|with|by|for|of|through|via)\s+)?(?:which|what)\s+(?:[\w-]+\s+)?"
+    r"(system|tool|app|application|software|platform|portal|building|room|floor|site|city|country|company|"
+    r"carrier|courier|supplier|vendor|bank|airline|model|product|brand|website|plant|machine|entrance|gate|car park|"
+    r"hotel|firm|provider|server|database|channel)s?\b", re.I)
 
 
 def wh_answer_type(question: str) -> str | None:
     """"person" (who, whom, whose, 誰, どなた, どの部署), "place" (where, どこ), "year" (which / what year),
     "frequency" (how often, how many times, 何回, 何度, 頻度), "when" (when, いつ), or None: the types that
-    answerability.expected_answer_type does not give (money, duration, count, date, number)."""
-    q = normalize(question)
+    answerability.expected_answer_type does not give (money, duration, count, date, number). Read in the
+    question's asking clause (answerability.asking_clause)."""
+    from relayrag.stages.answerability import asking_clause
+    q = asking_clause(question)
     if has_cjk(q):
-        for kind, rx in (("frequency", _OFTEN_JA), ("person", _WHO_JA), ("place", _WHERE_JA), ("when", _WHEN_JA)):
+        for kind, rx in (("frequency", _OFTEN_JA), ("person", _WHO_JA), ("place", _WHERE_JA), ("when", _WHEN_JA),
+                         ("identifier", _IDENT_Q_JA)):
             if rx.search(q):
                 return kind
         return None
     for kind, rx in (("year", _YEAR_EN), ("frequency", _OFTEN_EN), ("person", _WHO_EN), ("place", _WHERE_EN),
-                     ("when", _WHEN_EN)):
+                     ("when", _WHEN_EN), ("identifier", _IDENT_Q_EN), ("named", _NAMED_Q_EN)):
         if rx.search(q):
             return kind
     return None
@@ -130,9 +146,9 @@ _YEAR = re.compile(r"(?<![0-9])(?:1[5-9]\d\d|2\d\d\d)(?![0-9])|(?:令和|平成|
 _MONTH_DAY_EN = re.compile(
     r"\b(?:January|February|March|April|May|June|July|August|September|October|November|December|Jan|Feb|Mar|Apr|"
     r"Jun|Jul|Aug|Sept?|Oct|Nov|Dec|Monday|Tuesday|Wednesday|Thursday|Friday|Saturday|Sunday|weekday|weekend|"
-    r"morning|afternoon|evening|night|noon|midnight|daily|weekly|monthly|quarterly|annually|yearly|year|month|week|"
-    r"day|days|hours?|today|tomorrow|before|after|within|until|by|during|end of|start of|beginning of|"
-    r"immediately|upon|once|whenever|as soon as)\b", re.I)
+    r"morning|afternoon|evening|night|noon|midnight|daily|weekly|monthly|quarterly|annually|yearly|"
+    r"today|tomorrow|before|after|within|until|by|during|end of|start of|beginning of|"
+    r"immediately|upon|whenever|as soon as)\b", re.I)  # not "year" or "day" alone: "twice a year" is no time
 _WHEN_JA_TEXT = re.compile(r"[0-9０-９一二三四五六七八九十]|年|月|日|曜|時|まで|以内|以前|以降|前|後|毎|際|とき|時点|直ち|速やか")
 _FREQ_EN = re.compile(
     r"\b(?:daily|weekly|fortnightly|monthly|quarterly|annually|yearly|hourly|biannually|biennially|every|each|per|"
@@ -156,8 +172,8 @@ def states_wh_type(kind: str | None, text: str, cjk: bool = False, question: str
         roles = [m.group(0) for m in _ROLE_EN.finditer(text) if not set(tokenize(m.group(0))) & own]
         names = [m.group(0) for m in _NAME_EN.finditer(text) if not set(tokenize(m.group(0))) <= own]
         return bool(roles or names)
-    if kind == "place":
-        return bool((_PLACE_JA if cjk else _PLACE_EN).search(text))
+    if kind == "place":  # also a field whose value is a name: "Manufacturing: Brno plant, Czech Republic"
+        return bool((_PLACE_JA if cjk else _PLACE_EN).search(text) or (not cjk and _NAMED_FIELD.match(text.strip())))
     if kind == "year":
         return any(m.group(0) not in question for m in _YEAR.finditer(normalize(text)))
     if kind == "frequency":
@@ -165,8 +181,94 @@ def states_wh_type(kind: str | None, text: str, cjk: bool = False, question: str
     if kind == "when":
         if cjk:
             return bool(_WHEN_JA_TEXT.search(text))
-        return bool(re.search(r"[0-9]", text) or _MONTH_DAY_EN.search(text))
+        bare = _REFERENCE_LABEL.sub(" ", _LIST_NUMBER.sub("", text.strip()))  # "1. Scope …" states no time
+        return bool(_TIME_NUMBER.search(bare) or _MONTH_DAY_EN.search(bare))  # not "car park P3"
+    if kind == "identifier":
+        found = codes(_LIST_NUMBER.sub("", text.strip()), question)
+        noun = _IDENT_NOUN.search(normalize(question))
+        if noun and found:  # "the document number": the code next to "Document", not the footer's extension
+            stem = tokenize(noun.group(1) or noun.group(2))
+            return near(text, stem, found) or (":" in text and bool(set(stem) & set(tokenize(text.split(":")[0]))))
+        return bool(found)
+    if kind == "named":
+        noun = _NAMED_Q_EN.search(normalize(question))
+        return names_a_thing(text, question, tokenize(noun.group(1)) if noun else [])
     return True
+
+
+_TIME_NUMBER = re.compile(r"(?<![A-Za-z])\d{1,2}[:.]\d{2}\b|\b\d{1,2}\s*(?:am|pm|a\.m\.|p\.m\.|h|o'clock)\b"
+                          r"|\b(?:1[5-9]|20)\d\d\b|\b\d{1,2}(?:st|nd|rd|th)?\s+(?:January|February|March|April|May|June|"
+                          r"July|August|September|October|November|December)|\b\d{4}-\d{2}-\d{2}\b|\b\d{1,2}/\d{1,2}/\d{2,4}\b"
+                          r"|\b\d+\s*(?:working |business |calendar )?(?:seconds?|minutes?|hours?|days?|weeks?|months?|"
+                          r"years?)\b", re.I)
+_IDENT_NOUN = re.compile(r"\b(reference|document|serial|phone|telephone|extension|account|order|part|model|policy|ticket|"
+                         r"room|version|registration|case|invoice|tracking|form|procedure|contract|asset|badge|employee|"
+                         r"project|article)\s+(?:number|no\.?|code|id)\b|\b(extension)\b", re.I)
+
+
+def near(text: str, noun: list[str], found: list[str], gap: int = 6) -> bool:
+    """Is one of the codes `found` said after the noun (stemmed tokens) in `text`, within `gap` words of the
+    same clause ("the badge number of clerk 12 is B00034"; not "about this document, call extension 4410")?"""
+    for clause in re.split(r"[,;]\s|\.\s|:\s", normalize(text)):
+        words = re.findall(r"[\w./-]+", clause)
+        for k, w in enumerate(words):
+            if set(tokenize(w)) & set(noun) and any(f in " ".join(words[k + 1:k + 1 + gap]) for f in found):
+                return True
+    return False
+
+
+_NAMED_FIELD = re.compile(r"^[-*•]?\s*[A-Z][\w /&'-]{1,30}:\s*[A-Z][a-z]")
+_LIST_NUMBER = re.compile(r"^\(?\d+(?:\.\d+)*[.)]\s+")
+_REFERENCE_LABEL = re.compile(r"\b(?:Figures?|Fig\.|Tables?|Pages?|Sections?|Articles?|Chapters?|Step)\s*\d[\w.-]*", re.I)
+_CODE = re.compile(r"(?<![A-Za-z0-9_,.-])(?:[A-Za-z]{1,6}[-/]?\d[A-Za-z0-9_/-]*|\d{3,}(?:[-/]\d+)*)"
+                   r"(?![A-Za-z0-9_-]|[.,]\d)")
+_MEASURE_NEXT = re.compile(r"^\s*-?\s*(?:%|percent|per cent|(?:working |business |calendar )?(?:seconds?|minutes?|hours?|days?|"
+                           r"nights?|weeks?|months?|years?)|kg|km|m|mm|cm|g|l|units?|people|euros?|dollars?|yen|円|日|年)\b",
+                           re.I)
+_CURRENCY_BEFORE = re.compile(r"(?:[$€£¥￥]|\b(?:EUR|USD|GBP|JPY|CHF))\s*$")
+
+
+def codes(text: str, question: str = "") -> list[str]:
+    """The codes `text` states (PR-04, LEG-02, SN-40917, extension 4410, 内線2205): a token of letters and digits,
+    or a number of 3+ digits that measures nothing (not "2,000円", "EUR 25,000", "1,340 employees" per a unit,
+    "10 years"), and is not one of the question's own."""
+    t = normalize(text)
+    own = set(_CODE.findall(normalize(question))) if question else set()
+    out = []
+    for m in _CODE.finditer(t):
+        tok = m.group(0)
+        if tok in own or _MEASURE_NEXT.match(t[m.end():m.end() + 20]) or _CURRENCY_BEFORE.search(t[:m.start()]):
+            continue
+        if re.fullmatch(r"(?:1[5-9]|20)\d\d", tok):  # a year is a date, not a code
+            continue
+        out.append(tok)
+    return out
+
+
+_TITLE_WORD = re.compile(r"(?<![\w-])(?:[A-Z][a-z]+[A-Za-z]*|[A-Z][a-z]*[A-Z][\w]*)(?![\w-])")
+
+
+def names_a_thing(text: str, question: str, kind: list[str] | None = None) -> bool:
+    """Does `text` name something the question does not: a capitalised name inside the sentence (SupplyPoint,
+    Courier Rapide; not its first word), a code or lone capital ("Building C", "Gate 4"), or a quoted term?
+    "The mailroom chooses the carrier by weight" names no carrier. With `kind` (the stemmed noun the question
+    asks for: "system", "build"), a prose sentence must say that noun too ("the SupplyPoint system", "Building
+    C"); a table row reads with its column names, which say it."""
+    own = set(tokenize(question))
+    t = " ".join(text.split())
+    if kind and not set(kind) & set(tokenize(t)):
+        return False
+    heading = not re.search(r"[a-z]", t)  # "NOTICE - FIRE EVACUATION DRILL": a heading in capitals names nothing
+    for m in ([] if heading else _TITLE_WORD.finditer(t)):
+        before = t[:m.start()].rstrip()
+        if not before or before.endswith((".", ":", "!", "?", "|", "\n")):
+            if " | " not in t:  # a sentence's first word is capitalised anyway; a table cell's is a name
+                continue
+        if not set(tokenize(m.group(0))) <= own:
+            return True
+    if any(i not in identifiers(question) for i in identifiers(t) if not i.isdigit()):
+        return True
+    return bool(re.search(r"[\"“'‘«「][^\"”'’»」]{2,40}[\"”'’»」]", t))
 
 
 # --- identifiers -------------------------------------------------------------------------------------------
@@ -179,7 +281,7 @@ def identifiers(text: str) -> frozenset[str]:
     """The identifiers `text` names, as written (case kept, NFKC): tokens with a digit ("K1", "1234", "RX-7",
     "B-200", "2015") and standalone one- or two-letter capitals ("Category B", "Plan A"; not the pronoun "I" or
     the article "A" opening a sentence)."""
-    t = normalize(text)
+    t = re.sub(r"[‐‑‒–—]", "-", normalize(text))  # "PC–12/47E" as typeset is "PC-12/47E"
     out = set()
     for m in _IDENT.finditer(t):
         tok = m.group(0).strip(",.")
@@ -187,6 +289,61 @@ def identifiers(text: str) -> frozenset[str]:
             continue
         out.add(tok)
     return frozenset(out)
+
+
+def record_codes(text: str) -> frozenset[str]:
+    """The identifiers of `text` that name one record by letters and digits together ("AY-1043", "K1", "RX-7"), the
+    kind a near-identical record differs in by one character; bare numbers and lone capitals are left to the
+    entity checks (a band or a total holds a number without naming it)."""
+    return frozenset(i for i in identifiers(text) if re.search(r"\d", i) and re.search(r"[A-Z]", i))  # not "12-year-old"
+
+
+def names_codes(codes_: frozenset[str] | set[str], text: str) -> bool:
+    """Does `text` (a sentence with its local context) name every record code of the question exactly? "Asset
+    AY-1042 …" does not answer a question about AY-1043, however close its tokens."""
+    if not codes_:
+        return True
+    have = identifiers(text)
+    return all(c in have for c in codes_)
+
+
+_CAPITALISED = re.compile(r"(?<![\w-])[A-Z][\w-]*")
+_SLOT_STOP = frozenset("the a an of in on at for to from by with and or is are was were did does do".split())
+
+
+def names_another(question: str, text: str, sup, context: str = "") -> bool:
+    """Is the sentence about another named thing in the place of the question's? When a name the question gives
+    (an entity) is missing from the sentence and its local context (support credit below 1), and the sentence
+    puts another capitalised name where the question has it — before the question's next word or after its
+    previous one ("the Porto service centre" for "When did the Leeds service centre open?") — it speaks of that
+    other thing."""
+    if not sup.n_entities or sup.entity_min >= 1.0:
+        return False
+    local = set(tokenize(text + "\n" + context))
+    qwords = re.findall(r"[\w-]+", normalize(question))
+    sent = re.findall(r"[\w-]+", " ".join(text.split()))
+    stems = [tokenize(w) for w in sent]
+    for k, w in enumerate(qwords):
+        toks = tokenize(w)
+        if k == 0 or not w[:1].isupper() or not toks or all(t in local for t in toks):
+            continue
+        nxt = next((tokenize(x) for x in qwords[k + 1:k + 2] if x.lower() not in _SLOT_STOP), [])
+        prev = next((tokenize(x) for x in qwords[k - 1:k] if x.lower() not in _SLOT_STOP), [])
+        for j, x in enumerate(sent):
+            if not _CAPITALISED.fullmatch(x) or j == 0 or set(tokenize(x)) & set(toks):
+                continue
+            if (nxt and j + 1 < len(sent) and stems[j + 1] == nxt) or (prev and j > 0 and stems[j - 1] == prev):
+                return True
+    return False
+
+
+_CJK_ARTICLE = re.compile(r"^第[0-9０-９一二三四五六七八九十百]+[条章節項](?:[（(][^）)]{1,20}[）)])?\s*$")
+
+
+def cjk_heading(text: str) -> bool:
+    """A Japanese article or chapter title ("第8条（海外出張）", "第2章"), never an answer: it names what the
+    article under it is about."""
+    return bool(_CJK_ARTICLE.match(" ".join(text.split())))
 
 
 def names_identifiers(question_ids: frozenset[str] | set[str], text: str) -> bool:
@@ -210,10 +367,31 @@ def answer_kinds(question: str, number_kind: str | None) -> tuple[str | None, st
     return number_kind, wh
 
 
+_DOC_NOUN = (r"(?:section|document|page|procedure|policy|handbook|schedule|notice|manual|chapter|guide|report|form|"
+             r"regulation|rule|standard|plan|agreement|memo|bulletin|faq|article|part|appendix|annex|issue|edition|"
+             r"website|site|leaflet|brochure|register|list|table|summary|overview|introduction)")
+_ABOUT_THE_DOCUMENT = re.compile(
+    rf"^(?:purpose\s*[:：]\s*|scope\s*[:：]\s*)?(?:this|the present|these)\s+(?:\w+\s+){{0,2}}?{_DOC_NOUN}s?\b"
+    r"(?:\s+of\s+(?:the\s+)?[\w-]+(?:\s+[\w-]+){0,3})?\s+(?:contains?|explains?|describes?|sets? out|states?|"
+    r"covers?|lists?|provides?|outlines?|summari[sz]es?|presents?|gives?|sets? forth|is (?:intended|designed|meant)|"
+    r"aims?|informs?|publishes|includes?)\b"
+    r"|^(?:purpose|scope|about this \w+)\s*[:：]", re.I)
+_ASKS_ABOUT_THE_DOCUMENT = re.compile(r"\b(?:purpose|aim|goal|objective|about\W*$|cover(?:s|ed)?|contains?|describes?|"
+                                      r"explains?|scope|intended|overview|summary|summari[sz]e)\b|目的|概要|範囲", re.I)
+
+
+def about_the_document(text: str) -> bool:
+    """Is `text` a sentence about the document itself rather than a fact in it: "This section of the bulletin
+    contains notices to the public…", "This procedure sets out how requisitions are raised…", "Purpose: this
+    schedule states how long…"? Such a lead answers only a question about the document's purpose or contents."""
+    return bool(_ABOUT_THE_DOCUMENT.search(" ".join(text.split())))
+
+
 def not_an_answer(question: str, text: str, title: str = "") -> str | None:
     """Why the sentence `text` cannot be an answer to `question` whatever it shares with it: "question" (it
     asks), "restates" (it says only what the question says), "title" (it is the document's title and the
-    question does not ask about titles); None when it may be one."""
+    question does not ask about titles), "about the document" (a lead that says what the document contains,
+    for a question that does not ask about the document's purpose or contents); None when it may be one."""
     if is_question_sentence(text):
         return "question"
     if restates_question(question, text, title):
@@ -221,20 +399,27 @@ def not_an_answer(question: str, text: str, title: str = "") -> str | None:
     if title and " ".join(text.split()).strip(" .") == " ".join(title.split()).strip(" .") \
             and not asks_about_title(question):
         return "title"
+    if about_the_document(text) and not _ASKS_ABOUT_THE_DOCUMENT.search(normalize(question)):
+        return "about the document"
     return None
 
 
 # --- numeric bands ----------------------------------------------------------------------------------------
 
-_NUM = r"(\d+(?:[.,]\d+)?)"
+_NUM = r"(\d+(?:[.,]\d+)*)"
+_UNIT_BEFORE = r"(?:(?:[a-z]{2,4}\.?|[$€£¥￥])\s*)?"  # "over EUR 25,000", "up to $5,000": a currency before the number
 _Band = Callable[..., tuple[float | None, float | None]]
 _BANDS: list[tuple[re.Pattern[str], _Band]] = [  # (pattern, (low, high) from the match: None = open)
-    (re.compile(rf"^(?:from\s+)?{_NUM}\s*(?:-|–|—|to|~|〜|～)\s*{_NUM}\b"), lambda a, b: (a, b)),
+    (re.compile(rf"^(?:from\s+)?{_NUM}\s*(?:[^\d\s|]{{1,6}}\s*)?(?:-|–|—|to|~|〜|～)\s*{_UNIT_BEFORE}{_NUM}\b"),
+     lambda a, b: (a, b)),
     (re.compile(rf"^{_NUM}\s*(?:\+|or more|and (?:over|above|more)|or over|or above|or longer|plus)"), lambda a: (a, None)),
-    (re.compile(rf"^(?:over|above|more than|greater than|longer than|>)\s*{_NUM}"), lambda a: (a + 1e-9, None)),
-    (re.compile(rf"^(?:at least|minimum|min\.?|from|≥|>=)\s*{_NUM}"), lambda a: (a, None)),
-    (re.compile(rf"^(?:up to|at most|maximum|max\.?|≤|<=|no more than|not more than)\s*{_NUM}"), lambda a: (None, a)),
-    (re.compile(rf"^(?:under|below|less than|fewer than|shorter than|<)\s*{_NUM}"), lambda a: (None, a - 1e-9)),
+    (re.compile(rf"^(?:over|above|more than|greater than|longer than|>)\s*{_UNIT_BEFORE}{_NUM}"),
+     lambda a: (a + 1e-9, None)),
+    (re.compile(rf"^(?:at least|minimum|min\.?|from|≥|>=)\s*{_UNIT_BEFORE}{_NUM}"), lambda a: (a, None)),
+    (re.compile(rf"^(?:up to|at most|maximum|max\.?|≤|<=|no more than|not more than)\s*{_UNIT_BEFORE}{_NUM}"),
+     lambda a: (None, a)),
+    (re.compile(rf"^(?:under|below|less than|fewer than|shorter than|<)\s*{_UNIT_BEFORE}{_NUM}"),
+     lambda a: (None, a - 1e-9)),
     (re.compile(rf"^{_NUM}\s*(?:or (?:less|fewer|under|below)|and (?:under|below))"), lambda a: (None, a)),
     (re.compile(rf"^{_NUM}\s*[^\d\s]{{0,3}}?(?:以上)"), lambda a: (a, None)),
     (re.compile(rf"^{_NUM}\s*[^\d\s]{{0,3}}?(?:以下|まで)"), lambda a: (None, a)),
@@ -257,6 +442,45 @@ def band(cell: str) -> tuple[float | None, float | None] | None:
             nums = [float(g.replace(",", "")) for g in m.groups()]
             return make(*nums)
     return None
+
+
+_WORD_NUMBERS = {w: i for i, w in enumerate(
+    "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen "
+    "seventeen eighteen nineteen twenty".split())}
+_WORD_QUANTITY = re.compile(r"(?<!\bonce )(?<!\btwice )(?<!\bper )(?<!\bevery )(?<!\beach )\b(an?|"
+                            + "|".join(_WORD_NUMBERS) + r")\s+(?:full\s+|whole\s+|working\s+|calendar\s+)?"
+                            r"(years?|months?|weeks?|days?|hours?|kilos?|kg|kilograms?|tonnes?|units?|people|persons?|"
+                            r"nights?)\b", re.I)
+
+
+def quantities(question: str) -> tuple[str, ...]:
+    """The numbers a question states, in digits ("7 years", "EUR 12,000") and in words before a unit ("a year
+    ago" → "1", "three nights" → "3"; not "once a year", "per day"): the values a band row must hold."""
+    from relayrag.stages.answerability import question_numbers
+    words = [str(_WORD_NUMBERS.get(m.group(1).lower(), 1)) for m in _WORD_QUANTITY.finditer(normalize(question))]
+    return tuple(dict.fromkeys([*question_numbers(question), *words]))
+
+
+_MEASURED = re.compile(r"(?:[0-9][0-9,.]*|\b(?:" + "|".join(_WORD_NUMBERS) + r"))(?:-[a-z]+)*"
+                       r"(?:\s+(?:[a-z]{1,3}|years?|months?|weeks?|days?|hours?|units?|pieces?|people|persons?|"
+                       r"nights?|kilos?|kilograms?|tonnes?|litres?|liters?|euros?|dollars?))?(?:-[a-z]+)*"
+                       r"\s+([a-z][a-z-]+)", re.I)
+_UNIT_WORD = re.compile(r"(?:years?|months?|weeks?|days?|hours?|units?|pieces?|people|persons?|nights?|kilos?|"
+                        r"kilograms?|tonnes?|litres?|liters?|euros?|dollars?|kg|eur|usd|gbp)", re.I)
+_NOT_MEASURED = frozenset("""of in on at for to from by with and or is are was were be do does did will would can could
+should must may have has had that which who than per a an the""".split())
+
+
+def measured_things(question: str) -> list[str]:
+    """The noun right after each quantity of the question: the thing measured ("a 75 kg crate" → crate, "a
+    12-year-old record" → record, "EUR 40,000 test bench" → test). A band row holding the quantity is about
+    that thing, whatever the table calls it ("Parcel weight")."""
+    out = []
+    for m in _MEASURED.finditer(normalize(question)):
+        w = m.group(1).lower()
+        if w not in _NOT_MEASURED and not _UNIT_WORD.fullmatch(w):
+            out.append(w)
+    return out
 
 
 def band_holds(cell: str, numbers: tuple[str, ...] | list[str]) -> bool:

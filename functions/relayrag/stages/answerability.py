@@ -50,13 +50,17 @@ ABSENT_BOOST = 2.0
 ASKED_MIN = {"en": 0.0, "cjk": 0.1}
 ENTITY_AS_ONE_TERM = True
 NEAR_CREDIT = 0.5  # a term of what is asked found only in the sentence before (see `support`)
+ASIDE_WEIGHT = 0.5  # a term only in a question's clauses before the one that asks (its circumstances)
 
 _QUESTION_WORDS = frozenset("""
 what which who whom whose when where why how many much does did do doe done is are was were be been being can
 could would should will shall may might must have has had the a an of in on for to by with at from and or it its this that
 these those i you we they he she his her tell me please give list name describe explain say said show shows
 any some about there their than as into per according document documents page number numbers amount value
-kind type sort across all each every both""".split())
+kind type sort across all each every both
+someone somebody anyone anybody everyone everybody get gets getting got need needs needed want wants wanted
+am i'm i've i'd i'll me my mine our ours us your yours him them here just actually exactly currently still
+allowed permitted able supposed entitled entitlement ago""".split())
 _HOW_ADJECTIVES = frozenset("""long far old big large often soon tall high heavy wide deep fast late early short small
 frequently""".split())
 _KANA_OR_PUNCT = re.compile(r"^[\u3040-\u309f\u30fc\u3000-\u303f\uff01-\uff0f\uff1a-\uff20・ー、。「」（）()?？!！]+$")
@@ -102,15 +106,21 @@ def content_weights(question: str, idf: dict[str, float] | None = None, absent: 
     """Content token → weight: idf (1.0 without an index), × FUNCTION_WEIGHT / HALF_WEIGHT for CJK function
     bigrams / particle boundaries, × ABSENT_BOOST for tokens in `absent` (no chunk contains them)."""
     q = normalize(question)
+    aside: set[str] = set()
     if not has_cjk(q):
         words = _EN_WORD.findall(q)
         kept = [w for w, asked in zip(words, _asked_words(words)) if not asked]
         toks = tokenize(" ".join(kept))
+        clause = asking_clause(q)
+        if clause != q:  # "My colleague has worked here for 15 years. What is her leave?": circumstances
+            own = set(tokenize(clause))
+            aside = {t for t in toks if t not in own}
     else:
         toks = tokenize(q)
     out: dict[str, float] = {}
     for t in dict.fromkeys(toks):
         w = (idf or {}).get(t, 1.0) if idf is not None else 1.0
+        w *= ASIDE_WEIGHT if t in aside else 1.0
         out[t] = max(w * cjk_weight(t) * (ABSENT_BOOST if t in absent else 1.0), 1e-6)
     return out
 
@@ -208,10 +218,25 @@ _DIGIT = re.compile(r"[0-9０-９]")
 _DIGIT_CJK = re.compile(r"[0-9０-９一二三四五六七八九十百千万億]")
 
 
+_CLAUSE_END = re.compile(r"(?<=[.!?;])\s+(?=\S)|(?<=[。！？])")
+
+
+def asking_clause(question: str) -> str:
+    """The sentence of a question that asks ("I joined a year ago. How much annual leave …?" → "How much annual
+    leave …?"): the last one ending in a question mark, else the last one; the question's type words are read
+    there (the clauses before it give circumstances)."""
+    q = normalize(question)
+    parts = [p for p in _CLAUSE_END.split(q) if p.strip()]
+    if len(parts) < 2:
+        return q
+    asking = [p for p in parts if p.rstrip().endswith(("?", "？"))]
+    return (asking or parts)[-1].strip()
+
+
 def expects_number(question: str) -> bool:
     """The question asks for a quantity, date or count (its answer must hold a number): "how many",
     "when", "what is the price of …"; 何年, 何人, いくら, いつ (when; not いつも, always)."""
-    q = normalize(question)
+    q = asking_clause(question)
     return bool(_NUMBER_Q_CJK.search(q) if has_cjk(q) else _NUMBER_Q_EN.search(q))
 
 
@@ -239,10 +264,13 @@ def has_number(text: str, cjk: bool = False) -> bool:
 # (what year / what date), number (how many, how much, when, a measure …: any number, as before).
 
 _MONEY_Q_EN = re.compile(r"\b(?:costs?|costing|price[sd]?|pricing|fees?|fares?|airfares?|charges?|charged|paid|pays?|"
-                         r"spen[dt]|spending|expenses?|expenditures?|budget|salary|salaries|wages?|worth|tuition|rent)\b",
-                         re.I)
-_MONEY_Q_START = re.compile(r"^\s*(?:what|which|how much)\b", re.I)
-_DURATION_Q_EN = re.compile(r"^\s*(?:for |within )?how long\b", re.I)
+                         r"spen[dt]|spending|expenses?|expenditures?|budget|salary|salaries|wages?|worth|tuition|rent|"
+                         r"amount(?!\s+of\b))\b", re.I)
+_MONEY_Q_START = re.compile(r"^\s*(?:(?:up to|for|at|by|of|above|below|over)\s+)?(?:what|which|how much)\b", re.I)
+_DURATION_Q_EN = re.compile(r"^\s*(?:for |within )?how (?:long|soon|far (?:ahead|in advance|beforehand)|"
+                            r"much (?:advance |prior )?(?:notice|time|lead time))\b", re.I)
+_DURATION_Q_CJK = re.compile(r"何(?:日|時間|週間|か月|ヶ月|カ月|年間|分)(?:間|くらい|ほど|以内|前|後|で|かかり|かか)"
+                             r"|何営業日|どのくらい(?:の期間|の時間|かか|前)|どれくらい(?:の期間|かか|前)")
 _DATE_Q_EN = re.compile(r"^\s*(?:in |by |on |until |since |from )?what (?:year|date|day of the month|month)\b", re.I)
 _MONEY_Q_CJK = re.compile(r"何円|何ドル|値段|価格|料金|費用")
 
@@ -264,7 +292,8 @@ _TIME_UNIT = r"(?:(?:working|business|calendar|school|banking)\s+)?(?:seconds?|m
 _LENGTH_UNIT = (r"(?:mm|cm|km|m|in|ft|yd|mi|nm|inch(?:es)?|feet|foot|yards?|miles?|nautical miles?|"
                 r"(?:milli|centi|kilo)?met(?:er|re)s?)")
 _DURATION_TEXT = re.compile(
-    rf"(?:\d[\d,.]*|\b{_NUMBER_WORD}|\b(?:one|a|an|half an?|several|few))(?:\s*-\s*|\s+)?{_TIME_UNIT}\b"
+    rf"(?:\d[\d,.]*|\b{_NUMBER_WORD}|\b(?:one|a|an|half an?|several|few))(?:\s*-\s*|\s+)?"
+    rf"(?:(?!and\b|or\b|of\b|to\b)[a-z]+\s+)?{_TIME_UNIT}\b"
     rf"|\d[\d,.]*\s*-?\s*{_LENGTH_UNIT}\b|\b(?:at any time|indefinitely|forever|until|no time limit)\b", re.I)
 _DURATION_UNIT = re.compile(rf"\b{_TIME_UNIT}\b|\b{_LENGTH_UNIT}\b|\(\s*(?:s|h|min|d)\s*\)", re.I)
 _MONTH = (r"(?:January|February|March|April|May|June|July|August|September|October|November|December|"
@@ -323,16 +352,18 @@ def expected_answer_type(question: str) -> str | None:
     <things>: a number that is not money, a time span, a length or a percentage), "date" (what year / what
     date), "number"
     (any other question expects_number accepts), or None (the answer need not hold a number)."""
-    q = normalize(question)
-    if has_cjk(q):  # a quantity question (何円, いくら …) about a price asks for money
-        if not _NUMBER_Q_CJK.search(q):
+    q = asking_clause(question)
+    if has_cjk(q):  # a quantity question (何円, いくら …) about a price asks for money; 何日, 何時間 a duration
+        if not _NUMBER_Q_CJK.search(q) and not _DURATION_Q_CJK.search(q):
             return None
-        return "money" if _MONEY_Q_CJK.search(q) or "何円" in q else "number"
+        if _MONEY_Q_CJK.search(q) or "何円" in q:
+            return "money"
+        return "duration" if _DURATION_Q_CJK.search(q) else "number"
     if _DURATION_Q_EN.search(q):
         return "duration"
     m = _COUNT_Q_EN.search(q)
-    if m:  # "how many days" asks a duration; "how many customers" a count of things, not of days or dollars
-        return "duration" if re.fullmatch(_TIME_UNIT, m.group(1), re.I) else "count"
+    if m:  # "how many (vacation) days" asks a duration; "how many customers" a count of things, not days or dollars
+        return "duration" if any(re.fullmatch(_TIME_UNIT, w, re.I) for w in m.group(1).split()) else "count"
     if _DATE_Q_EN.search(q):
         return "date"
     if _MONEY_Q_EN.search(q) and (_MONEY_Q_START.search(q) or _NUMBER_Q_EN.search(q)):
@@ -343,7 +374,9 @@ def expected_answer_type(question: str) -> str | None:
 _Q_NUMBER = re.compile(r"[0-9０-９][0-9０-９,./:\-]*[0-9０-９]|[0-9０-９]")
 
 
-_COUNT_Q_EN = re.compile(r"^\s*how many\s+(?!times\b)(?:(?:working|business|calendar|school)\s+)?([^\W\d_]+)", re.I)
+_COUNT_Q_EN = re.compile(r"^\s*how many\s+(?!times\b)(?:(?:working|business|calendar|school)\s+)?"
+                         r"((?:(?!(?:do|does|did|is|are|was|were|can|could|should|will|would|must|of|in|on|for|at|"
+                         r"have|has|had|per)\b)[^\W\d_]+\s*){1,3})", re.I)  # the counted noun phrase, up to its verb
 # a number that measures something other than a count of things: an amount of money, a time span, a length,
 # a percentage ("a right of regret of 7 days" states no number of customers)
 _MEASURE_AFTER = re.compile(rf"^\s*-?\s*(?:(?:{_TIME_UNIT}|{_LENGTH_UNIT}|{_CURRENCY_WORD}|percent|per cent|"
@@ -417,6 +450,8 @@ def is_heading(line: str) -> bool:
     line = line.strip()
     if not line or len(line) > 80 or _TABLE_SEP in line or line.endswith(_HEADING_END):
         return False
+    if re.match(r"^[-*•·]\s", line) or re.match(r"^[A-Z][\w'-]*(?:\s+[\w'-]+){0,2}\s*:\s+\S", line):
+        return False  # a list item or a "Label: value" field ("- Piers: Kestrel and Heron") states, it heads nothing
     words = [w for w in re.findall(r"[^\W\d_][\w\-/']*", line)]
     if not words:
         return False
@@ -497,8 +532,34 @@ def table_header_above(text: str, start: int, fallback: str = "") -> str:
             continue
         return ""  # prose above: a table without a label row
     if labels:
-        return column_header(labels)
+        return column_header(labels[::-1])  # top to bottom: the table's first full label row names its columns
     return " ".join(fallback.split())
+
+
+def table_caption(text: str, start: int) -> str:
+    """What a table row at offset `start` reads under besides its column names: the paragraph just above its
+    table ("The mailroom chooses the carrier by the parcel's weight.") and the heading line above that ("4.
+    Sending parcels"), each as written; "" when the row is not in a table or nothing precedes it."""
+    lines = text[:start].split("\n")
+    if lines and not text[:start].endswith("\n"):
+        lines = lines[:-1]
+    k = len(lines) - 1
+    while k >= 0 and (not lines[k].strip() or _TABLE_SEP in lines[k] or lines[k].strip().startswith("|")):
+        k -= 1
+    if k < 0 or k == len(lines) - 1:
+        return ""
+    para: list[str] = []
+    while k >= 0 and lines[k].strip() and _TABLE_SEP not in lines[k]:
+        para.insert(0, lines[k].strip())
+        k -= 1
+    caption = " ".join(para)[-300:]
+    while k >= 0 and not lines[k].strip():
+        k -= 1
+    above = lines[k].strip() if k >= 0 else ""
+    if above and len(above) <= 80 and not above.endswith(_HEADING_END) and _TABLE_SEP not in above and \
+            (k == 0 or not lines[k - 1].strip()):
+        caption = above + "\n" + caption
+    return caption
 
 
 def previous_sentence(text: str, spans: list[tuple[int, int]], k: int) -> str:

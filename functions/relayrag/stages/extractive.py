@@ -12,17 +12,20 @@ from relayrag.backends.embedder import query_vector, reference_cosine
 from relayrag.metadata import DEFAULT_EXPIRING_DAYS, citation_fields
 from relayrag.retrieval.tokenize import tokenize
 from relayrag.stages.answer_parts import citation
-from relayrag.stages.answer_shape import answer_kinds, band_holds, identifiers, not_an_answer, states_wh_type
+from relayrag.stages.answer_shape import (answer_kinds, band_holds, cjk_heading, identifiers, measured_things,
+                                          names_another, names_codes, not_an_answer, quantities, record_codes,
+                                          states_wh_type)
 from relayrag.stages.answerability import (
     addresses_the_assistant, asks_for_total, content_weights, expected_answer_type, is_header_row, is_heading,
     is_total_label, page_heading, question_numbers,
     previous_sentence, question_entities, section_heading, standalone_heading, states_answer_type, support,
-    table_header_above)
+    table_caption, table_header_above)
 from relayrag.stages.evidence import absent_tokens, query_idf, span_vectors
-from relayrag.text import answer_units as _units, has_cjk
+from relayrag.text import answer_units as _units, has_cjk, header_over
 
 DUPLICATE_COSINE = 0.95
 EVIDENCE_K = 8  # numbered evidence passages given to the LLM method
+ROW_COLUMNS = 6  # a named row of a table this narrow answers with all its cells named by their columns
 
 
 def with_metadata(citations: list[dict], snap) -> list[dict]:
@@ -83,25 +86,45 @@ def local_context(chunk: dict, spans: list[tuple[int, int]], k: int, heading: st
     text = chunk["text"]
     s, e = spans[k]
     row = " | " in text[s:e]
-    # only a data row (one with a numeric cell) reads under a column-name row: rows of labels only (an
-    # address block) are their own table
-    header = table_header_above(text, s, chunk.get("context", "")) if row and not is_header_row(text[s:e]) else ""
-    parts = [chunk.get("title", ""), heading, section_heading(text, s), header]
+    header = data_row_header(text, s, e, chunk.get("context", "")) if row else ""
+    parts = [chunk.get("title", ""), heading, section_heading(text, s), header, table_caption(text, s) if header else ""]
     return "\n".join(p for p in parts if p), header, "" if row else previous_sentence(text, spans, k)
+
+
+def data_row_header(text: str, s: int, e: int, fallback: str = "") -> str:
+    """The column-name row that the table row text[s:e] reads under, or "" when the row is itself a table's
+    column-name row or a row of labels with no fuller label row above it (an address block is its own table).
+    A row of labels under the column names ("up to 10 kg | Courier Rapide | same day") is data."""
+    header = table_header_above(text, s, fallback)
+    if is_header_row(text[s:e]) and not header_over(text[s:e], header):
+        return ""
+    return header
+
+
+_FIELD_LABEL = re.compile(r"^[-*•]?\s*([A-Z][\w /&'-]{1,30})\s*[:：]\s*\S")
+
+
+def field_label_named(line: str, question_tokens: set[str]) -> bool:
+    """Is `line` a "Label: value" field ("Approved by: Dana Whitfield", "Effective date: 1 May 2026") whose label
+    names a word of the question?"""
+    m = _FIELD_LABEL.match(line)
+    return m is not None and bool(set(tokenize(m.group(1))) & question_tokens)
 
 
 def _cells(row: str) -> list[str]:
     return [c.strip() for c in row.split("|")]
 
 
-def table_cell(question_tokens: set[str], row: str, header: str) -> str | None:
+def table_cell(question_tokens: set[str], row: str, header: str, named_row: bool = False) -> str | None:
     """A table-cell answer "row label — column label: value" when the question names one column of the
-    row's table (its column-name row aligned cell for cell with the row); else None. Ties go to the
-    leftmost column."""
+    row's table (its column-name row aligned cell for cell with the row; ties go to the leftmost column);
+    else, for a row the question names (its label, or a band holding the question's number) in a table of
+    at most ROW_COLUMNS columns, the row's other cells named by their columns ("10-15 years — Category: B;
+    Retention: 7 years"); else None (the row is quoted as it is)."""
     if not header:
         return None
     cells, labels = _cells(row), _cells(header)
-    if len(cells) != len(labels) or len(cells) < 3:
+    if len(cells) != len(labels) or len(cells) < 2:
         return None
     best, best_key = None, (0.0, 0)
     for j in range(1, len(labels)):
@@ -112,9 +135,12 @@ def table_cell(question_tokens: set[str], row: str, header: str) -> str | None:
         key = (hit / len(toks), hit)
         if hit and key > best_key:
             best, best_key = j, key
-    if best is None or best_key[0] < 0.5:
+    if best is not None and best_key[0] >= 0.5:
+        return f"{cells[0]} — {labels[best]}: {cells[best]}"
+    if not named_row or len(cells) > ROW_COLUMNS:
         return None
-    return f"{cells[0]} — {labels[best]}: {cells[best]}"
+    named = [f"{labels[j]}: {cells[j]}" if labels[j] else cells[j] for j in range(1, len(cells)) if cells[j]]
+    return f"{cells[0]} — " + "; ".join(named) if named else None
 
 
 def total_cell(row: str, header: str) -> str | None:
@@ -193,6 +219,7 @@ def extractive(question: str, chunks: list[dict], embedder, max_sentences: int, 
     # money, duration, count, date, number or None; and who → person, where → place, when, which year, how often
     kind, wh = answer_kinds(question, expected_answer_type(question))
     qids = identifiers(question)  # K1, 1234, RX-7: a sentence about K2 or 123 is about another record
+    qcodes = record_codes(question)  # AY-1043, K1: the answer names the very record
     own_numbers = question_numbers(question)
     qset = set(weights)
     ent_toks = {t for g in entities for t in g}
@@ -211,8 +238,7 @@ def extractive(question: str, chunks: list[dict], embedder, max_sentences: int, 
         vecs = np.concatenate(per_chunk) if per_chunk else np.zeros((0, embedder.dim), np.float32)
         cos = reference_cosine(embedder, vecs @ query_vector(embedder, question))  # on MiniLM's scale
     headers_of = [{" ".join(c.get("context", "").split())} | {
-        table_header_above(c["text"], s) for s, e in units[i]
-        if " | " in c["text"][s:e] and not is_header_row(c["text"][s:e])} for i, c in enumerate(chunks)]
+        data_row_header(c["text"], s, e) for s, e in units[i] if " | " in c["text"][s:e]} for i, c in enumerate(chunks)]
     cands: list[dict[str, Any]] = []
     for idx, ((i, k), text) in enumerate(zip(flat, texts)):
         c = chunks[i]
@@ -224,10 +250,12 @@ def extractive(question: str, chunks: list[dict], embedder, max_sentences: int, 
         if is_row and (sum(1 for x in cells if x) < max(2, len(cells) / 2) or stripped in headers_of[i]):
             continue  # a column-name row or a group row ("| | Pre-Pawn | |") names columns; it answers nothing
         context, header, prev = local_context(c, units[i], k, headings.get((c["source"], c["page"]), ""))
+        if _FIELD_LABEL.match(stripped):  # a list item or field states its own fact: the one before is another's
+            prev = ""
         # a band in a row ("6-10 | 30 days", "11 or more") holds the question's number ("7 years of service")
-        held = [n for n in own_numbers if is_row and any(band_holds(x, [n]) for x in cells)]
-        if held:
-            context += "\n" + " ".join(held)
+        held = [n for n in quantities(question) if is_row and any(band_holds(x, [n]) for x in cells)]
+        if held:  # the band stands for the question's quantity and the thing it measures ("a 75 kg crate")
+            context += "\n" + " ".join(held + measured_things(question))
         wider = c["text"] + "\n" + openings.get(c["source"], "")
         # the decision reads the sentence before as `near` (what is asked must be said here, not only there);
         # the ranking reads it in full (a Japanese answer often follows the sentence restating the question)
@@ -240,7 +268,8 @@ def extractive(question: str, chunks: list[dict], embedder, max_sentences: int, 
             unit_context = header + "\n" + section_heading(c["text"], units[i][k][0])
             own += "\n".join(["", header, section_heading(c["text"], units[i][k][0]),
                                headings.get((c["source"], c["page"]), "")])
-        lex = 0.7 * support(asked, [], own).coverage + 0.3 * ranked.coverage
+        said_here = support(asked, [], own).coverage  # what is asked, said by the sentence itself
+        lex = 0.7 * said_here + 0.3 * ranked.coverage
         score = (lex if cjk else 0.5 * float(cos[idx]) + 0.5 * lex) - 0.3 * (1.0 - ranked.entity_coverage)
         named = False  # does the question name this row (its label)?
         if is_row and header:  # a table row is picked by its label: "Kentucky", "Totals"
@@ -248,6 +277,8 @@ def extractive(question: str, chunks: list[dict], embedder, max_sentences: int, 
             named = bool(held) or (bool(label) and sum(1 for t in label if t in qset or t in ent_toks) >= len(label) / 2)
             if held or (label and all(t in qset or t in ent_toks for t in label)):
                 score += 0.15
+            if held:  # the band holding the question's number is the row it asks about: above prose that only
+                score += 0.15  # describes the table ("The mailroom chooses the carrier by the parcel's weight")
         # a question for a total ("total checks in November 2015") is not answered by a row it sums (a state's
         # row): only by the total row, or by a row the question names ("the total for Florida")
         total_row = is_row and bool(header) and is_total_label(cells[0])
@@ -259,7 +290,9 @@ def extractive(question: str, chunks: list[dict], embedder, max_sentences: int, 
             t in qset or t in ent_toks for cell in cells if re.search(r"[^\W\d_]", cell) for t in tokenize(cell)))
         if not cjk and not is_row and (len(stripped) < 30 or is_heading(stripped) or stripped == c.get("title")):
             score -= 0.15  # fragments ("Iowa Ethanol") and headings rarely answer anything
-        heading = not cjk and not is_row and standalone_heading(c["text"], *units[i][k])  # read as context only
+        if not is_row and field_label_named(stripped, qset):  # "Approved by: Dana Whitfield" for "Who approved …?":
+            score += 0.3  # a field whose label the question names is read like a table cell under its column
+        heading = not is_row and (cjk_heading(stripped) if cjk else standalone_heading(c["text"], *units[i][k]))
         heading = heading or addresses_the_assistant(text)  # an injected instruction states no fact
         # a question-shaped sentence (an FAQ's heading), a restatement of the question or the title line asks or
         # names what the section is about; the answer is what follows it
@@ -268,8 +301,16 @@ def extractive(question: str, chunks: list[dict], embedder, max_sentences: int, 
         cands.append({"score": score, "i": i, "k": k, "span": units[i][k], "idx": idx, "text": stripped,
                       "context": context, "header": header, "support": sup, "table": (c["source"], c["page"]),
                       "row": is_row and bool(header), "mentioned": mentioned, "total_row": total_row,
+                      "named": named,
                       "ids": ids, "own_ids": sum(1 for q in qids if q in ids),
                       "ok": not heading and not summand and shape is None and sup.answers(cjk)
+                      and names_codes(qcodes, text + "\n" + context)
+                      # a prose sentence says something of what is asked itself, not only its title and neighbours
+                      # ("Comments may be sent to the marina office." does not say what the notice proposes), when
+                      # no type of value (a date, a code, a name …) shows that it answers
+                      and (cjk or is_row or said_here > 0 or asked is weights or kind is not None or wh is not None
+                           or (bool(entities) and all(t in set(tokenize(text)) for g in entities for t in g)))
+                      and not (not cjk and not is_row and names_another(question, text, sup, context))
                       and states_answer_type(kind, text, cjk, unit_context, own_numbers, question)
                       and states_wh_type(wh, text + ("\n" + unit_context if is_row else ""), cjk, question)})
     if not cands:
@@ -361,7 +402,7 @@ def extractive(question: str, chunks: list[dict], embedder, max_sentences: int, 
                     cites.append(n)
         text = cand["text"]
         if cand["header"]:
-            text = table_cell(qset, cand["text"], cand["header"]) or (
+            text = table_cell(qset, cand["text"], cand["header"], cand["named"]) or (
                 cand["total_row"] and total_cell(cand["text"], cand["header"])) or text
         sent = {"text": text, "cites": cites, "source": cand["text"], "context": cand["context"]}
         if also:

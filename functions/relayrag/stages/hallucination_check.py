@@ -34,7 +34,7 @@ from relayrag.retrieval.tokenize import tokenize
 from relayrag.prompts import quote_document, with_data_rule
 from relayrag.stages.base import (Stage, StageRequest, StageResponse, embedder_of, llm_failure, load_run, run_snapshot,
                                   write_run)
-from relayrag.stages.answer_shape import answer_kinds, not_an_answer, states_wh_type
+from relayrag.stages.answer_shape import answer_kinds, names_codes, not_an_answer, record_codes, states_wh_type
 from relayrag.stages.answerability import (
     Support, content_weights, expected_answer_type, question_entities, question_numbers, states_answer_type,
     support)
@@ -96,6 +96,10 @@ def responsive(question: str, sentences: list[dict]) -> bool:
     if not sentences:
         return False
     if any(not_an_answer(question, s.get("source") or s["text"]) is not None for s in sentences):
+        return False
+    codes = record_codes(question)  # "AY-1043": an answer about AY-1042 answers another record's question
+    if codes and not any(names_codes(codes, (s.get("source") or s["text"]) + "\n" + (s.get("context") or ""))
+                         for s in sentences):
         return False
     cjk = has_cjk(question)
     kind, wh = answer_kinds(question, expected_answer_type(question))
