@@ -1,117 +1,582 @@
-"""Verified queries: the no-LLM path of Text-to-SQL. A question worded like one of the SQL config's examples
-(`examples:` in relayrag.sql.yaml, question → SQL written and checked by the data team) is answered by running
-that example's SQL; nothing is generated. This is the "verified query repository" idea of semantic-layer
-products: recurring questions get a reviewed query, and without an LLM only those can be answered.
+"""Verified queries and templates: the no-LLM path of Text-to-SQL.
 
-A question matches the example that `relayrag.sql.context.pick_examples` ranks first (RRF of MiniLM cosine and
-BM25) when
+The SQL config's `examples:` (relayrag.sql.config) are SQL the data team wrote and `warehouse config` checked.
+Without an LLM a question is answered by one of them when it asks the same thing; an example with `slots:`
+is a template whose values the question supplies ("Which 5 countries …" fills `@n` of "Which three
+countries have the most customers?"; relayrag.sql.slots). An example without slots is a template with
+nothing to fill: its numbers and named values must be the question's.
 
-- its cosine to the example question is at least VERIFIED_MIN_COSINE (0.8), and
-- it names the same parameters: the numbers in both questions (digits and the English number words one to
-  twelve) are the same, and every string literal of the SQL that the example question names (a country, a
-  genre, a person) appears in the question too — "How many tracks are in the Rock genre?" does not run the
-  Jazz example, and "… in 2022?" does not run the 2023 example.
+`match_verified(question, config, embedder, wh)` compares the question with every template; a template
+answers when all of these hold, else it says why not (the closest template's reason is the miss message):
 
-- it asks for nothing the example does not: every content word of the question (relayrag's BM25 tokens:
-  stemmed, stopwords removed, CJK character bigrams; negations kept) occurs in the example question, and
-  every marker of direction, aggregate or negation in the example (most, least, highest, average, total,
-  not, …) occurs in the question — "… bought the least", "… did not buy", "average" against "total" get no
-  match. Extra words in the example (an output spec such as "Show the country and the number") are allowed.
+1. slots: every slot is filled by a mention of the question (relayrag.sql.slots), and every other mention
+   (a number, a year or period, a value of a slot column, "since 2022", "last year") is one the template's
+   wording names too — "How many Jazz tracks are longer than 5 minutes?" has a 5 that no slot of "How many
+   tracks belong to the {genre} genre?" takes; string literals of the SQL that its wording names must be in
+   the question ("Jazz" of an example without slots);
+2. markers (relayrag.sql.wording): each marker class of the question (fewest, average, more than, per month,
+   not …) is one the SQL computes or the template's wording says; and the question says what the SQL
+   requires: the direction of a top N, a comparison, a negation, an AVG / SUM / MAX / MIN result (or a
+   glossary term whose SQL has it: "revenue" is SUM(Invoice.Total)), a period grouping;
+3. dimensions: each GROUP BY column of the SQL is named (its column or table words, or a glossary synonym of
+   it: "country", 国) — "the revenue in 2022" is not "the revenue per billing country in 2022";
+4. config terms: a glossary entry or filter set the question uses is one the template expresses (its wording
+   says it, or its SQL uses the entry's columns and aggregate / the filter's columns and literals), and each
+   filter set the template applies is in the question;
+5. other words: each content word of the question (relayrag.sql.wording.content_words, mentions, markers and
+   terms taken out) is a word of the template's wordings, tables, columns or expressed terms, or a request
+   word (show, list, 教えて …). A word naming another table or column or another config term, or a
+   capitalised name, refuses; other words are "loose";
+6. meaning: the cosine (relayrag.backends.embedder.reference_cosine) of the question and the template's
+   closest wording, both with their mentions masked (numbers → N, dates → Y, values → X), is at least
+   MIN_COSINE, or MIN_COSINE_LOOSE when the question has loose words.
 
-Anything else gets no match, and the caller says that Text-to-SQL needs an LLM, listing the closest verified
-questions. Nothing is substituted into the SQL.
+Of the templates that answer, the one with the highest cosine wins; its SQL is filled with the question's
+values (relayrag.sql.templates.fill_sql) and still goes through the guard before it runs (the caller).
 """
 
 from __future__ import annotations
 
+import collections
+import hashlib
+import json
 import re
-from dataclasses import dataclass
+import threading
+from dataclasses import dataclass, field
+from typing import Any
 
-VERIFIED_MIN_COSINE = 0.8
+import numpy as np
+
+from relayrag.sql import templates as tpl
+from relayrag.sql.slots import PLACEHOLDER, Mention, ValueIndex, describe, find_mentions, fold
+from relayrag.sql.wording import COMPARISONS, PERIODS, Word, content_words, find_markers, is_request_word
+from relayrag.text import has_cjk, normalize
+
+MIN_COSINE = 0.6          # reference cosine of masked question and wording, every word known to the template
+MIN_COSINE_LOOSE = 0.8    # the same when the question has words the template does not know
 CLOSEST_SHOWN = 3
-
-_NUMBER_WORDS = {"one": "1", "two": "2", "three": "3", "four": "4", "five": "5", "six": "6", "seven": "7",
-                 "eight": "8", "nine": "9", "ten": "10", "eleven": "11", "twelve": "12"}
-_NUMBER = re.compile(r"\d+(?:\.\d+)?|\b(?:" + "|".join(_NUMBER_WORDS) + r")\b", re.I)
+_IDENT = re.compile(r"\b([A-Za-z_][A-Za-z0-9_]*)\.([A-Za-z_][A-Za-z0-9_]*)\b")
+_AGG = re.compile(r"\b(SUM|AVG|COUNT|MAX|MIN)\s*\(", re.I)
+_PERIOD_WORDS = {"month": ("month", "月"), "quarter": ("quarter", "四半期"), "year": ("year", "年"),
+                 "week": ("week", "週"), "day": ("day", "日")}
+_CLASS_WORDS = {"desc": "the highest / most", "asc": "the lowest / fewest", "order_desc": "highest first",
+                "order_asc": "lowest first", "gt": "more than", "ge": "at least",
+                "lt": "less than", "le": "at most", "neg": "a negation", "sum": "a total", "avg": "an average",
+                "count": "a count", "max": "a maximum", "min": "a minimum", "compare": "a comparison",
+                "month": "per month", "quarter": "per quarter", "year": "per year", "week": "per week",
+                "day": "per day"}
+_CLASS_WORDS_JA = {"desc": "最も多い・上位", "asc": "最も少ない・下位", "order_desc": "多い順", "order_asc": "少ない順", "gt": "より多い", "ge": "以上", "lt": "未満",
+                   "le": "以下", "neg": "否定", "sum": "合計", "avg": "平均", "count": "件数", "max": "最大",
+                   "min": "最小", "compare": "比較", "month": "月ごと", "quarter": "四半期ごと", "year": "年ごと",
+                   "week": "週ごと", "day": "日ごと"}
 
 
 @dataclass(frozen=True)
 class VerifiedMatch:
-    """The example that answers the question: its question, SQL and the cosine of the two questions."""
+    """The template that answers the question: `question` its closest wording, `template` its question with
+    {slot} placeholders, `sql` filled with the question's values (not yet guarded), `cosine`, `slots` ({name:
+    value as filled}), `index` in the config's examples."""
 
     question: str
     sql: str
     cosine: float
+    template: str = ""
+    slots: dict = field(default_factory=dict)
+    index: int = -1
 
 
-def numbers(text: str) -> set[str]:
-    """Numbers named in `text`, digits and English number words one..twelve, as digit strings."""
-    out = set()
-    for m in _NUMBER.finditer(text):
-        tok = m.group(0).lower()
-        out.add(_NUMBER_WORDS.get(tok, tok))
+@dataclass
+class Miss:
+    """Why no template answers: `reason` / `reason_ja` (one clause each), `closest` (templates, best first)."""
+
+    reason: str = ""
+    reason_ja: str = ""
+    closest: list[str] = field(default_factory=list)
+
+
+# ------------------------------------------------------------------------------------------------ compiling
+
+@dataclass
+class _Wording:
+    text: str
+    norm: str
+    masked: str
+    fill: tpl.Fill
+    fixed: collections.Counter
+    classes: set[str]
+
+
+@dataclass
+class _Template:
+    index: int
+    question: str
+    sql: str
+    refs: dict[str, tpl.SlotRef]
+    facts: tpl.SqlFacts
+    wordings: list[_Wording]
+    vocab: set[str]
+    vocab_cjk: list[str]
+    expressed: set[tuple[str, str]]
+    filters: set[str]
+    allowed: set[str]
+    dims: list[tuple[str, set[str], list[str]]]   # (label, stems, CJK words)
+    essential: set[str]                            # classes a question must say (the SQL needs, a wording says)
+    display: str
+    display_ja: str
+    vectors: Any = None
+
+
+@dataclass
+class _Compiled:
+    templates: list[_Template]
+    index: ValueIndex
+    schema_words: set[str]
+    config: Any
+    problems: list[str]
+
+
+def _mask(norm: str, mentions: list[Mention]) -> str:
+    out, pos = [], 0
+    for m in sorted(mentions, key=lambda m: m.start):
+        if m.start < pos:
+            continue
+        out.append(norm[pos:m.start])
+        out.append(PLACEHOLDER.get(m.kind, "X"))
+        pos = m.end
+    out.append(norm[pos:])
+    return "".join(out)
+
+
+def _display(norm: str, fill: tpl.Fill) -> str:
+    """The wording with each slot's value replaced by {slot}."""
+    spans = sorted(((m.start, m.end, name) for name, m in fill.used.items()), reverse=True)
+    out = norm
+    for s, e, name in spans:
+        out = out[:s] + "{" + name + "}" + out[e:]
     return out
 
 
-def string_literals(sql: str) -> list[str]:
-    """The string literals of `sql` (BigQuery dialect), [] when it does not parse."""
-    import sqlglot
-    from sqlglot import exp
-    try:
-        tree = sqlglot.parse_one(sql, read="bigquery")
-    except sqlglot.errors.ParseError:
-        return []
-    return [lit.this for lit in tree.find_all(exp.Literal) if lit.is_string and lit.this]
+def _spans(items) -> list[tuple[int, int]]:
+    return [(x.start, x.end) for x in items]
 
 
-def same_parameters(question: str, example_question: str, sql: str) -> bool:
-    """Does `question` name the parameters the example's SQL fixes (see the module docstring)?"""
-    if numbers(question) != numbers(example_question):
-        return False
-    q, ex = question.casefold(), example_question.casefold()
-    return all(lit.casefold() in q for lit in string_literals(sql) if lit.casefold() in ex)
-
-
-# words that change which rows answer: direction, extremes, aggregates, negation (stemmed like the tokens)
-MARKERS = ("most", "least", "fewest", "fewer", "lowest", "highest", "largest", "smallest", "biggest", "top",
-           "bottom", "average", "mean", "median", "total", "sum", "count", "maximum", "minimum", "max", "min",
-           "ascending", "descending", "more", "less", "not", "no", "never", "without", "none", "except",
-           "最も", "最大", "最小", "平均", "合計", "以外", "ない", "少な", "多い")
-_NEGATIONS = re.compile(r"\b(not|no|never|without|none)\b|n't\b", re.I)
-
-
-def content_words(text: str) -> set[str]:
-    """relayrag's BM25 tokens of `text` plus its negations (the stopword list drops "not" and "no")."""
+def _schema_words(schema: dict, config) -> set[str]:
+    """Words that name a table, a column (not a generic one: name, title …) or a config term."""
     from relayrag.retrieval.tokenize import tokenize
-    words = set(tokenize(text))
-    words |= {"not" if m.group(0).lower() == "n't" else m.group(0).lower() for m in _NEGATIONS.finditer(text)}
+    words: set[str] = set()
+    for t in schema.get("tables", []):
+        words |= set(tpl.identifier_words(t["name"]))
+        cols = t.get("columns") or {}
+        for c in (cols if isinstance(cols, dict) else [c["name"] for c in cols]):
+            words |= set(tpl.identifier_words(c)) - tpl.GENERIC_COLUMN_WORDS
+    for section in (config.glossary, config.filters):
+        for name, e in section.items():
+            for term in [name.replace("_", " "), *e.synonyms]:
+                if not has_cjk(term):
+                    words |= set(tokenize(term))
     return words
 
 
-def markers(text: str) -> set[str]:
-    """The MARKERS present in `text` (Latin ones as whole words, CJK ones as substrings)."""
-    low = text.casefold()
-    return {m for m in MARKERS if (re.search(rf"\b{m}\b", low) if m.isascii() else m in text)} | \
-        ({"not"} if re.search(r"n't\b", low) else set())
+def _expressed(config, facts: tpl.SqlFacts, wording_terms: set[tuple[str, str]]) -> set[tuple[str, str]]:
+    """Config entries the template expresses: named by a wording, or computed by its SQL (module docstring)."""
+    cols = {(t.lower(), c.lower()) for t, c in facts.columns}
+    tables = {t.lower() for t in facts.tables}
+    allowed = facts.allowed
+    out = set(wording_terms)
+    for name, e in config.glossary.items():
+        if e.sql:
+            refs = {(a.lower(), b.lower()) for a, b in _IDENT.findall(e.sql)}
+            aggs = {a.lower() for a in _AGG.findall(e.sql)}
+            if refs and refs <= cols and aggs <= allowed:
+                out.add(("glossary", name))
+        else:
+            refs = {(a.lower(), b.lower()) for a, b in _IDENT.findall(e.meaning)}
+            if refs & cols or (not refs and {w.lower() for w in re.findall(r"[A-Za-z_]\w*", e.meaning)} & tables):
+                out.add(("glossary", name))
+    template_literals = {str(x).lower() for x in facts.literals}
+    for name, f in config.filters.items():
+        refs = {(a.lower(), b.lower()) for a, b in _IDENT.findall(f.sql)}
+        lits = {x.lower() for x in re.findall(r"'((?:[^']|'')*)'", f.sql)}
+        if refs and refs <= cols and lits <= template_literals and not re.search(r"\b\d+\b", re.sub(
+                r"'[^']*'|\b[A-Za-z_]\w*\.[A-Za-z_]\w*\b", "", f.sql)):
+            out.add(("filter", name))
+    return out
 
 
-def asks_the_same(question: str, example_question: str) -> bool:
-    """Does `question` ask for nothing `example_question` does not (see the module docstring)?"""
-    return (content_words(question) <= content_words(example_question)
-            and markers(example_question) <= markers(question))
+def _dims(facts: tpl.SqlFacts, config) -> list[tuple[str, set[str], list[str]]]:
+    """Each GROUP BY dimension as (label, stems that name it, CJK words that name it). A column that names
+    its table's rows (an id or name column: PlaylistId, Genre.Name) is named by the table's words and by the
+    glossary entries about that table; another column (BillingCountry) by its own words and the glossary
+    entries that name that column."""
+    from relayrag.retrieval.tokenize import tokenize
+    out: list[tuple[str, set[str], list[str]]] = []
+    for table, col in facts.dims:
+        if not table:
+            en, ja = _PERIOD_WORDS[col]
+            out.append((f"{en}", {en}, [ja]))
+            continue
+        table_words = set(tpl.identifier_words(table))
+        words = set(tpl.identifier_words(col)) - tpl.GENERIC_COLUMN_WORDS
+        entity = words <= table_words
+        if entity:
+            words = table_words
+        cjk: list[str] = []
+        for name, e in config.glossary.items():
+            text = f"{e.sql or ''} {e.meaning}"
+            refs = {(a.lower(), b.lower()) for a, b in _IDENT.findall(text)}
+            about = ((table.lower(), col.lower()) in refs) or (entity and (
+                any(t == table.lower() for t, _ in refs)
+                or (not refs and table.lower() in {w.lower() for w in re.findall(r"[A-Za-z_]\w*", e.meaning)})))
+            if about:
+                for term in [name.replace("_", " "), *e.synonyms]:
+                    if has_cjk(term):
+                        cjk.append(normalize(term))
+                    else:
+                        words |= set(tokenize(term))
+        label = split_label(table if entity else col)
+        if all(label != o[0] for o in out):
+            out.append((label, words, cjk))
+    return out
 
 
-def match_verified(question: str, examples: list, embedder, min_cosine: float = VERIFIED_MIN_COSINE,
-                   ) -> tuple[VerifiedMatch | None, list[str]]:
-    """(the verified example that answers `question` or None, the closest example questions best first).
-    `examples`: relayrag.sql.config.Example list; `embedder`: relayrag's embedder (None: never a match)."""
-    from relayrag.sql.context import pick_examples
-    if not examples or embedder is None:
-        return None, []
-    picked = pick_examples(question, examples, embedder, k=CLOSEST_SHOWN)
-    closest = [p["question"] for p in picked]
-    best = max(picked, key=lambda p: p["cosine"] or 0.0)
-    if ((best["cosine"] or 0.0) >= min_cosine and same_parameters(question, best["question"], best["sql"])
-            and asks_the_same(question, best["question"])):
-        return VerifiedMatch(best["question"], best["sql"], float(best["cosine"])), closest
-    return None, closest
+def split_label(name: str) -> str:
+    """'BillingCountry' → 'billing country'."""
+    return re.sub(r"(?<=[a-z0-9])(?=[A-Z])|_", " ", name).lower()
+
+
+def _compile(config, wh, embedder) -> _Compiled:
+    from relayrag.sql.context import match_terms
+    schema = wh.schema() if wh is not None else {"tables": []}
+    problems: list[str] = []
+    try:
+        index = tpl.config_value_index(config, wh) if wh is not None else ValueIndex()
+    except tpl.TemplateError as exc:
+        index, _ = ValueIndex(), problems.append(str(exc))
+    out: list[_Template] = []
+    for i, ex in enumerate(config.examples):
+        try:
+            refs = tpl.slot_refs(ex.slots, schema)
+        except tpl.TemplateError as exc:
+            problems.append(f"examples[{i}]: {exc}")
+            continue
+        if wh is None and any(r.type == "value" for r in refs.values()):
+            continue
+        date_params = {p.lower() for r in refs.values() if r.type in ("year", "date_range")
+                       for p in (f"{r.name}_start", f"{r.name}_end")}
+        try:
+            facts = tpl.analyse(ex.sql, schema, date_params=date_params)
+        except tpl.TemplateError as exc:
+            problems.append(f"examples[{i}]: {exc}")
+            continue
+        wordings, terms = [], set()
+        vocab: set[str] = set()
+        vocab_cjk: list[str] = []
+        allowed = set(facts.allowed)
+        template_said: set[str] = set()
+        for text in ex.wordings():
+            norm = normalize(text)
+            fill = tpl.assign(refs, find_mentions(norm, index))
+            if fill.missing:
+                continue  # reported by check_config; this wording cannot be compared
+            mentions = fill.mentions
+            markers = find_markers(norm, _spans(mentions))
+            matched = match_terms(norm, config)
+            terms |= {(m.kind, m.name) for m in matched}
+            for w in content_words(norm, _spans(mentions) + _spans(markers) + _spans(matched)):
+                (vocab_cjk.append(w.stem) if w.cjk else vocab.add(w.stem))
+            classes = {m.cls for m in markers}
+            allowed |= classes
+            template_said |= said(classes, _glossary_aggs(matched), norm, mentions)
+            fixed = collections.Counter(m.key() for m in fill.leftover if m.strong or m.kind != "value")
+            wordings.append(_Wording(text, norm, _mask(norm, mentions), fill, fixed, classes))
+        if not wordings:
+            continue
+        expressed = _expressed(config, facts, terms)
+        for kind, name in expressed:
+            entry = (config.glossary if kind == "glossary" else config.filters)[name]
+            for term in [name.replace("_", " "), *entry.synonyms]:
+                if has_cjk(term):
+                    vocab_cjk.append(normalize(term))
+                else:
+                    vocab |= set(content_stems(term))
+        for t in facts.tables:
+            vocab |= set(tpl.identifier_words(t))
+        for t, c in facts.columns:
+            vocab |= set(tpl.identifier_words(c))
+        filters = {n for k, n in expressed if k == "filter"}
+        cjk_display = next((w for w in wordings if has_cjk(w.text)), wordings[0])
+        latin_display = next((w for w in wordings if not has_cjk(w.text)), wordings[0])
+        out.append(_Template(
+            index=i, question=ex.question, sql=ex.sql, refs=refs, facts=facts, wordings=wordings, vocab=vocab,
+            vocab_cjk=vocab_cjk, expressed=expressed, filters=filters, allowed=allowed, dims=_dims(facts, config),
+            essential=(facts.essential | (facts.aggregates & {"avg", "sum", "max", "min"})) & template_said,
+            display=_display(latin_display.norm, latin_display.fill),
+            display_ja=_display(cjk_display.norm, cjk_display.fill)))
+    if embedder is not None and out:
+        texts = [w.masked for t in out for w in t.wordings]
+        vecs = embedder.embed(texts, kind="document")
+        k = 0
+        for t in out:
+            t.vectors = vecs[k:k + len(t.wordings)]
+            k += len(t.wordings)
+    return _Compiled(out, index, _schema_words(schema, config), config, problems)
+
+
+def content_stems(text: str) -> list[str]:
+    from relayrag.retrieval.tokenize import tokenize
+    return tokenize(text)
+
+
+_cache: dict[tuple, tuple[Any, _Compiled]] = {}
+_cache_lock = threading.Lock()
+
+
+def compiled(config, wh, embedder) -> _Compiled:
+    """The config's templates compiled against `wh` (cached per config content, warehouse and embedder)."""
+    digest = hashlib.sha256(json.dumps(config.model_dump(mode="json"), sort_keys=True).encode()).hexdigest()
+    base = getattr(wh, "inner", wh)
+    key = (digest, id(base), id(embedder))
+    with _cache_lock:
+        hit = _cache.get(key)
+    if hit is not None and hit[0] is base:
+        return hit[1]
+    c = _compile(config, wh, embedder)
+    with _cache_lock:
+        if len(_cache) >= 8:
+            _cache.pop(next(iter(_cache)))
+        _cache[key] = (base, c)
+    return c
+
+
+# ------------------------------------------------------------------------------------------------ matching
+
+@dataclass
+class _Question:
+    text: str
+    norm: str
+    mentions: list[Mention]
+    classes: dict[str, str]          # class -> marker text
+    terms: set[tuple[str, str]]
+    term_glossary_aggs: set[str]
+    words: list[Word]
+    stems: set[str]
+    masked: str
+    markers: list = field(default_factory=list)
+
+
+def _phrase(q: _Question, m: Mention) -> str:
+    """A leftover mention with the comparison before it and the unit after it: 'longer than 5 minutes'."""
+    start, end = m.start, m.end
+    for mk in find_markers(q.norm, _spans(q.mentions)):
+        if mk.end <= start and not q.norm[mk.end:start].strip() and mk.cls in COMPARISONS:
+            start = mk.start
+    after = re.match(r"\s*([A-Za-z]+|[\u3040-\u30ff\u4e00-\u9fff]{1,3})", q.norm[end:])
+    if m.kind == "number" and after and after.group(1).lower() not in ("and", "or", "in", "of", "the", "a", "for",
+                                                                       "to", "with"):
+        end += after.end()
+    return q.norm[start:end].strip()
+
+
+def _covered(run: str, vocab_cjk: list[str]) -> bool:
+    """A kanji / katakana run every piece of which occurs in the template's Japanese words or is a request word."""
+    from relayrag.sql.wording import REQUEST_WORDS
+    i = 0
+    while i < len(run):
+        j = len(run)
+        while j > i and not (any(run[i:j] in v for v in vocab_cjk) or run[i:j] in REQUEST_WORDS):
+            j -= 1
+        if j == i:
+            return False
+        i = j
+    return True
+
+
+def _evaluate(t: _Template, q: _Question, c: _Compiled, cos: np.ndarray) -> tuple[bool, float, int, str, str]:
+    """(answers, cosine, stage, reason, reason_ja) of template `t` for question `q`; `stage` numbers the check
+    that failed, in the order of the module docstring (a miss is explained by the template that got furthest)."""
+    shown = f"“{t.display}”"
+    fill = tpl.assign(t.refs, q.mentions)
+    used_spans = _spans(fill.used.values())
+    left = [m for m in fill.leftover if m.strong or m.kind != "value"]
+    keys = collections.Counter(m.key() for m in left)
+    best = None
+    for k, w in enumerate(t.wordings):
+        if w.fixed == keys:
+            best = max(best or -1.0, float(cos[k]))
+    if best is None:
+        extra = [m for m in left if t.wordings[0].fixed[m.key()] == 0]
+        if extra:
+            m = extra[0]
+            takes = any(any(_could_take(r, m) for r in o.refs.values()) for o in c.templates)
+            ph = _phrase(q, m)
+            if takes:
+                return False, 0.0, 1, f"{shown} has no slot for '{ph}'", f"「{t.display_ja}」には「{ph}」を入れる枠がありません"
+            return False, 0.0, 1, f"no template has a slot for '{ph}'", f"「{ph}」を入れる枠のあるテンプレートがありません"
+        missing = [k for k in t.wordings[0].fixed if keys[k] == 0]
+        return False, 0.0, 1, f"{shown} is only for {missing[0][1]}", f"「{t.display_ja}」は{missing[0][1]}専用です"
+    qfold = fold(q.text)
+    for lit in t.facts.literals:
+        if any(fold(lit) in fold(w.text) for w in t.wordings) and fold(lit) not in qfold:
+            return False, 0.0, 2, f"{shown} is only for {lit!r}", f"「{t.display_ja}」は「{lit}」専用です"
+    for kind, name in sorted(q.terms):
+        if (kind, name) not in t.expressed:
+            return False, 0.0, 3, f"the question uses '{name}', which {shown} does not", \
+                f"質問の「{name}」は「{t.display_ja}」では使われていません"
+    for name in sorted(t.filters):
+        if ("filter", name) not in q.terms:
+            return False, 0.0, 3, f"{shown} is only for {name.replace('_', ' ')}", \
+                f"「{t.display_ja}」は{name}専用です"
+    loose = 0
+    for w in q.words:
+        if any(s <= w.start < e for s, e in used_spans):
+            continue
+        if (w.cjk and _covered(w.stem, t.vocab_cjk)) or (not w.cjk and w.stem in t.vocab) or is_request_word(w):
+            continue
+        if not w.cjk and w.stem in c.schema_words:
+            return False, 0.0, 4, f"the question names '{w.text}', which {shown} does not use", \
+                f"質問の「{w.text}」は「{t.display_ja}」では使われていません"
+        if w.capital:
+            return False, 0.0, 4, f"the question names '{w.text}', which no slot of {shown} takes", \
+                f"質問の「{w.text}」を入れる枠が「{t.display_ja}」にありません"
+        loose += 1
+    extra_cls = [cl for cl in q.classes if cl not in t.allowed]
+    if extra_cls:
+        cl = extra_cls[0]
+        return False, 0.0, 5, (f"the question asks for '{q.classes[cl]}' ({_CLASS_WORDS[cl]}), which {shown} does "
+                            "not compute"), f"質問の「{q.classes[cl]}」（{_CLASS_WORDS_JA[cl]}）は「{t.display_ja}」で計算できません"
+    if fill.missing:
+        name = fill.missing[0]
+        what = describe(t.refs[name].type, t.refs[name].key)
+        return False, 0.0, 6, f"{shown} needs {what} and the question names none", \
+            f"「{t.display_ja}」には{what}が必要ですが、質問にありません"
+    q_said = said(q.classes, q.term_glossary_aggs, q.norm, q.mentions)
+    for cl in sorted(t.essential):
+        if cl in q_said:
+            continue
+        return False, 0.0, 7, f"{shown} gives {_CLASS_WORDS[cl]}, and the question does not ask for it", \
+            f"「{t.display_ja}」は{_CLASS_WORDS_JA[cl]}を返しますが、質問はそれを求めていません"
+    counted = _counted_dim(t, q)
+    if counted:
+        return False, 0.0, 8, f"the question counts {counted} values, and {shown} gives one row per {counted}", \
+            f"質問は{counted}の数を求めていますが、「{t.display_ja}」は{counted}ごとの結果です"
+    for label, stems, cjk in t.dims:
+        if not (stems & q.stems or any(j in q.norm for j in cjk)):
+            return False, 0.0, 9, f"{shown} gives one row per {label}, and the question does not ask per {label}", \
+                f"「{t.display_ja}」は{label}ごとの結果ですが、質問は{label}ごとを求めていません"
+    need = MIN_COSINE_LOOSE if loose else MIN_COSINE
+    if best < need:
+        return False, best, 10, f"no template is worded like the question (closest {shown}, cosine {best:.2f})", \
+            f"質問に近い言い回しのテンプレートがありません（最も近いのは「{t.display_ja}」、cosine {best:.2f}）"
+    return True, best, 11, "", ""
+
+
+_JA_BARE_COUNT = ("数", "件数", "いくつ", "何件", "何個", "何種類")
+
+
+def _counted_dim(t: _Template, q: _Question) -> str | None:
+    """The GROUP BY dimension a count of the question counts ("how many playlists …", "プレイリストの数",
+    何か国), when the template groups by it: the question wants the number of groups, not a row per group.
+    English: the first word after the count; Japanese: the noun in the count (何か国) or just before it."""
+    from relayrag.retrieval.tokenize import tokenize
+    for mk in q.markers:
+        if mk.cls != "count":
+            continue
+        after = tokenize(" ".join(q.norm[mk.end:].split()[:3]))[:1]
+        if mk.text in _JA_BARE_COUNT:
+            noun = re.sub(r"(?:の|は|が|を|って|\s)+$", "", q.norm[:mk.start])
+        else:
+            noun = mk.text.removeprefix("何").removesuffix("数") if has_cjk(mk.text) else ""
+            noun = re.sub(r"^(?:か|カ|ヶ|ヵ)", "", noun)
+        for label, stems, cjk in t.dims:
+            if set(after) & stems or any(j and noun and noun.endswith(j) for j in cjk):
+                return label
+    return None
+
+
+def _could_take(ref: tpl.SlotRef, m: Mention) -> bool:
+    from relayrag.sql.slots import accepts
+    return accepts(ref.type, m, ref.key)
+
+
+def said(classes, aggs: set[str], norm: str, mentions: list[Mention]) -> set[str]:
+    """The classes a text says: its marker classes, the aggregates of the glossary terms it uses ("revenue"
+    says sum), max / min by "highest" / "lowest", a top N's end by "… first", a period by its word (month, 月)."""
+    from relayrag.retrieval.tokenize import tokenize
+    out = set(classes) | set(aggs)
+    out |= {"max"} if "desc" in out else set()
+    out |= {"min"} if "asc" in out else set()
+    out |= {d for d in ("desc", "asc") if f"order_{d}" in out}
+    masked = _mask(norm, mentions)
+    stems = set(tokenize(masked))
+    out |= {p for p in PERIODS if _PERIOD_WORDS[p][0] in stems or _PERIOD_WORDS[p][1] in masked}
+    return out
+
+
+def _glossary_aggs(matched) -> set[str]:
+    return {a.lower() for m in matched if m.kind == "glossary" for a in _AGG.findall(getattr(m.entry, "sql", "") or "")}
+
+
+def _question(question: str, c: _Compiled) -> _Question:
+    from relayrag.retrieval.tokenize import tokenize
+    from relayrag.sql.context import match_terms
+    norm = normalize(question)
+    mentions = find_mentions(norm, c.index)
+    markers = find_markers(norm, _spans(mentions))
+    matched = match_terms(norm, c.config)
+    strong = [m for m in mentions if m.strong or m.kind != "value"]
+    words = content_words(norm, _spans(strong) + _spans(markers) + _spans(matched))
+    aggs = _glossary_aggs(matched)
+    classes: dict[str, str] = {}
+    for mk in markers:
+        classes.setdefault(mk.cls, mk.text)
+    return _Question(question, norm, mentions, classes, {(m.kind, m.name) for m in matched}, aggs, words,
+                     set(tokenize(norm)), _mask(norm, mentions), markers)
+
+
+def match_verified(question: str, config, embedder, wh=None) -> tuple[VerifiedMatch | None, Miss]:
+    """(the template that answers `question` or None, why not and the closest templates). `config`:
+    relayrag.sql.config.SqlConfig (or a list of its Example); `embedder`: relayrag's embedder (None: no
+    match); `wh`: the warehouse (value slots read their columns' values from it; without it, templates with
+    value slots are left out). The SQL of a match is filled, not yet guarded."""
+    from relayrag.sql.config import SqlConfig
+    if isinstance(config, list):
+        config = SqlConfig(examples=config)
+    if config is None or not config.examples or embedder is None:
+        return None, Miss()
+    from relayrag.backends.embedder import reference_cosine
+    c = compiled(config, wh, embedder)
+    if not c.templates:
+        return None, Miss("the SQL config's templates cannot be used: " + "; ".join(c.problems[:2]))
+    q = _question(question, c)
+    qv = embedder.embed([q.masked], kind="query")[0]
+    results = []
+    for t in c.templates:
+        cos = np.asarray(reference_cosine(embedder, t.vectors @ qv), dtype=float)
+        ok, score, stage, why, why_ja = _evaluate(t, q, c, cos)
+        results.append((ok, score, float(cos.max()), t, why, why_ja, stage))
+    ja = has_cjk(question)
+    ranked = sorted(results, key=lambda r: -r[2])
+    closest = [(r[3].display_ja if ja else r[3].display) for r in ranked[:CLOSEST_SHOWN]]
+    winners = [r for r in results if r[0]]
+    if winners:
+        t = max(winners, key=lambda r: r[1])[3]
+        score = max(winners, key=lambda r: r[1])[1]
+        fill = tpl.assign(t.refs, q.mentions)
+        try:
+            sql = tpl.fill_sql(t.sql, fill.params)
+        except tpl.TemplateError as exc:
+            return None, Miss(f"the template “{t.display}” could not be filled: {exc}",
+                              f"テンプレート「{t.display_ja}」に値を入れられません: {exc}", closest)
+        slots = {name: (m.value[t.refs[name].key] if m.kind == "value" else m.text) for name, m in fill.used.items()}
+        best_wording = max(range(len(t.wordings)), key=lambda k: float(
+            reference_cosine(embedder, t.vectors[k] @ qv)) if t.wordings[k].fixed == collections.Counter(
+                m.key() for m in fill.leftover if m.strong or m.kind != "value") else -2.0)
+        return VerifiedMatch(t.wordings[best_wording].text, sql, score, t.display, slots, t.index), Miss(
+            closest=closest)
+    # explained by the template closest in wording, favouring one that passed more checks
+    top = max(results, key=lambda r: r[2] + 0.03 * r[6])
+    if top[2] < MIN_COSINE - 0.15:
+        return None, Miss(f"no template asks anything like this (the closest, “{top[3].display}”, has cosine "
+                          f"{top[2]:.2f})", f"似た質問のテンプレートがありません（最も近い「{top[3].display_ja}」でも cosine "
+                          f"{top[2]:.2f}）", closest)
+    return None, Miss(top[4], top[5], closest)
