@@ -75,7 +75,7 @@ _CLASS_WORDS_JA = {"desc": "最も多い・上位", "asc": "最も少ない・�
 class VerifiedMatch:
     """The template that answers the question: `question` its closest wording, `template` its question with
     {slot} placeholders, `sql` filled with the question's values (not yet guarded), `cosine`, `slots` ({name:
-    value as filled}), `index` in the config's examples."""
+    value as the question says it}), `index` in the config's examples, `params` (the SQL parameters filled)."""
 
     question: str
     sql: str
@@ -83,6 +83,7 @@ class VerifiedMatch:
     template: str = ""
     slots: dict = field(default_factory=dict)
     index: int = -1
+    params: dict = field(default_factory=dict)
 
 
 @dataclass
@@ -571,7 +572,8 @@ def match_verified(question: str, config, embedder, wh=None) -> tuple[VerifiedMa
         best_wording = max(range(len(t.wordings)), key=lambda k: float(
             reference_cosine(embedder, t.vectors[k] @ qv)) if t.wordings[k].fixed == collections.Counter(
                 m.key() for m in fill.leftover if m.strong or m.kind != "value") else -2.0)
-        return VerifiedMatch(t.wordings[best_wording].text, sql, score, t.display, slots, t.index), Miss(
+        return VerifiedMatch(t.wordings[best_wording].text, sql, score, t.display, slots, t.index,
+                             dict(fill.params)), Miss(
             closest=closest)
     # explained by the template closest in wording, favouring one that passed more checks
     top = max(results, key=lambda r: r[2] + 0.03 * r[6])
