@@ -420,18 +420,25 @@ def example_sqls(cfg: SqlConfig, wh, problems: list[str]) -> list[str | None]:
     out: list[str | None] = []
     index = None
     for i, ex in enumerate(cfg.examples):
-        if not ex.slots:
-            out.append(ex.sql)
-            continue
         try:
+            if not ex.slots:
+                params = tpl.parameters_of(ex.sql)
+                if params:
+                    problems.append(f"examples[{i}].sql: @{sorted(params)[0]} is not a slot's parameter (declare "
+                                    "the example's slots under `slots:`)")
+                out.append(None if params else ex.sql)
+                continue
             why = tpl.check_slots(ex.sql, ex.slots)
             if why:
                 problems.extend(f"examples[{i}].slots: {w}" for w in why)
                 out.append(None)
                 continue
             refs = tpl.slot_refs(ex.slots, wh.schema())
+            for slot in ex.slots.values():
+                if slot.type == "value":  # read (and cached) here, so that an unusable column names its example
+                    tpl.column_values(wh, [f"{t}.{c}" for t, c in tpl.resolve_columns(slot.columns, wh.schema())])
             if index is None:
-                index = tpl.config_value_index(cfg, wh)
+                index = tpl.config_value_index(cfg, wh, [])
             sql = None
             for j, wording in enumerate(ex.wordings()):
                 fill = tpl.fill_from_text(wording, refs, index)

@@ -451,15 +451,22 @@ def fill_from_text(text: str, refs: dict[str, SlotRef], index) -> Fill:
     return assign(refs, find_mentions(normalize(text), index))
 
 
-def config_value_index(cfg, wh):
+def config_value_index(cfg, wh, problems: list[str] | None = None):
     """The ValueIndex of every value slot column of `cfg`'s templates (their values read from `wh`) with the
-    config's value_aliases. TemplateError when a column's values cannot be read."""
+    config's value_aliases. A column whose values cannot be read (unknown, too many values, outside the
+    allow-list) raises TemplateError, or, given `problems`, is left out and said there."""
     from relayrag.sql.slots import ValueIndex
     schema = wh.schema()
-    keys: dict[str, list[str]] = {}
+    values: dict[str, list[str]] = {}
     for ex in cfg.examples:
         for slot in ex.slots.values():
-            if slot.type == "value":
+            if slot.type != "value" or slot.column in values:
+                continue
+            try:
                 cols = [f"{t}.{c}" for t, c in resolve_columns(slot.columns, schema)]
-                keys[column_key(cols)] = cols
-    return ValueIndex.build({k: column_values(wh, cols) for k, cols in keys.items()}, cfg.value_aliases)
+                values[column_key(cols)] = column_values(wh, cols)
+            except TemplateError as exc:
+                if problems is None:
+                    raise
+                problems.append(str(exc))
+    return ValueIndex.build(values, cfg.value_aliases)

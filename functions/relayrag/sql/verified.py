@@ -249,10 +249,7 @@ def _compile(config, wh, embedder) -> _Compiled:
     from relayrag.sql.context import match_terms
     schema = wh.schema() if wh is not None else {"tables": []}
     problems: list[str] = []
-    try:
-        index = tpl.config_value_index(config, wh) if wh is not None else ValueIndex()
-    except tpl.TemplateError as exc:
-        index, _ = ValueIndex(), problems.append(str(exc))
+    index = tpl.config_value_index(config, wh, problems) if wh is not None else ValueIndex()
     out: list[_Template] = []
     for i, ex in enumerate(config.examples):
         try:

@@ -9,8 +9,8 @@ classes are ones the template's SQL or wording can express (relayrag.sql.verifie
 | desc     | most, top, highest, largest, best, longest …     | 最も, 最多, 一番, トップ, 上位, 多い     |
 | asc      | least, fewest, lowest, smallest, worst, bottom … | 少ない, 最少, 下位, ワースト             |
 | order_desc / order_asc | highest first, most … first, descending / lowest first, ascending | 多い順, 降順 / 少ない順, 昇順 |
-| gt / ge  | more than, over N, longer than / at least, or more | より多い, 超 / 以上                   |
-| lt / le  | less than, fewer than, under N / at most, up to N | 未満, より少ない / 以下               |
+| gt / ge  | more than, over N, longer than / at least, or more | より多い, より高い, 超 / 以上         |
+| lt / le  | less than, fewer than, under N / at most, up to N | 未満, より少ない, より安い / 以下     |
 | compare  | more, fewer, less (without "than")               |                                   |
 | sum      | total, sum, overall, altogether, how much        | 合計, 総額, 総計, いくら              |
 | avg      | average, mean                                    | 平均                               |
@@ -45,9 +45,9 @@ MARKER_RULES: list[tuple[str, str]] = [
      + r"|\bmaximum\s+of\b|以下"),
     ("ge", r"\bat\s+least\b|\bor\s+more\b|\bor\s+greater\b|\bno\s+(?:fewer|less)\s+than\b|\bminimum\s+of\b|以上"),
     ("gt", r"\b(?:more|greater|larger|bigger|higher|longer|older)\s+than\b|\b(?:over|above|exceeding|exceeds|exceed|"
-     r"beyond)" + _NUM + r"|より多い|より多く|より長い|を超える|を超えた|を超え|超え|超の|超"),
+     r"beyond)" + _NUM + r"|より多い|より多く|より長い|より高い|より大きい|を上回る|を超える|を超えた|を超え|超え|超の|超"),
     ("lt", r"\b(?:less|fewer|smaller|lower|shorter|younger|cheaper)\s+than\b|\b(?:under|below)" + _NUM
-     + r"|未満|より少ない|より少なく|より短い|を下回る"),
+     + r"|未満|より少ない|より少なく|より短い|より安い|より低い|より小さい|を下回る"),
     ("order_desc", r"\b(?:most|highest|largest|biggest|greatest|best|longest)\b[^.?!,;]{0,40}?\bfirst\b|"
      r"\b(?:in\s+)?descending(?:\s+order)?\b|\bfrom\s+(?:the\s+)?(?:most|highest|largest)\s+to\s+(?:the\s+)?"
      r"(?:least|lowest|fewest|smallest)\b|多い順|高い順|大きい順|長い順|降順"),
