@@ -193,9 +193,9 @@ def _numbers(text: str, taken: list[tuple[int, int]]) -> list[Mention]:
     for m in re.finditer(rf"{_JA_BEFORE}\s*([{kanji}]+)|([{kanji}]+)(?={JA_COUNTERS})", text):
         g = m.group(1) or m.group(2)
         start = m.start(1) if m.group(1) else m.start(2)
-        v = kanji_number(g)
-        if v is not None and not _overlaps(start, start + len(g), taken):
-            out.append(Mention("number", start, start + len(g), g, v))
+        k = kanji_number(g)
+        if k is not None and not _overlaps(start, start + len(g), taken):
+            out.append(Mention("number", start, start + len(g), g, k))
     return [x for x in out if not _overlaps(x.start, x.end, taken)]
 
 

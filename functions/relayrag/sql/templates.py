@@ -204,7 +204,7 @@ def _period_of(node) -> str | None:
     return None
 
 
-def analyse(sql: str, schema: dict, *, date_params: set[str] = frozenset()) -> SqlFacts:
+def analyse(sql: str, schema: dict, *, date_params: set[str] | frozenset[str] = frozenset()) -> SqlFacts:
     """SqlFacts of a template's SQL (parameters allowed) over `schema` (Warehouse.schema()). `date_params`:
     parameter names that stand for dates (a comparison with one is a date range, not a "more than").
     Raises TemplateError when the SQL does not parse."""
@@ -251,7 +251,7 @@ def analyse(sql: str, schema: dict, *, date_params: set[str] = frozenset()) -> S
             return True
         if isinstance(node, exp.Column):
             r = resolve(node)
-            return bool(r) and any(k in types.get((r[0].lower(), r[1].lower()), "") for k in ("DATE", "TIME"))
+            return r is not None and any(k in types.get((r[0].lower(), r[1].lower()), "") for k in ("DATE", "TIME"))
         return isinstance(node, (exp.Cast, exp.TsOrDsToDate)) and "DATE" in node.sql().upper()
 
     agg_classes = {exp.Sum: "sum", exp.Avg: "avg", exp.Count: "count", exp.Max: "max", exp.Min: "min"}

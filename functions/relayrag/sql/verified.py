@@ -65,7 +65,8 @@ _CLASS_WORDS = {"desc": "the highest / most", "asc": "the lowest / fewest", "ord
                 "count": "a count", "max": "a maximum", "min": "a minimum", "compare": "a comparison",
                 "month": "per month", "quarter": "per quarter", "year": "per year", "week": "per week",
                 "day": "per day"}
-_CLASS_WORDS_JA = {"desc": "最も多い・上位", "asc": "最も少ない・下位", "order_desc": "多い順", "order_asc": "少ない順", "gt": "より多い", "ge": "以上", "lt": "未満",
+_CLASS_WORDS_JA = {"desc": "最も多い・上位", "asc": "最も少ない・下位", "order_desc": "多い順", "order_asc": "少ない順",
+                   "gt": "より多い", "ge": "以上", "lt": "未満",
                    "le": "以下", "neg": "否定", "sum": "合計", "avg": "平均", "count": "件数", "max": "最大",
                    "min": "最小", "compare": "比較", "month": "月ごと", "quarter": "四半期ごと", "year": "年ごと",
                    "week": "週ごと", "day": "日ごと"}
@@ -314,9 +315,9 @@ def _compile(config, wh, embedder) -> _Compiled:
         texts = [w.masked for t in out for w in t.wordings]
         vecs = embedder.embed(texts, kind="document")
         k = 0
-        for t in out:
-            t.vectors = vecs[k:k + len(t.wordings)]
-            k += len(t.wordings)
+        for tp in out:
+            tp.vectors = vecs[k:k + len(tp.wordings)]
+            k += len(tp.wordings)
     return _Compiled(out, index, _schema_words(schema, config), config, problems)
 
 
@@ -425,23 +426,24 @@ def _evaluate(t: _Template, q: _Question, c: _Compiled, cos: np.ndarray) -> tupl
             return False, 0.0, 3, f"{shown} is only for {name.replace('_', ' ')}", \
                 f"「{t.display_ja}」は{name}専用です"
     loose = 0
-    for w in q.words:
-        if any(s <= w.start < e for s, e in used_spans):
+    for word in q.words:
+        if any(s <= word.start < e for s, e in used_spans):
             continue
-        if (w.cjk and _covered(w.stem, t.vocab_cjk)) or (not w.cjk and w.stem in t.vocab) or is_request_word(w):
+        if (word.cjk and _covered(word.stem, t.vocab_cjk)) or (not word.cjk and word.stem in t.vocab) or is_request_word(word):
             continue
-        if not w.cjk and w.stem in c.schema_words:
-            return False, 0.0, 4, f"the question names '{w.text}', which {shown} does not use", \
-                f"質問の「{w.text}」は「{t.display_ja}」では使われていません"
-        if w.capital:
-            return False, 0.0, 4, f"the question names '{w.text}', which no slot of {shown} takes", \
-                f"質問の「{w.text}」を入れる枠が「{t.display_ja}」にありません"
+        if not word.cjk and word.stem in c.schema_words:
+            return False, 0.0, 4, f"the question names '{word.text}', which {shown} does not use", \
+                f"質問の「{word.text}」は「{t.display_ja}」では使われていません"
+        if word.capital:
+            return False, 0.0, 4, f"the question names '{word.text}', which no slot of {shown} takes", \
+                f"質問の「{word.text}」を入れる枠が「{t.display_ja}」にありません"
         loose += 1
     extra_cls = [cl for cl in q.classes if cl not in t.allowed]
     if extra_cls:
         cl = extra_cls[0]
         return False, 0.0, 5, (f"the question asks for '{q.classes[cl]}' ({_CLASS_WORDS[cl]}), which {shown} does "
-                            "not compute"), f"質問の「{q.classes[cl]}」（{_CLASS_WORDS_JA[cl]}）は「{t.display_ja}」で計算できません"
+                               "not compute"), \
+            f"質問の「{q.classes[cl]}」（{_CLASS_WORDS_JA[cl]}）は「{t.display_ja}」で計算できません"
     if fill.missing:
         name = fill.missing[0]
         what = describe(t.refs[name].type, t.refs[name].key)

@@ -19,8 +19,9 @@ classes are ones the template's SQL or wording can express (relayrag.sql.verifie
 | neg      | not, n't, never, without, none, except, excluding | ない, 以外, 除く, なし               |
 | month, quarter, year, week, day | monthly, per month, each month, by month … | 月別, 月ごと, 毎月, 四半期ごと, 年別 … |
 
-`desc` / `asc` pick the top or bottom (a LIMIT); `order_*` only sort. Markers are matched in priority order and each claims its characters ("at most" is `le`, not `desc`;
-"より多い" is `gt`, not `desc`; "少ない" is `asc`, not `neg`). Comparison words that are also prepositions
+`desc` / `asc` pick the top or bottom (a LIMIT); `order_*` only sort. Markers are matched in priority order
+and each claims its characters ("at most" is `le`, not `desc`; "より多い" is `gt`, not `desc`; "少ない" is `asc`,
+not `neg`). Comparison words that are also prepositions
 (over, above, under, below, up to) count only before a number.
 
 `content_words(text, spans)` is what is left of a question once the mentions, markers and config terms are
@@ -99,7 +100,7 @@ class Marker:
     text: str
 
 
-def find_markers(text: str, skip: list[tuple[int, int]] = ()) -> list[Marker]:
+def find_markers(text: str, skip: list[tuple[int, int]] | tuple = ()) -> list[Marker]:
     """Markers in `text` (normalised) outside the spans `skip`, by position (see the module docstring)."""
     low = lower_keep(text)
     taken = list(skip)
@@ -129,7 +130,7 @@ _CJK_RUN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff々〆]+|[\u30a1-\u30fa\u30fc
 _SENTENCE_END = re.compile(r"[.!?:;。！？]\s*$")
 
 
-def content_words(text: str, skip: list[tuple[int, int]] = ()) -> list[Word]:
+def content_words(text: str, skip: list[tuple[int, int]] | tuple = ()) -> list[Word]:
     """The content words of `text` (normalised) outside `skip` (see the module docstring)."""
     from relayrag.retrieval.tokenize import tokenize
     chars = list(text)
