@@ -265,6 +265,14 @@ def analyse(sql: str, schema: dict, *, date_params: set[str] | frozenset[str] = 
             cls = {exp.GT: "gt", exp.GTE: "ge", exp.LT: "lt", exp.LTE: "le"}[type(node)]
             facts.allowed.add(cls)
             facts.essential.add(cls)
+        if isinstance(node, exp.Div):
+            facts.allowed.add("ratio")
+        if isinstance(node, exp.Window):
+            facts.allowed.add("cumulative")
+        if isinstance(node, exp.Sub) or type(node).__name__ in ("Lag", "Lead"):
+            facts.allowed.add("change")
+        if type(node).__name__ in ("Median", "PercentileCont", "PercentileDisc", "ApproxQuantile", "Quantile"):
+            facts.allowed.add("median")
         if isinstance(node, exp.NEQ) or (isinstance(node, exp.Not) and not isinstance(node.this, exp.Is)):
             facts.allowed.add("neg")
             facts.essential.add("neg")

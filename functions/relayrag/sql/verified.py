@@ -64,12 +64,14 @@ _CLASS_WORDS = {"desc": "the highest / most", "asc": "the lowest / fewest", "ord
                 "lt": "less than", "le": "at most", "neg": "a negation", "sum": "a total", "avg": "an average",
                 "count": "a count", "max": "a maximum", "min": "a minimum", "compare": "a comparison",
                 "month": "per month", "quarter": "per quarter", "year": "per year", "week": "per week",
-                "day": "per day"}
+                "day": "per day", "cumulative": "a running total", "change": "a change or comparison",
+                "ratio": "a share or percentage", "median": "a median"}
 _CLASS_WORDS_JA = {"desc": "最も多い・上位", "asc": "最も少ない・下位", "order_desc": "多い順", "order_asc": "少ない順",
                    "gt": "より多い", "ge": "以上", "lt": "未満",
                    "le": "以下", "neg": "否定", "sum": "合計", "avg": "平均", "count": "件数", "max": "最大",
                    "min": "最小", "compare": "比較", "month": "月ごと", "quarter": "四半期ごと", "year": "年ごと",
-                   "week": "週ごと", "day": "日ごと"}
+                   "week": "週ごと", "day": "日ごと", "cumulative": "累計", "change": "変化・比較",
+                   "ratio": "割合", "median": "中央値"}
 
 
 @dataclass(frozen=True)
@@ -123,6 +125,7 @@ class _Template:
     allowed: set[str]
     dims: list[tuple[str, set[str], list[str]]]   # (label, stems, CJK words)
     essential: set[str]                            # classes a question must say (the SQL needs, a wording says)
+    counted: set[str]                              # number slots a wording follows with what they count
     display: str
     display_ja: str
     vectors: Any = None
@@ -272,6 +275,7 @@ def _compile(config, wh, embedder) -> _Compiled:
         vocab_cjk: list[str] = []
         allowed = set(facts.allowed)
         template_said: set[str] = set()
+        counted: set[str] = set()
         for text in ex.wordings():
             norm = normalize(text)
             fill = tpl.assign(refs, find_mentions(norm, index))
@@ -283,10 +287,13 @@ def _compile(config, wh, embedder) -> _Compiled:
             terms |= {(m.kind, m.name) for m in matched}
             for w in content_words(norm, _spans(mentions) + _spans(markers) + _spans(matched)):
                 (vocab_cjk.append(w.stem) if w.cjk else vocab.add(w.stem))
+            words = content_words(norm, _spans(mentions) + _spans(markers))
+            counted |= {name for name, m in fill.used.items() if m.kind == "number" and any(
+                w.start >= m.end and not norm[m.end:w.start].strip() for w in words)}
             classes = {m.cls for m in markers}
             allowed |= classes
             template_said |= said(classes, _glossary_aggs(matched), norm, mentions)
-            fixed = collections.Counter(m.key() for m in fill.leftover if m.strong or m.kind != "value")
+            fixed = collections.Counter(m.key() for m in fill.leftover)
             wordings.append(_Wording(text, norm, _mask(norm, mentions), fill, fixed, classes))
         if not wordings:
             continue
@@ -309,6 +316,7 @@ def _compile(config, wh, embedder) -> _Compiled:
             index=i, question=ex.question, sql=ex.sql, refs=refs, facts=facts, wordings=wordings, vocab=vocab,
             vocab_cjk=vocab_cjk, expressed=expressed, filters=filters, allowed=allowed, dims=_dims(facts, config),
             essential=(facts.essential | (facts.aggregates & {"avg", "sum", "max", "min"})) & template_said,
+            counted=counted,
             display=_display(latin_display.norm, latin_display.fill),
             display_ja=_display(cjk_display.norm, cjk_display.fill)))
     if embedder is not None and out:
@@ -396,7 +404,7 @@ def _evaluate(t: _Template, q: _Question, c: _Compiled, cos: np.ndarray) -> tupl
     shown = f"“{t.display}”"
     fill = tpl.assign(t.refs, q.mentions)
     used_spans = _spans(fill.used.values())
-    left = [m for m in fill.leftover if m.strong or m.kind != "value"]
+    left = list(fill.leftover)
     keys = collections.Counter(m.key() for m in left)
     best = None
     for k, w in enumerate(t.wordings):
@@ -429,7 +437,14 @@ def _evaluate(t: _Template, q: _Question, c: _Compiled, cos: np.ndarray) -> tupl
     for word in q.words:
         if any(s <= word.start < e for s, e in used_spans):
             continue
-        if (word.cjk and _covered(word.stem, t.vocab_cjk)) or (not word.cjk and word.stem in t.vocab) or is_request_word(word):
+        if (word.cjk and _covered(word.stem, t.vocab_cjk)) or (not word.cjk and word.stem in t.vocab):
+            continue
+        unit = next((m for name, m in fill.used.items() if name in t.counted and word.start >= m.end
+                     and not q.norm[m.end:word.start].strip()), None)
+        if unit is not None:  # what a number counts must be what the template counts ("10 hours" ≠ "N tracks")
+            return False, 0.0, 4, f"the question counts '{word.text}', which {shown} does not", \
+                f"質問の「{unit.text}{word.text}」は「{t.display_ja}」では数えられません"
+        if is_request_word(word):
             continue
         if not word.cjk and word.stem in c.schema_words:
             return False, 0.0, 4, f"the question names '{word.text}', which {shown} does not use", \
@@ -471,6 +486,7 @@ def _evaluate(t: _Template, q: _Question, c: _Compiled, cos: np.ndarray) -> tupl
 
 
 _JA_BARE_COUNT = ("数", "件数", "いくつ", "何件", "何個", "何種類")
+_COUNT_ADJECTIVES = frozenset({"differ", "distinct", "uniqu", "separ", "individu", "total", "overal"})
 
 
 def _counted_dim(t: _Template, q: _Question) -> str | None:
@@ -481,7 +497,7 @@ def _counted_dim(t: _Template, q: _Question) -> str | None:
     for mk in q.markers:
         if mk.cls != "count":
             continue
-        after = tokenize(" ".join(q.norm[mk.end:].split()[:3]))[:1]
+        after = [w for w in tokenize(" ".join(q.norm[mk.end:].split()[:3])) if w not in _COUNT_ADJECTIVES][:1]
         if mk.text in _JA_BARE_COUNT:
             noun = re.sub(r"(?:の|は|が|を|って|\s)+$", "", q.norm[:mk.start])
         else:
@@ -523,8 +539,7 @@ def _question(question: str, c: _Compiled) -> _Question:
     mentions = find_mentions(norm, c.index)
     markers = find_markers(norm, _spans(mentions))
     matched = match_terms(norm, c.config)
-    strong = [m for m in mentions if m.strong or m.kind != "value"]
-    words = content_words(norm, _spans(strong) + _spans(markers) + _spans(matched))
+    words = content_words(norm, _spans(mentions) + _spans(markers) + _spans(matched))
     aggs = _glossary_aggs(matched)
     classes: dict[str, str] = {}
     for mk in markers:
@@ -570,7 +585,7 @@ def match_verified(question: str, config, embedder, wh=None) -> tuple[VerifiedMa
         slots = {name: (m.value[t.refs[name].key] if m.kind == "value" else m.text) for name, m in fill.used.items()}
         best_wording = max(range(len(t.wordings)), key=lambda k: float(
             reference_cosine(embedder, t.vectors[k] @ qv)) if t.wordings[k].fixed == collections.Counter(
-                m.key() for m in fill.leftover if m.strong or m.kind != "value") else -2.0)
+                m.key() for m in fill.leftover) else -2.0)
         return VerifiedMatch(t.wordings[best_wording].text, sql, score, t.display, slots, t.index,
                              dict(fill.params)), Miss(
             closest=closest)

@@ -16,7 +16,8 @@ classes are ones the template's SQL or wording can express (relayrag.sql.verifie
 | avg      | average, mean                                    | 平均                               |
 | count    | how many, number of, count                       | 何曲, 何件, 何人, いくつ, …数            |
 | max/min  | maximum, max / minimum, min                      | 最大, 最長 / 最小, 最短               |
-| neg      | not, n't, never, without, none, except, excluding | ない, 以外, 除く, なし               |
+| neg      | not, n't, never, without, none, except, non-, outside | ない, 以外, 除く, なし             |
+| cumulative, change, ratio, median | running total; growth, compared to; percentage, share; median | 累計; 前年比, 推移; 割合; 中央値 |
 | month, quarter, year, week, day | monthly, per month, each month, by month … | 月別, 月ごと, 毎月, 四半期ごと, 年別 … |
 
 `desc` / `asc` pick the top or bottom (a LIMIT); `order_*` only sort. Markers are matched in priority order
@@ -42,6 +43,11 @@ _NUM = (r"(?=\s*(?:\d|one|two|three|four|five|six|seven|eight|nine|ten|eleven|tw
         r"fifty|hundred|a\s+hundred|a\s+thousand|N\b))")
 # (class, pattern on the lower-cased text); order matters: earlier patterns claim their characters first
 MARKER_RULES: list[tuple[str, str]] = [
+    ("cumulative", r"\b(?:cumulative|cumulatively|running\s+(?:total|sum)|year[- ]to[- ]date)\b|累計|累積"),
+    ("change", r"\b(?:growth|grew|grow|increase[ds]?|decrease[ds]?|decline[ds]?|change[ds]?|difference|"
+     r"compared\s+(?:to|with)|versus|vs\.?|trend)\b|前年比|前月比|増加|減少|伸び|推移|比較|変化"),
+    ("ratio", r"\b(?:percentage|percent|per\s+cent|proportion|share|ratio|fraction)\b|%|割合|比率|パーセント|シェア"),
+    ("median", r"\b(?:median|percentile|quartile)\b|中央値|パーセンタイル"),
     ("le", r"\bat\s+most\b|\bor\s+(?:fewer|less)\b|\bno\s+more\s+than\b|\bnot\s+more\s+than\b|\bup\s+to" + _NUM
      + r"|\bmaximum\s+of\b|以下"),
     ("ge", r"\bat\s+least\b|\bor\s+more\b|\bor\s+greater\b|\bno\s+(?:fewer|less)\s+than\b|\bminimum\s+of\b|以上"),
@@ -67,8 +73,8 @@ MARKER_RULES: list[tuple[str, str]] = [
      r"いくつ|件数|人数|曲数|(?<=[\u4e00-\u9fff])数"),
     ("sum", r"\b(?:total|totals|totaled|totalled|sum|summed|overall|altogether|combined)\b|\bin\s+all\b|"
      r"\bhow\s+much\b|合計|総額|総計|総売上|いくら|総"),
-    ("neg", r"\b(?:not|never|without|none|neither|nor|except|excluding|exclude|excludes)\b|n't\b|"
-     r"\bno\s+(?=[a-z])|\bother\s+than\b|以外|除く|除いた|除いて|なし|ない"),
+    ("neg", r"\b(?:not|never|without|none|neither|nor|except|excluding|exclude|excludes|outside)\b|n't\b|"
+     r"\bno\s+(?=[a-z])|\bnon-?(?=[a-z])|\bother\s+than\b|\bapart\s+from\b|以外|除く|除いた|除いて|なし|ない"),
     ("month", r"\bmonthly\b|\b(?:per|each|every|by|a)\s+month\b|\bmonth\s+by\s+month\b|\bmonth-by-month\b|"
      r"月別|月ごと|月毎|毎月|各月|月次|月単位"),
     ("quarter", r"\bquarterly\b|\b(?:per|each|every|by|a)\s+quarter\b|四半期ごと|四半期別|四半期毎|各四半期"),
