@@ -17,7 +17,8 @@ classes are ones the template's SQL or wording can express (relayrag.sql.verifie
 | count    | how many, number of, count                       | 何曲, 何件, 何人, いくつ, …数            |
 | max/min  | maximum, max / minimum, min                      | 最大, 最長 / 最小, 最短               |
 | neg      | not, n't, never, without, none, except, non-, outside | ない, 以外, 除く, なし             |
-| cumulative, change, ratio, median | running total; growth, compared to; percentage, share; median | 累計; 前年比, 推移; 割合; 中央値 |
+| cumulative / change | running total / growth, compared to | 累計 / 前年比, 推移 |
+| ratio / median | percentage, share / median | 割合 / 中央値 |
 | month, quarter, year, week, day | monthly, per month, each month, by month … | 月別, 月ごと, 毎月, 四半期ごと, 年別 … |
 
 `desc` / `asc` pick the top or bottom (a LIMIT); `order_*` only sort. Markers are matched in priority order
