@@ -19,7 +19,8 @@ date column as the example config does (`InvoiceDate >= @p_start AND InvoiceDate
 `find_mentions(text, values)` lists everything in `text` that could fill a slot or constrain the answer, as
 `Mention`s with spans in the NFKC-normalised text (relayrag.text.normalize), in this order, each claiming its
 characters: dates (spans of years, halves, quarters, months, years; a year bounded by since / before / 以降 …
-is a `bound`; "last year", 昨年 … are `relative`: no slot takes those two), column values (`ValueIndex`: the
+is a `bound`; "last year", 昨年 … are `relative`; months without a year, "January-June", 4〜6月, are
+`months`: no slot takes those three), column values (`ValueIndex`: the
 column's distinct values and the config's `value_aliases`, compared without case and accents, Latin
 values as whole words; a match whose case differs from the stored value is `strong=False`), then numbers (digits,
 English number words, Japanese numerals before a counter or after トップ / 上位 / ベスト). A 4-digit number
@@ -38,15 +39,15 @@ from relayrag.text import has_cjk, normalize
 
 SLOT_TYPES = ("count", "number", "year", "date_range", "value")
 SLOT_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,39}$")
-PLACEHOLDER = {"number": "N", "count": "N", "year": "Y", "period": "Y", "bound": "Y", "relative": "Y",
+PLACEHOLDER = {"number": "N", "count": "N", "year": "Y", "period": "Y", "bound": "Y", "relative": "Y", "months": "Y",
                "value": "X", "ordinal": "N"}
 
 
 @dataclass(frozen=True)
 class Mention:
     """Something a question names: kind "number" (value int | float), "ordinal" (int), "year" (int), "period"
-    ((start, end) ISO dates, end exclusive), "bound" / "relative" (the text), "value" ({"Table.Column": stored
-    value}); `start`/`end`: span in the normalised text; `strong`: a value written as stored (case included)."""
+    ((start, end) ISO dates, end exclusive), "bound" / "relative" (the text), "months" ((first, last or None):
+    months without a year), "value" ({"Table.Column": stored value}); `start`/`end`: span in the normalised text; `strong`: a value written as stored (case included)."""
 
     kind: str
     start: int
@@ -244,6 +245,11 @@ _DATE_RULES: list[tuple[re.Pattern, str, Any]] = [
     (re.compile(rf"{_Y}\s*年?\s*(?:度)?\s*(?:の)?\s*第?\s*([1-4一二三四])\s*四半期"), "quarter",
      lambda g: (g[0], _ORD[g[1]])),
     (re.compile(rf"{_Y}\s*年?\s*(?:の)?\s*q([1-4])"), "quarter", lambda g: (g[0], int(g[1]))),
+    (re.compile(rf"\b(?:from\s+|between\s+)?({_MONTH_RE})\.?\s*(?:-|–|—|to|through|thru|until|till|and)\s*"
+                rf"({_MONTH_RE})\.?,?\s+(?:of\s+|in\s+)?{_Y}\b"), "mspan",
+     lambda g: (g[2], _MONTHS[g[0]], _MONTHS[g[1]])),
+    (re.compile(rf"{_Y}\s*年\s*(1[0-2]|0?[1-9])\s*月\s*(?:から|〜|~|～|-|–)\s*(1[0-2]|0?[1-9])\s*月(?:まで)?"), "mspan",
+     lambda g: (g[0], int(g[1]), int(g[2]))),
     (re.compile(rf"\b({_MONTH_RE})\.?\s+(?:of\s+|in\s+)?{_Y}\b"), "month", lambda g: (g[1], _MONTHS[g[0]])),
     (re.compile(rf"(?<![\d-]){_Y}\s*[-/]\s*(1[0-2]|0?[1-9])(?![\d/-])"), "month", lambda g: (g[0], int(g[1]))),
     (re.compile(rf"{_Y}\s*年\s*(1[0-2]|0?[1-9])\s*月"), "month", lambda g: (g[0], int(g[1]))),
@@ -279,6 +285,11 @@ def _dates(text: str) -> list[Mention]:
                 out.append(Mention("year", m.start(), m.end(), text[m.start():m.end()], y))
             elif kind == "bound":
                 out.append(Mention("bound", m.start(), m.end(), text[m.start():m.end()], None))
+            elif kind == "mspan":
+                y, a, b = make(g)
+                a, b = sorted((a, b))
+                out.append(Mention("period", m.start(), m.end(), text[m.start():m.end()],
+                                   (_iso(int(y), a), _iso(int(y), b + 1))))
             elif kind == "span":
                 a, b = sorted((int(g[0]), int(g[1])))
                 out.append(Mention("period", m.start(), m.end(), text[m.start():m.end()],
@@ -295,7 +306,37 @@ def _dates(text: str) -> list[Mention]:
             if not _overlaps(m.start(), m.end(), taken):
                 out.append(Mention("relative", m.start(), m.end(), text[m.start():m.end()], None))
                 taken.append((m.start(), m.end()))
+    for rule, cased in _MONTH_SPANS:
+        for m in rule.finditer(text if cased else low):
+            if not _overlaps(m.start(), m.end(), taken):
+                a = _month_number(m.group(1))
+                b = _month_number(m.group(2)) if m.lastindex and m.lastindex >= 2 and m.group(2) else None
+                value = (a, b if b is not None else (None if m.group(0).rstrip().endswith(("から", "from")) or
+                                                     m.group(0).lower().startswith("from") else a))
+                out.append(Mention("months", m.start(), m.end(), text[m.start():m.end()], value))
+                taken.append((m.start(), m.end()))
     return out
+
+
+def _month_number(s: str) -> int:
+    s = s.strip().lower().rstrip(".")
+    return _MONTHS[s] if s in _MONTHS else int(s)
+
+
+_FULL = "January|February|March|April|June|July|August|September|October|November|December"
+_ABBR = "Jan|Feb|Mar|Apr|Jun|Jul|Aug|Sep|Sept|Oct|Nov|Dec"
+_JM = r"(1[0-2]|0?[1-9])"
+# months without a year ("January-June", "4〜6月", "1月から", "March"): kind "months", value (first, last) or
+# (first, None) for "from January" / 1月から. No slot takes them; the matcher drops one that restates the
+# period the question already names ("the first half of 2023 (January-June)").
+_MONTH_SPANS: list[tuple[re.Pattern, bool]] = [
+    (re.compile(rf"\b({_MONTH_RE})\.?\s*(?:-|–|—|to|through|thru|until|till)\s*({_MONTH_RE})\b"), False),
+    (re.compile(rf"{_JM}\s*月?\s*(?:から|〜|~|～|-|–)\s*{_JM}\s*月(?:まで)?"), False),
+    (re.compile(rf"\bfrom\s+({_MONTH_RE})\b"), False),
+    (re.compile(rf"{_JM}\s*月\s*から"), False),
+    (re.compile(rf"\b({_FULL}|{_ABBR})\b"), True),
+    (re.compile(rf"(?<![\d年]){_JM}\s*月(?!ごと|別|毎|次)"), False),
+]
 
 
 # ------------------------------------------------------------------------------------------------ values

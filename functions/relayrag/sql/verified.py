@@ -278,7 +278,7 @@ def _compile(config, wh, embedder) -> _Compiled:
         counted: set[str] = set()
         for text in ex.wordings():
             norm = normalize(text)
-            fill = tpl.assign(refs, find_mentions(norm, index))
+            fill = _assign(refs, find_mentions(norm, index))
             if fill.missing:
                 continue  # reported by check_config; this wording cannot be compared
             mentions = fill.mentions
@@ -290,7 +290,7 @@ def _compile(config, wh, embedder) -> _Compiled:
             words = content_words(norm, _spans(mentions) + _spans(markers))
             counted |= {name for name, m in fill.used.items() if m.kind == "number" and any(
                 w.start >= m.end and not norm[m.end:w.start].strip() for w in words)}
-            classes = {m.cls for m in markers}
+            classes = {m.cls for m in markers} - {"request"}
             allowed |= classes
             template_said |= said(classes, _glossary_aggs(matched), norm, mentions)
             fixed = collections.Counter(m.key() for m in fill.leftover)
@@ -300,6 +300,8 @@ def _compile(config, wh, embedder) -> _Compiled:
         expressed = _expressed(config, facts, terms)
         for kind, name in expressed:
             entry = (config.glossary if kind == "glossary" else config.filters)[name]
+            if kind == "filter":
+                vocab |= set(content_stems(entry.description))
             for term in [name.replace("_", " "), *entry.synonyms]:
                 if has_cjk(term):
                     vocab_cjk.append(normalize(term))
@@ -402,8 +404,9 @@ def _evaluate(t: _Template, q: _Question, c: _Compiled, cos: np.ndarray) -> tupl
     """(answers, cosine, stage, reason, reason_ja) of template `t` for question `q`; `stage` numbers the check
     that failed, in the order of the module docstring (a miss is explained by the template that got furthest)."""
     shown = f"“{t.display}”"
-    fill = tpl.assign(t.refs, q.mentions)
-    used_spans = _spans(fill.used.values())
+    fill = _assign(t.refs, q.mentions)
+    used_spans = _spans(fill.used.values()) + _spans(m for m in q.mentions if m.kind == "months"
+                                                     and m not in fill.leftover)
     left = list(fill.leftover)
     keys = collections.Counter(m.key() for m in left)
     best = None
@@ -492,12 +495,16 @@ _COUNT_ADJECTIVES = frozenset({"differ", "distinct", "uniqu", "separ", "individu
 def _counted_dim(t: _Template, q: _Question) -> str | None:
     """The GROUP BY dimension a count of the question counts ("how many playlists …", "プレイリストの数",
     何か国), when the template groups by it: the question wants the number of groups, not a row per group.
-    English: the first word after the count; Japanese: the noun in the count (何か国) or just before it."""
+    English: the first word after the count ("how many playlists"), or before a noun "count" ("track count");
+    Japanese: the noun in the count (何か国) or just before it."""
     from relayrag.retrieval.tokenize import tokenize
     for mk in q.markers:
         if mk.cls != "count":
             continue
         after = [w for w in tokenize(" ".join(q.norm[mk.end:].split()[:3])) if w not in _COUNT_ADJECTIVES][:1]
+        before_word = re.search(r"([A-Za-z]+)\s*$", q.norm[:mk.start])
+        if mk.text.lower() in ("count", "counts") and before_word and tokenize(before_word.group(1)):
+            after = tokenize(before_word.group(1))[-1:]  # "track count by genre" counts tracks
         if mk.text in _JA_BARE_COUNT:
             noun = re.sub(r"(?:の|は|が|を|って|\s)+$", "", q.norm[:mk.start])
         else:
@@ -507,6 +514,33 @@ def _counted_dim(t: _Template, q: _Question) -> str | None:
             if set(after) & stems or any(j and noun and noun.endswith(j) for j in cjk):
                 return label
     return None
+
+
+def _restates(m: Mention, periods: list[Mention]) -> bool:
+    """Does a months mention (no year: "January-June", 4〜6月, 1月から) restate a year or period the question
+    names ("the first half of 2023 (January-June)", "2025, January to December")?"""
+    first, last = m.value
+    for p in periods:
+        if p.kind == "year":
+            span = (1, 12)
+        else:
+            start, end = p.value
+            end_month = int(end[5:7]) - 1 or 12
+            if int(end[:4]) - int(start[:4]) > (1 if end_month == 12 else 0):
+                continue  # more than one year: months alone cannot restate it
+            span = (int(start[5:7]), end_month)
+        if (first, last) == span or (last is None and first == span[0]):
+            return True
+    return False
+
+
+def _assign(refs: dict[str, tpl.SlotRef], mentions: list[Mention]) -> tpl.Fill:
+    """relayrag.sql.templates.assign, then months that only restate a filled year or period are no longer left
+    over (they constrain nothing more)."""
+    fill = tpl.assign(refs, mentions)
+    periods = [m for m in fill.used.values() if m.kind in ("year", "period")]
+    fill.leftover = [m for m in fill.leftover if not (m.kind == "months" and _restates(m, periods))]
+    return fill
 
 
 def _could_take(ref: tpl.SlotRef, m: Mention) -> bool:
@@ -543,9 +577,20 @@ def _question(question: str, c: _Compiled) -> _Question:
     aggs = _glossary_aggs(matched)
     classes: dict[str, str] = {}
     for mk in markers:
-        classes.setdefault(mk.cls, mk.text)
-    return _Question(question, norm, mentions, classes, {(m.kind, m.name) for m in matched}, aggs, words,
-                     set(tokenize(norm)), _mask(norm, mentions), markers)
+        if mk.cls != "request":  # "break down": asks for the answer, constrains nothing
+            classes.setdefault(mk.cls, mk.text)
+    stems = set(tokenize(norm))
+    terms = {(m.kind, m.name) for m in matched} | {("filter", name) for name, f in c.config.filters.items()
+                                                   if _said_by_description(f.description, stems)}
+    return _Question(question, norm, mentions, classes, terms, aggs, words, stems, _mask(norm, mentions), markers)
+
+
+def _said_by_description(description: str, stems: set[str]) -> bool:
+    """A filter set named in its own words: every content word of its description ("customers with a company
+    on file") is in the question (two words at least)."""
+    from relayrag.retrieval.tokenize import tokenize
+    words = set(tokenize(description))
+    return len(words) >= 2 and words <= stems
 
 
 def match_verified(question: str, config, embedder, wh=None) -> tuple[VerifiedMatch | None, Miss]:
@@ -576,7 +621,7 @@ def match_verified(question: str, config, embedder, wh=None) -> tuple[VerifiedMa
     if winners:
         t = max(winners, key=lambda r: r[1])[3]
         score = max(winners, key=lambda r: r[1])[1]
-        fill = tpl.assign(t.refs, q.mentions)
+        fill = _assign(t.refs, q.mentions)
         try:
             sql = tpl.fill_sql(t.sql, fill.params)
         except tpl.TemplateError as exc:

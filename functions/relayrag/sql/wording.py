@@ -44,8 +44,10 @@ _NUM = (r"(?=\s*(?:\d|one|two|three|four|five|six|seven|eight|nine|ten|eleven|tw
         r"fifty|hundred|a\s+hundred|a\s+thousand|N\b))")
 # (class, pattern on the lower-cased text); order matters: earlier patterns claim their characters first
 MARKER_RULES: list[tuple[str, str]] = [
+    ("request", r"\bbreak\s+(?:it\s+|this\s+|that\s+)?down\b|\bbroken\s+down\b"),  # asks for a breakdown: no constraint
     ("cumulative", r"\b(?:cumulative|cumulatively|running\s+(?:total|sum)|year[- ]to[- ]date)\b|累計|累積"),
-    ("change", r"\b(?:growth|grew|grow|increase[ds]?|decrease[ds]?|decline[ds]?|change[ds]?|difference|"
+    ("change", r"\b(?:went|go|goes|gone|going)\s+(?:up|down)\b|"
+     r"\b(?:growth|grew|grow|increase[ds]?|decrease[ds]?|decline[ds]?|change[ds]?|difference|"
      r"compared\s+(?:to|with)|versus|vs\.?|trend)\b|前年比|前月比|増加|減少|伸び|推移|比較|変化"),
     ("ratio", r"\b(?:percentage|percent|per\s+cent|proportion|share|ratio|fraction)\b|%|割合|比率|パーセント|シェア"),
     ("median", r"\b(?:median|percentile|quartile)\b|中央値|パーセンタイル"),
@@ -94,6 +96,7 @@ REQUEST_WORDS = frozenset({
     "know", "see", "let", "like", "report", "output", "name", "names", "which", "what", "who", "how", "much",
     "many", "there", "exist", "existing", "along", "together", "also", "ones", "one", "respective", "each",
     "per", "every", "order", "ranked", "rank", "ranking", "first", "shown", "sorted", "sort", "us", "me",
+    "breakdown", "split",
     "教", "表示", "見", "示", "出", "一覧", "知", "挙", "列挙", "リスト", "何", "誰", "全", "全て", "調", "答",
     "順", "下", "各", "別", "ランキング", "並", "件", "教え",
 })

@@ -80,6 +80,22 @@ def test_years_periods_and_what_no_slot_takes(text, kind, value):
     assert got_kind == kind and (value is None or got == value)
 
 
+@pytest.mark.parametrize("text, kinds", [
+    ("revenue in the first half of 2023 (January-June)", [("period", ("2023-01-01", "2023-07-01")), ("months", (1, 6))]),
+    ("every month of 2025, January to December", [("year", 2025), ("months", (1, 12))]),
+    ("2023年第2四半期（4〜6月）", [("period", ("2023-04-01", "2023-07-01")), ("months", (4, 6))]),
+    ("2021年の各月の売上を1月から順に", [("year", 2021), ("months", (1, None))]),
+    ("revenue in March", [("months", (3, 3))]),
+    ("3月の売上", [("months", (3, 3))]),
+    ("from May to August 2023", [("period", ("2023-05-01", "2023-09-01"))]),
+    ("2023年5月から8月まで", [("period", ("2023-05-01", "2023-09-01"))]),
+    ("may I see the top 5?", [("number", 5)]),     # "may" is a month only with a year or in a span
+    ("12か月の売上", [("number", 12)]),             # a duration, not December
+])
+def test_months_without_a_year(text, kinds):
+    assert mentions(text) == kinds
+
+
 def test_year_and_date_range_slots_give_their_parameters():
     year, = find_mentions(normalize("in 2023"))
     half, = find_mentions(normalize("first half of 2024"))
@@ -152,6 +168,15 @@ def test_value_strength_and_acronyms():
     ("四半期ごとの売上", {"quarter"}),
     ("yearly revenue", {"year"}),
     ("年ごとの売上", {"year"}),
+    ("Break down revenue by month", {"request", "month"}),
+    ("Did revenue go down in 2023?", {"change"}),
+    ("revenue growth compared to 2022", {"change"}),
+    ("売上の前年比", {"change"}),
+    ("What percentage of tracks are Jazz?", {"ratio"}),
+    ("ジャズの曲の割合", {"ratio"}),
+    ("running total of revenue by month", {"cumulative", "month"}),
+    ("月別売上の累計", {"cumulative", "month"}),
+    ("median invoice total", {"median", "sum"}),
 ])
 def test_markers_english_and_japanese(text, classes):
     assert {m.cls for m in find_markers(normalize(text))} == classes
