@@ -47,7 +47,8 @@ PLACEHOLDER = {"number": "N", "count": "N", "year": "Y", "period": "Y", "bound":
 class Mention:
     """Something a question names: kind "number" (value int | float), "ordinal" (int), "year" (int), "period"
     ((start, end) ISO dates, end exclusive), "bound" / "relative" (the text), "months" ((first, last or None):
-    months without a year), "value" ({"Table.Column": stored value}); `start`/`end`: span in the normalised text; `strong`: a value written as stored (case included)."""
+    months without a year), "value" ({"Table.Column": stored value}); `start`/`end`: span in the normalised
+    text; `strong`: a value written as stored (case included)."""
 
     kind: str
     start: int
