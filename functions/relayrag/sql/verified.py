@@ -336,24 +336,27 @@ def content_stems(text: str) -> list[str]:
     return tokenize(text)
 
 
-_cache: dict[tuple, tuple[Any, _Compiled]] = {}
+_cache: dict[tuple, tuple[Any, float, _Compiled]] = {}
 _cache_lock = threading.Lock()
 
 
 def compiled(config, wh, embedder) -> _Compiled:
-    """The config's templates compiled against `wh` (cached per config content, warehouse and embedder)."""
+    """The config's templates compiled against `wh` (cached per config content, warehouse and embedder, for
+    relayrag.sql.templates.VALUES_TTL_S: the value slots' values are read again after that)."""
+    import time
     digest = hashlib.sha256(json.dumps(config.model_dump(mode="json"), sort_keys=True).encode()).hexdigest()
     base = getattr(wh, "inner", wh)
     key = (digest, id(base), id(embedder))
     with _cache_lock:
         hit = _cache.get(key)
-    if hit is not None and hit[0] is base:
-        return hit[1]
+    if hit is not None and hit[0] is base and time.monotonic() - hit[1] < tpl.VALUES_TTL_S:
+        return hit[2]
     c = _compile(config, wh, embedder)
     with _cache_lock:
+        _cache.pop(key, None)
         if len(_cache) >= 8:
             _cache.pop(next(iter(_cache)))
-        _cache[key] = (base, c)
+        _cache[key] = (base, time.monotonic(), c)
     return c
 
 
