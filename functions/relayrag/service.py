@@ -474,6 +474,25 @@ class Service:
         ctx = self.ctx
         return store_config(ctx.settings.home, collection, file, store=ctx.sql_configs)
 
+    def sql_verify(self, collection: str, question: str, sql: str, slots: list[str] | dict | None = None) -> dict:
+        """Add a verified query (a template when `slots` are given: ["n=count", "g=value:Genre.Name"] or {name:
+        type}) to the collection's SQL config after the guard accepts it and it runs
+        (relayrag.sql.verify.verify_template; stored where the stages read configs). Raises NotFoundError without
+        a warehouse, ConfigError / RelayragError naming what to fix (nothing is stored then)."""
+        from relayrag.naming import validate_collection
+        from relayrag.sql.verify import parse_slot_options, verify_template
+        try:
+            validate_collection(collection)
+        except ValueError as exc:
+            raise RelayragError(str(exc)) from None
+        ctx = self.ctx
+        wh = ctx.warehouse(collection, apply_config=False)
+        if wh is None:
+            raise NotFoundError(f"collection {collection!r} has no warehouse; run `relayrag warehouse load PATH "
+                                f"--collection {collection}`")
+        parsed = dict(slots) if isinstance(slots, dict) else parse_slot_options(list(slots or []))
+        return verify_template(ctx.settings.home, collection, question, sql, parsed, wh=wh, store=ctx.sql_configs)
+
     def sql_config_remove(self, collection: str) -> bool:
         return self.ctx.sql_configs.remove(collection)
 

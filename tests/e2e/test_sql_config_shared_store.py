@@ -98,3 +98,53 @@ def test_deployed_sql_function_reads_the_config_from_the_bucket(bucket, tmp_path
     finally:
         set_default_context(None)
         load_settings.cache_clear()
+
+
+def test_deployed_sql_function_answers_templates_from_the_bucket_without_an_llm(bucket, tmp_path, monkeypatch):
+    """Issue 25: a template added with `relayrag warehouse verify` on the operator's machine (deployment settings:
+    the bucket, the BigQuery dataset) is in the shared config; a fresh sql function instance with no LLM answers
+    another wording of it, with the question's values, on BigQuery (a client double that runs the SQL)."""
+    from functions_framework import create_app
+
+    from relayrag.context import StageContext, build_blobstore, build_docstore, set_default_context
+    from relayrag.service import Service
+    from relayrag.settings import load_settings
+    from relayrag.sql import warehouse as wmod
+    from tests.unit.sql.bigquery_chinook import MODULE, ChinookClient
+
+    db = tmp_path / "bq.duckdb"
+    wmod.load_into_duckdb([REPO / "examples" / "chinook" / "chinook.sqlite"], db)
+    client = ChinookClient(db)
+    admin_home = tmp_path / "admin"
+    deployment_env(monkeypatch, admin_home, bucket)
+    budget = load_settings().bigquery_max_bytes_billed
+    bq = wmod.BigQueryWarehouse("proj", "chinook", max_bytes_billed=budget, client=client, bigquery_module=MODULE)
+    monkeypatch.setattr(wmod, "_open_bq", {("proj", "chinook", budget): bq})
+    svc = Service()
+    svc.sql_config_store("sales", REPO / "examples" / "chinook" / "relayrag.sql.yaml")
+    rec = svc.sql_verify("sales", "Which 3 genres have the most tracks?",
+                         "SELECT g.Name AS genre, COUNT(*) AS tracks FROM Track AS t JOIN Genre AS g "
+                         "ON g.GenreId = t.GenreId GROUP BY g.Name ORDER BY tracks DESC LIMIT @n", ["n=count"])
+    assert rec["config"] == f"gs://{bucket}/sql-config/sales.sql.yaml" and rec["templates"] == 8
+    assert not (admin_home / "warehouses").exists()
+
+    fn_home = tmp_path / "function"
+    deployment_env(monkeypatch, fn_home, bucket)
+    s = load_settings()
+    ctx = StageContext(s, build_blobstore(s), build_docstore(s), llm=None, llm_configured=False)
+    set_default_context(ctx)
+    try:
+        app = create_app(target="sql", source=str(REPO / "functions" / "main.py")).test_client()
+        for run_id, question, rows in (("t1", "What are the top 5 genres by number of tracks?", 5),
+                                       ("t2", "Which 4 countries have the most customers?", 4)):
+            ctx.docstore.create_run(run_id, {"run_id": run_id, "question": question, "collection": "sales",
+                                             "created_at": 0.0, "retry_count": 0, "regen_count": 0, "route": "sql"})
+            resp = app.post("/", json={"run_id": run_id})
+            assert resp.status_code == 200, resp.get_data(as_text=True)
+            assert resp.get_json()["method"] == "verified"
+            rec = ctx.docstore.get_run(run_id)
+            assert len(rec["rows"]) == rows and f"LIMIT {rows}" in rec["sql"]
+        assert not (fn_home / "warehouses").exists()
+    finally:
+        set_default_context(None)
+        load_settings.cache_clear()

@@ -111,7 +111,9 @@ COMMANDS = [
     ["collections"], ["collections", "--json"], ["run", "abc"], ["run", "abc", "--json"], ["ingest", "{dir}", "-c", "x"],
     ["delete", "a.txt", "-c", "x"], ["ask", "What?", "-c", "x"], ["ask", "What?", "-c", "x", "--json"],
     ["ask", "What?", "-c", "x", "--stream"], ["warehouse", "load", "{csv}", "-c", "x"],
-    ["warehouse", "config", "-c", "x"], ["warehouse", "schema", "-c", "x"], ["eval", "beir", "{dir}", "-c", "x"],
+    ["warehouse", "config", "-c", "x"], ["warehouse", "schema", "-c", "x"],
+    ["warehouse", "verify", "Which 3?", "--sql", "SELECT 1 LIMIT @n", "--slot", "n=count", "-c", "x"],
+    ["eval", "beir", "{dir}", "-c", "x"],
     ["eval", "sql", "{jsonl}", "-c", "x"], ["model", "install"], ["model"], ["model", "--json"], ["mcp"],
 ]
 

@@ -1,4 +1,4 @@
-"""`relayrag warehouse load|config|schema`: the collection's embedded DuckDB warehouse and SQL config."""
+"""`relayrag warehouse load|config|verify|schema`: the collection's embedded DuckDB warehouse and SQL config."""
 
 from __future__ import annotations
 
@@ -81,6 +81,31 @@ def warehouse_config(file: Optional[Path] = typer.Argument(None, help="A relayra
             return
         summary = service.sql_config_store(collection, file)
     _print_json({"collection": collection, **summary}) if as_json else _print_sql_config(summary)
+
+
+@warehouse_app.command("verify")
+def warehouse_verify(question: str = typer.Argument(..., help="The question the SQL answers, naming a value for "
+                                                    "every slot (\"Which 3 countries have the most customers?\")."),
+                     sql: str = typer.Option(..., "--sql", help="One SELECT (BigQuery SQL); write @NAME where a "
+                                             "slot's value goes (LIMIT @n, WHERE Genre.Name = @genre)."),
+                     collection: str = typer.Option(..., "--collection", "-c", help="Collection name."),
+                     slot: list[str] = typer.Option([], "--slot", help="NAME=TYPE, repeatable: count, number, "
+                                                    "year (@y, @y_start, @y_end), date_range (@p_start, @p_end), "
+                                                    "or value:Table.Column (value:Employee.FirstName+Employee."
+                                                    "LastName for a full name)."),
+                     as_json: bool = typer.Option(False, "--json", help="Print the result as one JSON object.")):
+    """Add a verified query to the collection's SQL config: without an LLM, questions that ask the same thing
+    are answered by it, with its slots filled from each question. The slots are filled from QUESTION, the SQL
+    must pass the guard and run; then it is appended to the stored config (nothing is stored otherwise)."""
+    with _user_errors(as_json):
+        rec = _service().sql_verify(collection, question, sql, slot)
+    if as_json:
+        _print_json(rec)
+        return
+    filled = ", ".join(f"{k} = {v}" for k, v in rec["slots"].items())
+    _say(out, (collection, "bold"), f": verified “{question}”" + (f" (slots: {filled})" if filled else "")
+         + f"; it ran and returned {rec['row_count']} row{'s' if rec['row_count'] != 1 else ''}. "
+         f"{rec['examples']} examples ({rec['templates']} templates) in {rec['config']}")
 
 
 @warehouse_app.command("schema")

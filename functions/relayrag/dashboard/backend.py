@@ -355,6 +355,13 @@ def first_row_values(collection: str, schema: dict) -> dict[str, dict[str, list[
     return out
 
 
+def verify(collection: str, question: str, sql: str, slots: str) -> dict:
+    """Add a verified query / template to the collection's SQL config (Service.sql_verify); `slots` as typed in
+    the form ("n=count, genre=value:Genre.Name", commas or new lines)."""
+    from relayrag.sql.verify import parse_slot_options
+    return service().sql_verify(check_collection(collection), question, sql, parse_slot_options([slots]))
+
+
 def guarded_query(collection: str, sql: str) -> dict:
     """The guard's verdict on `sql` and, when it passes, the query's result (Service.guarded_query)."""
     return service().guarded_query(check_collection(collection), sql)

@@ -436,7 +436,19 @@ def routes(dash: Dashboard) -> list[Route]:
         form = await mutation_form(dash, request)
         sql = _field(form, "sql")
         out = await asyncio.to_thread(backend.guarded_query, name, sql)
-        return r(request, "_query_result.html", g=out["guard"], q=out["result"], sql=sql)
+        return r(request, "_query_result.html", g=out["guard"], q=out["result"], sql=sql, name=name)
+
+    async def warehouse_verify(request: Request):
+        """Save as verified: the question, its SQL (@name for slots) and the slots; stored after the guard accepts
+        it and it runs (Service.sql_verify), else the reason. A fragment either way."""
+        name = backend.check_collection(request.path_params["name"])
+        form = await mutation_form(dash, request)
+        try:
+            rec = await asyncio.to_thread(backend.verify, name, _field(form, "question"), _field(form, "sql"),
+                                          _field(form, "slots"))
+        except RelayragError as exc:
+            return r(request, "_verify_result.html", rec=None, error=str(exc))
+        return r(request, "_verify_result.html", rec=rec, error=None)
 
     return [
         Route("/login", login_page, methods=["GET"]), Route("/login", login, methods=["POST"]),
@@ -458,6 +470,7 @@ def routes(dash: Dashboard) -> list[Route]:
         Route("/eval", eval_page, methods=["GET"]), Route("/eval", eval_run, methods=["POST"]),
         Route("/eval/history/{dataset}.svg", eval_history_svg),
         Route("/warehouse", warehouse_page), Route("/warehouse/{name}/query", warehouse_query, methods=["POST"]),
+        Route("/warehouse/{name}/verify", warehouse_verify, methods=["POST"]),
         *feedback_views.routes(dash),
     ]
 

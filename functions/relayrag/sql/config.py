@@ -20,9 +20,14 @@ filters:                         # named filter sets: name -> SQL predicate
     description: customers with a company on file
     sql: Customer.Company IS NOT NULL
     synonyms: [business customers, 法人顧客]
-examples:                        # question -> SQL pairs, picked by similarity as few-shot examples
+examples:                        # question -> SQL pairs: few-shot examples, and verified queries without an LLM
   - question: How many invoices were billed to Germany?
-    sql: SELECT COUNT(*) AS invoices FROM Invoice WHERE BillingCountry = 'Germany'
+    variants: [ドイツへの請求書は何件？]   # optional: other wordings, any language
+    sql: SELECT COUNT(*) AS invoices FROM Invoice WHERE BillingCountry = @country
+    slots:                       # optional: a template; the SQL writes @name where a slot's value goes
+      country: value:Invoice.BillingCountry    # or count, number, year, date_range (relayrag.sql.slots)
+value_aliases:                   # optional: other names of stored values, for value slots
+  Germany: [ドイツ, Deutschland]
 ```
 
 Validation happens in two steps, each error naming the file, the key and why (a `ConfigError`):
@@ -30,7 +35,9 @@ Validation happens in two steps, each error naming the file, the key and why (a 
 `check_config` checks it against the loaded warehouse: allow-listed tables exist; glossary and filter SQL
 parses, passes the guard as a fragment and names only existing tables and columns (qualify columns with
 their table); every example passes the guard (an example the guard refuses is a config error) and, on the
-embedded warehouse, runs without error. A term or synonym may belong to only one glossary entry and one
+embedded warehouse, runs without error; a template's parameters and slots agree, its slot columns exist, and
+each of its wordings names a value for every slot (the SQL filled with the question's values is what is
+guarded and run). A term or synonym may belong to only one glossary entry and one
 filter set. Matching (relayrag.sql.context) is on Snowball-stemmed words for Latin script (so "sales"
 matches "sale") and by substring for Japanese/CJK terms.
 
@@ -39,6 +46,7 @@ The accepted file is stored verbatim as RELAYRAG_HOME/warehouses/<collection>.sq
 
 from __future__ import annotations
 
+import re
 import threading
 from pathlib import Path
 from typing import Any
@@ -103,11 +111,75 @@ class FilterSet(_WithSynonyms):
 
 
 
+class Slot(_Model):
+    """A typed parameter of a verified query template (relayrag.sql.slots): `count`, `number`, `year`,
+    `date_range`, or `value` of `column` ("Genre.Name"; columns of one table joined by "+" for a value made of
+    them joined by a space, "Employee.FirstName+Employee.LastName"). Written as a mapping or as a string:
+    "count", "value:Genre.Name"."""
+
+    type: str = Field(..., description="count | number | year | date_range | value")
+    column: str | None = Field(None, max_length=500, description="value slots: Table.Column (or A.x+A.y)")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _shorthand(cls, data: Any) -> Any:
+        if isinstance(data, str):
+            kind, _, column = data.strip().partition(":")
+            return {"type": kind.strip(), **({"column": column.strip()} if column.strip() else {})}
+        return data
+
+    @model_validator(mode="after")
+    def _valid(self) -> "Slot":
+        from relayrag.sql.slots import SLOT_TYPES
+        if self.type not in SLOT_TYPES:
+            raise ValueError(f"unknown slot type {self.type!r} (use {', '.join(SLOT_TYPES)})")
+        if self.type == "value":
+            if not self.column or not all(re.fullmatch(r"[^.\s+]+\.[^.\s+]+", c.strip())
+                                          for c in self.column.split("+")):
+                raise ValueError("a value slot needs `column: Table.Column` (or Table.A+Table.B for a full name)")
+            self.column = "+".join(c.strip() for c in self.column.split("+"))
+        elif self.column:
+            raise ValueError(f"a {self.type} slot takes no column")
+        return self
+
+    @property
+    def columns(self) -> list[str]:
+        return self.column.split("+") if self.column else []
+
+
 class Example(_Model):
-    """A question and the SQL that answers it (a few-shot example)."""
+    """A question and the SQL that answers it: a few-shot example for the LLM and, without one, a verified
+    query (relayrag.sql.verified). With `slots` it is a template: the SQL names each slot as @name and a
+    question fills them (relayrag.sql.slots); `variants` are other wordings of the question (any language),
+    each naming a value for every slot."""
 
     question: str = Field(..., min_length=1, max_length=2000)
+    variants: list[str] = Field(default_factory=list, max_length=20,
+                                description="Other wordings of the question, any language.")
     sql: str = Field(..., min_length=1, max_length=20_000)
+    slots: dict[str, Slot] = Field(default_factory=dict, max_length=10,
+                                   description="name -> slot; the SQL writes @name where the value goes.")
+
+    @field_validator("variants")
+    @classmethod
+    def _variants(cls, v: list[str]) -> list[str]:
+        out = [x.strip() for x in v]
+        if any(not x for x in out):
+            raise ValueError("a variant is empty")
+        return out
+
+    @field_validator("slots")
+    @classmethod
+    def _slot_names(cls, v: dict) -> dict:
+        from relayrag.sql.slots import SLOT_NAME
+        for name in v:
+            if not SLOT_NAME.match(str(name)):
+                raise ValueError(f"slot name {name!r}: letters, digits and _ only, starting with a letter")
+        return v
+
+    def wordings(self) -> list[str]:
+        """The question and its variants."""
+        return [self.question, *self.variants]
 
 
 class SqlConfig(_Model):
@@ -119,6 +191,25 @@ class SqlConfig(_Model):
     glossary: dict[str, GlossaryEntry] = Field(default_factory=dict)
     filters: dict[str, FilterSet] = Field(default_factory=dict)
     examples: list[Example] = Field(default_factory=list, max_length=1000)
+    value_aliases: dict[str, list[str]] = Field(
+        default_factory=dict, description="A stored value -> other names a question may use for it (カナダ, "
+        "United States): value slots match them too.")
+
+    @field_validator("value_aliases")
+    @classmethod
+    def _aliases(cls, v: dict) -> dict:
+        from relayrag.sql.slots import fold
+        owner: dict[str, str] = {}
+        out = {}
+        for value, names in v.items():
+            if not str(value).strip():
+                raise ValueError("a value is empty")
+            out[str(value).strip()] = names = _clean_synonyms([str(n) for n in names])
+            for n in names:
+                if owner.get(fold(n), value) != value:
+                    raise ValueError(f"the alias {n!r} names both {owner[fold(n)]!r} and {value!r}")
+                owner[fold(n)] = value
+        return out
 
     @field_validator("glossary", "filters")
     @classmethod
@@ -303,19 +394,68 @@ def check_config(cfg: SqlConfig, wh, source: str, *, run_examples: bool | None =
             problems.append(f"filters.{name}.sql: {why}")
     if run_examples is None:
         run_examples = getattr(wh, "engine", None) == "duckdb"  # the embedded warehouse (or its allow-list view)
-    for i, ex in enumerate(cfg.examples):
-        g = guard_sql(ex.sql, allowed_tables=allowed, dialect="bigquery")
+    filled = example_sqls(cfg, wh, problems)
+    for i, sql in enumerate(filled):
+        if sql is None:
+            continue
+        g = guard_sql(sql, allowed_tables=allowed, dialect="bigquery")
         if not g.ok:
             problems.append(f"examples[{i}].sql: refused by the SQL guard: {g.reason}")
             continue
         if run_examples:
-            res = wh.query(ex.sql)
+            res = wh.query(sql)
             if not res.ok:
                 problems.append(f"examples[{i}].sql: the warehouse could not run it: {res.error}")
     if problems:
         shown = problems[:20] + ([f"… and {len(problems) - 20} more"] if len(problems) > 20 else [])
         raise ConfigError(f"{source}: invalid SQL config:\n  " + "\n  ".join(shown))
     return cfg
+
+
+def example_sqls(cfg: SqlConfig, wh, problems: list[str]) -> list[str | None]:
+    """Each example's SQL as it runs for its own question: a template filled with the values its question
+    names (relayrag.sql.templates), others as written. Template problems (parameters and slots disagree, a
+    slot column that does not exist, a wording that does not name a slot's value) are appended to `problems`
+    and give None."""
+    from relayrag.sql import templates as tpl
+    out: list[str | None] = []
+    index = None
+    for i, ex in enumerate(cfg.examples):
+        try:
+            if not ex.slots:
+                params = tpl.parameters_of(ex.sql)
+                if params:
+                    problems.append(f"examples[{i}].sql: @{sorted(params)[0]} is not a slot's parameter (declare "
+                                    "the example's slots under `slots:`)")
+                out.append(None if params else ex.sql)
+                continue
+            why = tpl.check_slots(ex.sql, ex.slots)
+            if why:
+                problems.extend(f"examples[{i}].slots: {w}" for w in why)
+                out.append(None)
+                continue
+            refs = tpl.slot_refs(ex.slots, wh.schema())
+            for slot in ex.slots.values():
+                if slot.type == "value":  # read (and cached) here, so that an unusable column names its example
+                    tpl.column_values(wh, [f"{t}.{c}" for t, c in tpl.resolve_columns(slot.columns, wh.schema())])
+            if index is None:
+                index = tpl.config_value_index(cfg, wh, [])
+            sql = None
+            for j, wording in enumerate(ex.wordings()):
+                fill = tpl.fill_from_text(wording, refs, index)
+                where = "question" if j == 0 else f"variants[{j - 1}]"
+                for name in fill.missing:
+                    from relayrag.sql.slots import describe
+                    problems.append(f"examples[{i}].{where}: names no value for slot {name!r} "
+                                    f"({describe(refs[name].type, refs[name].key)}); a template's wordings must "
+                                    "each name one (a value in another language goes under value_aliases)")
+                if j == 0 and not fill.missing:
+                    sql = tpl.fill_sql(ex.sql, fill.params)
+            out.append(sql)
+        except tpl.TemplateError as exc:
+            problems.append(f"examples[{i}]: {exc}")
+            out.append(None)
+    return out
 
 
 # ----------------------------------------------------------------------------------------------- storage
@@ -417,6 +557,7 @@ def remove_config(home: Path, collection: str, store: SqlConfigStore | None = No
 
 def summarize(cfg: SqlConfig, stored: Path | None = None, source: Path | None = None) -> dict:
     out: dict[str, Any] = {"glossary": len(cfg.glossary), "filters": len(cfg.filters), "examples": len(cfg.examples),
+           "templates": sum(1 for e in cfg.examples if e.slots),
            "tables": list(cfg.tables) if cfg.tables is not None else None, "notes": bool(cfg.notes)}
     if stored is not None:
         out["config"] = str(stored)

@@ -288,6 +288,18 @@ def schema_ddl(schema: dict) -> str:
     return "\n".join(out)
 
 
+def concrete_examples(config: SqlConfig, wh) -> list[Example]:
+    """The config's examples as the LLM sees them: a template's SQL filled with the values its own question
+    names (relayrag.sql.config.example_sqls), so a few-shot example is runnable SQL; a template that cannot be
+    filled is left out."""
+    if not any(e.slots for e in config.examples):
+        return list(config.examples)
+    from relayrag.sql.config import example_sqls
+    filled = example_sqls(config, wh, [])
+    return [e if not e.slots else e.model_copy(update={"sql": sql, "slots": {}})
+            for e, sql in zip(config.examples, filled) if sql is not None]
+
+
 def build_context(question: str, wh, config: SqlConfig | None = None, embedder=None,
                   k: int = EXAMPLES_K, *, plan: bool = False, linking: bool = False,
                   examples: str = "similar") -> SqlContext:
@@ -311,13 +323,14 @@ def build_context(question: str, wh, config: SqlConfig | None = None, embedder=N
                            values=values_of() if callable(values_of) else None)
     picked: list[dict] = []
     if config and config.examples:
+        shown = concrete_examples(config, wh)
         if examples in ("similar", "both"):
-            picked = pick_examples(question, config.examples, embedder, k)
+            picked = pick_examples(question, shown, embedder, k)
         if examples in ("shape", "both"):
             n_tables = len(link.tables) if link is not None and not link.whole else None
             extra = k if examples == "shape" else SHAPE_EXTRA
             have = {e["question"] for e in picked}
-            by_shape = pick_examples_by_shape(the_plan.shapes if the_plan else [], n_tables, config.examples,
+            by_shape = pick_examples_by_shape(the_plan.shapes if the_plan else [], n_tables, shown,
                                               k=extra + len(picked))
             picked += [e for e in by_shape if e["question"] not in have][:extra]
     return SqlContext(

@@ -1,117 +1,341 @@
-"""Verified queries: the no-LLM path of Text-to-SQL. A question worded like one of the SQL config's examples
-(`examples:` in relayrag.sql.yaml, question → SQL written and checked by the data team) is answered by running
-that example's SQL; nothing is generated. This is the "verified query repository" idea of semantic-layer
-products: recurring questions get a reviewed query, and without an LLM only those can be answered.
+"""Verified queries and templates: the no-LLM path of Text-to-SQL.
 
-A question matches the example that `relayrag.sql.context.pick_examples` ranks first (RRF of MiniLM cosine and
-BM25) when
+The SQL config's `examples:` (relayrag.sql.config) are SQL the data team wrote and `warehouse config` checked.
+Without an LLM a question is answered by one of them when it asks the same thing; an example with `slots:`
+is a template whose values the question supplies ("Which 5 countries …" fills `@n` of "Which three
+countries have the most customers?"; relayrag.sql.slots). An example without slots is a template with
+nothing to fill: its numbers and named values must be the question's.
 
-- its cosine to the example question is at least VERIFIED_MIN_COSINE (0.8), and
-- it names the same parameters: the numbers in both questions (digits and the English number words one to
-  twelve) are the same, and every string literal of the SQL that the example question names (a country, a
-  genre, a person) appears in the question too — "How many tracks are in the Rock genre?" does not run the
-  Jazz example, and "… in 2022?" does not run the 2023 example.
+`match_verified(question, config, embedder, wh)` compares the question with every template; a template
+answers when all of these hold, else it says why not (the closest template's reason is the miss message):
 
-- it asks for nothing the example does not: every content word of the question (relayrag's BM25 tokens:
-  stemmed, stopwords removed, CJK character bigrams; negations kept) occurs in the example question, and
-  every marker of direction, aggregate or negation in the example (most, least, highest, average, total,
-  not, …) occurs in the question — "… bought the least", "… did not buy", "average" against "total" get no
-  match. Extra words in the example (an output spec such as "Show the country and the number") are allowed.
+1. slots: every slot is filled by a mention of the question (relayrag.sql.slots), and every other mention
+   (a number, a year or period, a value of a slot column, "since 2022", "last year") is one the template's
+   wording names too — "How many Jazz tracks are longer than 5 minutes?" has a 5 that no slot of "How many
+   tracks belong to the {genre} genre?" takes; string literals of the SQL that its wording names must be in
+   the question ("Jazz" of an example without slots);
+2. markers (relayrag.sql.wording): each marker class of the question (fewest, average, more than, per month,
+   not …) is one the SQL computes or the template's wording says; and the question says what the SQL
+   requires: the direction of a top N, a comparison, a negation, an AVG / SUM / MAX / MIN result (or a
+   glossary term whose SQL has it: "revenue" is SUM(Invoice.Total)), a period grouping;
+3. dimensions: each GROUP BY column of the SQL is named (its column or table words, or a glossary synonym of
+   it: "country", 国) — "the revenue in 2022" is not "the revenue per billing country in 2022";
+4. config terms: a glossary entry or filter set the question uses is one the template expresses (its wording
+   says it, or its SQL uses the entry's columns and aggregate / the filter's columns and literals), and each
+   filter set the template applies is in the question;
+5. other words: each content word of the question (relayrag.sql.wording.content_words, mentions, markers and
+   terms taken out) is a word of the template's wordings, tables, columns or expressed terms, or a request
+   word (show, list, 教えて …). A word naming another table or column or another config term, or a
+   capitalised name, refuses; other words are "loose";
+6. meaning: the cosine (relayrag.backends.embedder.reference_cosine) of the question and the template's
+   closest wording, both with their mentions masked (numbers → N, dates → Y, values → X), is at least
+   MIN_COSINE, or MIN_COSINE_LOOSE when the question has loose words.
 
-Anything else gets no match, and the caller says that Text-to-SQL needs an LLM, listing the closest verified
-questions. Nothing is substituted into the SQL.
+Of the templates that answer, the one with the highest cosine wins; its SQL is filled with the question's
+values (relayrag.sql.templates.fill_sql) and still goes through the guard before it runs (the caller).
 """
 
 from __future__ import annotations
 
+import collections
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
-VERIFIED_MIN_COSINE = 0.8
+import numpy as np
+
+from relayrag.sql import templates as tpl
+from relayrag.sql.template_index import (
+    Compiled,
+    Template,
+    assign_slots,
+    compiled,
+    glossary_aggs,
+    mask,
+    said,
+    spans,
+)
+from relayrag.sql.slots import Mention, describe, find_mentions, fold
+from relayrag.sql.wording import COMPARISONS, Word, content_words, find_markers, is_request_word
+from relayrag.text import has_cjk, normalize
+
+MIN_COSINE = 0.6          # reference cosine of masked question and wording, every word known to the template
+MIN_COSINE_LOOSE = 0.8    # the same when the question has words the template does not know
 CLOSEST_SHOWN = 3
-
-_NUMBER_WORDS = {"one": "1", "two": "2", "three": "3", "four": "4", "five": "5", "six": "6", "seven": "7",
-                 "eight": "8", "nine": "9", "ten": "10", "eleven": "11", "twelve": "12"}
-_NUMBER = re.compile(r"\d+(?:\.\d+)?|\b(?:" + "|".join(_NUMBER_WORDS) + r")\b", re.I)
+_CLASS_WORDS = {"desc": "the highest / most", "asc": "the lowest / fewest", "order_desc": "highest first",
+                "order_asc": "lowest first", "gt": "more than", "ge": "at least",
+                "lt": "less than", "le": "at most", "neg": "a negation", "sum": "a total", "avg": "an average",
+                "count": "a count", "max": "a maximum", "min": "a minimum", "compare": "a comparison",
+                "month": "per month", "quarter": "per quarter", "year": "per year", "week": "per week",
+                "day": "per day", "cumulative": "a running total", "change": "a change or comparison",
+                "ratio": "a share or percentage", "median": "a median"}
+_CLASS_WORDS_JA = {"desc": "最も多い・上位", "asc": "最も少ない・下位", "order_desc": "多い順", "order_asc": "少ない順",
+                   "gt": "より多い", "ge": "以上", "lt": "未満",
+                   "le": "以下", "neg": "否定", "sum": "合計", "avg": "平均", "count": "件数", "max": "最大",
+                   "min": "最小", "compare": "比較", "month": "月ごと", "quarter": "四半期ごと", "year": "年ごと",
+                   "week": "週ごと", "day": "日ごと", "cumulative": "累計", "change": "変化・比較",
+                   "ratio": "割合", "median": "中央値"}
 
 
 @dataclass(frozen=True)
 class VerifiedMatch:
-    """The example that answers the question: its question, SQL and the cosine of the two questions."""
+    """The template that answers the question: `question` its closest wording, `template` its question with
+    {slot} placeholders, `sql` filled with the question's values (not yet guarded), `cosine`, `slots` ({name:
+    value as the question says it}), `index` in the config's examples, `params` (the SQL parameters filled)."""
 
     question: str
     sql: str
     cosine: float
+    template: str = ""
+    slots: dict = field(default_factory=dict)
+    index: int = -1
+    params: dict = field(default_factory=dict)
 
 
-def numbers(text: str) -> set[str]:
-    """Numbers named in `text`, digits and English number words one..twelve, as digit strings."""
-    out = set()
-    for m in _NUMBER.finditer(text):
-        tok = m.group(0).lower()
-        out.add(_NUMBER_WORDS.get(tok, tok))
-    return out
+@dataclass
+class Miss:
+    """Why no template answers: `reason` / `reason_ja` (one clause each), `closest` (templates, best first)."""
+
+    reason: str = ""
+    reason_ja: str = ""
+    closest: list[str] = field(default_factory=list)
 
 
-def string_literals(sql: str) -> list[str]:
-    """The string literals of `sql` (BigQuery dialect), [] when it does not parse."""
-    import sqlglot
-    from sqlglot import exp
-    try:
-        tree = sqlglot.parse_one(sql, read="bigquery")
-    except sqlglot.errors.ParseError:
-        return []
-    return [lit.this for lit in tree.find_all(exp.Literal) if lit.is_string and lit.this]
+# ------------------------------------------------------------------------------------------------ matching
+
+@dataclass
+class _Question:
+    text: str
+    norm: str
+    mentions: list[Mention]
+    classes: dict[str, str]          # class -> marker text
+    terms: set[tuple[str, str]]
+    term_glossary_aggs: set[str]
+    words: list[Word]
+    stems: set[str]
+    masked: str
+    markers: list = field(default_factory=list)
 
 
-def same_parameters(question: str, example_question: str, sql: str) -> bool:
-    """Does `question` name the parameters the example's SQL fixes (see the module docstring)?"""
-    if numbers(question) != numbers(example_question):
-        return False
-    q, ex = question.casefold(), example_question.casefold()
-    return all(lit.casefold() in q for lit in string_literals(sql) if lit.casefold() in ex)
+def _phrase(q: _Question, m: Mention) -> str:
+    """A leftover mention with the comparison before it and the unit after it: 'longer than 5 minutes'."""
+    start, end = m.start, m.end
+    for mk in find_markers(q.norm, spans(q.mentions)):
+        if mk.end <= start and not q.norm[mk.end:start].strip() and mk.cls in COMPARISONS:
+            start = mk.start
+    after = re.match(r"\s*([A-Za-z]+|[\u3040-\u30ff\u4e00-\u9fff]{1,3})", q.norm[end:])
+    if m.kind == "number" and after and after.group(1).lower() not in ("and", "or", "in", "of", "the", "a", "for",
+                                                                       "to", "with"):
+        end += after.end()
+    return q.norm[start:end].strip()
 
 
-# words that change which rows answer: direction, extremes, aggregates, negation (stemmed like the tokens)
-MARKERS = ("most", "least", "fewest", "fewer", "lowest", "highest", "largest", "smallest", "biggest", "top",
-           "bottom", "average", "mean", "median", "total", "sum", "count", "maximum", "minimum", "max", "min",
-           "ascending", "descending", "more", "less", "not", "no", "never", "without", "none", "except",
-           "最も", "最大", "最小", "平均", "合計", "以外", "ない", "少な", "多い")
-_NEGATIONS = re.compile(r"\b(not|no|never|without|none)\b|n't\b", re.I)
+def _covered(run: str, vocab_cjk: list[str]) -> bool:
+    """A kanji / katakana run every piece of which occurs in the template's Japanese words or is a request word."""
+    from relayrag.sql.wording import REQUEST_WORDS
+    i = 0
+    while i < len(run):
+        j = len(run)
+        while j > i and not (any(run[i:j] in v for v in vocab_cjk) or run[i:j] in REQUEST_WORDS):
+            j -= 1
+        if j == i:
+            return False
+        i = j
+    return True
 
 
-def content_words(text: str) -> set[str]:
-    """relayrag's BM25 tokens of `text` plus its negations (the stopword list drops "not" and "no")."""
+def _evaluate(t: Template, q: _Question, c: Compiled, cos: np.ndarray) -> tuple[bool, float, int, str, str]:
+    """(answers, cosine, stage, reason, reason_ja) of template `t` for question `q`; `stage` numbers the check
+    that failed, in the order of the module docstring (a miss is explained by the template that got furthest)."""
+    shown = f"“{t.display}”"
+    fill = assign_slots(t.refs, q.mentions)
+    used_spans = spans(fill.used.values()) + spans(m for m in q.mentions if m.kind == "months"
+                                                     and m not in fill.leftover)
+    left = list(fill.leftover)
+    keys = collections.Counter(m.key() for m in left)
+    best = None
+    for k, w in enumerate(t.wordings):
+        if w.fixed == keys:
+            best = max(best or -1.0, float(cos[k]))
+    if best is None:
+        extra = [m for m in left if t.wordings[0].fixed[m.key()] == 0]
+        if extra:
+            m = extra[0]
+            takes = any(any(_could_take(r, m) for r in o.refs.values()) for o in c.templates)
+            ph = _phrase(q, m)
+            if takes:
+                return False, 0.0, 1, f"{shown} has no slot for '{ph}'", f"「{t.display_ja}」には「{ph}」を入れる枠がありません"
+            return False, 0.0, 1, f"no template has a slot for '{ph}'", f"「{ph}」を入れる枠のあるテンプレートがありません"
+        missing = [k for k in t.wordings[0].fixed if keys[k] == 0]
+        return False, 0.0, 1, f"{shown} is only for {missing[0][1]}", f"「{t.display_ja}」は{missing[0][1]}専用です"
+    qfold = fold(q.text)
+    for lit in t.facts.literals:
+        if any(fold(lit) in fold(w.text) for w in t.wordings) and fold(lit) not in qfold:
+            return False, 0.0, 2, f"{shown} is only for {lit!r}", f"「{t.display_ja}」は「{lit}」専用です"
+    for kind, name in sorted(q.terms):
+        if (kind, name) not in t.expressed:
+            return False, 0.0, 3, f"the question uses '{name}', which {shown} does not", \
+                f"質問の「{name}」は「{t.display_ja}」では使われていません"
+    for name in sorted(t.filters):
+        if ("filter", name) not in q.terms:
+            return False, 0.0, 3, f"{shown} is only for {name.replace('_', ' ')}", \
+                f"「{t.display_ja}」は{name}専用です"
+    loose = 0
+    for word in q.words:
+        if any(s <= word.start < e for s, e in used_spans):
+            continue
+        if (word.cjk and _covered(word.stem, t.vocab_cjk)) or (not word.cjk and word.stem in t.vocab):
+            continue
+        unit = next((m for name, m in fill.used.items() if name in t.counted and word.start >= m.end
+                     and not q.norm[m.end:word.start].strip()), None)
+        if unit is not None:  # what a number counts must be what the template counts ("10 hours" ≠ "N tracks")
+            return False, 0.0, 4, f"the question counts '{word.text}', which {shown} does not", \
+                f"質問の「{unit.text}{word.text}」は「{t.display_ja}」では数えられません"
+        if is_request_word(word):
+            continue
+        if not word.cjk and word.stem in c.schema_words:
+            return False, 0.0, 4, f"the question names '{word.text}', which {shown} does not use", \
+                f"質問の「{word.text}」は「{t.display_ja}」では使われていません"
+        if word.capital:
+            return False, 0.0, 4, f"the question names '{word.text}', which no slot of {shown} takes", \
+                f"質問の「{word.text}」を入れる枠が「{t.display_ja}」にありません"
+        loose += 1
+    extra_cls = [cl for cl in q.classes if cl not in t.allowed]
+    if extra_cls:
+        cl = extra_cls[0]
+        return False, 0.0, 5, (f"the question asks for '{q.classes[cl]}' ({_CLASS_WORDS[cl]}), which {shown} does "
+                               "not compute"), \
+            f"質問の「{q.classes[cl]}」（{_CLASS_WORDS_JA[cl]}）は「{t.display_ja}」で計算できません"
+    if fill.missing:
+        name = fill.missing[0]
+        what = describe(t.refs[name].type, t.refs[name].key)
+        return False, 0.0, 6, f"{shown} needs {what} and the question names none", \
+            f"「{t.display_ja}」には{what}が必要ですが、質問にありません"
+    q_said = said(q.classes, q.term_glossary_aggs, q.norm, q.mentions)
+    for cl in sorted(t.essential):
+        if cl in q_said:
+            continue
+        return False, 0.0, 7, f"{shown} gives {_CLASS_WORDS[cl]}, and the question does not ask for it", \
+            f"「{t.display_ja}」は{_CLASS_WORDS_JA[cl]}を返しますが、質問はそれを求めていません"
+    counted = _counted_dim(t, q)
+    if counted:
+        return False, 0.0, 8, f"the question counts {counted} values, and {shown} gives one row per {counted}", \
+            f"質問は{counted}の数を求めていますが、「{t.display_ja}」は{counted}ごとの結果です"
+    for label, stems, cjk in t.dims:
+        if not (stems & q.stems or any(j in q.norm for j in cjk)):
+            return False, 0.0, 9, f"{shown} gives one row per {label}, and the question does not ask per {label}", \
+                f"「{t.display_ja}」は{label}ごとの結果ですが、質問は{label}ごとを求めていません"
+    need = MIN_COSINE_LOOSE if loose else MIN_COSINE
+    if best < need:
+        return False, best, 10, f"no template is worded like the question (closest {shown}, cosine {best:.2f})", \
+            f"質問に近い言い回しのテンプレートがありません（最も近いのは「{t.display_ja}」、cosine {best:.2f}）"
+    return True, best, 11, "", ""
+
+
+_JA_BARE_COUNT = ("数", "件数", "いくつ", "何件", "何個", "何種類")
+_COUNT_ADJECTIVES = frozenset({"differ", "distinct", "uniqu", "separ", "individu", "total", "overal"})
+
+
+def _counted_dim(t: Template, q: _Question) -> str | None:
+    """The GROUP BY dimension a count of the question counts ("how many playlists …", "プレイリストの数",
+    何か国), when the template groups by it: the question wants the number of groups, not a row per group.
+    English: the first word after the count ("how many playlists"), or before a noun "count" ("track count");
+    Japanese: the noun in the count (何か国) or just before it."""
     from relayrag.retrieval.tokenize import tokenize
-    words = set(tokenize(text))
-    words |= {"not" if m.group(0).lower() == "n't" else m.group(0).lower() for m in _NEGATIONS.finditer(text)}
-    return words
+    for mk in q.markers:
+        if mk.cls != "count":
+            continue
+        after = [w for w in tokenize(" ".join(q.norm[mk.end:].split()[:3])) if w not in _COUNT_ADJECTIVES][:1]
+        before_word = re.search(r"([A-Za-z]+)\s*$", q.norm[:mk.start])
+        if mk.text.lower() in ("count", "counts") and before_word and tokenize(before_word.group(1)):
+            after = tokenize(before_word.group(1))[-1:]  # "track count by genre" counts tracks
+        if mk.text in _JA_BARE_COUNT:
+            noun = re.sub(r"(?:の|は|が|を|って|\s)+$", "", q.norm[:mk.start])
+        else:
+            noun = mk.text.removeprefix("何").removesuffix("数") if has_cjk(mk.text) else ""
+            noun = re.sub(r"^(?:か|カ|ヶ|ヵ)", "", noun)
+        for label, stems, cjk in t.dims:
+            if set(after) & stems or any(j and noun and noun.endswith(j) for j in cjk):
+                return label
+    return None
 
 
-def markers(text: str) -> set[str]:
-    """The MARKERS present in `text` (Latin ones as whole words, CJK ones as substrings)."""
-    low = text.casefold()
-    return {m for m in MARKERS if (re.search(rf"\b{m}\b", low) if m.isascii() else m in text)} | \
-        ({"not"} if re.search(r"n't\b", low) else set())
+def _could_take(ref: tpl.SlotRef, m: Mention) -> bool:
+    from relayrag.sql.slots import accepts
+    return accepts(ref.type, m, ref.key)
 
 
-def asks_the_same(question: str, example_question: str) -> bool:
-    """Does `question` ask for nothing `example_question` does not (see the module docstring)?"""
-    return (content_words(question) <= content_words(example_question)
-            and markers(example_question) <= markers(question))
+def _question(question: str, c: Compiled) -> _Question:
+    from relayrag.retrieval.tokenize import tokenize
+    from relayrag.sql.context import match_terms
+    norm = normalize(question)
+    mentions = find_mentions(norm, c.index)
+    markers = find_markers(norm, spans(mentions))
+    matched = match_terms(norm, c.config)
+    words = content_words(norm, spans(mentions) + spans(markers) + spans(matched))
+    aggs = glossary_aggs(matched)
+    classes: dict[str, str] = {}
+    for mk in markers:
+        if mk.cls != "request":  # "break down": asks for the answer, constrains nothing
+            classes.setdefault(mk.cls, mk.text)
+    stems = set(tokenize(norm))
+    terms = {(m.kind, m.name) for m in matched} | {("filter", name) for name, f in c.config.filters.items()
+                                                   if _said_by_description(f.description, stems)}
+    return _Question(question, norm, mentions, classes, terms, aggs, words, stems, mask(norm, mentions), markers)
 
 
-def match_verified(question: str, examples: list, embedder, min_cosine: float = VERIFIED_MIN_COSINE,
-                   ) -> tuple[VerifiedMatch | None, list[str]]:
-    """(the verified example that answers `question` or None, the closest example questions best first).
-    `examples`: relayrag.sql.config.Example list; `embedder`: relayrag's embedder (None: never a match)."""
-    from relayrag.sql.context import pick_examples
-    if not examples or embedder is None:
-        return None, []
-    picked = pick_examples(question, examples, embedder, k=CLOSEST_SHOWN)
-    closest = [p["question"] for p in picked]
-    best = max(picked, key=lambda p: p["cosine"] or 0.0)
-    if ((best["cosine"] or 0.0) >= min_cosine and same_parameters(question, best["question"], best["sql"])
-            and asks_the_same(question, best["question"])):
-        return VerifiedMatch(best["question"], best["sql"], float(best["cosine"])), closest
-    return None, closest
+def _said_by_description(description: str, stems: set[str]) -> bool:
+    """A filter set named in its own words: every content word of its description ("customers with a company
+    on file") is in the question (two words at least)."""
+    from relayrag.retrieval.tokenize import tokenize
+    words = set(tokenize(description))
+    return len(words) >= 2 and words <= stems
+
+
+def match_verified(question: str, config, embedder, wh=None) -> tuple[VerifiedMatch | None, Miss]:
+    """(the template that answers `question` or None, why not and the closest templates). `config`:
+    relayrag.sql.config.SqlConfig (or a list of its Example); `embedder`: relayrag's embedder (None: no
+    match); `wh`: the warehouse (value slots read their columns' values from it; without it, templates with
+    value slots are left out). The SQL of a match is filled, not yet guarded."""
+    from relayrag.sql.config import SqlConfig
+    if isinstance(config, list):
+        config = SqlConfig(examples=config)
+    if config is None or not config.examples or embedder is None:
+        return None, Miss()
+    from relayrag.backends.embedder import reference_cosine
+    c = compiled(config, wh, embedder)
+    if not c.templates:
+        return None, Miss("the SQL config's templates cannot be used: " + "; ".join(c.problems[:2]))
+    q = _question(question, c)
+    qv = embedder.embed([q.masked], kind="query")[0]
+    results = []
+    for t in c.templates:
+        cos = np.asarray(reference_cosine(embedder, t.vectors @ qv), dtype=float)
+        ok, score, stage, why, why_ja = _evaluate(t, q, c, cos)
+        results.append((ok, score, float(cos.max()), t, why, why_ja, stage))
+    ja = has_cjk(question)
+    ranked = sorted(results, key=lambda r: -r[2])
+    closest = [(r[3].display_ja if ja else r[3].display) for r in ranked[:CLOSEST_SHOWN]]
+    winners = [r for r in results if r[0]]
+    if winners:
+        t = max(winners, key=lambda r: r[1])[3]
+        score = max(winners, key=lambda r: r[1])[1]
+        fill = assign_slots(t.refs, q.mentions)
+        try:
+            sql = tpl.fill_sql(t.sql, fill.params)
+        except tpl.TemplateError as exc:
+            return None, Miss(f"the template “{t.display}” could not be filled: {exc}",
+                              f"テンプレート「{t.display_ja}」に値を入れられません: {exc}", closest)
+        slots = {name: (m.value[t.refs[name].key] if m.kind == "value" else m.text) for name, m in fill.used.items()}
+        best_wording = max(range(len(t.wordings)), key=lambda k: float(
+            reference_cosine(embedder, t.vectors[k] @ qv)) if t.wordings[k].fixed == collections.Counter(
+                m.key() for m in fill.leftover) else -2.0)
+        return VerifiedMatch(t.wordings[best_wording].text, sql, score, t.display, slots, t.index,
+                             dict(fill.params)), Miss(
+            closest=closest)
+    # explained by the template closest in wording, favouring one that passed more checks
+    top = max(results, key=lambda r: r[2] + 0.03 * r[6])
+    if top[2] < MIN_COSINE - 0.15:
+        return None, Miss(f"no template asks anything like this (the closest, “{top[3].display}”, has cosine "
+                          f"{top[2]:.2f})", f"似た質問のテンプレートがありません（最も近い「{top[3].display_ja}」でも cosine "
+                          f"{top[2]:.2f}）", closest)
+    return None, Miss(top[4], top[5], closest)

@@ -1,8 +1,9 @@
 """sql: Text-to-SQL over the collection's warehouse, answered with the query as its citation.
 
-Without an LLM (method `verified`): a question worded like one of the SQL config's examples runs that example's
-reviewed SQL (relayrag.sql.verified: cosine >= 0.8 and the same numbers and named values), and the answer
-says so; any other question gets method `no-llm`: how to configure an LLM, and the closest verified questions.
+Without an LLM (method `verified`): a question that asks what one of the SQL config's examples asks runs that
+example's reviewed SQL, a template's slots filled with the question's values (relayrag.sql.verified), guarded
+like any SQL, and the answer says so; any other question gets method `no-llm`: what was not matched and the
+closest templates (or, with no templates, how to configure an LLM).
 Called by the workflow (`documents_fallback`) on a collection that also has documents, that case answers route
 `documents` instead: the workflow goes on to retrieval, and a "not found" from generate adds the sql note.
 
@@ -114,28 +115,23 @@ def _answer_sentence(llm, question: str, columns: list[str], rows: list[list]) -
 
 def _without_llm(ctx: StageContext, run_id: str, collection: str, question: str, wh,
                  documents_fallback: bool = False) -> SqlResponse:
-    """A verified query when the question matches one of the SQL config's examples, else the NO_LLM answer
-    with the closest verified questions (relayrag.sql.verified). With `documents_fallback` and documents in the
-    collection, no match answers route `documents` instead: the record's route becomes `rag` and `sql_fallback`
-    keeps the NO_LLM text, which generate adds to a "not found" answer."""
+    """A verified template's SQL when the question matches one of the SQL config's examples (its slots filled
+    from the question, relayrag.sql.verified), guarded like any SQL: a filled template the guard refuses is not
+    run. Else the no-LLM answer: with templates, two lines (what was not matched, the closest templates); without
+    any, how to configure an LLM. With `documents_fallback` and documents in the collection, no match answers
+    route `documents` instead: the record's route becomes `rag` and `sql_fallback` keeps the no-LLM text,
+    which generate adds to a "not found" answer."""
     from relayrag.errors import ConfigError
+    from relayrag.sql.guard import guard_sql
     from relayrag.sql.verified import match_verified
     try:
         cfg = ctx.sql_config(collection)
     except ConfigError:
         cfg = None
     examples = list(cfg.examples) if cfg is not None else []
-    match, closest = match_verified(question, examples, ctx.embedder if examples else None)
+    match, miss = match_verified(question, cfg, ctx.embedder, wh) if examples else (None, None)
     if match is None:
-        ja = has_cjk(question)  # said in the question's language
-        answer = NO_LLM_JA if ja else NO_LLM
-        if closest and ja:
-            answer += ("LLMなしで答えられるのは、このコレクションのSQL設定の検証済みの質問と同じ言い回しの質問だけです。"
-                       "近い質問: " + "、".join(f"「{q}」" for q in closest) + "。")
-        elif closest:
-            answer += (" Without an LLM, only the verified questions of this collection's SQL config can be "
-                       "answered, when a question is worded like one of them; the closest: "
-                       + "; ".join(f"“{q}”" for q in closest) + ".")
+        answer = _no_match_answer(question, miss)
         response = _finish(ctx, run_id, answer, method="no-llm", available=False)
         meta = ctx.docstore.get_collection(collection) if documents_fallback else None
         if meta and meta.get("current_version"):
@@ -143,15 +139,40 @@ def _without_llm(ctx: StageContext, run_id: str, collection: str, question: str,
                                     "sql_fallback": answer})
             return response.model_copy(update={"route": "documents", "method": "no-llm → documents"})
         return response
+    attempts = [{"sql": match.sql, "error": None, "verified": match.question, "template": match.template,
+                 "slots": match.slots}]
+    verdict = guard_sql(match.sql, allowed_tables=wh.tables(), dialect=wh.dialect,
+                        max_rows=getattr(wh, "max_rows", MAX_ROWS))
+    if not verdict.ok:  # never run: the filled template is refused like any other SQL
+        attempts[0]["error"] = f"refused: {verdict.reason}"
+        return _finish(ctx, run_id, f"The verified query “{match.template}” was refused by the SQL guard and not run: "
+                       f"{verdict.reason}", method="verified", available=True, sql=match.sql, attempts=attempts,
+                       refused=True)
     result = wh.query(match.sql)
-    attempts = [{"sql": result.sql or match.sql, "error": result.error, "verified": match.question}]
+    attempts[0].update({"sql": result.sql or match.sql, "error": result.error})
     if not result.ok:
-        return _finish(ctx, run_id, f"The verified query for “{match.question}” failed: {result.error}",
+        return _finish(ctx, run_id, f"The verified query “{match.template}” failed: {result.error}",
                        method="verified", available=True, sql=result.sql or match.sql, attempts=attempts,
                        refused=result.refused)
-    return _answered(ctx, run_id, f"Answered without an LLM by the verified query of this collection's SQL config "
-                     f"for “{match.question}” (cosine {match.cosine:.2f} to your question); no SQL was generated.",
-                     result, method="verified", attempts=attempts)
+    filled = ", ".join(f"{k} = {v}" for k, v in match.slots.items())
+    return _answered(ctx, run_id, f"Answered without an LLM by the verified query “{match.template}” of this "
+                     f"collection's SQL config{f', with {filled}' if filled else ''} (cosine {match.cosine:.2f} to your "
+                     "question); no SQL was generated.", result, method="verified", attempts=attempts)
+
+
+def _no_match_answer(question: str, miss) -> str:
+    """The no-LLM answer when no template matches, in the question's language: how to configure an LLM when
+    the collection has no templates; else two lines, what was not matched and the closest templates."""
+    ja = has_cjk(question)
+    if miss is None:
+        return NO_LLM_JA if ja else NO_LLM
+    if ja:
+        line = ("この質問にはLLMが必要です（未設定: RELAYRAG_LLM）。検証済みテンプレートにも一致しません: "
+                f"{miss.reason_ja or '一致するものがありません'}。")
+        return line + ("\n近いテンプレート: " + "、".join(f"「{q}」" for q in miss.closest) if miss.closest else "")
+    line = ("Text-to-SQL needs an LLM for this question (none is configured: set RELAYRAG_LLM), and no verified "
+            f"template matches it: {miss.reason or 'none is close'}.")
+    return line + ("\nClosest templates: " + "; ".join(f"“{q}”" for q in miss.closest) + "." if miss.closest else "")
 
 
 def _answered(ctx: StageContext, run_id: str, lead: str, result, *, method: str, attempts: list) -> SqlResponse:

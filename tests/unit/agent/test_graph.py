@@ -435,3 +435,15 @@ def test_the_ordinal_reference_check_reads_only_bare_references():
     assert unresolved_ordinal("What was the first amendment about?", []) is None  # a question of its own
     assert unresolved_ordinal("What about the last one?", []) is not None
     assert unresolved_ordinal("じゃあ最後は？", ["東京"]) is None
+
+def test_without_an_llm_the_assistant_answers_a_template_with_the_questions_values(home, chinook_shop):
+    """Issue 25: the no-LLM router sends table questions to sql_query, which answers from the SQL config's
+    templates with the question's own numbers ("5", トップ3) and cites the filled SQL."""
+    en, ja = run_turns(make(home, None, collection="shop"), ["Which 5 countries have the most customers?",
+                                                             "顧客が多い国トップ3は？"])
+    for events, limit, last in ((en, 5, "Germany | 4"), (ja, 3, "Brazil | 5")):
+        final = events[-1]
+        assert [e["name"] for e in events if e["event"] == "tool_call"] == ["sql_query"]
+        sql = [c for c in final["result"]["citations"] if c["kind"] == "sql"]
+        assert len(sql) == 1 and f"LIMIT {limit}" in sql[0]["sql"] and "USA | 13" in final["answer"]
+        assert last in final["answer"]

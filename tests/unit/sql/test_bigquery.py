@@ -130,3 +130,48 @@ def test_settings_route_a_collection_to_bigquery_through_the_whole_sql_route(mak
     dry, run = [c[2] for c in client.calls if c[0] == "query"]
     assert dry.dry_run is True and run.maximum_bytes_billed == 50_000
     assert "Customer" in res["answer"]
+
+
+def test_templates_answer_on_bigquery_as_on_the_embedded_warehouse(home, ctx, monkeypatch, tmp_path):
+    """Issue 25: the bundled Chinook config stored for a BigQuery collection; without an LLM its templates
+    answer with the question's values, the same rows as the embedded warehouse. Value slots read their
+    columns' values through the warehouse (dry run first, within the budget), and every filled template is
+    dry-run before it runs."""
+    from relayrag.context import set_default_context
+    from relayrag.engine.local import ask
+    from relayrag.service import Service
+    from relayrag.settings import load_settings
+    from relayrag.sql import warehouse as wmod
+    from tests.unit.sql.bigquery_chinook import MODULE, ChinookClient
+    from tests.unit.sql.conftest import CHINOOK, CONFIG
+
+    questions = ["Which 5 countries have the most customers?", "顧客が多い国トップ3は？",
+                 "How much was billed in total to Germany?", "ドイツで請求された金額の合計は？",
+                 "Revenue by billing country in the first half of 2024", "2023年の月別売上を表示して",
+                 "Who are Jane Peacock's customers?", "How many songs are in the Rock genre?"]
+    wmod.load_warehouse(home, "chinook", [CHINOOK], config=CONFIG)
+    embedded = {q: ask(q, "chinook", ctx=ctx) for q in questions}
+
+    db = tmp_path / "bq.duckdb"
+    wmod.load_into_duckdb([CHINOOK], db)
+    client = ChinookClient(db)
+    monkeypatch.setenv("RELAYRAG_BIGQUERY_DATASET", "proj.chinook")
+    monkeypatch.setenv("RELAYRAG_BIGQUERY_COLLECTIONS", "sales")
+    load_settings.cache_clear()
+    set_default_context(None)
+    budget = load_settings().bigquery_max_bytes_billed
+    bq = BigQueryWarehouse("proj", "chinook", max_bytes_billed=budget, client=client, bigquery_module=MODULE)
+    monkeypatch.setattr(wmod, "_open_bq", {("proj", "chinook", budget): bq})
+    svc = Service()
+    assert svc.sql_config_store("sales", CONFIG)["templates"] == 7
+    for q in questions:
+        res = ask(q, "sales", ctx=svc.ctx)
+        assert res["stages"][-1]["method"] == "verified", (q, res["answer"])
+        assert res["rows"] == embedded[q]["rows"] and res["rows"], q
+    ran = [sql for kind, sql in client.calls if kind == "query"]
+    dry = [sql for kind, sql in client.calls if kind == "dry_run"]
+    assert ran and all(sql in dry for sql in ran)
+    assert any("SELECT DISTINCT" in sql and "`Genre`.`Name`" in sql for sql in ran)  # a value slot's values
+    assert any("LIMIT 5" in sql for sql in ran) and any("'Germany'" in sql for sql in ran)
+    miss = ask("How many Jazz tracks are longer than 5 minutes?", "sales", ctx=svc.ctx)
+    assert miss["stages"][-1]["method"] == "no-llm" and "longer than 5 minutes" in miss["answer"]

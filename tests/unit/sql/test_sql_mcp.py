@@ -98,10 +98,16 @@ def test_database_error_after_the_repair_round(server, make_llm_ctx, chinook):
     assert out["status"] == "error" and "Nation" in out["error"]["reason"] and out["error"]["attempts"] == 2
 
 
-def test_without_an_llm_it_says_how_to_configure_one(server, ctx, chinook):
+def test_without_an_llm_it_says_what_was_not_matched(server, ctx, chinook):
+    """No LLM, a question no template answers: two lines, why not (naming RELAYRAG_LLM) and the closest
+    templates; a template question is answered from its SQL."""
     out = call(server, "sql_query", {"question": "How many customers?", "collection": "chinook"}).data
     assert out["status"] == "unavailable" and out["reason"] == "no-llm"
-    assert "RELAYRAG_LLM=openai" in out["message"] and "vertex" in out["message"]
+    lines = out["message"].splitlines()
+    assert len(lines) == 2 and "RELAYRAG_LLM" in lines[0] and lines[1].startswith("Closest templates: “")
+    out = call(server, "sql_query", {"question": "Which 2 countries have the most customers?",
+                                     "collection": "chinook"}).data
+    assert out["status"] == "ok" and out["rows"] == [["USA", 13], ["Canada", 8]] and "LIMIT 2" in out["sql"]
 
 
 def test_errors_for_collections_without_a_warehouse(server, ctx, chinook):

@@ -1,0 +1,171 @@
+"""What a question asks for beyond its nouns: markers of direction, comparison, aggregate, negation and
+period grouping, in English and Japanese, and the content words left once everything known is taken out.
+
+Markers (`find_markers`) are grouped in classes; a template answers a question only when the question's
+classes are ones the template's SQL or wording can express (relayrag.sql.verified):
+
+| class    | English                                          | Japanese                          |
+|----------|--------------------------------------------------|-----------------------------------|
+| desc     | most, top, highest, largest, best, longest …     | 最も, 最多, 一番, トップ, 上位, 多い     |
+| asc      | least, fewest, lowest, smallest, worst, bottom … | 少ない, 最少, 下位, ワースト             |
+| order_desc / order_asc | highest first, most … first, descending / lowest first, ascending | 多い順, 降順 / 少ない順, 昇順 |
+| gt / ge  | more than, over N, longer than / at least, or more | より多い, より高い, 超 / 以上         |
+| lt / le  | less than, fewer than, under N / at most, up to N | 未満, より少ない, より安い / 以下     |
+| compare  | more, fewer, less (without "than")               |                                   |
+| sum      | total, sum, overall, altogether, how much        | 合計, 総額, 総計, いくら              |
+| avg      | average, mean                                    | 平均                               |
+| count    | how many, number of, count                       | 何曲, 何件, 何人, いくつ, …数            |
+| max/min  | maximum, max / minimum, min                      | 最大, 最長 / 最小, 最短               |
+| neg      | not, n't, never, without, none, except, non-, outside | ない, 以外, 除く, なし             |
+| cumulative / change | running total / growth, compared to | 累計 / 前年比, 推移 |
+| ratio / median | percentage, share / median | 割合 / 中央値 |
+| month, quarter, year, week, day | monthly, per month, each month, by month … | 月別, 月ごと, 毎月, 四半期ごと, 年別 … |
+
+`desc` / `asc` pick the top or bottom (a LIMIT); `order_*` only sort. Markers are matched in priority order
+and each claims its characters ("at most" is `le`, not `desc`; "より多い" is `gt`, not `desc`; "少ない" is `asc`,
+not `neg`). Comparison words that are also prepositions
+(over, above, under, below, up to) count only before a number.
+
+`content_words(text, spans)` is what is left of a question once the mentions, markers and config terms are
+taken out (their spans): Latin words as relayrag's BM25 stems (stopwords dropped), with whether each was
+capitalised inside a sentence (a name the question gives); Japanese as runs of kanji and of katakana (kana
+particles and verb endings dropped). REQUEST_WORDS (show, list, tell, 教えて, 表示 …) ask for an answer and
+constrain nothing.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from relayrag.sql.slots import lower_keep
+
+_NUM = (r"(?=\s*(?:\d|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|fifteen|twenty|thirty|forty|"
+        r"fifty|hundred|a\s+hundred|a\s+thousand|N\b))")
+# (class, pattern on the lower-cased text); order matters: earlier patterns claim their characters first
+MARKER_RULES: list[tuple[str, str]] = [
+    ("request", r"\bbreak\s+(?:it\s+|this\s+|that\s+)?down\b|\bbroken\s+down\b"),  # asks for a breakdown: no constraint
+    ("cumulative", r"\b(?:cumulative|cumulatively|running\s+(?:total|sum)|year[- ]to[- ]date)\b|累計|累積"),
+    ("change", r"\b(?:went|go|goes|gone|going)\s+(?:up|down)\b|"
+     r"\b(?:growth|grew|grow|increase[ds]?|decrease[ds]?|decline[ds]?|change[ds]?|difference|"
+     r"compared\s+(?:to|with)|versus|vs\.?|trend)\b|前年比|前月比|増加|減少|伸び|推移|比較|変化"),
+    ("ratio", r"\b(?:percentage|percent|per\s+cent|proportion|share|ratio|fraction)\b|%|割合|比率|パーセント|シェア"),
+    ("median", r"\b(?:median|percentile|quartile)\b|中央値|パーセンタイル"),
+    ("le", r"\bat\s+most\b|\bor\s+(?:fewer|less)\b|\bno\s+more\s+than\b|\bnot\s+more\s+than\b|\bup\s+to" + _NUM
+     + r"|\bmaximum\s+of\b|以下"),
+    ("ge", r"\bat\s+least\b|\bor\s+more\b|\bor\s+greater\b|\bno\s+(?:fewer|less)\s+than\b|\bminimum\s+of\b|以上"),
+    ("gt", r"\b(?:more|greater|larger|bigger|higher|longer|older)\s+than\b|\b(?:over|above|exceeding|exceeds|exceed|"
+     r"beyond)" + _NUM + r"|より多い|より多く|より長い|より高い|より大きい|を上回る|を超える|を超えた|を超え|超え|超の|超"),
+    ("lt", r"\b(?:less|fewer|smaller|lower|shorter|younger|cheaper)\s+than\b|\b(?:under|below)" + _NUM
+     + r"|未満|より少ない|より少なく|より短い|より安い|より低い|より小さい|を下回る"),
+    ("order_desc", r"\b(?:most|highest|largest|biggest|greatest|best|longest)\b[^.?!,;]{0,40}?\bfirst\b|"
+     r"\b(?:in\s+)?descending(?:\s+order)?\b|\bfrom\s+(?:the\s+)?(?:most|highest|largest)\s+to\s+(?:the\s+)?"
+     r"(?:least|lowest|fewest|smallest)\b|多い順|高い順|大きい順|長い順|降順"),
+    ("order_asc", r"\b(?:least|fewest|lowest|smallest|shortest)\b[^.?!,;]{0,40}?\bfirst\b|"
+     r"\b(?:in\s+)?ascending(?:\s+order)?\b|\bfrom\s+(?:the\s+)?(?:least|lowest|fewest|smallest)\s+to\s+"
+     r"(?:the\s+)?(?:most|highest|largest)\b|少ない順|低い順|小さい順|短い順|昇順"),
+    ("asc", r"\b(?:least|fewest|lowest|smallest|worst|bottom|shortest|cheapest)\b|"
+     r"最も少ない|最少|少ない|少なく|低い|下位|ワースト|最低"),
+    ("desc", r"\b(?:most|top|highest|largest|biggest|greatest|best|best-selling|bestselling|leading|longest)\b|"
+     r"最も|最多|一番|トップ|上位|ベスト|多い|多く|高い|最高"),
+    ("compare", r"\b(?:more|fewer|less)\b"),
+    ("max", r"\b(?:maximum|max)\b|最大|最長"),
+    ("min", r"\b(?:minimum|min)\b|最小|最短"),
+    ("avg", r"\b(?:average|averages|averaged|mean|avg)\b|平均"),
+    ("count", r"\bhow\s+many\b|\bnumber\s+of\b|\bcounts?\b|\bcounted\b|何曲|何件|何人|何枚|何社|何か国|何カ国|"
+     r"いくつ|件数|人数|曲数|(?<=[\u4e00-\u9fff])数"),
+    ("sum", r"\b(?:total|totals|totaled|totalled|sum|summed|overall|altogether|combined)\b|\bin\s+all\b|"
+     r"\bhow\s+much\b|合計|総額|総計|総売上|いくら|総"),
+    ("neg", r"\b(?:not|never|without|none|neither|nor|except|excluding|exclude|excludes|outside)\b|n't\b|"
+     r"\bno\s+(?=[a-z])|\bnon-?(?=[a-z])|\bother\s+than\b|\bapart\s+from\b|以外|除く|除いた|除いて|なし|ない"),
+    ("month", r"\bmonthly\b|\b(?:per|each|every|by|a)\s+month\b|\bmonth\s+by\s+month\b|\bmonth-by-month\b|"
+     r"月別|月ごと|月毎|毎月|各月|月次|月単位"),
+    ("quarter", r"\bquarterly\b|\b(?:per|each|every|by|a)\s+quarter\b|四半期ごと|四半期別|四半期毎|各四半期"),
+    ("year", r"\byearly\b|\bannual(?:ly)?\b|\b(?:per|each|every|by|a)\s+year\b|\byear\s+by\s+year\b|"
+     r"\byear-over-year\b|年別|年ごと|年毎|毎年|各年|年次|年度別"),
+    ("week", r"\bweekly\b|\b(?:per|each|every|by|a)\s+week\b|週別|週ごと|週毎|毎週|各週"),
+    ("day", r"\bdaily\b|\b(?:per|each|every|by|a)\s+day\b|日別|日ごと|日毎|毎日|日次"),
+]
+_COMPILED = [(cls, re.compile(p)) for cls, p in MARKER_RULES]
+PERIODS = ("month", "quarter", "year", "week", "day")
+COMPARISONS = ("gt", "ge", "lt", "le")
+DIRECTIONS = ("desc", "asc", "order_desc", "order_asc")
+
+REQUEST_WORDS = frozenset({
+    "show", "list", "give", "tell", "display", "find", "get", "return", "provide", "please", "want", "need",
+    "know", "see", "let", "like", "report", "output", "name", "names", "which", "what", "who", "how", "much",
+    "many", "there", "exist", "existing", "along", "together", "also", "ones", "one", "respective", "each",
+    "per", "every", "order", "ranked", "rank", "ranking", "first", "shown", "sorted", "sort", "us", "me",
+    "breakdown", "split",
+    "教", "表示", "見", "示", "出", "一覧", "知", "挙", "列挙", "リスト", "何", "誰", "全", "全て", "調", "答",
+    "順", "下", "各", "別", "ランキング", "並", "件", "教え",
+})
+
+
+@dataclass(frozen=True)
+class Marker:
+    cls: str
+    start: int
+    end: int
+    text: str
+
+
+def find_markers(text: str, skip: list[tuple[int, int]] | tuple = ()) -> list[Marker]:
+    """Markers in `text` (normalised) outside the spans `skip`, by position (see the module docstring)."""
+    low = lower_keep(text)
+    taken = list(skip)
+    out: list[Marker] = []
+    for cls, rule in _COMPILED:
+        for m in rule.finditer(low):
+            if m.end() > m.start() and not any(m.start() < e and s < m.end() for s, e in taken):
+                out.append(Marker(cls, m.start(), m.end(), text[m.start():m.end()]))
+                taken.append((m.start(), m.end()))
+    return sorted(out, key=lambda m: m.start)
+
+
+@dataclass(frozen=True)
+class Word:
+    """A content word: `stem` (BM25 stem, or the kanji / katakana run), `text` as written, `capital`: a
+    Latin word capitalised inside a sentence (a name), `start` its offset."""
+
+    stem: str
+    text: str
+    start: int
+    capital: bool = False
+    cjk: bool = False
+
+
+_LATIN = re.compile(r"[A-Za-zÀ-ÖØ-öø-ÿ][A-Za-zÀ-ÖØ-öø-ÿ'’-]*")
+_CJK_RUN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff々〆]+|[\u30a1-\u30fa\u30fc]+")
+_SENTENCE_END = re.compile(r"[.!?:;。！？]\s*$")
+
+
+def content_words(text: str, skip: list[tuple[int, int]] | tuple = ()) -> list[Word]:
+    """The content words of `text` (normalised) outside `skip` (see the module docstring)."""
+    from relayrag.retrieval.tokenize import tokenize
+    chars = list(text)
+    for a, b in skip:
+        for i in range(max(0, a), min(len(chars), b)):
+            chars[i] = " "
+    blanked = "".join(chars)
+    out: list[Word] = []
+    for m in _LATIN.finditer(blanked):
+        w = re.sub(r"['’]s$", "", m.group(0).strip("'’-"))
+        if len(w) < 2:
+            continue
+        toks = tokenize(w)
+        if not toks:
+            continue
+        before = text[:m.start()]
+        initial = not before.strip() or bool(_SENTENCE_END.search(before))
+        capital = w[0].isupper() and not initial and w.lower() not in ("i",)
+        for t in toks:
+            out.append(Word(t, w, m.start(), capital))
+    for m in _CJK_RUN.finditer(blanked):
+        out.append(Word(m.group(0), m.group(0), m.start(), cjk=True))
+    return sorted(out, key=lambda w: w.start)
+
+
+def is_request_word(w: Word) -> bool:
+    """A word that asks for the answer and constrains nothing (show, list, 教えて, 表示 …)."""
+    return w.stem in REQUEST_WORDS or w.text.lower() in REQUEST_WORDS
