@@ -59,7 +59,7 @@ these those i you we they he she his her tell me please give list name describe 
 any some about there their than as into per according document documents page number numbers amount value
 kind type sort across all each every both
 someone somebody anyone anybody everyone everybody get gets getting got need needs needed want wants wanted
-am i'm i've i'd i'll me my mine our ours us your yours him them here just actually exactly currently still
+am i'm i've i'd i'll me my mine ours us your yours him them here just actually exactly currently still
 allowed permitted able supposed entitled entitlement ago""".split())
 _HOW_ADJECTIVES = frozenset("""long far old big large often soon tall high heavy wide deep fast late early short small
 frequently""".split())
