@@ -18,7 +18,7 @@ from relayrag import entrypoints, tracing
 from relayrag.context import StageContext, default_context
 from relayrag.engine.interpreter import Interpreter, load_workflow
 from relayrag.records import build_result
-from relayrag.stages import STAGES
+from relayrag.stage_registry import STAGES
 
 
 def workflows_dir() -> Path:

@@ -1,9 +1,4 @@
-"""Stages: one module each, `run(request, ctx) -> response`; STAGES maps entry-point names to them, in the
-order of the one stage catalog (relayrag.catalog.HTTP_STAGES)."""
-
-import importlib
-
-from relayrag.catalog import HTTP_STAGES
-from relayrag.stages.base import Stage
-
-STAGES: dict[str, Stage] = {name: importlib.import_module(f"relayrag.stages.{name}").STAGE for name in HTTP_STAGES}
+"""Stages: one module each, `run(request, ctx) -> response`, named after its entry point
+(relayrag.catalog.HTTP_STAGES). This package imports none of them: a deployed function imports its own stage
+module only (its bundle carries no other; infra/relayrag_infra/catalog.py), and relayrag.stage_registry.STAGES
+maps every name to its stage for the embedded engine and the tools."""
