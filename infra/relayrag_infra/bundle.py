@@ -90,6 +90,20 @@ def _module_references(name: str, source: str, is_package: bool, modules: Mappin
     return found
 
 
+_REFS: dict[tuple, frozenset[str]] = {}
+
+
+def _file_references(name: str, path: Path, modules: Mapping[str, Path]) -> frozenset[str]:
+    """`_module_references` of one file, kept while the file and the package's module list are unchanged
+    (every stage's closure reads mostly the same files)."""
+    st = path.stat()
+    key = (name, str(path), st.st_mtime_ns, st.st_size, frozenset(modules))
+    if key not in _REFS:
+        _REFS[key] = frozenset(_module_references(name, path.read_text(encoding="utf-8"), path.name == "__init__.py",
+                                                  modules))
+    return _REFS[key]
+
+
 def function_modules(stage: str, functions_dir: Path = FUNCTIONS_DIR) -> set[str]:
     """The relayrag modules `stage`'s function can load, starting from its `bundle_main`: the closure of
     `_module_references` (static, and wider than what one request imports: every lazy import and registry
@@ -101,9 +115,7 @@ def function_modules(stage: str, functions_dir: Path = FUNCTIONS_DIR) -> set[str
         name = todo.pop()
         if name not in seen:
             seen.add(name)
-            path = modules[name]
-            refs = _module_references(name, path.read_text(encoding="utf-8"), path.name == "__init__.py", modules)
-            todo += sorted(refs - seen)
+            todo += sorted(_file_references(name, modules[name], modules) - seen)
     return seen
 
 

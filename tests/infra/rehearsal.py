@@ -180,7 +180,7 @@ def _norm(name: str) -> str:
     return re.sub(r"[-_.]+", "-", name).lower()
 
 
-def resolve_all(workdir: Path, jobs: int = 4) -> list[str]:
+def resolve_all(workdir: Path, jobs: int = 6) -> list[str]:
     """Resolve every distinct generated requirement set with uv for the functions' runtime (Python 3.12,
     manylinux_2_35: Cloud Functions' Ubuntu 22.04 base); raise RehearsalError listing every set that fails.
     The resolutions are kept as WORKDIR/<text_key>/uv-resolved.txt; the bundles part installs the representative
@@ -404,7 +404,7 @@ def prepare_bundles(workdir: Path, backends: dict | None = None, stages: tuple[s
         out[stage] = InstalledBundle(stage, bundle, python)
         print(f"bundle {stage}: its main.{catalog.STAGES[stage].entry_point} imports from its own files and venv "
               f"({text_key(text)}){f'; {note}' if note else ''}", flush=True)
-    print(f"bundles: ok in {time.monotonic() - t0:.0f} s", flush=True)
+    print(f"bundles: {len(out)} stages installed and imported in {time.monotonic() - t0:.0f} s", flush=True)
     return out
 
 

@@ -198,7 +198,7 @@ def rehearse_images(workdir: Path, pip_args: tuple[str, ...] = ()) -> None:
         with running(_cmd_for(bot, py, chat_port), chat_env, "/healthz", chat_port, workdir / "chat-serve.log"):
             final = probe_chat(chat_port, workdir / "chat-serve.log")
     print(f"image assistant (chat-serve): started, POST /chat without a token 401, with one: {final['mode']} "
-          f"answered citing {CHAT_DOC} ({time.monotonic() - t0:.0f} s)", flush=True)
+          f"answered citing {CHAT_DOC} ({time.monotonic() - t0:.0f} s): {final['answer'][:160]!r}", flush=True)
 
 
 CHAT_DOC = "travel-policy-2019.md"
