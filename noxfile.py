@@ -146,31 +146,49 @@ def agent_cloud(session):
                 env={"RELAYRAG_REQUIRE_POSTGRES": "1"})
 
 
-@nox.session
+UV = "uv==0.13.8"
+
+
+@nox.session(venv_backend="uv|venv")
 def deploy_rehearsal(session):
     """Issue 29: every deployable artefact rehearsed with PyPI only, no Google Cloud (tests/infra/rehearsal.py).
-    (a) every requirements.txt the stack can generate (stage x llm x embedder x index) resolved by pip for
-    Python 3.12; (c) the dashboard and assistant images installed from exactly their Dockerfile's file set,
-    started and probed; (b) each stage's upload bundle (as infra/ zips it) installed into its own venv from
-    its own requirements.txt (stages with identical requirements share one), imported, then run under
-    functions-framework behind workflows-emulator and the storage/Firestore/Pub/Sub emulators: an ingest event,
-    an ask and a visual ask (tests/e2e/test_cloud_emulated.py with RELAYRAG_REHEARSAL_FUNCTIONS).
-    Work dirs under .nox/deploy-rehearsal (venvs are reused while their requirements do not change);
-    pip's cache is shared. Pass `-- resolve`, `-- images` or `-- bundles` to run one part."""
+    First the rehearsal's own checks on crafted artefacts (tests/infra/test_deploy_rehearsal.py: a conflicting pin
+    fails pip's and uv's resolution, a bundle that lacks a module its stage imports fails). Then (a) resolve: every
+    distinct requirements.txt the stack can generate (stage x llm x embedder x index x colpali GPU) resolved by
+    uv for Python 3.12 on the functions' platform; (c) images: the dashboard and assistant images installed by
+    pip from exactly their Dockerfile's file set, started and probed (the assistant's chat-serve answers a POST
+    /chat through its MCP gateway, and refuses one without a token); (b) bundles: each stage's own upload bundle
+    (as infra/ zips it) installed by pip, as Cloud Build does, into its own Python 3.12 venv from its own
+    requirements.txt (stages with identical requirements share one; pip's versions must equal uv's resolution),
+    imported, then run under functions-framework behind workflows-emulator and the storage/Firestore/Pub/Sub
+    emulators: an ingest event, an ask, a visual ask and a SQL ask (tests/e2e/test_cloud_emulated.py with
+    RELAYRAG_REHEARSAL_FUNCTIONS). Work dirs under .nox/deploy-rehearsal (venvs are reused while their
+    requirements do not change); pip's downloads are kept in ~/.cache/relayrag/rehearsal-wheels, uv's in its
+    cache. The session's own venv is made with uv when nox finds it (the dev extra installs it). Pass `-- resolve`,
+    `-- images` or `-- bundles` to run one part (the crafted checks run with `resolve`)."""
     import time
-    session.install("-e", ".[dev,gcp]")
+    session.install("-e", ".[dev,gcp]", UV, "pip>=25.1")
     parts = session.posargs or ["resolve", "images", "bundles"]
     work = os.path.join(os.getcwd(), ".nox", "deploy-rehearsal")
+    times = {}
     t0 = time.monotonic()
+    if "resolve" in parts:
+        session.run("pytest", "-q", "-rs", "tests/infra/test_deploy_rehearsal.py", "-m", "not slow")
+        times["crafted checks"] = time.monotonic() - t0
     for part in parts:
+        t1 = time.monotonic()
         extra = ["--functions-map", os.path.join(work, "functions.json")] if part == "bundles" else []
         session.run("python", "-m", "tests.infra.rehearsal", part, "--workdir", work, *extra)
+        times[part] = time.monotonic() - t1
     if "bundles" in parts:
+        t1 = time.monotonic()
         session.run("pytest", "-q", "-rs", "tests/e2e/test_cloud_emulated.py", "-k",
-                    "upload_ingest_ask or visual_route",
+                    "upload_ingest_ask or visual_route or sql_route",
                     env={"RELAYRAG_REQUIRE_EMULATED_CLOUD": "1",
                          "RELAYRAG_REHEARSAL_FUNCTIONS": os.path.join(work, "functions.json")})
-    session.log(f"deploy_rehearsal ({', '.join(parts)}): {time.monotonic() - t0:.0f} s")
+        times["emulated end to end"] = time.monotonic() - t1
+    session.log(f"deploy_rehearsal: {time.monotonic() - t0:.0f} s after the session's install ("
+                + ", ".join(f"{k} {v:.0f} s" for k, v in times.items()) + ")")
 
 
 @nox.session

@@ -178,7 +178,7 @@ def rss():
     with open("/proc/self/statm") as fh:
         return int(fh.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
 from relayrag.context import default_context
-from relayrag.stages import STAGES
+from relayrag.stage_registry import STAGES
 from relayrag.stages.base import execute
 ctx = default_context()
 ctx.embedder.embed(["warm up"], kind="query")
@@ -213,7 +213,7 @@ def rss():
         return int(fh.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
 import relayrag.context as C
 from relayrag.context import default_context
-from relayrag.stages import STAGES
+from relayrag.stage_registry import STAGES
 from relayrag.stages.base import execute, run_snapshot
 whole_loads = []
 real = C._load

@@ -1,6 +1,6 @@
 """The one stage catalog: which stages exist, their entry points, and what each one's code uses.
 
-Everything that lists stages derives from here: `relayrag.stages.STAGES`, the HTTP entry points
+Everything that lists stages derives from here: `relayrag.stage_registry.STAGES`, the HTTP entry points
 (`relayrag.entrypoints`, re-exported by `functions/main.py`), and the deployment (`infra/relayrag_infra/
 catalog.py`: each function's environment, IAM grants and requirements follow from its *uses*).
 

@@ -414,7 +414,7 @@ class Service:
         adapter (relayrag.stages.base.execute, trace included), its outcome typed. Raises NotFoundError for a
         collection without a warehouse, RelayragError if the stage fails."""
         from relayrag.sql.warehouse import list_warehouses
-        from relayrag.stages import STAGES
+        from relayrag.stage_registry import STAGES
         from relayrag.stages.base import execute
         ctx = self.ctx
         if not self.has_warehouse(collection):

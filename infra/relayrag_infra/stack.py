@@ -23,13 +23,12 @@ outputs (`pulumi stack output`).
 
 from __future__ import annotations
 
-import hashlib
 from dataclasses import dataclass, field
 
 import pulumi
 import pulumi_gcp as gcp
 
-from relayrag_infra import catalog
+from relayrag_infra import bundle, catalog
 from relayrag_infra.catalog import INGEST, INGEST_EVENTS
 from relayrag_infra.config import StackConfig
 
@@ -109,14 +108,6 @@ def _fn_name(cfg: StackConfig, stage: str) -> str:
 
 def _member(sa: gcp.serviceaccount.Account) -> pulumi.Output[str]:
     return sa.email.apply(lambda e: f"serviceAccount:{e}")
-
-
-def _bundle_digest(files: dict, requirements: str) -> str:
-    h = hashlib.sha256()
-    for rel in sorted(files):
-        h.update(rel.encode() + b"\0" + files[rel].read_bytes() + b"\0")
-    h.update(requirements.encode())
-    return h.hexdigest()[:20]
 
 
 def _function_images(cfg: StackConfig, build_sa: gcp.serviceaccount.Account, labels: dict,
@@ -325,7 +316,6 @@ def build(cfg: StackConfig) -> Deployment:
             _grant(dep, stage, sa, grant, project, firestore, firestore_condition, vertex_role)
 
     # --- functions ------------------------------------------------------------------------------------
-    files = catalog.bundle_files()
     pins = catalog.locked_pins()
     invokables: dict[str, gcp.cloudfunctionsv2.Function] = {}
     ingest_prereqs: list[pulumi.Resource] = []
@@ -354,11 +344,15 @@ def build(cfg: StackConfig) -> Deployment:
     dep.build_service_account = build_sa
     for stage in stages:
         spec = cfg.spec(stage)
+        # the stage's own bundle (relayrag_infra.bundle): its main.py and the code it loads, nothing of the
+        # other stages, so a change to one stage's module rebuilds that function only
+        files = bundle.bundle_files(stage)
         requirements = catalog.requirements_text(stage, cfg.backends, pins)
-        archive = pulumi.AssetArchive({**{rel: pulumi.FileAsset(str(p)) for rel, p in files.items()},
+        archive = pulumi.AssetArchive({**{rel: pulumi.StringAsset(c) if isinstance(c, str) else pulumi.FileAsset(str(c))
+                                          for rel, c in files.items()},
                                        "requirements.txt": pulumi.StringAsset(requirements)})
         source = gcp.storage.BucketObject(
-            f"source-{stage}", bucket=deploy.name, name=f"{stage}-{_bundle_digest(files, requirements)}.zip",
+            f"source-{stage}", bucket=deploy.name, name=f"{stage}-{bundle.bundle_digest(files, requirements)}.zip",
             source=archive)
         env = cfg.stage_env(stage, snapshots_bucket=snapshots.name,
                             dead_letter_topic=dep.dead_letter_topic.id if dep.dead_letter_topic else None,

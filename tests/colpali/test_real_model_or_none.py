@@ -28,7 +28,7 @@ from relayrag.engine.local import ask
 from relayrag.ingest.pipeline import ingest
 from relayrag.retrieval import colpali
 from relayrag.retrieval.colpali import PageHit
-from relayrag.stages import STAGES
+from relayrag.stage_registry import STAGES
 from relayrag.stages.base import execute
 from tests.pages_doubles import use_doubles, write_manual, write_png
 

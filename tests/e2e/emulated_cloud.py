@@ -126,6 +126,11 @@ class EmulatedCloud:
         from google.cloud.workflows.executions_v1.services.executions.transports import ExecutionsGrpcTransport
         return ExecutionsClient(transport=ExecutionsGrpcTransport(channel=grpc.insecure_channel(self.executions_target)))
 
+    def functions_home(self) -> Path:
+        """The RELAYRAG_HOME every function process shares here (one machine; a deployed function's is its own
+        /tmp/relayrag)."""
+        return Path(self.env["RELAYRAG_HOME"])
+
     def context(self):
         """A StageContext in this process with the cloud settings (GCS + Firestore on the emulators)."""
         from relayrag.context import StageContext, build_blobstore, build_docstore

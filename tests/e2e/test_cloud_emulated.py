@@ -145,6 +145,45 @@ def test_visual_route_through_the_emulated_cloud_equals_the_embedded_engine(eclo
     assert comparable(res) == comparable(local) and res["page_search"] == local["page_search"]
 
 
+CHINOOK = EXAMPLES / "chinook"
+SQL_QUESTION = "Which three countries have the most customers?"
+
+
+def test_sql_route_through_the_emulated_cloud_equals_the_embedded_engine(ecloud, tmp_path, embedder):
+    """Issue 29: a warehouse question through rag.yaml on workflows-emulator: classify (no LLM) routes it to `sql`
+    (the collection's only source is its warehouse), the sql function answers it with the verified query of the
+    collection's SQL config, which it reads from the bucket as deployed (sql-config/, relayrag.sql.config), and
+    the answer, rows and SQL equal the embedded engine's. The emulated cloud has no BigQuery: the warehouse is the
+    embedded DuckDB one, loaded into the functions' RELAYRAG_HOME (one machine here; a deployed function's is the
+    dataset RELAYRAG_BIGQUERY_DATASET names); the query still runs in the sql function's own process (its DuckDB
+    worker, sqlglot's translation, the guard), from its own bundle under the deploy rehearsal."""
+    from relayrag.context import set_default_context
+    from relayrag.sql.warehouse import load_warehouse
+
+    ctx = ecloud.context()
+    load_warehouse(ecloud.functions_home(), "chinook", [CHINOOK / "chinook.sqlite"],
+                   config=CHINOOK / "relayrag.sql.yaml", configs=ctx.sql_configs)
+    assert ctx.sql_configs.exists("chinook")  # in the bucket, where the deployed functions read it
+    res = cloud_engine.ask(SQL_QUESTION, "chinook", ctx=ctx, client=ecloud.executions_client(),
+                           workflow=ecloud.workflow, timeout_s=120)
+    assert res["route"] == "sql" and [s["name"] for s in res["stages"]] == ["classify", "sql"], \
+        ecloud.log_tail("ff-sql")
+    assert res["stages"][-1]["method"] == "verified" and "verified query" in res["answer"]
+    assert res["rows"] == [["USA", 13], ["Canada", 8], ["Brazil", 5]]
+    assert res["sql"].startswith("SELECT Country, COUNT(*) AS customers FROM Customer")
+
+    s = Settings(home=tmp_path / "embedded")
+    local = StageContext(s, LocalBlobStore(s.home / "blobs"), SQLiteDocStore(s.home / "relayrag.sqlite3"),
+                         embedder=embedder, llm_configured=False)
+    load_warehouse(s.home, "chinook", [CHINOOK / "chinook.sqlite"], config=CHINOOK / "relayrag.sql.yaml")
+    set_default_context(local)
+    try:
+        emb = local_ask(SQL_QUESTION, "chinook", ctx=local)
+    finally:
+        set_default_context(None)
+    assert comparable(res) == comparable(emb) and (res["rows"], res["sql"]) == (emb["rows"], emb["sql"])
+
+
 def test_a_corrupt_upload_is_dead_lettered_and_answered_200(ecloud):
     ctx = ecloud.context()
     blob = ecloud.storage().bucket(DOCS_BUCKET).blob("kb/broken.pdf")

@@ -155,9 +155,9 @@ def test_colpali_gpu_is_stack_config_and_needs_the_stage():
 
 # ------------------------------------------------------------------ what a code change rebuilds
 def _digests(functions_dir, backends: dict, stages) -> dict[str, str]:
-    from relayrag_infra.stack import _bundle_digest
-    files = catalog.bundle_files(functions_dir)
-    return {s: _bundle_digest(files, catalog.requirements_text(s, backends)) for s in stages}
+    from relayrag_infra import bundle
+    return {s: bundle.bundle_digest(bundle.bundle_files(s, functions_dir), catalog.requirements_text(s, backends))
+            for s in stages}
 
 
 @pytest.fixture
@@ -168,33 +168,55 @@ def functions_copy(tmp_path):
     return dest
 
 
+def _touch(path) -> None:
+    path.write_text(path.read_text(encoding="utf-8") + "\n# changed\n", encoding="utf-8")
+
+
 def test_no_bundle_carries_code_no_function_can_load():
     """Every function's digest covered the whole package, so a dashboard, CLI or assistant change rebuilt all
-    eleven functions (colpali_search's image included). What a function can load is the closure of main.py's
-    imports (lazy ones and the backend registry's targets included)."""
-    files = set(catalog.bundle_files())
-    for left_out in ("relayrag/dashboard/", "relayrag/cli/", "relayrag/agent/", "relayrag/mcp/",
-                     "relayrag/evaluation/", "relayrag/service.py", "relayrag/engine/local.py"):
-        assert not [f for f in files if f.startswith(left_out)], left_out
-    for kept in ("main.py", "relayrag/entrypoints.py", "relayrag/stages/sql.py", "relayrag/stages/colpali_search.py",
-                 "relayrag/backends/gcs.py", "relayrag/backends/firestore.py", "relayrag/backends/llm.py"):
-        assert kept in files, kept
-    assert any(f.startswith("relayrag/assets/minilm/") for f in files)  # read by path, not imported
+    eleven functions (colpali_search's image included). What a function can load is the closure of its own
+    main.py's imports (lazy ones and the backend registry's targets included); no bundle carries another
+    stage's module unless its own stage imports it."""
+    from relayrag_infra import bundle
+    every = {s: set(bundle.bundle_files(s)) for s in catalog.ALL_STAGES}
+    for stage, files in every.items():
+        for left_out in ("relayrag/dashboard/", "relayrag/cli/", "relayrag/agent/", "relayrag/mcp/",
+                         "relayrag/evaluation/", "relayrag/service.py", "relayrag/engine/local.py",
+                         "relayrag/entrypoints.py", "relayrag/stage_registry.py"):
+            assert not [f for f in files if f.startswith(left_out)], (stage, left_out)
+        for kept in ("main.py", "relayrag/backends/gcs.py", "relayrag/backends/firestore.py",
+                     "relayrag/backends/llm.py"):
+            assert kept in files, (stage, kept)
+        assert any(f.startswith("relayrag/assets/minilm/") for f in files)  # read by path, not imported
+    for stage in catalog.HTTP_STAGES:
+        assert {f"relayrag/stages/{stage}.py", "relayrag/stage_http.py"} <= every[stage]
+    assert "relayrag/stages/sql.py" not in every["classify"] and "relayrag/stages/classify.py" not in every["sql"]
+    assert "relayrag/ingest/pipeline.py" in every["ingest"] and "relayrag/ingest/pipeline.py" not in every["retrieve"]
+    assert not [f for f in every["ingest"] if f.startswith("relayrag/stages/") and f != "relayrag/stages/__init__.py"
+                and f != "relayrag/stages/base.py"]
 
 
-def test_a_change_outside_the_bundles_rebuilds_no_function_and_a_stage_change_rebuilds_them_all(functions_copy):
-    """A stage module is in every bundle (entrypoints imports every stage, so every function loads it): a
-    change there rebuilds every function, which infra/README.md says."""
+def test_a_stage_change_rebuilds_that_function_only(functions_copy):
+    """functions/main.py imported every stage (relayrag.entrypoints), so every bundle carried every stage and a
+    change to one stage's module rebuilt all eleven functions. Each bundle now has its own main.py and the code it
+    loads: changing `rerank` changes rerank's digest alone; a change outside every bundle changes none; a module
+    every stage loads (relayrag.stages.base) changes every HTTP stage's."""
     backends = {"llm": "vertex", "embedder": "vertex"}
-    stages = ("retrieve", "colpali_search")
+    stages = catalog.ALL_STAGES
     before = _digests(functions_copy, backends, stages)
-    (functions_copy / "relayrag" / "dashboard" / "app.py").write_text("# changed\n", encoding="utf-8")
-    (functions_copy / "relayrag" / "cli" / "app.py").write_text("# changed\n", encoding="utf-8")
+    _touch(functions_copy / "relayrag" / "dashboard" / "app.py")
+    _touch(functions_copy / "relayrag" / "cli" / "app.py")
+    _touch(functions_copy / "relayrag" / "stage_registry.py")
     assert _digests(functions_copy, backends, stages) == before
-    sql = functions_copy / "relayrag" / "stages" / "sql.py"
-    sql.write_text(sql.read_text(encoding="utf-8") + "\n# changed\n", encoding="utf-8")
+    _touch(functions_copy / "relayrag" / "stages" / "rerank.py")
     after = _digests(functions_copy, backends, stages)
-    assert all(after[s] != before[s] for s in stages)
+    assert {s for s in stages if after[s] != before[s]} == {"rerank"}
+    _touch(functions_copy / "relayrag" / "ingest" / "pipeline.py")
+    assert {s for s, d in _digests(functions_copy, backends, stages).items() if d != after[s]} == {"ingest"}
+    before = _digests(functions_copy, backends, stages)
+    _touch(functions_copy / "relayrag" / "stages" / "base.py")
+    after = _digests(functions_copy, backends, stages)
+    assert {s for s in stages if after[s] != before[s]} >= set(catalog.HTTP_STAGES)
 
 
 def test_a_dependency_change_rebuilds_only_the_bundles_that_install_it():

@@ -13,8 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from tests.infra.rehearsal import (REPO, RehearsalError, build_bundle, check_imports, dockerfile_copy_set,
-                                   image_context, install_requirements, make_venv, resolve)
+from tests.infra.rehearsal import (REPO, RehearsalError, build_bundle, check_imports, install_requirements,
+                                   make_venv, resolve, uv_binary, uv_resolve)
+from tests.infra.rehearsal_images import dockerfile_copy_set, image_context
 
 
 def _wheel(folder: Path, name: str, version: str, requires: tuple[str, ...] = ()) -> Path:
@@ -58,6 +59,34 @@ def test_a_deliberately_conflicting_pin_fails_the_resolve_naming_both(index, tmp
     assert sorted(i["metadata"]["name"] for i in installed) == ["relayragtesta", "relayragtestb"]
 
 
+def test_the_uv_resolve_fails_on_the_same_conflicting_pin(index, tmp_path):
+    """`resolve_all` resolves every generated set with uv (pip downloads each candidate wheel whole where the
+    index has no separate metadata): uv must refuse the conflict pip refuses, and resolve what pip resolves."""
+    try:
+        uv_binary()
+    except RehearsalError as exc:
+        pytest.skip(f"{exc} (nox -s deploy_rehearsal installs it)")
+    with pytest.raises(RehearsalError) as exc:
+        uv_resolve("relayragtesta==1.0\nrelayragtestb==2.0\n", tmp_path / "bad", index_args=index)
+    assert "relayragtestb" in str(exc.value) and "cannot resolve" in str(exc.value)
+    assert uv_resolve("relayragtesta==1.0\nrelayragtestb==1.0\n", tmp_path / "good", index_args=index) == \
+        {"relayragtesta": "1.0", "relayragtestb": "1.0"}
+
+
+def test_a_real_stage_bundle_lacking_a_module_its_stage_imports_fails_the_import_check(tmp_path):
+    """The rerank stage imports relayrag.stages.evidence: its bundle without that file fails `import main` as Cloud
+    Functions would, naming the module (the venv here is this interpreter's: only the bundle's files differ)."""
+    from relayrag_infra import bundle as bundles
+    files = bundles.bundle_files("rerank")
+    assert "relayrag/stages/evidence.py" in files
+    good = build_bundle("rerank", {"llm": "none", "embedder": "vertex"}, tmp_path / "good")
+    check_imports(Path(sys.executable), good, "rerank")
+    del files["relayrag/stages/evidence.py"]
+    bad = build_bundle("rerank", {"llm": "none", "embedder": "vertex"}, tmp_path / "bad", files=files)
+    with pytest.raises(RehearsalError, match="missing module 'relayrag.stages.evidence'"):
+        check_imports(Path(sys.executable), bad, "rerank")
+
+
 def test_a_bundle_lacking_a_module_its_stage_imports_fails_the_import_check(index, tmp_path):
     files = {}
     for name, code in (("main.py", "import relayragtesta\nimport relayragtestc  # not in requirements.txt\n\n"
@@ -79,10 +108,11 @@ def test_a_bundle_lacking_a_module_its_stage_imports_fails_the_import_check(inde
 
 
 def test_the_real_bundle_is_the_archive_infra_uploads(tmp_path):
-    from relayrag_infra import catalog
+    from relayrag_infra import bundle as bundles, catalog
     bundle = build_bundle("hyde", {"llm": "none", "embedder": "vertex"}, tmp_path / "hyde")
     names = {p.relative_to(bundle).as_posix() for p in bundle.rglob("*") if p.is_file()}
-    assert names == set(catalog.bundle_files()) | {"requirements.txt"}
+    assert names == set(bundles.bundle_files("hyde")) | {"requirements.txt"}
+    assert (bundle / "main.py").read_text() == bundles.bundle_main("hyde")
     assert (bundle / "requirements.txt").read_text() == catalog.requirements_text("hyde", {"llm": "none",
                                                                                           "embedder": "vertex"})
 

@@ -235,6 +235,6 @@ def test_images_copy_what_the_package_build_reads(image):
     """setup.py's build_py hook copies workflows/*.yaml into relayrag/workflows/; without it the installed
     package has no rag.yaml and the gateway offers no `rag` tool. tests/infra/test_deploy_rehearsal.py builds
     the wheel from exactly this file set."""
-    from tests.infra.rehearsal import dockerfile_copy_set
+    from tests.infra.rehearsal_images import dockerfile_copy_set
     copied = dockerfile_copy_set(REPO / "infra" / image / "Dockerfile")
     assert {"setup.py", "pyproject.toml", "README.md", "functions", "workflows", "MANIFEST.in"} <= copied

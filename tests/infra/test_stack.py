@@ -415,7 +415,9 @@ def test_local_embedder_is_installed_only_where_something_embeds():
 def test_bundle_ships_the_package_and_its_assets_without_caches(full):
     src = full.one("gcp:storage/bucketObject:BucketObject", "source-retrieve").inputs["source"]
     paths = set(src.assets)
-    assert {"main.py", "requirements.txt", "relayrag/__init__.py", "relayrag/entrypoints.py"} <= paths
+    assert {"main.py", "requirements.txt", "relayrag/__init__.py", "relayrag/stage_http.py",
+            "relayrag/stages/retrieve.py"} <= paths
+    assert "relayrag/entrypoints.py" not in paths and "relayrag/stages/sql.py" not in paths  # its own stage only
     assert any(p.startswith("relayrag/assets/") for p in paths)
     assert not [p for p in paths if "__pycache__" in p or p.endswith(".pyc")]
     names = {r.inputs["name"] for r in full.of_type("gcp:storage/bucketObject:BucketObject")}

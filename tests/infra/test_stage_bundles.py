@@ -1,11 +1,12 @@
 """Every stage's bundle, for every supported configuration (embedder minilm-int8 | vertex × LLM none | vertex):
 its requirements install what its code loads, and its environment carries the settings that code reads.
 
-What a stage's code uses is read from the code (relayrag.catalog.stage_uses). What the backends load is
-measured: a fresh interpreter in the unzipped upload archive (the bundle root, catalog.bundle_files()) gets
-the stage's deployed environment, imports `main` as Cloud Functions does, then builds the backends of the
-roles the stage uses through the registry (the local embedder also embeds one query, which loads ONNX Runtime
-and the model package), and lists the distributions it imported. No network and no credentials are needed
+What a stage's code uses is read from the code (relayrag.catalog.stage_uses). What it loads is measured: a fresh
+interpreter in the stage's own unzipped upload archive (the bundle root, relayrag_infra.bundle.bundle_files) gets
+the stage's deployed environment and imports `main` as Cloud Functions does (once per stage); then, once per
+backend choice and roles, a fresh interpreter builds the backends of the roles the stage uses through the
+registry (the local embedder also embeds one query, which loads ONNX Runtime and the model package) and lists
+the distributions that added. No network and no credentials are needed
 (clients connect lazily). Issue 10 item 3: hyde and grade load the snapshot, which builds the query embedder,
 but were deployed without its settings and packages.
 """
@@ -20,7 +21,7 @@ import sys
 import pytest
 
 from tests.infra.conftest import REPO_ROOT  # also puts infra/ on sys.path
-from tests.infra.test_bundle_imports import OPTIONAL, PROBE, _closure, _norm
+from tests.infra.test_bundle_imports import OPTIONAL, PROBE, USED, _closure, _norm
 from relayrag_infra import catalog
 from relayrag_infra.config import StackConfig
 
@@ -43,37 +44,48 @@ def stack(embedder: str, llm: str) -> StackConfig:
     return StackConfig(project="relayrag-test-123", region="europe-west1", llm=llm, embedder=embedder)
 
 
-_loaded: dict[tuple, frozenset[str]] = {}
+USE_THEN_BUILD = (  # in one bundle: the distributions after `import main`, then after building ROLES
+    USED + "import main\nprint(json.dumps(used_distributions()))\n" + BUILD
+    + "print(json.dumps(used_distributions()))\n")
+
+
+_main: dict[str, frozenset[str]] = {}
+_backends: dict[tuple, frozenset[str]] = {}
 
 
 @pytest.fixture(scope="module")
-def bundle_root(tmp_path_factory):
-    """The files infra uploads (the same for every stage but requirements.txt), unzipped: a module the bundle
-    leaves out fails to import here as it would in the cloud."""
+def bundle_roots(tmp_path_factory):
+    """Each stage's upload archive, unzipped: a module its bundle leaves out fails to import here as it would in
+    the cloud."""
     from tests.infra.rehearsal import build_bundle
-    return build_bundle("retrieve", {"embedder": "vertex", "llm": "none"}, tmp_path_factory.mktemp("b") / "bundle")
+    root = tmp_path_factory.mktemp("b")
+    return {s: build_bundle(s, {"embedder": "vertex", "llm": "none"}, root / s) for s in catalog.HTTP_STAGES}
 
 
-def loaded_distributions(stage_env: dict, roles: tuple[str, ...], root) -> frozenset[str]:
-    """Distributions a fresh bundle interpreter imports for `import main` plus building `roles` (measured once
-    per backend choice and roles: nothing else in the environment changes what is imported)."""
-    key = (stage_env["RELAYRAG_EMBEDDER"], stage_env["RELAYRAG_LLM"], roles)
-    if key not in _loaded:
-        _loaded[key] = _measure(stage_env, roles, root)
-    return _loaded[key]
-
-
-def _measure(stage_env: dict, roles: tuple[str, ...], root) -> frozenset[str]:
+def _run(code: str, stage_env: dict, root) -> list[list[str]]:
     env = {**stage_env, "PATH": "/usr/bin:/bin", "HF_HUB_OFFLINE": "1"}
-    code = PROBE.replace("import main\n", "import main\n" + BUILD.replace("ROLES", repr(roles)))
-    out = subprocess.run([sys.executable, "-c", code], cwd=root, capture_output=True,
-                         text=True, timeout=300, env=env)
+    out = subprocess.run([sys.executable, "-c", code], cwd=root, capture_output=True, text=True, timeout=300,
+                         env=env)
     assert out.returncode == 0, out.stderr[-3000:]
-    return frozenset(_norm(d) for d in json.loads(out.stdout.strip().splitlines()[-1]))
+    return [json.loads(line) for line in out.stdout.strip().splitlines() if line.startswith("[")]
+
+
+def loaded_distributions(stage: str, stage_env: dict, roles: tuple[str, ...], roots) -> frozenset[str]:
+    """Distributions a fresh interpreter in `stage`'s bundle imports for `import main` (measured once per stage)
+    plus those building `roles` adds (once per backend choice and roles: nothing else changes what the
+    registry imports)."""
+    if stage not in _main:
+        _main[stage] = frozenset(_norm(d) for d in _run(PROBE, stage_env, roots[stage])[-1])
+    key = (stage_env["RELAYRAG_EMBEDDER"], stage_env["RELAYRAG_LLM"], roles)
+    if key not in _backends:
+        code = USE_THEN_BUILD.replace("ROLES", repr(roles))
+        before, after = _run(code, stage_env, roots["hyde"])[-2:]
+        _backends[key] = frozenset(_norm(d) for d in set(after) - set(before))
+    return _main[stage] | _backends[key]
 
 
 @pytest.mark.parametrize("embedder,llm", CONFIGS, ids=[f"{e}+{x}" for e, x in CONFIGS])
-def test_every_stage_bundle_installs_and_configures_what_its_code_loads(embedder, llm, tmp_path, bundle_root):
+def test_every_stage_bundle_installs_and_configures_what_its_code_loads(embedder, llm, tmp_path, bundle_roots):
     cfg = stack(embedder, llm)
     backends = {"embedder": embedder, "llm": llm}
     for stage in catalog.HTTP_STAGES:
@@ -87,7 +99,7 @@ def test_every_stage_bundle_installs_and_configures_what_its_code_loads(embedder
             assert env.get("RELAYRAG_LLM_MODEL") == cfg.llm_model, stage
         # packages its code loads
         roles = tuple(r for r in ("embedder", "llm") if r in uses)
-        loaded = loaded_distributions(env, roles, bundle_root)
+        loaded = loaded_distributions(stage, env, roles, bundle_roots)
         reqs = catalog.stage_requirements(stage, backends)
         missing = loaded - _closure(reqs) - OPTIONAL - ALSO_OPTIONAL - {"relayrag"}
         assert not missing, f"{stage} ({embedder}, {llm}) loads {sorted(missing)}, not in its requirements {reqs}"

@@ -57,7 +57,7 @@ def test_an_embedded_ask_imports_no_web_framework_http_client_or_scipy(home, ctx
 
 
 def test_stages_are_imported_on_first_use():
-    code = ("import sys\nfrom relayrag.stages import STAGES\nfrom relayrag.catalog import HTTP_STAGES\n"
+    code = ("import sys\nfrom relayrag.stage_registry import STAGES\nfrom relayrag.catalog import HTTP_STAGES\n"
             "before = [n for n in HTTP_STAGES if f'relayrag.stages.{n}' in sys.modules]\n"
             "assert list(STAGES) == list(HTTP_STAGES) and len(STAGES) == len(HTTP_STAGES) and 'sql' in STAGES\n"
             "assert 'nosuch' not in STAGES and [n for n in HTTP_STAGES if f'relayrag.stages.{n}' in sys.modules] == []\n"
@@ -71,7 +71,7 @@ def test_stages_are_imported_on_first_use():
 
 def test_an_unknown_stage_is_a_key_error_and_not_found_over_local():
     from relayrag.engine.local import local_transport
-    from relayrag.stages import STAGES
+    from relayrag.stage_registry import STAGES
     with pytest.raises(KeyError):
         STAGES["nosuch"]
     assert local_transport("POST", "local://nosuch", {}, 5.0) == (404, {"error": "no stage 'nosuch'"})
@@ -79,13 +79,15 @@ def test_an_unknown_stage_is_a_key_error_and_not_found_over_local():
 
 def test_the_local_request_gets_the_adapters_http_answers(home):
     from relayrag.engine.local import LocalRequest
-    from relayrag.stages.http import handle
-    text, status, headers = handle("hyde", LocalRequest("get", "{}"))
+    from relayrag.stage_http import handle
+    from relayrag.stage_registry import STAGES
+    hyde = STAGES["hyde"]
+    text, status, headers = handle(hyde, LocalRequest("get", "{}"))
     assert (status, json.loads(text)["error"]) == (405, "use POST with a JSON body")
     assert headers == {"Content-Type": "application/json"}
-    text, status, _ = handle("hyde", LocalRequest("POST", "{not json"))
+    text, status, _ = handle(hyde, LocalRequest("POST", "{not json"))
     assert (status, json.loads(text)["error"]) == (400, "request body is not valid JSON")
-    text, status, _ = handle("hyde", LocalRequest("POST", json.dumps({"question": "x"})))
+    text, status, _ = handle(hyde, LocalRequest("POST", json.dumps({"question": "x"})))
     body = json.loads(text)
     assert status == 400 and body["error"] == "invalid request" and body["details"][0]["field"] == "run_id"
     req = LocalRequest("post", '{"a": "ü"}', {"traceparent": "00-abc"})
@@ -96,7 +98,7 @@ def test_the_local_request_gets_the_adapters_http_answers(home):
 
 
 def test_entry_points_wrap_the_same_adapter():
-    """functions/main.py's functions answer through relayrag.stages.http.handle (a werkzeug request here)."""
+    """functions/main.py's functions answer through relayrag.stage_http.handle (a werkzeug request here)."""
     from werkzeug.test import EnvironBuilder
 
     from relayrag import entrypoints

@@ -18,7 +18,8 @@ FRONT_ENDS = [*sorted((PKG / "cli").glob("*.py")), *sorted((PKG / "mcp").glob("*
 # what only relayrag.service (and the engine and stages under it) may reach
 FORBIDDEN = ("relayrag.stages", "relayrag.backends", "relayrag.context", "relayrag.ingest", "relayrag.sql",
              "relayrag.retrieval.bandit", "relayrag.retrieval.dense", "relayrag.retrieval.bm25",
-             "relayrag.retrieval.fusion", "relayrag.engine.local", "relayrag.evaluation", "relayrag.entrypoints")
+             "relayrag.retrieval.fusion", "relayrag.engine.local", "relayrag.evaluation", "relayrag.entrypoints",
+             "relayrag.stage_registry", "relayrag.stage_http")
 
 
 def imported_modules(path: Path) -> list[tuple[int, str]]:

@@ -1,5 +1,5 @@
 """Run the RAG workflow embedded: the YAML interpreted in-process, each `local://<stage>` POST dispatched
-to the stage's HTTP adapter (relayrag.stages.http.handle, the function the entry points of relayrag.entrypoints
+to the stage's HTTP adapter (relayrag.stage_http.handle, the function the entry points of relayrag.entrypoints
 and functions/main.py wrap) with its body as JSON text, so the HTTP contract (JSON in, status and JSON out)
 is exercised on every local run. No web framework is imported for it (flask, werkzeug, functions-framework
 and httpx cost ~0.5 s of CPU per `relayrag ask` process); httpx is imported only for an http(s):// URL.
@@ -17,8 +17,8 @@ from relayrag import tracing
 from relayrag.context import StageContext, default_context
 from relayrag.engine.interpreter import Interpreter, load_workflow
 from relayrag.records import build_result
-from relayrag.stages import STAGES
-from relayrag.stages.http import handle
+from relayrag.stage_registry import STAGES
+from relayrag.stage_http import handle
 
 
 def workflows_dir() -> Path:
@@ -40,7 +40,7 @@ def local_urls() -> dict[str, str]:
 
 
 class LocalRequest:
-    """An HTTP request as the stage adapter reads it (relayrag.stages.http.JsonRequest), for a local:// call:
+    """An HTTP request as the stage adapter reads it (relayrag.stage_http.JsonRequest), for a local:// call:
     the method (upper case), the headers (Content-Type: application/json and those the step sends) and the
     body as JSON text, parsed by get_json as a web framework would parse it."""
 
@@ -68,7 +68,7 @@ def local_transport(method: str, url: str, body: Any, timeout: float,
         name = url[len("local://"):].strip("/")
         if name not in STAGES:
             return 404, {"error": f"no stage {name!r}"}
-        text, status, _headers = handle(name, LocalRequest(method, json.dumps(body), headers))
+        text, status, _headers = handle(STAGES[name], LocalRequest(method, json.dumps(body), headers))
         return status, json.loads(text)
     import httpx
     try:

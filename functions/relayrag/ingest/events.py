@@ -2,7 +2,8 @@
 
 Object `gs://BUCKET/<collection>/<path...>` is the source key `gs://BUCKET/<collection>/<path...>` of
 collection `<collection>` (the first segment of the object name). The entry point `ingest_object`
-(relayrag.entrypoints, re-exported by functions/main.py) hands every event to `handle_event`.
+(relayrag.ingest.cloud_function; relayrag.entrypoints re-exports it for functions/main.py) hands every event to
+`handle_event`.
 
 How each case is answered. Eventarc retries an event whose function fails (HTTP 5xx) and drops it after
 a 2xx; so everything a retry cannot fix returns normally, and only errors a retry may fix raise:

@@ -1,43 +1,4 @@
-"""Stages: one module each, `run(request, ctx) -> response`; STAGES maps entry-point names to them, in the
-order of the one stage catalog (relayrag.catalog.HTTP_STAGES).
-
-A stage's module is imported the first time STAGES gives its Stage (a `relayrag ask` on the rag route does not
-import the sql stage, nor a cold stage instance any stage but its own); its name is known without importing it
-(`in`, iteration)."""
-
-import importlib
-from collections.abc import Iterator, Mapping
-
-from relayrag.catalog import HTTP_STAGES
-from relayrag.stages.base import Stage
-
-
-class _Stages(Mapping[str, Stage]):
-    """name -> relayrag.stages.<name>.STAGE, imported on first access (thread-safe: Python's import lock)."""
-
-    def __init__(self, names: tuple[str, ...]):
-        self._names = names
-        self._loaded: dict[str, Stage] = {}
-
-    def __getitem__(self, name: str) -> Stage:
-        stage = self._loaded.get(name)
-        if stage is None:
-            if name not in self._names:
-                raise KeyError(name)
-            stage = self._loaded[name] = importlib.import_module(f"relayrag.stages.{name}").STAGE
-        return stage
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self._names)
-
-    def __len__(self) -> int:
-        return len(self._names)
-
-    def __contains__(self, name: object) -> bool:
-        return name in self._names
-
-    def __repr__(self) -> str:
-        return f"STAGES({', '.join(self._names)})"
-
-
-STAGES: Mapping[str, Stage] = _Stages(HTTP_STAGES)
+"""Stages: one module each, `run(request, ctx) -> response`, named after its entry point
+(relayrag.catalog.HTTP_STAGES). This package imports none of them: a deployed function imports its own stage
+module only (its bundle carries no other; infra/relayrag_infra/catalog.py), and relayrag.stage_registry.STAGES
+maps every name to its stage for the embedded engine and the tools."""

@@ -141,7 +141,7 @@ def test_the_sql_stage_sends_the_context_and_records_it(make_llm_ctx, chinook):
 
 def test_japanese_question_routes_to_sql_and_the_answer_prompt_asks_for_japanese(make_llm_ctx, chinook, small_corpus):
     from relayrag.ingest.pipeline import ingest
-    from relayrag.stages import STAGES
+    from relayrag.stage_registry import STAGES
     from relayrag.stages.base import execute
     sql = "SELECT COUNT(*) AS customers FROM Customer WHERE Country = 'Germany'"
     ctx, llm = make_llm_ctx(sql_reply(sql, "ドイツの顧客は4人です。"))

@@ -100,7 +100,7 @@ def test_without_an_llm_the_sql_route_says_how_to_enable_one(ctx, chinook):
 
 def test_classify_routes_table_questions_when_documents_exist_too(ctx, chinook, small_corpus):
     from relayrag.ingest.pipeline import ingest
-    from relayrag.stages import STAGES
+    from relayrag.stage_registry import STAGES
     from relayrag.stages.base import execute
     ingest(ctx, small_corpus, "chinook")
     _, out = execute(STAGES["classify"], {"run_id": "a", "question": "How many customers are in Brazil?",

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from relayrag.backends.llm import LLMError
-from relayrag.stages import STAGES
+from relayrag.stage_registry import STAGES
 from relayrag.stages.base import execute
 
 RAG_ORDER = ["classify", "hyde", "retrieve", "rerank", "grade", "generate", "hallucination_check"]

@@ -9,7 +9,7 @@ import pytest
 from relayrag.engine.local import ask
 from relayrag.ingest.chunking import table_header
 from relayrag.ingest.pipeline import ingest
-from relayrag.stages import STAGES
+from relayrag.stage_registry import STAGES
 from relayrag.stages.answerability import (
     column_header, content_weights, question_entities, support, table_header_above)
 from relayrag.stages.base import execute

@@ -13,7 +13,7 @@ import pytest
 
 from relayrag.engine.local import ask
 from relayrag.ingest.pipeline import ingest
-from relayrag.stages import STAGES
+from relayrag.stage_registry import STAGES
 from relayrag.stages.base import execute
 from relayrag.stages.classify import visual_cue
 from tests.pages_doubles import MANUAL, use_doubles, write_manual, write_png

@@ -40,7 +40,7 @@ def test_a_retried_grade_rewards_the_bandit_once(ctx, small_corpus, monkeypatch)
 def test_a_later_round_is_not_a_replay(ctx, small_corpus):
     """Same stage, next attempt: runs again (the retrieval retry loop's second round)."""
     from relayrag.stages.base import execute
-    from relayrag.stages import STAGES
+    from relayrag.stage_registry import STAGES
     ingest(ctx, small_corpus, "c")
     execute(STAGES["classify"], {"run_id": "r", "question": "How tall is Tokyo Tower?", "collection": "c"}, ctx)
     execute(STAGES["hyde"], {"run_id": "r", "attempt": 0}, ctx)

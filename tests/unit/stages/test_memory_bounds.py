@@ -11,7 +11,7 @@ import pytest
 from relayrag.errors import RelayragError
 from relayrag.ingest import snapshot as snapshot_mod
 from relayrag.ingest.pipeline import ingest
-from relayrag.stages import STAGES
+from relayrag.stage_registry import STAGES
 from relayrag.stages.base import execute
 
 

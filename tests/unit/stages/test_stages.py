@@ -5,7 +5,7 @@ import json
 import pytest
 
 from relayrag.ingest.pipeline import ingest
-from relayrag.stages import STAGES
+from relayrag.stage_registry import STAGES
 from relayrag.stages.base import execute
 
 
