@@ -1,6 +1,8 @@
 """The deploy rehearsal's checks fail where Cloud Build would (tests/infra/rehearsal.py; `nox -s
-deploy_rehearsal` runs them on the real artefacts). Here on crafted ones, offline and fast: tiny wheels in a
-local folder (pip --no-index --find-links), a bundle whose main.py imports a module its requirements lack."""
+deploy_rehearsal` runs them on the real artefacts, after running this file). Here on crafted ones, offline: tiny
+wheels in a local folder (pip and uv with --no-index --find-links) with a deliberately conflicting pin, a bundle
+whose main.py imports a module its requirements lack, and a real stage's bundle without a module its stage
+imports."""
 
 from __future__ import annotations
 
