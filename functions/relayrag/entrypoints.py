@@ -1,6 +1,6 @@
 """Every entry point in one module, for `functions/main.py` (functions-framework serving any stage from the
-source tree) and the embedded engine (which calls the same adapter, relayrag.stage_http.handle, in-process through a JSON round trip):
-one HTTP function per stage (relayrag.stage_http, named after the stage) and `ingest_object`, the CloudEvent
+source tree; the embedded engine calls the same adapter, relayrag.stage_http.handle, in-process through a JSON
+round trip): one HTTP function per stage (relayrag.stage_http, named after the stage) and `ingest_object`, the CloudEvent
 function for Cloud Storage `object.v1.finalized` / `.deleted` events (relayrag.ingest.cloud_function).
 
 A deployed function does not import this module: its bundle's main.py imports its own stage, or

@@ -358,8 +358,7 @@ def first_row_values(collection: str, schema: dict) -> dict[str, dict[str, list[
 def verify(collection: str, question: str, sql: str, slots: str) -> dict:
     """Add a verified query / template to the collection's SQL config (Service.sql_verify); `slots` as typed in
     the form ("n=count, genre=value:Genre.Name", commas or new lines)."""
-    from relayrag.sql.verify import parse_slot_options
-    return service().sql_verify(check_collection(collection), question, sql, parse_slot_options([slots]))
+    return service().sql_verify(check_collection(collection), question, sql, [slots])
 
 
 def guarded_query(collection: str, sql: str) -> dict:
