@@ -135,5 +135,8 @@ def logged_in(driver, server):
 
 
 def wait(driver, seconds: float = 120):
+    from selenium.common.exceptions import StaleElementReferenceException
     from selenium.webdriver.support.ui import WebDriverWait
-    return WebDriverWait(driver, seconds, poll_frequency=0.2)
+    # htmx swaps replace elements in place: an element found in one poll can be gone when it is read in the same
+    # poll (the upload's document list refreshes when the ingest ends); that poll is retried, not a failure
+    return WebDriverWait(driver, seconds, poll_frequency=0.2, ignored_exceptions=(StaleElementReferenceException,))
