@@ -8,6 +8,7 @@ why; under nox a missing browser fails instead. Each test saves a screenshot in 
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import socket
@@ -63,6 +64,38 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
+@contextlib.contextmanager
+def run_dashboard(home: Path, env: dict):
+    """`relayrag dashboard` on a free port of 127.0.0.1 with `env`, its log in home/dashboard.log; yields its URL
+    once /healthz answers (polled up to 60 s: CI's 2 cores are shared), and stops it (terminate, then kill)."""
+    port = free_port()
+    log = open(home / "dashboard.log", "w")
+    proc = subprocess.Popen([str(RELAYRAG), "dashboard", "--port", str(port)], env=env, stdout=log,
+                            stderr=subprocess.STDOUT)
+    url = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 60
+    try:
+        while True:
+            if proc.poll() is not None:
+                raise RuntimeError(f"dashboard exited with {proc.returncode}: {(home / 'dashboard.log').read_text()}")
+            try:
+                if httpx.get(f"{url}/healthz", timeout=2).text == "ok":
+                    break
+            except httpx.HTTPError:
+                pass
+            if time.monotonic() > deadline:
+                raise RuntimeError("dashboard not ready after 60 s")
+            time.sleep(0.3)
+        yield url
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+        log.close()
+
+
 @pytest.fixture(scope="module")
 def server(tmp_path_factory):
     """`relayrag dashboard` on a free port, over a home with a small text collection `notes` ingested."""
@@ -77,31 +110,8 @@ def server(tmp_path_factory):
            "RELAYRAG_LLM": "none", "RELAYRAG_ENGINE": "embedded"}
     subprocess.run([str(RELAYRAG), "ingest", str(notes), "-c", "notes", "--no-progress"], env=env, check=True,
                    capture_output=True, timeout=600)
-    port = free_port()
-    log = open(home / "dashboard.log", "w")
-    proc = subprocess.Popen([str(RELAYRAG), "dashboard", "--port", str(port)], env=env, stdout=log,
-                            stderr=subprocess.STDOUT)
-    url = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 60
-    while True:
-        if proc.poll() is not None:
-            raise RuntimeError(f"dashboard exited with {proc.returncode}: {(home / 'dashboard.log').read_text()}")
-        try:
-            if httpx.get(f"{url}/healthz", timeout=2).text == "ok":
-                break
-        except httpx.HTTPError:
-            pass
-        if time.monotonic() > deadline:
-            proc.kill()
-            raise RuntimeError("dashboard not ready after 60 s")
-        time.sleep(0.3)
-    yield {"url": url, "home": home, "env": env}
-    proc.terminate()
-    try:
-        proc.wait(timeout=60)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-    log.close()
+    with run_dashboard(home, env) as url:
+        yield {"url": url, "home": home, "env": env}
 
 
 def make_driver():

@@ -11,13 +11,11 @@ import json
 import os
 import subprocess
 import threading
-import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
-import httpx
 import pytest
 
-from tests.browser.conftest import RELAYRAG, REPO, TOKEN, free_port, make_driver, wait
+from tests.browser.conftest import RELAYRAG, REPO, TOKEN, make_driver, run_dashboard, wait
 from tests.conftest import sql_route_reply
 
 COUNT = "SELECT Country, COUNT(*) AS customers FROM Customer GROUP BY Country ORDER BY customers DESC LIMIT 3"
@@ -61,31 +59,8 @@ def llm_server(tmp_path_factory):
                   str(ex / "chinook" / "relayrag.sql.yaml")],
                  ["ingest", str(ex / "shop-policies"), "-c", "shop", "--no-progress"]):
         subprocess.run([str(RELAYRAG), *args], env=env, check=True, capture_output=True, timeout=600)
-    port = free_port()
-    log = open(home / "dashboard.log", "w")
-    proc = subprocess.Popen([str(RELAYRAG), "dashboard", "--port", str(port)], env=env, stdout=log,
-                            stderr=subprocess.STDOUT)
-    url = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 60
-    while True:
-        if proc.poll() is not None:
-            raise RuntimeError(f"dashboard exited with {proc.returncode}: {(home / 'dashboard.log').read_text()}")
-        try:
-            if httpx.get(f"{url}/healthz", timeout=2).text == "ok":
-                break
-        except httpx.HTTPError:
-            pass
-        if time.monotonic() > deadline:
-            proc.kill()
-            raise RuntimeError("dashboard not ready after 60 s")
-        time.sleep(0.3)
-    yield {"url": url, "home": home, "env": env}
-    proc.terminate()
-    try:
-        proc.wait(timeout=60)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-    log.close()
+    with run_dashboard(home, env) as url:
+        yield {"url": url, "home": home, "env": env}
     double.shutdown()
 
 
