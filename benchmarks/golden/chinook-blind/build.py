@@ -4,6 +4,7 @@ import sqlite3
 import os
 from items_dev import DEV
 from items_para import PARA, NEAR
+from items_heldout import PARA_H, NEAR_H
 
 DB = os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', '..', '..', 'examples', 'chinook', 'chinook.sqlite')
 con = sqlite3.connect(f'file:{DB}?mode=ro', uri=True)
@@ -32,4 +33,10 @@ with open(os.path.join(here, 'paraphrases.jsonl'), 'w', encoding='utf-8') as f:
     for k, (t, q, sql, diff, lang, om, why) in enumerate(NEAR, 1):
         f.write(json.dumps(row(f'n25-{k:02d}', q, sql, diff, lang, om, template=None, near_miss_of=t, slots={}, why=why),
                            ensure_ascii=False) + '\n')
-print('ok', len(DEV), len(PARA), len(NEAR))
+with open(os.path.join(here, 'paraphrases_heldout.jsonl'), 'w', encoding='utf-8') as f:
+    for k, (t, q, sql, diff, lang, om, slots) in enumerate(PARA_H, 1):
+        f.write(json.dumps(row(f'h25-{k:02d}', q, sql, diff, lang, om, template=t, slots=slots), ensure_ascii=False) + '\n')
+    for k, (t, q, sql, diff, lang, om, why) in enumerate(NEAR_H, 1):
+        f.write(json.dumps(row(f'hn25-{k:02d}', q, sql, diff, lang, om, template=None, near_miss_of=t, slots={}, why=why),
+                           ensure_ascii=False) + '\n')
+print('ok', len(DEV), len(PARA), len(NEAR), len(PARA_H), len(NEAR_H))

@@ -23,7 +23,7 @@ def v5(n):
             f"GROUP BY p.PlaylistId, p.Name HAVING COUNT(*) > {n}")
 
 def v6(year):
-    return ("SELECT strftime('%Y-%m', InvoiceDate) AS month, ROUND(SUM(Total), 2) AS revenue FROM Invoice "
+    return ("SELECT CAST(strftime('%m', InvoiceDate) AS INTEGER) AS month, ROUND(SUM(Total), 2) AS revenue FROM Invoice "
             f"WHERE InvoiceDate >= '{year}-01-01' AND InvoiceDate < '{year + 1}-01-01' "
             "GROUP BY month ORDER BY month")
 

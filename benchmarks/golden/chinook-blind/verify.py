@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Re-run every gold_sql of the blind25 sets read-only on chinook.sqlite and check the stored answers.
+"""Re-run every gold_sql of the blind25 sets (dev.jsonl, paraphrases.jsonl, paraphrases_heldout.jsonl) read-only
+on chinook.sqlite and check the stored answers.
 
 Usage: python3 verify.py [path/to/chinook.sqlite]
 Exit status 0 when every check passes, 1 otherwise.
@@ -14,6 +15,9 @@ Checks
 - top-N items (LIMIT n with n > 1 result rows): the row after the cut-off does not tie with the last row
   on the last column (the ranking metric in all items here)
 - paraphrase / near-miss bookkeeping and the minimum counts of the brief
+- paraphrases_heldout.jsonl (h25-*, hn25-*): the same item checks, except that an ordered result may also
+  be strictly sorted by (last column descending, first column ascending), i.e. a count/revenue ranking
+  with ties broken by name; plus the held-out minimum counts
 """
 import json
 import os
@@ -87,7 +91,15 @@ def strictly_monotonic(vals):
     return inc or dec
 
 
-def check_item(con, d, keys):
+def strictly_ranked(rows):
+    """Rows strictly sorted by (last column descending, first column ascending)."""
+    try:
+        return all((a[-1] > b[-1]) or (a[-1] == b[-1] and a[0] < b[0]) for a, b in zip(rows, rows[1:]))
+    except TypeError:
+        return False
+
+
+def check_item(con, d, keys, name_tiebreak=False):
     i = d.get("id", "?")
     if set(d) != keys:
         err(f"{i}: keys {sorted(set(d) ^ keys)} wrong")
@@ -129,7 +141,8 @@ def check_item(con, d, keys):
     if d["order_matters"] and len(rows) > 1 and i not in KNOWN_ORDER_TIES:
         first = [r[0] for r in rows]
         last = [r[-1] for r in rows]
-        if not (strictly_monotonic(first) or strictly_monotonic(last)):
+        if not (strictly_monotonic(first) or strictly_monotonic(last)
+                or (name_tiebreak and strictly_ranked(rows))):
             err(f"{i}: ordered result has a tie on its sort key")
     # no tie at a top-N cut-off
     m = re.search(r'(?is)\bLIMIT\s+(\d+)\s*$', sql)
@@ -198,6 +211,7 @@ def main():
           f"{changed} with changed slots; per template {dict(sorted(tpl.items()))}); "
           f"{len(near)} near-misses (ja {sum(d['lang'] == 'ja' for d in near)}; "
           f"per template {dict(sorted(Counter(d['near_miss_of'] for d in near).items()))})")
+    check_heldout(con)
     for k, why in KNOWN_ORDER_TIES.items():
         print(f"note: {k} ordered result has a documented tie: {why}")
     if errors:
@@ -207,6 +221,50 @@ def main():
         return 1
     print("PASS")
     return 0
+
+
+def check_heldout(con):
+    """Held-out set written on 2026-12-03 (see README.md, "Held-out paraphrases")."""
+    path = os.path.join(HERE, 'paraphrases_heldout.jsonl')
+    items = load(path)
+    for k, c in Counter(d.get("id") for d in items).items():
+        if c > 1:
+            err(f"duplicate id {k}")
+    para = [d for d in items if d.get("template") is not None]
+    near = [d for d in items if d.get("template") is None]
+    for d in para:
+        if not re.fullmatch(r'h25-\d\d', d.get("id", "")):
+            err(f"{d.get('id')}: held-out paraphrase id must be h25-NN")
+        check_item(con, d, PARA_KEYS, name_tiebreak=True)
+        if d.get("template") not in TEMPLATES:
+            err(f"{d.get('id')}: template {d.get('template')!r}")
+        if not isinstance(d.get("slots"), dict):
+            err(f"{d.get('id')}: slots not an object")
+    for d in near:
+        if not re.fullmatch(r'hn25-\d\d', d.get("id", "")):
+            err(f"{d.get('id')}: held-out near-miss id must be hn25-NN")
+        check_item(con, d, NEAR_KEYS, name_tiebreak=True)
+        if d.get("near_miss_of") not in TEMPLATES:
+            err(f"{d.get('id')}: near_miss_of {d.get('near_miss_of')!r}")
+        if d.get("slots") != {}:
+            err(f"{d.get('id')}: near-miss slots must be {{}}")
+    tpl = Counter(d.get("template") for d in para)
+    ntpl = Counter(d.get("near_miss_of") for d in near)
+    pja = sum(d.get("lang") == "ja" for d in para)
+    nja = sum(d.get("lang") == "ja" for d in near)
+    changed = sum(1 for d in para if d.get("slots"))
+    need = [("held-out paraphrases", len(para), 45), ("held-out paraphrases ja", pja, 20),
+            ("held-out near-misses", len(near), 25), ("held-out near-misses ja", nja, 8)]
+    need += [(f"held-out paraphrases of {t}", tpl[t], 5) for t in sorted(TEMPLATES)]
+    need += [(f"held-out near-misses of {t}", ntpl[t], 2) for t in sorted(TEMPLATES)]
+    for name, have, want in need:
+        if have < want:
+            err(f"count {name}: {have} < {want}")
+    if changed * 2 <= len(para):
+        err(f"held-out: only {changed} of {len(para)} paraphrases change a slot value")
+    print(f"paraphrases_heldout.jsonl: {len(para)} paraphrases (ja {pja}, {changed} with slots; "
+          f"per template {dict(sorted(tpl.items()))}); {len(near)} near-misses (ja {nja}; "
+          f"per template {dict(sorted(ntpl.items()))})")
 
 
 if __name__ == '__main__':
