@@ -1,10 +1,12 @@
-"""Builds dev.jsonl and paraphrases.jsonl from items_dev.py / items_para.py by running gold SQL read-only."""
+"""Builds dev.jsonl, paraphrases.jsonl, paraphrases_heldout.jsonl and paraphrases_sealed.jsonl from items_dev.py /
+items_para.py / items_heldout.py / items_sealed.py by running gold SQL read-only."""
 import json
 import sqlite3
 import os
 from items_dev import DEV
 from items_para import PARA, NEAR
 from items_heldout import PARA_H, NEAR_H
+from items_sealed import PARA_S, NEAR_S
 
 DB = os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', '..', '..', 'examples', 'chinook', 'chinook.sqlite')
 con = sqlite3.connect(f'file:{DB}?mode=ro', uri=True)
@@ -39,4 +41,10 @@ with open(os.path.join(here, 'paraphrases_heldout.jsonl'), 'w', encoding='utf-8'
     for k, (t, q, sql, diff, lang, om, why) in enumerate(NEAR_H, 1):
         f.write(json.dumps(row(f'hn25-{k:02d}', q, sql, diff, lang, om, template=None, near_miss_of=t, slots={}, why=why),
                            ensure_ascii=False) + '\n')
-print('ok', len(DEV), len(PARA), len(NEAR), len(PARA_H), len(NEAR_H))
+with open(os.path.join(here, 'paraphrases_sealed.jsonl'), 'w', encoding='utf-8') as f:
+    for k, (t, q, sql, diff, lang, om, slots) in enumerate(PARA_S, 1):
+        f.write(json.dumps(row(f's25-{k:02d}', q, sql, diff, lang, om, template=t, slots=slots), ensure_ascii=False) + '\n')
+    for k, (t, q, sql, diff, lang, om, why) in enumerate(NEAR_S, 1):
+        f.write(json.dumps(row(f'sn25-{k:02d}', q, sql, diff, lang, om, template=None, near_miss_of=t, slots={}, why=why),
+                           ensure_ascii=False) + '\n')
+print('ok', len(DEV), len(PARA), len(NEAR), len(PARA_H), len(NEAR_H), len(PARA_S), len(NEAR_S))

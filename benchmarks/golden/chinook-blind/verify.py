@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Re-run every gold_sql of the blind25 sets (dev.jsonl, paraphrases.jsonl, paraphrases_heldout.jsonl) read-only
+"""Re-run every gold_sql of the blind25 sets (dev.jsonl, paraphrases.jsonl, paraphrases_heldout.jsonl,
+paraphrases_sealed.jsonl) read-only
 on chinook.sqlite and check the stored answers.
 
 Usage: python3 verify.py [path/to/chinook.sqlite]
@@ -18,6 +19,8 @@ Checks
 - paraphrases_heldout.jsonl (h25-*, hn25-*): the same item checks, except that an ordered result may also
   be strictly sorted by (last column descending, first column ascending), i.e. a count/revenue ranking
   with ties broken by name; plus the held-out minimum counts
+- paraphrases_sealed.jsonl (s25-*, sn25-*): the same checks as the held-out file, with the sealed minimum counts;
+  no sealed question repeats a question of the other files verbatim, and ids are unique across all files
 """
 import json
 import os
@@ -212,6 +215,7 @@ def main():
           f"{len(near)} near-misses (ja {sum(d['lang'] == 'ja' for d in near)}; "
           f"per template {dict(sorted(Counter(d['near_miss_of'] for d in near).items()))})")
     check_heldout(con)
+    check_sealed(con)
     for k, why in KNOWN_ORDER_TIES.items():
         print(f"note: {k} ordered result has a documented tie: {why}")
     if errors:
@@ -225,7 +229,32 @@ def main():
 
 def check_heldout(con):
     """Held-out set written on 2026-12-03 (see README.md, "Held-out paraphrases")."""
-    path = os.path.join(HERE, 'paraphrases_heldout.jsonl')
+    check_extra_set(con, 'paraphrases_heldout.jsonl', 'h25', 'hn25', 'held-out', 45, 20, 5, 25, 8, 2)
+
+
+def check_sealed(con):
+    """Sealed set written on 2026-12-03 (see README.md, "Sealed paraphrases"); measured once, at the end."""
+    check_extra_set(con, 'paraphrases_sealed.jsonl', 's25', 'sn25', 'sealed', 45, 20, 5, 27, 9, 3)
+    # no sealed question may repeat a question of the other sets verbatim (compared without printing them)
+    sealed = load(os.path.join(HERE, 'paraphrases_sealed.jsonl'))
+    others = set()
+    for name in ('dev.jsonl', 'paraphrases.jsonl', 'paraphrases_heldout.jsonl'):
+        others |= {re.sub(r'\s+', ' ', d.get("question", "")).strip().lower()
+                   for d in load(os.path.join(HERE, name))}
+    for d in sealed:
+        if re.sub(r'\s+', ' ', d.get("question", "")).strip().lower() in others:
+            err(f"{d.get('id')}: sealed question repeats a question of another set")
+    ids = [d.get("id") for d in sealed]
+    for name in ('dev.jsonl', 'paraphrases.jsonl', 'paraphrases_heldout.jsonl'):
+        ids += [d.get("id") for d in load(os.path.join(HERE, name))]
+    for k, c in Counter(ids).items():
+        if c > 1:
+            err(f"duplicate id {k} across files")
+
+
+def check_extra_set(con, fname, pfx, npfx, label, n_para, n_para_ja, n_para_tpl, n_near, n_near_ja, n_near_tpl):
+    """Paraphrase files checked with name-tiebreak ordering, id patterns and minimum counts."""
+    path = os.path.join(HERE, fname)
     items = load(path)
     for k, c in Counter(d.get("id") for d in items).items():
         if c > 1:
@@ -233,16 +262,16 @@ def check_heldout(con):
     para = [d for d in items if d.get("template") is not None]
     near = [d for d in items if d.get("template") is None]
     for d in para:
-        if not re.fullmatch(r'h25-\d\d', d.get("id", "")):
-            err(f"{d.get('id')}: held-out paraphrase id must be h25-NN")
+        if not re.fullmatch(pfx + r'-\d\d', d.get("id", "")):
+            err(f"{d.get('id')}: {label} paraphrase id must be {pfx}-NN")
         check_item(con, d, PARA_KEYS, name_tiebreak=True)
         if d.get("template") not in TEMPLATES:
             err(f"{d.get('id')}: template {d.get('template')!r}")
         if not isinstance(d.get("slots"), dict):
             err(f"{d.get('id')}: slots not an object")
     for d in near:
-        if not re.fullmatch(r'hn25-\d\d', d.get("id", "")):
-            err(f"{d.get('id')}: held-out near-miss id must be hn25-NN")
+        if not re.fullmatch(npfx + r'-\d\d', d.get("id", "")):
+            err(f"{d.get('id')}: {label} near-miss id must be {npfx}-NN")
         check_item(con, d, NEAR_KEYS, name_tiebreak=True)
         if d.get("near_miss_of") not in TEMPLATES:
             err(f"{d.get('id')}: near_miss_of {d.get('near_miss_of')!r}")
@@ -253,19 +282,18 @@ def check_heldout(con):
     pja = sum(d.get("lang") == "ja" for d in para)
     nja = sum(d.get("lang") == "ja" for d in near)
     changed = sum(1 for d in para if d.get("slots"))
-    need = [("held-out paraphrases", len(para), 45), ("held-out paraphrases ja", pja, 20),
-            ("held-out near-misses", len(near), 25), ("held-out near-misses ja", nja, 8)]
-    need += [(f"held-out paraphrases of {t}", tpl[t], 5) for t in sorted(TEMPLATES)]
-    need += [(f"held-out near-misses of {t}", ntpl[t], 2) for t in sorted(TEMPLATES)]
+    need = [(f"{label} paraphrases", len(para), n_para), (f"{label} paraphrases ja", pja, n_para_ja),
+            (f"{label} near-misses", len(near), n_near), (f"{label} near-misses ja", nja, n_near_ja)]
+    need += [(f"{label} paraphrases of {t}", tpl[t], n_para_tpl) for t in sorted(TEMPLATES)]
+    need += [(f"{label} near-misses of {t}", ntpl[t], n_near_tpl) for t in sorted(TEMPLATES)]
     for name, have, want in need:
         if have < want:
             err(f"count {name}: {have} < {want}")
     if changed * 2 <= len(para):
-        err(f"held-out: only {changed} of {len(para)} paraphrases change a slot value")
-    print(f"paraphrases_heldout.jsonl: {len(para)} paraphrases (ja {pja}, {changed} with slots; "
+        err(f"{label}: only {changed} of {len(para)} paraphrases change a slot value")
+    print(f"{fname}: {len(para)} paraphrases (ja {pja}, {changed} with slots; "
           f"per template {dict(sorted(tpl.items()))}); {len(near)} near-misses (ja {nja}; "
           f"per template {dict(sorted(ntpl.items()))})")
-
 
 if __name__ == '__main__':
     sys.exit(main())
