@@ -19,7 +19,7 @@ from relayrag.stages.answer_shape import (
 from relayrag.stages.answerability import (
     addresses_the_assistant, asks_for_total, content_weights, expected_answer_type, is_header_row, is_heading,
     is_total_label, page_heading, question_numbers,
-    previous_sentence, question_entities, section_heading, standalone_heading, states_answer_type, support,
+    previous_sentence, question_entities, says_counted, section_heading, standalone_heading, states_answer_type, support,
     table_caption, table_header_above)
 from relayrag.stages.evidence import absent_tokens, query_idf, span_vectors
 from relayrag.text import answer_units as _units, has_cjk, header_over
@@ -319,6 +319,7 @@ def extractive(question: str, chunks: list[dict], embedder, max_sentences: int, 
                       and not (not is_row and wh in PREDICATE_KINDS and unanswered_predicate(question, text, context))
                       and not missing_qualifiers(question, text, around, absent)
                       and states_answer_type(kind, text, cjk, unit_context, own_numbers, question)
+                      and (kind != "count" or says_counted(question, text + "\n" + around))
                       and states_wh_type(wh, text + ("\n" + unit_context if is_row else ""), cjk, question)})
     if not cands:
         return [], [], {"answerable": False, "support": None, "related": [], "evidence": []}

@@ -38,8 +38,8 @@ from relayrag.stages.answer_shape import (
     PREDICATE_KINDS, answer_kinds, missing_qualifiers, names_another, names_codes, not_an_answer, record_codes,
     states_wh_type, unanswered_predicate, wh_answer_type)
 from relayrag.stages.answerability import (
-    Support, content_weights, expected_answer_type, question_entities, question_numbers, states_answer_type,
-    support)
+    Support, content_weights, expected_answer_type, question_entities, question_numbers, says_counted,
+    states_answer_type, support)
 from relayrag.stages.evidence import absent_tokens, lexical_coverage, query_idf, span_vectors
 from relayrag.stages.generate import SUMMARY, doc_openings, not_found_text
 from relayrag.stages.page_answer import PAGE_QUOTE, VISION, by_image_note, page_search_note
@@ -112,6 +112,7 @@ def responsive(question: str, sentences: list[dict], absent: set[str] | frozense
         text = s.get("source") or s["text"]
         unit = (s.get("context") or "") if " | " in text else ""
         if states_answer_type(kind, text, cjk, s.get("context") or "", own, question) and \
+                (kind != "count" or says_counted(question, text + "\n" + (s.get("context") or ""))) and \
                 states_wh_type(wh, text + ("\n" + unit if unit else ""), cjk, question) and \
                 on_the_question(question, s, absent):
             return True

@@ -157,3 +157,24 @@ def test_missing_qualifier_is_not_grounded(ctx, tmp_path):
                                ("研修を受講するときは誰の承認が必要ですか？", "所属課長")):
         res = ask(question, "tr", ctx=ctx)
         assert res["grounded"] and expected in res["answer"], (question, res["answer"])
+
+
+INCIDENT = """Marine Incident Summary
+
+Background
+On 3 May 2024, the ferry Marlin 7 operated by Skerry Lines was involved in an accident near Holm Point after an
+engine failure. The accident injured 12 passengers, who were treated on board.
+"""
+
+
+def test_count_names_what_it_counts(ctx, tmp_path):
+    from relayrag.stages.answerability import counted_things
+    assert counted_things("How many fatalities resulted from the Marlin 7 accident?") == ["fatal", "result"]
+    d = tmp_path / "incident"
+    d.mkdir()
+    (d / "incident.txt").write_text(INCIDENT, encoding="utf-8")
+    assert not ingest(ctx, d, "inc").failed
+    res = ask("How many fatalities resulted from the Skerry Lines Marlin 7 accident?", "inc", ctx=ctx)
+    assert not res["grounded"], res["answer"]  # a date in a sentence about the accident counts no fatalities
+    res = ask("How many passengers were injured in the Marlin 7 accident?", "inc", ctx=ctx)
+    assert res["grounded"] and "12 passengers" in res["answer"], res["answer"]
