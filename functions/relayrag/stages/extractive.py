@@ -288,8 +288,11 @@ def extractive(question: str, chunks: list[dict], embedder, max_sentences: int, 
         # a data row none of whose words the question mentions (a state's row for "How many checks were run
         # in November 2015?") was matched by its column names alone: it answers for its own label, not for
         # what was asked; a question that names no row of a table is about the whole table (its total row)
+        # a row whose label is one of the question's numbers ("2024 | EUR 197 million" for "revenue in 2024") is named
+        # by it; other cells of bare numbers are not (a state's count is no mention of the question's year)
         mentioned = is_row and bool(header) and (bool(held) or any(
-            t in qset or t in ent_toks for cell in cells if re.search(r"[^\W\d_]", cell) for t in tokenize(cell)))
+            t in qset or t in ent_toks for cell in cells if re.search(r"[^\W\d_]", cell) for t in tokenize(cell))
+            or (bool(cells[0]) and cells[0].strip() in own_numbers))
         if not cjk and not is_row and (len(stripped) < 30 or is_heading(stripped) or stripped == c.get("title")):
             score -= 0.15  # fragments ("Iowa Ethanol") and headings rarely answer anything
         if not is_row and field_label_named(stripped, qset):  # "Approved by: Dana Whitfield" for "Who approved …?":

@@ -178,3 +178,26 @@ def test_count_names_what_it_counts(ctx, tmp_path):
     assert not res["grounded"], res["answer"]  # a date in a sentence about the accident counts no fatalities
     res = ask("How many passengers were injured in the Marlin 7 accident?", "inc", ctx=ctx)
     assert res["grounded"] and "12 passengers" in res["answer"], res["answer"]
+
+
+FIGURES = """# Northwind Bakery at a glance
+
+## Key figures
+
+| Year | Sales | Loaves baked |
+|------|-------|--------------|
+| 2021 | GBP 4.1 million | 310,000 |
+| 2022 | GBP 4.6 million | 342,500 |
+| 2023 | GBP 5.2 million | 388,000 |
+"""
+
+
+def test_row_named_by_its_year_answers(ctx, tmp_path):
+    d = tmp_path / "figures"
+    d.mkdir()
+    (d / "figures.md").write_text(FIGURES, encoding="utf-8")
+    assert not ingest(ctx, d, "fig").failed
+    res = ask("What were the sales in 2022?", "fig", ctx=ctx)  # the row whose label is the question's year
+    assert res["grounded"] and "4.6 million" in res["answer"] and "5.2" not in res["answer"], res["answer"]
+    res = ask("What were the sales in 2019?", "fig", ctx=ctx)
+    assert not res["grounded"], res["answer"]
