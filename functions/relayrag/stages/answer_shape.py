@@ -315,8 +315,8 @@ def names_another(question: str, text: str, sup, context: str = "") -> bool:
     """Is the sentence about another named thing in the place of the question's? When a name the question gives
     (an entity) is missing from the sentence and its local context (support credit below 1), and the sentence
     puts another capitalised name where the question has it — before the question's next word or after its
-    previous one ("the Porto service centre" for "When did the Leeds service centre open?") — it speaks of that
-    other thing."""
+    previous one, within SLOT_WORDS lower-case words of one noun phrase ("the Porto service centre", "the Osaka
+    sales and service office" for "When did the Leeds service centre open?") — it speaks of that other thing."""
     if not sup.n_entities or sup.entity_min >= 1.0:
         return False
     local = set(tokenize(text + "\n" + context))
@@ -332,8 +332,23 @@ def names_another(question: str, text: str, sup, context: str = "") -> bool:
         for j, x in enumerate(sent):
             if not _CAPITALISED.fullmatch(x) or j == 0 or set(tokenize(x)) & set(toks):
                 continue
-            if (nxt and j + 1 < len(sent) and stems[j + 1] == nxt) or (prev and j > 0 and stems[j - 1] == prev):
+            if (nxt and _in_phrase(sent, stems, range(j + 1, min(j + 1 + SLOT_WORDS, len(sent))), nxt)) or \
+                    (prev and _in_phrase(sent, stems, range(j - 1, max(j - 1 - SLOT_WORDS, -1), -1), prev)):
                 return True
+    return False
+
+
+SLOT_WORDS = 3  # "the Antwerp sales and service office": the other name heads the noun phrase of "service"
+
+
+def _in_phrase(words: list[str], stems: list[list[str]], positions: range, wanted: list[str]) -> bool:
+    """Is `wanted` (a word's stems) at one of `positions` of the sentence, with only lower-case words between it
+    and where the walk started (one noun phrase: "Antwerp sales and service", not "Antwerp. The service")?"""
+    for p in positions:
+        if stems[p] == wanted:
+            return True
+        if not words[p][:1].islower():
+            return False
     return False
 
 
@@ -344,6 +359,17 @@ def cjk_heading(text: str) -> bool:
     """A Japanese article or chapter title ("第8条（海外出張）", "第2章"), never an answer: it names what the
     article under it is about."""
     return bool(_CJK_ARTICLE.match(" ".join(text.split())))
+
+
+_ARTICLE_EN = re.compile(r"^(?:Article|Art\.|Section|§|Chapter|Clause|Part|Rule)\s*[0-9IVXLC]+[A-Za-z]?[.:]?"
+                         r"(?:\s*[(（][^)）]{1,60}[)）]|\s*[-–—:.]\s*[^.!?;]{1,60})?\s*$", re.I)
+
+
+def article_heading(text: str) -> bool:
+    """An article, section or chapter title ("Article 5 (Daily allowance)", "Section 3 - Leave", "第8条（海外出張）",
+    "第2章"), never an answer: it names what the text under it is about."""
+    t = " ".join(text.split())
+    return cjk_heading(t) or bool(_ARTICLE_EN.match(t))
 
 
 def names_identifiers(question_ids: frozenset[str] | set[str], text: str) -> bool:
@@ -389,11 +415,14 @@ def about_the_document(text: str) -> bool:
 
 def not_an_answer(question: str, text: str, title: str = "") -> str | None:
     """Why the sentence `text` cannot be an answer to `question` whatever it shares with it: "question" (it
-    asks), "restates" (it says only what the question says), "title" (it is the document's title and the
+    asks), "heading" (an article or section title: "Article 5 (Daily allowance)", 第6条（日当）), "restates" (it
+    says only what the question says), "title" (it is the document's title and the
     question does not ask about titles), "about the document" (a lead that says what the document contains,
     for a question that does not ask about the document's purpose or contents); None when it may be one."""
     if is_question_sentence(text):
         return "question"
+    if article_heading(text):
+        return "heading"
     if restates_question(question, text, title):
         return "restates"
     if title and " ".join(text.split()).strip(" .") == " ".join(title.split()).strip(" .") \
@@ -498,3 +527,89 @@ def band_holds(cell: str, numbers: tuple[str, ...] | list[str]) -> bool:
         if (lo is None or x >= lo) and (hi is None or x <= hi):
             return True
     return False
+
+
+# --- the question's predicate and qualifiers ----------------------------------------------------------------
+
+def unanswered_predicate(question: str, text: str, context: str = "") -> bool:
+    """Does the sentence `text` leave what the question asks unsaid? The question's content terms that its local
+    `context` (title, headings, column names, the sentence before) does not say are what it asks beyond its
+    topic — "answer", "question" in "Who can answer my questions about the locker procedure?" under the title
+    "Locker Procedure"; 改定 in 「規程を改定するときは誰が承認しますか」 under 第3条（受講の承認）. True when there
+    are such terms and the sentence says none of them: "Lost keys must be reported to the Site Security
+    Coordinator." names a role, for another act. A term no document uses counts too: an act the collection never
+    names (改定 where the rules only say 改廃) is not answered by a rule about another act. CJK bigrams of kana
+    only (particles, endings) and bare numbers do not count. False when the context says every term (a heading
+    that restates the question: the paragraph under it answers)."""
+    from relayrag.stages.answerability import content_weights, is_function_bigram
+    said_around = set(tokenize(context))
+    asked = [t for t in content_weights(question) if t not in said_around and not is_function_bigram(t)
+             and not t.isdigit()]
+    if not asked:
+        return False
+    own = set(tokenize(text))
+    return not any(t in own or own & _PREDICATE_SYNONYMS.get(t, frozenset()) for t in asked)
+
+
+# The answer types whose value a procedure states everywhere (a role, a place, a date, a name, a code): a sentence
+# of the right document holding one answers only when it also says the question's predicate (unanswered_predicate).
+PREDICATE_KINDS = frozenset({"person", "place", "when", "named", "identifier"})
+# Verbs of the "who" questions a policy answers, written in other words by the document (stems; 承認/決裁 …):
+# "Who is responsible for …" / "The People Director owns this policy."
+_PREDICATE_GROUPS = [
+    "respons own owner maintain", "approv sign authoris sanction", "answer question queri enquiri contact ask help",
+    "承認 決裁 許可", "担当 所管 責任", "問い 問合 連絡 質問 相談",
+]
+_PREDICATE_SYNONYMS = {t: frozenset(g.split()) for g in _PREDICATE_GROUPS for t in g.split()}
+
+
+# Qualifiers that split one rule into variants: the answer for the qualified variant says the qualifier (or a
+# word of its group) in its sentence or local context. Groups of synonyms, each as written in the question.
+_QUALIFIERS_EN = [
+    ("overseas", r"overseas|international|abroad|foreign|another country|other countries"),
+    ("domestic", r"domestic|inland|in-country"),
+    ("weekend", r"weekends?|saturdays?|sundays?"),
+    ("part-time", r"part[- ]time(?:rs?)?"),
+    ("full-time", r"full[- ]time(?:rs?)?"),
+    ("temporary", r"temporary|fixed[- ]term"),
+    ("contractor", r"contractors?"),
+    ("intern", r"interns?|internships?|trainees?|apprentices?"),
+]
+_QUALIFIERS_JA = [
+    ("海外", "海外|国外|外国"), ("国内", "国内"), ("休日", "休日|祝日|土日|週末|土曜|日曜"), ("平日", "平日"),
+    ("夜間", "夜間|深夜"), ("臨時", "臨時"), ("パート", "パート|アルバイト|短時間"), ("派遣", "派遣"),
+    ("契約社員", "契約社員|有期"), ("新入社員", "新入社員|新卒|入社1年目"), ("試用", "試用"),
+]
+
+
+def _qualifier_groups(question: str) -> list[tuple[str, str]]:
+    q = normalize(question)
+    if has_cjk(q):
+        return [(name, rx) for name, rx in _QUALIFIERS_JA if re.search(rx, q)]
+    return [(name, rf"\b(?:{rx})\b") for name, rx in _QUALIFIERS_EN if re.search(rf"\b(?:{rx})\b", q, re.I)]
+
+
+def qualifiers(question: str) -> list[str]:
+    """The qualifiers the question states that split a rule into variants (overseas, domestic, weekend,
+    part-time, temporary, contractor, intern; 海外, 国内, 休日, 夜間, 臨時, パート, 派遣 …), by group name."""
+    return [name for name, _ in _qualifier_groups(question)]
+
+
+def missing_qualifiers(question: str, text: str, context: str = "", absent: set[str] | frozenset = frozenset()
+                       ) -> list[str]:
+    """The question's qualifiers (`qualifiers`) that neither the sentence `text` nor its local `context`
+    (title, headings, column names) says, by any word of their group, while the documents say them somewhere
+    (their tokens are not all in `absent`): 「海外研修の日当」 answered by the article on the 日当 of training at
+    home; "the allowance for overseas training" by the allowance paid per training day. An answer for the
+    unqualified rule is not the qualified one's when the documents distinguish the two."""
+    q = normalize(question)
+    said = normalize(text + "\n" + context)
+    out = []
+    for name, rx in _qualifier_groups(question):
+        asked = re.search(rx, q, re.I)
+        toks = tokenize(asked.group(0)) if asked else []
+        if toks and all(t in absent for t in toks):
+            continue
+        if not re.search(rx, said, re.I):
+            out.append(name)
+    return out

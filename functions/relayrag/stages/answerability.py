@@ -384,6 +384,23 @@ _MEASURE_AFTER = re.compile(rf"^\s*-?\s*(?:(?:{_TIME_UNIT}|{_LENGTH_UNIT}|{_CURR
 _NUMBER_TOKEN = re.compile(r"(?<![\w.,])\d[\d,]*(?:\.\d+)?")
 
 
+def counted_things(question: str) -> list[str]:
+    """The stemmed words of what a "how many <things>" question counts ("How many fatalities resulted …" →
+    [fatal, result]; "How many long gun checks …" → [long, gun, check]); [] for other questions."""
+    m = _COUNT_Q_EN.search(asking_clause(question))
+    if not m or has_cjk(question):
+        return []
+    return tokenize(" ".join(w for w in m.group(1).split() if w.lower() not in _QUESTION_WORDS))
+
+
+def says_counted(question: str, text: str) -> bool:
+    """Does `text` (a sentence or row read with its column names and headings) name what the "how many" question
+    counts (counted_things)? A number in a sentence about the accident is not the number of its fatalities
+    unless the sentence says fatalities. True for other questions."""
+    things = counted_things(question)
+    return not things or bool(set(things) & set(tokenize(text)))
+
+
 def states_count(text: str) -> bool:
     """Does `text` state a count of things: a number in digits (not a reference label) that is not an amount
     of money ($6,715, 30 euros), a time span (7 days), a length, a percentage or an ordinal (the 3rd)?"""

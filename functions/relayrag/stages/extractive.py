@@ -12,13 +12,14 @@ from relayrag.backends.embedder import query_vector, reference_cosine
 from relayrag.metadata import DEFAULT_EXPIRING_DAYS, citation_fields
 from relayrag.retrieval.tokenize import tokenize
 from relayrag.stages.answer_parts import citation
-from relayrag.stages.answer_shape import (answer_kinds, band_holds, cjk_heading, identifiers, measured_things,
-                                          names_another, names_codes, not_an_answer, quantities, record_codes,
-                                          states_wh_type)
+from relayrag.stages.answer_shape import (
+    PREDICATE_KINDS, answer_kinds, article_heading, band_holds, cjk_heading, identifiers, measured_things,
+    missing_qualifiers, names_another, names_codes, not_an_answer, quantities, record_codes, states_wh_type,
+    unanswered_predicate)
 from relayrag.stages.answerability import (
     addresses_the_assistant, asks_for_total, content_weights, expected_answer_type, is_header_row, is_heading,
     is_total_label, page_heading, question_numbers,
-    previous_sentence, question_entities, section_heading, standalone_heading, states_answer_type, support,
+    previous_sentence, question_entities, says_counted, section_heading, standalone_heading, states_answer_type, support,
     table_caption, table_header_above)
 from relayrag.stages.evidence import absent_tokens, query_idf, span_vectors
 from relayrag.text import answer_units as _units, has_cjk, header_over
@@ -260,6 +261,7 @@ def extractive(question: str, chunks: list[dict], embedder, max_sentences: int, 
         # the decision reads the sentence before as `near` (what is asked must be said here, not only there);
         # the ranking reads it in full (a Japanese answer often follows the sentence restating the question)
         sup = support(weights, entities, text, context, wider, near=prev)
+        around = context  # title, headings, column names: the sentence's section, which its qualifiers may be in
         context = "\n".join(p for p in (context, prev) if p)  # as recorded and read by the check
         ranked = support(weights, entities, text, context, wider) if prev else sup
         own = text  # a table row is read with its column names, section line and the page's caption
@@ -286,13 +288,17 @@ def extractive(question: str, chunks: list[dict], embedder, max_sentences: int, 
         # a data row none of whose words the question mentions (a state's row for "How many checks were run
         # in November 2015?") was matched by its column names alone: it answers for its own label, not for
         # what was asked; a question that names no row of a table is about the whole table (its total row)
+        # a row whose label is one of the question's numbers ("2024 | EUR 197 million" for "revenue in 2024") is named
+        # by it; other cells of bare numbers are not (a state's count is no mention of the question's year)
         mentioned = is_row and bool(header) and (bool(held) or any(
-            t in qset or t in ent_toks for cell in cells if re.search(r"[^\W\d_]", cell) for t in tokenize(cell)))
+            t in qset or t in ent_toks for cell in cells if re.search(r"[^\W\d_]", cell) for t in tokenize(cell))
+            or (bool(cells[0]) and cells[0].strip() in own_numbers))
         if not cjk and not is_row and (len(stripped) < 30 or is_heading(stripped) or stripped == c.get("title")):
             score -= 0.15  # fragments ("Iowa Ethanol") and headings rarely answer anything
         if not is_row and field_label_named(stripped, qset):  # "Approved by: Dana Whitfield" for "Who approved …?":
             score += 0.3  # a field whose label the question names is read like a table cell under its column
-        heading = not is_row and (cjk_heading(stripped) if cjk else standalone_heading(c["text"], *units[i][k]))
+        heading = not is_row and (cjk_heading(stripped) if cjk else (
+            standalone_heading(c["text"], *units[i][k]) or article_heading(stripped)))
         heading = heading or addresses_the_assistant(text)  # an injected instruction states no fact
         # a question-shaped sentence (an FAQ's heading), a restatement of the question or the title line asks or
         # names what the section is about; the answer is what follows it
@@ -311,7 +317,12 @@ def extractive(question: str, chunks: list[dict], embedder, max_sentences: int, 
                       and (cjk or is_row or said_here > 0 or asked is weights or kind is not None or wh is not None
                            or (bool(entities) and all(t in set(tokenize(text)) for g in entities for t in g)))
                       and not (not cjk and not is_row and names_another(question, text, sup, context))
+                      # it says what is asked beyond its title and headings ("answer my questions", 改定), not
+                      # another act of the same procedure, and the question's qualifiers (overseas, 海外)
+                      and not (not is_row and wh in PREDICATE_KINDS and unanswered_predicate(question, text, context))
+                      and not missing_qualifiers(question, text, around, absent)
                       and states_answer_type(kind, text, cjk, unit_context, own_numbers, question)
+                      and (kind != "count" or says_counted(question, text + "\n" + around))
                       and states_wh_type(wh, text + ("\n" + unit_context if is_row else ""), cjk, question)})
     if not cands:
         return [], [], {"answerable": False, "support": None, "related": [], "evidence": []}

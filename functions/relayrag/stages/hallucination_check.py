@@ -34,10 +34,12 @@ from relayrag.retrieval.tokenize import tokenize
 from relayrag.prompts import quote_document, with_data_rule
 from relayrag.stages.base import (Stage, StageRequest, StageResponse, embedder_of, llm_failure, load_run, run_snapshot,
                                   write_run)
-from relayrag.stages.answer_shape import answer_kinds, names_codes, not_an_answer, record_codes, states_wh_type
+from relayrag.stages.answer_shape import (
+    PREDICATE_KINDS, answer_kinds, missing_qualifiers, names_another, names_codes, not_an_answer, record_codes,
+    states_wh_type, unanswered_predicate, wh_answer_type)
 from relayrag.stages.answerability import (
-    Support, content_weights, expected_answer_type, question_entities, question_numbers, states_answer_type,
-    support)
+    Support, content_weights, expected_answer_type, question_entities, question_numbers, says_counted,
+    states_answer_type, support)
 from relayrag.stages.evidence import absent_tokens, lexical_coverage, query_idf, span_vectors
 from relayrag.stages.generate import SUMMARY, doc_openings, not_found_text
 from relayrag.stages.page_answer import PAGE_QUOTE, VISION, by_image_note, page_search_note
@@ -88,11 +90,13 @@ def unsupported_sentences(answer_sentences: list[dict], cited: dict[int, dict], 
     return bad
 
 
-def responsive(question: str, sentences: list[dict]) -> bool:
+def responsive(question: str, sentences: list[dict], absent: set[str] | frozenset = frozenset()) -> bool:
     """Is the answer shaped like an answer to `question`, whoever wrote it: no sentence asks or only restates the
     question (answer_shape.not_an_answer), and some sentence states a value of the type the question asks for
     (answerability.states_answer_type: money, duration, count, date, number; answer_shape.states_wh_type:
-    person, place, when, year, frequency), read with its table row's column names."""
+    person, place, when, year, frequency), read with its table row's column names, and answers the question's
+    own predicate and qualifiers (`on_the_question`). `absent`: the question's tokens that no chunk of the
+    collection contains (a word the documents never use cannot be asked of them)."""
     if not sentences:
         return False
     if any(not_an_answer(question, s.get("source") or s["text"]) is not None for s in sentences):
@@ -108,9 +112,32 @@ def responsive(question: str, sentences: list[dict]) -> bool:
         text = s.get("source") or s["text"]
         unit = (s.get("context") or "") if " | " in text else ""
         if states_answer_type(kind, text, cjk, s.get("context") or "", own, question) and \
-                states_wh_type(wh, text + ("\n" + unit if unit else ""), cjk, question):
+                (kind != "count" or says_counted(question, text + "\n" + (s.get("context") or ""))) and \
+                states_wh_type(wh, text + ("\n" + unit if unit else ""), cjk, question) and \
+                on_the_question(question, s, absent):
             return True
     return False
+
+
+def on_the_question(question: str, sentence: dict, absent: set[str] | frozenset = frozenset()) -> bool:
+    """Does the answer sentence (`text`/`source`, and `context`: its title, headings and the sentence before, as
+    generate's no-LLM method records them) answer the question's own predicate and qualifiers: it says something of
+    what is asked beyond its headings (answer_shape.unanswered_predicate: a role for another act of the same
+    procedure does not say who answers questions), the question's qualifiers (answer_shape.missing_qualifiers:
+    海外, overseas), and no other named thing stands where the question's is (answer_shape.names_another). A
+    sentence without a recorded context (an LLM's) is held to the qualifiers only: its words are its own."""
+    text = sentence.get("source") or sentence["text"]
+    context = sentence.get("context")
+    if missing_qualifiers(question, text, context or "", absent):
+        return False
+    if not context or " | " in text:
+        return True
+    if wh_answer_type(question) in PREDICATE_KINDS and unanswered_predicate(question, text, context):
+        return False
+    if has_cjk(question):
+        return True
+    sup = support(content_weights(question), question_entities(question), text, context)
+    return not names_another(question, text, sup, context)
 
 
 def question_support(question: str, sentences: list[dict], citations: list[dict], bm25_index=None,
@@ -197,6 +224,7 @@ def run(req: CheckRequest, ctx: StageContext) -> CheckResponse:
     cited = {c["n"]: by_id[c["chunk_id"]] for c in run_rec.get("citations", []) if c["chunk_id"] in by_id}
     method, llm_error = "sentence-support", None
     bad, answers = None, None
+    absent: set[str] = set()  # the question's words no chunk contains (read from the index when it is loaded)
     if ctx.llm is not None and sents:
         try:
             numbered = "\n".join(f"{k}: {s['text']} (cites {s['cites']})" for k, s in enumerate(sents))
@@ -226,11 +254,12 @@ def run(req: CheckRequest, ctx: StageContext) -> CheckResponse:
         openings = doc_openings(snap, list(cited.values()))
         wider = "\n".join([c["text"] for c in cited.values()] + list(openings.values()))
         sup = question_support(run_rec["question"], sents, run_rec.get("citations", []), snap.bm25, wider)
+        absent = absent_tokens(tokenize(run_rec["question"]), snap.bm25)
         answers = bool(sents) and sup.answers(has_cjk(run_rec["question"]))
     # supported is not enough: an answer that restates the question or lacks the type of value it asks for (a
     # title line for "who signed it off?") does not answer it, whichever method wrote it or judged it
     if answers and run_rec.get("generate_method") != SUMMARY:
-        answers = responsive(run_rec["question"], sents)
+        answers = responsive(run_rec["question"], sents, absent)
     patch: dict = {}
     if run_rec.get("generate_method") == SUMMARY and not bad:
         # "what is this document about?": its title and lead sentences, quoted and cited, are the answer; the
