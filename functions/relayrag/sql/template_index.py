@@ -17,7 +17,7 @@ from typing import Any
 
 from relayrag.sql import templates as tpl
 from relayrag.sql.slots import PLACEHOLDER, Mention, ValueIndex, find_mentions
-from relayrag.sql.wording import PERIODS, content_words, find_markers
+from relayrag.sql.wording import FILLER_WORDS, PERIODS, content_words, find_markers
 from relayrag.text import has_cjk, normalize
 
 IDENT = re.compile(r"\b([A-Za-z_][A-Za-z0-9_]*)\.([A-Za-z_][A-Za-z0-9_]*)\b")
@@ -113,8 +113,8 @@ def _schema_words(schema: dict, config) -> set[str]:
     for section in (config.glossary, config.filters):
         for name, e in section.items():
             for term in [name.replace("_", " "), *e.synonyms]:
-                if not has_cjk(term):
-                    words |= set(tokenize(term))
+                if not has_cjk(term):  # "audio only": "only" does not name the term
+                    words |= {w for w in tokenize(term) if w not in FILLER_WORDS}
     return words
 
 

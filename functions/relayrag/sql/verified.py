@@ -26,7 +26,8 @@ answers when all of these hold, else it says why not (the closest template's rea
 5. other words: each content word of the question (relayrag.sql.wording.content_words, mentions, markers and
    terms taken out) is a word of the template's wordings, tables, columns or expressed terms, or a request
    word (show, list, 教えて …). A word naming another table or column or another config term, or a
-   capitalised name, refuses; other words are "loose";
+   capitalised name, refuses; a filler (relayrag.sql.wording.FILLER_WORDS: "could you", "pls", "in the
+   catalogue", "tagged", 全部で, 英国向け) is skipped; other words are "loose";
 6. meaning: the cosine (relayrag.backends.embedder.reference_cosine) of the question and the template's
    closest wording, both with their mentions masked (numbers → N, dates → Y, values → X), is at least
    MIN_COSINE, or MIN_COSINE_LOOSE when the question has loose words.
@@ -55,7 +56,7 @@ from relayrag.sql.template_index import (
     spans,
 )
 from relayrag.sql.slots import Mention, describe, find_mentions, fold
-from relayrag.sql.wording import COMPARISONS, Word, content_words, find_markers, is_request_word
+from relayrag.sql.wording import COMPARISONS, Word, content_words, find_markers, is_filler, is_request_word
 from relayrag.text import has_cjk, normalize
 
 MIN_COSINE = 0.6          # reference cosine of masked question and wording, every word known to the template
@@ -130,12 +131,14 @@ def _phrase(q: _Question, m: Mention) -> str:
 
 
 def _covered(run: str, vocab_cjk: list[str]) -> bool:
-    """A kanji / katakana run every piece of which occurs in the template's Japanese words or is a request word."""
-    from relayrag.sql.wording import REQUEST_WORDS
+    """A kanji / katakana run every piece of which occurs in the template's Japanese words or is a request word
+    or a filler (relayrag.sql.wording.FILLER_WORDS)."""
+    from relayrag.sql.wording import FILLER_WORDS, REQUEST_WORDS
     i = 0
     while i < len(run):
         j = len(run)
-        while j > i and not (any(run[i:j] in v for v in vocab_cjk) or run[i:j] in REQUEST_WORDS):
+        while j > i and not (any(run[i:j] in v for v in vocab_cjk) or run[i:j] in REQUEST_WORDS
+                             or run[i:j] in FILLER_WORDS):
             j -= 1
         if j == i:
             return False
@@ -143,7 +146,8 @@ def _covered(run: str, vocab_cjk: list[str]) -> bool:
     return True
 
 
-def _evaluate(t: Template, q: _Question, c: Compiled, cos: np.ndarray) -> tuple[bool, float, int, str, str]:
+def _evaluate(t: Template, q: _Question, c: Compiled, cos: np.ndarray,
+              debug: dict | None = None) -> tuple[bool, float, int, str, str]:
     """(answers, cosine, stage, reason, reason_ja) of template `t` for question `q`; `stage` numbers the check
     that failed, in the order of the module docstring (a miss is explained by the template that got furthest)."""
     shown = f"“{t.display}”"
@@ -179,7 +183,7 @@ def _evaluate(t: Template, q: _Question, c: Compiled, cos: np.ndarray) -> tuple[
         if ("filter", name) not in q.terms:
             return False, 0.0, 3, f"{shown} is only for {name.replace('_', ' ')}", \
                 f"「{t.display_ja}」は{name}専用です"
-    loose = 0
+    loose: list[Word] = []
     for word in q.words:
         if any(s <= word.start < e for s, e in used_spans):
             continue
@@ -198,7 +202,9 @@ def _evaluate(t: Template, q: _Question, c: Compiled, cos: np.ndarray) -> tuple[
         if word.capital:
             return False, 0.0, 4, f"the question names '{word.text}', which no slot of {shown} takes", \
                 f"質問の「{word.text}」を入れる枠が「{t.display_ja}」にありません"
-        loose += 1
+        if is_filler(word):
+            continue
+        loose.append(word)
     extra_cls = [cl for cl in q.classes if cl not in t.allowed]
     if extra_cls:
         cl = extra_cls[0]
@@ -225,6 +231,8 @@ def _evaluate(t: Template, q: _Question, c: Compiled, cos: np.ndarray) -> tuple[
             return False, 0.0, 9, f"{shown} gives one row per {label}, and the question does not ask per {label}", \
                 f"「{t.display_ja}」は{label}ごとの結果ですが、質問は{label}ごとを求めていません"
     need = MIN_COSINE_LOOSE if loose else MIN_COSINE
+    if debug is not None:
+        debug["loose"] = loose
     if best < need:
         return False, best, 10, f"no template is worded like the question (closest {shown}, cosine {best:.2f})", \
             f"質問に近い言い回しのテンプレートがありません（最も近いのは「{t.display_ja}」、cosine {best:.2f}）"

@@ -73,7 +73,7 @@ MARKER_RULES: list[tuple[str, str]] = [
     ("min", r"\b(?:minimum|min)\b|最小|最短"),
     ("avg", r"\b(?:average|averages|averaged|mean|avg)\b|平均"),
     ("count", r"\bhow\s+many\b|\bnumber\s+of\b|\bcounts?\b|\bcounted\b|何曲|何件|何人|何枚|何社|何か国|何カ国|"
-     r"いくつ|件数|人数|曲数|(?<=[\u4e00-\u9fff])数"),
+     r"いくつ|件数|人数|曲数|(?<=[\u30a1-\u30fa\u30fc\u4e00-\u9fff])数"),
     ("sum", r"\b(?:total|totals|totaled|totalled|sum|summed|overall|altogether|combined)\b|\bin\s+all\b|"
      r"\bhow\s+much\b|合計|総額|総計|総売上|いくら|総"),
     ("neg", r"\b(?:not|never|without|none|neither|nor|except|excluding|exclude|excludes|outside)\b|n't\b|"
@@ -98,7 +98,25 @@ REQUEST_WORDS = frozenset({
     "per", "every", "order", "ranked", "rank", "ranking", "first", "shown", "sorted", "sort", "us", "me",
     "breakdown", "split",
     "教", "表示", "見", "示", "出", "一覧", "知", "挙", "列挙", "リスト", "何", "誰", "全", "全て", "調", "答",
-    "順", "下", "各", "別", "ランキング", "並", "件", "教え",
+    "順", "下", "各", "別", "ランキング", "並", "件", "教え", "一緒", "名", "名前", "氏名", "姓", "名字",
+})
+
+# Words that neither ask for nor constrain anything (a question keeps its meaning without them), by class:
+# register and politeness ("could you", "pls", "quick", "kindly"), pronouns and auxiliaries ("do we have", "were
+# billed"), scope nouns naming the whole store ("in the catalogue", 全部で), restriction words whose restriction
+# a term or value names ("corporate customers only") and relation verbs between an entity and the value it is
+# matched with ("tracks tagged Reggae", "classified as", "assigned to", "containing", 英国向け, チェコ宛て,
+# 会社に所属, ジャンルに入っている).
+# The matcher (relayrag.sql.verified) does not count them as words the template does not know; a filler that
+# also names a table, a column or a config term is read as that name.
+FILLER_WORDS = frozenset({
+    "could", "would", "can", "will", "shall", "should", "may", "might", "you", "your", "we", "our", "ours", "i",
+    "my", "do", "does", "did", "have", "has", "had", "having", "were", "been", "being", "pls", "plz", "kindly",
+    "quick", "quickly", "just", "only", "solely", "currently", "actually",
+    "catalogue", "catalog", "collection", "library", "store", "shop", "inventory", "database", "whole", "entire",
+    "tagged", "tag", "classified", "categorised", "categorized", "labelled", "labeled", "filed", "assigned",
+    "belong", "belongs", "belonging", "listed", "marked", "contain", "contains", "containing", "whose", "too",
+    "全部", "全体", "全部で", "向", "宛", "所属", "属", "分類", "入", "添",
 })
 
 
@@ -169,3 +187,8 @@ def content_words(text: str, skip: list[tuple[int, int]] | tuple = ()) -> list[W
 def is_request_word(w: Word) -> bool:
     """A word that asks for the answer and constrains nothing (show, list, 教えて, 表示 …)."""
     return w.stem in REQUEST_WORDS or w.text.lower() in REQUEST_WORDS
+
+
+def is_filler(w: Word) -> bool:
+    """A word of FILLER_WORDS (register, scope, restriction or relation: "pls", "in the catalogue", 向け)."""
+    return w.text.lower() in FILLER_WORDS or w.stem in FILLER_WORDS
