@@ -78,7 +78,7 @@ def mask(norm: str, mentions: list[Mention]) -> str:
     """`norm` with each mention replaced by its placeholder (numbers N, dates Y, values X)."""
     out, pos = [], 0
     for m in sorted(mentions, key=lambda m: m.start):
-        if m.start < pos:
+        if m.start < pos or m.start == m.end:  # an implied number (a top 1) is not in the text
             continue
         out.append(norm[pos:m.start])
         out.append(PLACEHOLDER.get(m.kind, "X"))

@@ -17,7 +17,10 @@ answers when all of these hold, else it says why not (the closest template's rea
 2. markers (relayrag.sql.wording): each marker class of the question (fewest, average, more than, per month,
    not …) is one the SQL computes or the template's wording says; and the question says what the SQL
    requires: the direction of a top N, a comparison, a negation, an AVG / SUM / MAX / MIN result (or a
-   glossary term whose SQL has it: "revenue" is SUM(Invoice.Total)), a period grouping;
+   glossary term whose SQL has it: "revenue" is SUM(Invoice.Total)), a period grouping. Without a number, a
+   "most" with "every / all / 全" or with an order of the same direction ("…, biggest first") is a sort
+   (order_desc), and a singular superlative ("Which country has the most customers?", 「最も多い国はどこ」)
+   fills a count slot with 1;
 3. dimensions: each GROUP BY column of the SQL is named (its column or table words, or a glossary synonym of
    it: "country", 国) — "the revenue in 2022" is not "the revenue per billing country in 2022";
 4. config terms: a glossary entry or filter set the question uses is one the template expresses (its wording
@@ -55,7 +58,7 @@ from relayrag.sql.template_index import (
     said,
     spans,
 )
-from relayrag.sql.slots import Mention, describe, find_mentions, fold
+from relayrag.sql.slots import Mention, describe, find_mentions, fold, lower_keep
 from relayrag.sql.wording import COMPARISONS, Word, content_words, find_markers, is_filler, is_request_word
 from relayrag.text import has_cjk, normalize
 
@@ -120,6 +123,8 @@ class _Question:
 def _phrase(q: _Question, m: Mention) -> str:
     """A leftover mention with the comparison before it and the unit after it: 'longer than 5 minutes'."""
     start, end = m.start, m.end
+    if start == end:  # a top 1 the question implies ("Which genre has the most tracks?")
+        return "a single one"
     for mk in find_markers(q.norm, spans(q.mentions)):
         if mk.end <= start and not q.norm[mk.end:start].strip() and mk.cls in COMPARISONS:
             start = mk.start
@@ -285,10 +290,55 @@ def _question(question: str, c: Compiled) -> _Question:
     for mk in markers:
         if mk.cls != "request":  # "break down": asks for the answer, constrains nothing
             classes.setdefault(mk.cls, mk.text)
+    mentions = mentions + _implied_one(norm, mentions, markers)
+    _sort_not_top(classes, norm, mentions)
     stems = set(tokenize(norm))
     terms = {(m.kind, m.name) for m in matched} | {("filter", name) for name, f in c.config.filters.items()
                                                    if _said_by_description(f.description, stems)}
     return _Question(question, norm, mentions, classes, terms, aggs, words, stems, mask(norm, mentions), markers)
+
+
+_SINGULAR_EN = re.compile(
+    r"\b(?:which|what)\s+([a-z]+)\s+(?:has|had|is|was|does|did|sells|sold|gets|got|brings|brought|generates|"
+    r"generated|makes|made|holds|held|earns|earned)\b|\bwho\s+(?:has|had|is|was|does|did|sells|sold)\b|"
+    r"\bthe\s+(?:single\s+)?([a-z]+)\s+(?:with|having|that\s+has|that\s+had)\s+the\s+(?:most|highest|largest|"
+    r"biggest|greatest|fewest|least|lowest|smallest)\b")
+_SINGULAR_JA = re.compile(r"最も|一番|いちばん")
+_EVERY = re.compile(r"\b(?:every|all|each)\b|全|すべて")
+
+
+def _implied_one(norm: str, mentions: list[Mention], markers) -> list[Mention]:
+    """A singular superlative without a number asks for a top 1: "Which country has the most customers?", "the
+    genre with the fewest tracks", 「顧客が最も多い国はどこ？」 (最も / 一番 without a number). Returns [a count
+    mention of 1 with an empty span at the superlative] or []. "Which countries have the most …" (plural) and
+    "every genre …, most first" (a sort) imply no number."""
+    if any(m.kind == "number" for m in mentions):
+        return []
+    top = next((mk for mk in markers if mk.cls in ("desc", "asc")), None)
+    if top is None or _EVERY.search(lower_keep(norm)):
+        return []
+    low = lower_keep(norm)
+    singular = False
+    for m in _SINGULAR_EN.finditer(low):
+        noun = m.group(1) or m.group(2)
+        if noun is None or not noun.endswith("s") or noun.endswith(("ss", "us", "is")):
+            singular = m.start() <= top.start
+    if has_cjk(norm) and _SINGULAR_JA.search(norm):
+        singular = True
+    return [Mention("number", top.start, top.start, "1", 1)] if singular else []
+
+
+def _sort_not_top(classes: dict[str, str], norm: str, mentions: list[Mention]) -> None:
+    """A "most" / "highest" (desc) or "fewest" (asc) without a number is a sort, not a top N, when the question
+    also asks for every row ("every genre", "all countries", 全ジャンル) or says the order of the same direction
+    elsewhere ("Which genres have the most songs? …, biggest first"): the class becomes order_desc / order_asc
+    in `classes` (changed in place)."""
+    if any(m.kind == "number" for m in mentions):
+        return
+    for d in ("desc", "asc"):
+        if d in classes and (f"order_{d}" in classes or _EVERY.search(lower_keep(norm))):
+            classes.setdefault(f"order_{d}", classes[d])
+            del classes[d]
 
 
 def _said_by_description(description: str, stems: set[str]) -> bool:

@@ -8,7 +8,8 @@ classes are ones the template's SQL or wording can express (relayrag.sql.verifie
 |----------|--------------------------------------------------|-----------------------------------|
 | desc     | most, top, highest, largest, best, longest …     | 最も, 最多, 一番, トップ, 上位, 多い     |
 | asc      | least, fewest, lowest, smallest, worst, bottom … | 少ない, 最少, 下位, ワースト             |
-| order_desc / order_asc | highest first, most … first, descending / lowest first, ascending | 多い順, 降順 / 少ない順, 昇順 |
+| order_desc | highest first, most … first, descending, top to bottom, from highest to lowest | 多い順, 降順, 高いほうから |
+| order_asc | lowest first, ascending, bottom to top, from lowest to highest  | 少ない順, 昇順, 低いほうから      |
 | gt / ge  | more than, over N, longer than / at least, or more | より多い, より高い, 超 / 以上         |
 | lt / le  | less than, fewer than, under N / at most, up to N | 未満, より少ない, より安い / 以下     |
 | compare  | more, fewer, less (without "than")               |                                   |
@@ -21,7 +22,12 @@ classes are ones the template's SQL or wording can express (relayrag.sql.verifie
 | ratio / median | percentage, share / median | 割合 / 中央値 |
 | month, quarter, year, week, day | monthly, per month, each month, by month … | 月別, 月ごと, 毎月, 四半期ごと, 年別 … |
 
-`desc` / `asc` pick the top or bottom (a LIMIT); `order_*` only sort. Markers are matched in priority order
+`desc` / `asc` pick the top or bottom (a LIMIT); `order_*` only sort. Without a number, a `desc` / `asc` of a
+question that asks for every row ("every genre", 全ジャンル) or says the same order elsewhere ("the most songs?
+… biggest first") is a sort, and a singular superlative ("Which country has the most …", 最も多い国はどこ) is
+a top 1 (relayrag.sql.verified). "Jan first" / "December last" say a calendar order and constrain nothing.
+Words of FILLER_WORDS (register, scope, restriction, relation) constrain nothing either. Markers are matched in
+priority order
 and each claims its characters ("at most" is `le`, not `desc`; "より多い" is `gt`, not `desc`; "少ない" is `asc`,
 not `neg`). Comparison words that are also prepositions
 (over, above, under, below, up to) count only before a number.
@@ -44,7 +50,8 @@ _NUM = (r"(?=\s*(?:\d|one|two|three|four|five|six|seven|eight|nine|ten|eleven|tw
         r"fifty|hundred|a\s+hundred|a\s+thousand|N\b))")
 # (class, pattern on the lower-cased text); order matters: earlier patterns claim their characters first
 MARKER_RULES: list[tuple[str, str]] = [
-    ("request", r"\bbreak\s+(?:it\s+|this\s+|that\s+)?down\b|\bbroken\s+down\b"),  # asks for a breakdown: no constraint
+    ("request", r"\bbreak\s+(?:it\s+|this\s+|that\s+)?down\b|\bbroken\s+down\b|"  # asks for a breakdown: no constraint
+     r"\b(?:jan(?:uary)?\.?\s+first|dec(?:ember)?\.?\s+last)\b"),  # calendar order (relayrag.sql.slots.CALENDAR_ORDER)
     ("cumulative", r"\b(?:cumulative|cumulatively|running\s+(?:total|sum)|year[- ]to[- ]date)\b|累計|累積"),
     ("change", r"\b(?:went|go|goes|gone|going)\s+(?:up|down)\b|"
      r"\b(?:growth|grew|grow|increase[ds]?|decrease[ds]?|decline[ds]?|change[ds]?|difference|"
@@ -59,11 +66,13 @@ MARKER_RULES: list[tuple[str, str]] = [
     ("lt", r"\b(?:less|fewer|smaller|lower|shorter|younger|cheaper)\s+than\b|\b(?:under|below)" + _NUM
      + r"|未満|より少ない|より少なく|より短い|より安い|より低い|より小さい|を下回る"),
     ("order_desc", r"\b(?:most|highest|largest|biggest|greatest|best|longest)\b[^.?!,;]{0,40}?\bfirst\b|"
-     r"\b(?:in\s+)?descending(?:\s+order)?\b|\bfrom\s+(?:the\s+)?(?:most|highest|largest)\s+to\s+(?:the\s+)?"
-     r"(?:least|lowest|fewest|smallest)\b|多い順|高い順|大きい順|長い順|降順"),
+     r"\b(?:in\s+)?descending(?:\s+order)?\b|\b(?:from\s+)?(?:the\s+)?(?:most|highest|largest|biggest|top)\s+to\s+"
+     r"(?:the\s+)?(?:least|lowest|fewest|smallest|bottom)\b|多い順|高い順|大きい順|長い順|降順|"
+     r"(?:多い|高い|大きい|長い)(?:ほう|方|もの)から|上から順"),
     ("order_asc", r"\b(?:least|fewest|lowest|smallest|shortest)\b[^.?!,;]{0,40}?\bfirst\b|"
-     r"\b(?:in\s+)?ascending(?:\s+order)?\b|\bfrom\s+(?:the\s+)?(?:least|lowest|fewest|smallest)\s+to\s+"
-     r"(?:the\s+)?(?:most|highest|largest)\b|少ない順|低い順|小さい順|短い順|昇順"),
+     r"\b(?:in\s+)?ascending(?:\s+order)?\b|\b(?:from\s+)?(?:the\s+)?(?:least|lowest|fewest|smallest|bottom)\s+to\s+"
+     r"(?:the\s+)?(?:most|highest|largest|biggest|top)\b|少ない順|低い順|小さい順|短い順|昇順|"
+     r"(?:少ない|低い|小さい|短い)(?:ほう|方|もの)から|下から順"),
     ("asc", r"\b(?:least|fewest|lowest|smallest|worst|bottom|shortest|cheapest)\b|"
      r"最も少ない|最少|少ない|少なく|低い|下位|ワースト|最低"),
     ("desc", r"\b(?:most|top|highest|largest|biggest|greatest|best|best-selling|bestselling|leading|longest)\b|"

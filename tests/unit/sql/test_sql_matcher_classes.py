@@ -87,3 +87,73 @@ def test_katakana_noun_and_su_is_a_count(chinook, question, template, params):
 ])
 def test_katakana_counts_of_other_things_or_conditions_are_declined(chinook, question):
     _declines(chinook, question)
+
+
+# ---------------------------------------------------------------- an order without a number is a sort, not a top N
+
+@pytest.mark.parametrize("question,template,params", [
+    ("Revenue by billing country for 2023, top to bottom.", REVENUE_BY_COUNTRY,
+     {"period_start": "2023-01-01", "period_end": "2024-01-01"}),
+    ("2022年の請求国ごとの売上を、多いほうから並べて。", REVENUE_BY_COUNTRY,
+     {"period_start": "2022-01-01", "period_end": "2023-01-01"}),
+    ("Which genres have the most tracks? List all genres with their track counts, largest first.", GENRES, {}),
+    ("全ジャンルの曲数を、曲数が多い順に教えて。", GENRES, {}),
+])
+def test_an_order_without_a_number_is_a_sort(chinook, question, template, params):
+    _answers(chinook, question, template, params)
+
+
+@pytest.mark.parametrize("question", [
+    "Revenue by billing country for 2023, bottom to top.",      # the other direction
+    "2022年の請求国ごとの売上を、少ないほうから並べて。",
+    "Which genres have the fewest tracks? List all genres, smallest first.",
+    "Which 4 genres have the most tracks?",                     # a number: a top N the template does not cut
+])
+def test_other_orders_and_top_n_are_not_a_sort(chinook, question):
+    _declines(chinook, question)
+
+
+# ---------------------------------------------------------------- a singular superlative is a top 1
+
+@pytest.mark.parametrize("question", [
+    "Which country has the most customers?",
+    "Name the country with the most customers, and its customer count.",
+    "顧客が最も多い国はどこ？",
+    "一番お客様の多い国は？",
+])
+def test_a_singular_superlative_is_a_top_one(chinook, question):
+    _answers(chinook, question, TOP_COUNTRIES, {"n": 1})
+
+
+@pytest.mark.parametrize("question", [
+    "Which countries have the most customers?",                 # plural, no number: how many is not said
+    "Which country has the fewest customers?",                  # the other end
+    "Which genre has the most tracks?",                         # a top 1 of a template that lists every genre
+    "顧客が最も少ない国はどこ？",
+])
+def test_plural_opposite_or_uncut_superlatives_are_declined(chinook, question):
+    _declines(chinook, question)
+
+
+# ---------------------------------------------------------------- filler numbers and a calendar order are not values
+
+@pytest.mark.parametrize("question,template,params", [
+    ("Quick one: how many tracks are in the Pop genre?", GENRE_COUNT, _p(genre="Pop")),
+    ("One question: how many songs belong to the Opera genre?", GENRE_COUNT, _p(genre="Opera")),
+    ("Monthly revenue for 2022, Jan first.", MONTHLY, {"year": 2022, "year_start": "2022-01-01",
+                                                      "year_end": "2023-01-01"}),
+    ("Which one country has the most customers?", TOP_COUNTRIES, {"n": 1}),
+    ("Which playlists hold more than one track?", BIG_PLAYLISTS, {"n": 1}),     # "one" with its noun: a count
+])
+def test_filler_numbers_and_calendar_order_fill_nothing(chinook, question, template, params):
+    _answers(chinook, question, template, params)
+
+
+@pytest.mark.parametrize("question", [
+    "Quick one: how many Pop tracks are longer than one minute?",  # "one minute" is a count
+    "Monthly revenue for 2022, December first.",               # not the calendar order
+    "How many Rock tracks were sold in January 2023?",         # a month named
+    "Which one of the genres has the most tracks?",
+])
+def test_real_counts_and_months_still_count(chinook, question):
+    _declines(chinook, question)
