@@ -175,7 +175,12 @@ def _word_numbers(low: str) -> list[tuple[int, int, int]]:
     return out
 
 
+_PER_ONE = re.compile(r"\s*[^\s\d、。,.?？]{0,4}?(?:あたり|当たり|当り)")
+
+
 def _numbers(text: str, taken: list[tuple[int, int]]) -> list[Mention]:
+    # 「1件あたり」「1請求あたり」: "per one", an average (relayrag.sql.wording), not a count
+    taken = taken + [(m.start(), m.end()) for m in re.finditer(r"(?:1|一)(?=" + _PER_ONE.pattern + ")", text)]
     low = lower_keep(_blank(text, taken))
     out: list[Mention] = []
     for m in re.finditer(r"(?<![A-Za-z0-9_.,])(\d{1,3}(?:,\d{3})+|\d+)(\.\d+)?(st|nd|rd|th)?"

@@ -33,7 +33,11 @@ answers when all of these hold, else it says why not (the closest template's rea
    catalogue", "tagged", 全部で, 英国向け) is skipped; other words are "loose";
 6. meaning: the cosine (relayrag.backends.embedder.reference_cosine) of the question and the template's
    closest wording, both with their mentions masked (numbers → N, dates → Y, values → X), is at least
-   MIN_COSINE, or MIN_COSINE_LOOSE when the question has loose words.
+   MIN_COSINE, or MIN_COSINE_LOOSE when the question has loose words, or MIN_COSINE_AGREED when it has
+   none and agrees with a wording both ways (every config term the wording names is named by the question —
+   by the term or by a value of a slot the term is about — and every class the wording says is said):
+   "Track count for Latin, please." for "How many tracks belong to the Jazz genre?". The small
+   embedder's cosine is a weak judge of short and of Japanese questions; the checks above are the evidence.
 
 Of the templates that answer, the one with the highest cosine wins; its SQL is filled with the question's
 values (relayrag.sql.templates.fill_sql) and still goes through the guard before it runs (the caller).
@@ -49,6 +53,7 @@ import numpy as np
 
 from relayrag.sql import templates as tpl
 from relayrag.sql.template_index import (
+    IDENT,
     Compiled,
     Template,
     assign_slots,
@@ -57,13 +62,24 @@ from relayrag.sql.template_index import (
     mask,
     said,
     spans,
+    split_label,
 )
 from relayrag.sql.slots import Mention, describe, find_mentions, fold, lower_keep
-from relayrag.sql.wording import COMPARISONS, Word, content_words, find_markers, is_filler, is_request_word
+from relayrag.sql.wording import (
+    COMPARISONS,
+    MEASURE_WORDS,
+    Word,
+    content_words,
+    find_markers,
+    is_filler,
+    is_measure_word,
+    is_request_word,
+)
 from relayrag.text import has_cjk, normalize
 
 MIN_COSINE = 0.6          # reference cosine of masked question and wording, every word known to the template
 MIN_COSINE_LOOSE = 0.8    # the same when the question has words the template does not know
+MIN_COSINE_AGREED = 0.5   # no unknown word, and the question and a wording name the same terms and classes
 CLOSEST_SHOWN = 3
 _CLASS_WORDS = {"desc": "the highest / most", "asc": "the lowest / fewest", "order_desc": "highest first",
                 "order_asc": "lowest first", "gt": "more than", "ge": "at least",
@@ -135,15 +151,15 @@ def _phrase(q: _Question, m: Mention) -> str:
     return q.norm[start:end].strip()
 
 
-def _covered(run: str, vocab_cjk: list[str]) -> bool:
+def _covered(run: str, vocab_cjk: list[str], extra: frozenset = frozenset()) -> bool:
     """A kanji / katakana run every piece of which occurs in the template's Japanese words or is a request word
-    or a filler (relayrag.sql.wording.FILLER_WORDS)."""
+    or a filler (relayrag.sql.wording.FILLER_WORDS) or in `extra`."""
     from relayrag.sql.wording import FILLER_WORDS, REQUEST_WORDS
     i = 0
     while i < len(run):
         j = len(run)
         while j > i and not (any(run[i:j] in v for v in vocab_cjk) or run[i:j] in REQUEST_WORDS
-                             or run[i:j] in FILLER_WORDS):
+                             or run[i:j] in FILLER_WORDS or run[i:j] in extra):
             j -= 1
         if j == i:
             return False
@@ -189,10 +205,11 @@ def _evaluate(t: Template, q: _Question, c: Compiled, cos: np.ndarray,
             return False, 0.0, 3, f"{shown} is only for {name.replace('_', ' ')}", \
                 f"「{t.display_ja}」は{name}専用です"
     loose: list[Word] = []
+    measures = MEASURE_WORDS if t.facts.aggregates & {"sum", "avg"} else frozenset()
     for word in q.words:
         if any(s <= word.start < e for s, e in used_spans):
             continue
-        if (word.cjk and _covered(word.stem, t.vocab_cjk)) or (not word.cjk and word.stem in t.vocab):
+        if (word.cjk and _covered(word.stem, t.vocab_cjk, measures)) or (not word.cjk and word.stem in t.vocab):
             continue
         unit = next((m for name, m in fill.used.items() if name in t.counted and word.start >= m.end
                      and not q.norm[m.end:word.start].strip()), None)
@@ -207,7 +224,7 @@ def _evaluate(t: Template, q: _Question, c: Compiled, cos: np.ndarray,
         if word.capital:
             return False, 0.0, 4, f"the question names '{word.text}', which no slot of {shown} takes", \
                 f"質問の「{word.text}」を入れる枠が「{t.display_ja}」にありません"
-        if is_filler(word):
+        if is_filler(word) or (is_measure_word(word, q.norm) and t.facts.aggregates & {"sum", "avg"}):
             continue
         loose.append(word)
     extra_cls = [cl for cl in q.classes if cl not in t.allowed]
@@ -236,12 +253,25 @@ def _evaluate(t: Template, q: _Question, c: Compiled, cos: np.ndarray,
             return False, 0.0, 9, f"{shown} gives one row per {label}, and the question does not ask per {label}", \
                 f"「{t.display_ja}」は{label}ごとの結果ですが、質問は{label}ごとを求めていません"
     need = MIN_COSINE_LOOSE if loose else MIN_COSINE
+    if not loose and _agrees(t, q, fill, q_said):
+        need = MIN_COSINE_AGREED
     if debug is not None:
         debug["loose"] = loose
     if best < need:
         return False, best, 10, f"no template is worded like the question (closest {shown}, cosine {best:.2f})", \
             f"質問に近い言い回しのテンプレートがありません（最も近いのは「{t.display_ja}」、cosine {best:.2f}）"
     return True, best, 11, "", ""
+
+
+def _agrees(t: Template, q: _Question, fill, q_said: set[str]) -> bool:
+    """Both ways agreement of a template that passed checks 1-5 with no loose word: some wording of it names
+    config terms (one at least), and the question names each of them (the term itself, or a value of a
+    slot whose column the term is about: "Latin" names genres) and says each class that wording says and
+    the SQL computes (a count, an average, an order …; "invoice total" of an AVG template is no sum)."""
+    named = set(q.terms)
+    for name in fill.used:
+        named |= t.slot_terms.get(name, set())
+    return any(w.terms and w.terms <= named and w.said & t.facts.allowed <= q_said for w in t.wordings)
 
 
 _JA_BARE_COUNT = ("数", "件数", "いくつ", "何件", "何個", "何種類")
@@ -284,7 +314,9 @@ def _question(question: str, c: Compiled) -> _Question:
     mentions = find_mentions(norm, c.index)
     markers = find_markers(norm, spans(mentions))
     matched = match_terms(norm, c.config)
-    words = content_words(norm, spans(mentions) + spans(markers) + spans(matched))
+    said_filters = _filters_said(norm, c.config, matched)
+    words = content_words(norm, spans(mentions) + spans(markers) + spans(matched)
+                          + [(a, b) for _n, a, b in said_filters])
     aggs = glossary_aggs(matched)
     classes: dict[str, str] = {}
     for mk in markers:
@@ -295,6 +327,7 @@ def _question(question: str, c: Compiled) -> _Question:
     stems = set(tokenize(norm))
     terms = {(m.kind, m.name) for m in matched} | {("filter", name) for name, f in c.config.filters.items()
                                                    if _said_by_description(f.description, stems)}
+    terms |= {("filter", name) for name, _a, _b in said_filters}
     return _Question(question, norm, mentions, classes, terms, aggs, words, stems, mask(norm, mentions), markers)
 
 
@@ -339,6 +372,61 @@ def _sort_not_top(classes: dict[str, str], norm: str, mentions: list[Mention]) -
         if d in classes and (f"order_{d}" in classes or _EVERY.search(lower_keep(norm))):
             classes.setdefault(f"order_{d}", classes[d])
             del classes[d]
+
+
+_NOT_NULL = re.compile(r"^\s*([A-Za-z_]\w*)\.([A-Za-z_]\w*)\s+IS\s+NOT\s+NULL\s*$", re.I)
+# before a column's word: the rows have that thing ("with a company", "belong to a company", "have an employer")
+_HAVING_EN = r"\b(?:with|have|has|having|to|for|at)\s+(?:a|an|the|their|some)\s+"
+# after a column's Japanese name: it is registered / belonged to / present (会社名が登録, 会社に所属, 会社がある)
+_HAVING_JA = r"(?:名)?(?:が|を|に|の)?\s*(?:登録|所属|あり|ある|持|勤)"
+
+
+def _filters_said(norm: str, config, matched) -> list[tuple[str, int, int]]:
+    """Filter sets a question says in other words than the config's, as (name, start, end):
+
+    - a synonym made of a modifier and a glossary term, with another name of that term or の between:
+      "corporate customers" → "corporate clients", 法人顧客 → 法人のお客様;
+    - a filter that keeps the rows where a column has a value (`T.C IS NOT NULL`), by the rows having that
+      column's thing: "customers with a company", "that belong to a company", "the ones with a company name",
+      会社に所属している顧客, 会社名が登録されている顧客 (the column by its words, or by a glossary entry
+      whose meaning names the column). "per company", "without a company" are not it (the negation is a
+      marker the template must compute)."""
+    from relayrag.sql.templates import GENERIC_COLUMN_WORDS, identifier_words
+    low = lower_keep(norm)
+    out: list[tuple[str, int, int]] = []
+    names: dict[str, list[str]] = {}   # glossary entry → its names
+    for gname, g in config.glossary.items():
+        names[gname] = [gname.replace("_", " "), *g.synonyms]
+    for fname, f in config.filters.items():
+        for syn in f.synonyms:
+            for gname, gnames in names.items():
+                tail = next((n for n in sorted(gnames, key=len, reverse=True)
+                             if syn.lower().endswith(n.lower()) and len(n) < len(syn)), None)
+                if tail is None:
+                    continue
+                modifier = syn[:len(syn) - len(tail)].strip()
+                if not modifier:
+                    continue
+                alts = "|".join(re.escape(n.lower()) for n in sorted(gnames, key=len, reverse=True))
+                edge = r"\b" if not has_cjk(modifier) else ""
+                for m in re.finditer(rf"{edge}{re.escape(modifier.lower())}(?:\s+|の|\s*)(?:{alts}){edge}", low):
+                    out.append((fname, m.start(), m.end()))
+        m = _NOT_NULL.match(f.sql or "")
+        if not m:
+            continue
+        table, col = m.group(1).lower(), m.group(2).lower()
+        words = [w for w in split_label(m.group(2)).split() if not set(identifier_words(w)) & GENERIC_COLUMN_WORDS]
+        for w in words:
+            for hit in re.finditer(_HAVING_EN + rf"({re.escape(w[:-1] if w.endswith('y') else w)}\w*)", low):
+                out.append((fname, hit.start(1), hit.end(1)))
+        for tm in matched:
+            if tm.kind != "glossary":
+                continue
+            text = f"{getattr(tm.entry, 'sql', '') or ''} {tm.entry.meaning}"
+            if (table, col) in {(a.lower(), b.lower()) for a, b in IDENT.findall(text)} and re.match(
+                    _HAVING_JA, norm[tm.end:]):
+                out.append((fname, tm.start, tm.end))
+    return out
 
 
 def _said_by_description(description: str, stems: set[str]) -> bool:

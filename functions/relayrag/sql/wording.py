@@ -8,13 +8,13 @@ classes are ones the template's SQL or wording can express (relayrag.sql.verifie
 |----------|--------------------------------------------------|-----------------------------------|
 | desc     | most, top, highest, largest, best, longest …     | 最も, 最多, 一番, トップ, 上位, 多い     |
 | asc      | least, fewest, lowest, smallest, worst, bottom … | 少ない, 最少, 下位, ワースト             |
-| order_desc | highest first, most … first, descending, top to bottom, from highest to lowest | 多い順, 降順, 高いほうから |
+| order_desc | highest first, most … first, descending, top to bottom, ranked, ranking | 多い順, 降順, 高いほうから, ランキング |
 | order_asc | lowest first, ascending, bottom to top, from lowest to highest  | 少ない順, 昇順, 低いほうから      |
 | gt / ge  | more than, over N, longer than / at least, or more | より多い, より高い, 超 / 以上         |
 | lt / le  | less than, fewer than, under N / at most, up to N | 未満, より少ない, より安い / 以下     |
 | compare  | more, fewer, less (without "than")               |                                   |
 | sum      | total, sum, overall, altogether, how much        | 合計, 総額, 総計, いくら              |
-| avg      | average, mean                                    | 平均                               |
+| avg      | average, mean                                    | 平均, 1件あたり, 1請求あたり           |
 | count    | how many, number of, count                       | 何曲, 何件, 何人, いくつ, …数            |
 | max/min  | maximum, max / minimum, min                      | 最大, 最長 / 最小, 最短               |
 | neg      | not, n't, never, without, none, except, non-, outside | ない, 以外, 除く, なし             |
@@ -48,6 +48,8 @@ from relayrag.sql.slots import lower_keep
 
 _NUM = (r"(?=\s*(?:\d|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|fifteen|twenty|thirty|forty|"
         r"fifty|hundred|a\s+hundred|a\s+thousand|N\b))")
+# 「1件あたり」「1請求あたり」「請求書1枚当たり」: per one unit, an average (relayrag.sql.slots leaves its 1 alone)
+PER_ONE = r"(?:1|一)\s*[^\s\d、。,.?？]{0,4}?(?:あたり|当たり|当り)"
 # (class, pattern on the lower-cased text); order matters: earlier patterns claim their characters first
 MARKER_RULES: list[tuple[str, str]] = [
     ("request", r"\bbreak\s+(?:it\s+|this\s+|that\s+)?down\b|\bbroken\s+down\b|"  # asks for a breakdown: no constraint
@@ -68,7 +70,7 @@ MARKER_RULES: list[tuple[str, str]] = [
     ("order_desc", r"\b(?:most|highest|largest|biggest|greatest|best|longest)\b[^.?!,;]{0,40}?\bfirst\b|"
      r"\b(?:in\s+)?descending(?:\s+order)?\b|\b(?:from\s+)?(?:the\s+)?(?:most|highest|largest|biggest|top)\s+to\s+"
      r"(?:the\s+)?(?:least|lowest|fewest|smallest|bottom)\b|多い順|高い順|大きい順|長い順|降順|"
-     r"(?:多い|高い|大きい|長い)(?:ほう|方|もの)から|上から順"),
+     r"(?:多い|高い|大きい|長い)(?:ほう|方|もの)から|上から順|\b(?:rank|ranked|ranking|rankings)\b|ランキング"),
     ("order_asc", r"\b(?:least|fewest|lowest|smallest|shortest)\b[^.?!,;]{0,40}?\bfirst\b|"
      r"\b(?:in\s+)?ascending(?:\s+order)?\b|\b(?:from\s+)?(?:the\s+)?(?:least|lowest|fewest|smallest|bottom)\s+to\s+"
      r"(?:the\s+)?(?:most|highest|largest|biggest|top)\b|少ない順|低い順|小さい順|短い順|昇順|"
@@ -80,7 +82,7 @@ MARKER_RULES: list[tuple[str, str]] = [
     ("compare", r"\b(?:more|fewer|less)\b"),
     ("max", r"\b(?:maximum|max)\b|最大|最長"),
     ("min", r"\b(?:minimum|min)\b|最小|最短"),
-    ("avg", r"\b(?:average|averages|averaged|mean|avg)\b|平均"),
+    ("avg", r"\b(?:average|averages|averaged|mean|avg)\b|平均|" + PER_ONE),
     ("count", r"\bhow\s+many\b|\bnumber\s+of\b|\bcounts?\b|\bcounted\b|何曲|何件|何人|何枚|何社|何か国|何カ国|"
      r"いくつ|件数|人数|曲数|(?<=[\u30a1-\u30fa\u30fc\u4e00-\u9fff])数"),
     ("sum", r"\b(?:total|totals|totaled|totalled|sum|summed|overall|altogether|combined)\b|\bin\s+all\b|"
@@ -104,10 +106,10 @@ REQUEST_WORDS = frozenset({
     "show", "list", "give", "tell", "display", "find", "get", "return", "provide", "please", "want", "need",
     "know", "see", "let", "like", "report", "output", "name", "names", "which", "what", "who", "how", "much",
     "many", "there", "exist", "existing", "along", "together", "also", "ones", "one", "respective", "each",
-    "per", "every", "order", "ranked", "rank", "ranking", "first", "shown", "sorted", "sort", "us", "me",
+    "per", "every", "order", "first", "shown", "sorted", "sort", "us", "me",
     "breakdown", "split",
     "教", "表示", "見", "示", "出", "一覧", "知", "挙", "列挙", "リスト", "何", "誰", "全", "全て", "調", "答",
-    "順", "下", "各", "別", "ランキング", "並", "件", "教え", "一緒", "名", "名前", "氏名", "姓", "名字",
+    "順", "下", "各", "別", "並", "件", "教え", "一緒", "名", "名前", "氏名", "姓", "名字",
 })
 
 # Words that neither ask for nor constrain anything (a question keeps its meaning without them), by class:
@@ -120,12 +122,13 @@ REQUEST_WORDS = frozenset({
 # also names a table, a column or a config term is read as that name.
 FILLER_WORDS = frozenset({
     "could", "would", "can", "will", "shall", "should", "may", "might", "you", "your", "we", "our", "ours", "i",
-    "my", "do", "does", "did", "have", "has", "had", "having", "were", "been", "being", "pls", "plz", "kindly",
+    "my", "them", "it", "its", "their", "those", "these", "do", "does", "did", "have", "has", "had", "having",
+    "were", "been", "being", "pls", "plz", "kindly",
     "quick", "quickly", "just", "only", "solely", "currently", "actually",
     "catalogue", "catalog", "collection", "library", "store", "shop", "inventory", "database", "whole", "entire",
     "tagged", "tag", "classified", "categorised", "categorized", "labelled", "labeled", "filed", "assigned",
     "belong", "belongs", "belonging", "listed", "marked", "contain", "contains", "containing", "whose", "too",
-    "全部", "全体", "全部で", "向", "宛", "所属", "属", "分類", "入", "添",
+    "registered", "全部", "全体", "全部で", "向", "宛", "所属", "属", "分類", "入", "添", "登録",
 })
 
 
@@ -196,6 +199,17 @@ def content_words(text: str, skip: list[tuple[int, int]] | tuple = ()) -> list[W
 def is_request_word(w: Word) -> bool:
     """A word that asks for the answer and constrains nothing (show, list, 教えて, 表示 …)."""
     return w.stem in REQUEST_WORDS or w.text.lower() in REQUEST_WORDS
+
+
+# Words that name the measured value itself ("the amount", 金額, 請求額): they add nothing to a template that sums
+# or averages (relayrag.sql.verified); "the amount of invoices" (a count) is not one.
+MEASURE_WORDS = frozenset({"amount", "amounts", "金額", "額"})
+
+
+def is_measure_word(w: Word, text: str) -> bool:
+    """A word of MEASURE_WORDS not followed by "of" (`text`: the normalised question)."""
+    return (w.text.lower() in MEASURE_WORDS or w.stem in MEASURE_WORDS) and not re.match(
+        r"\s+of\b", text[w.start + len(w.text):])
 
 
 def is_filler(w: Word) -> bool:
