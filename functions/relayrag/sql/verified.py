@@ -343,12 +343,12 @@ _EVERY = re.compile(r"\b(?:every|all|each)\b|全|すべて")
 def _implied_one(norm: str, mentions: list[Mention], markers) -> list[Mention]:
     """A singular superlative without a number asks for a top 1: "Which country has the most customers?", "the
     genre with the fewest tracks", 「顧客が最も多い国はどこ？」 (最も / 一番 without a number). Returns [a count
-    mention of 1 with an empty span at the superlative] or []. "Which countries have the most …" (plural) and
-    "every genre …, most first" (a sort) imply no number."""
+    mention of 1 with an empty span at the superlative] or []. "Which countries have the most …" (plural),
+    "every genre …, most first" and 最も多いものから順に (a sort) imply no number."""
     if any(m.kind == "number" for m in mentions):
         return []
     top = next((mk for mk in markers if mk.cls in ("desc", "asc")), None)
-    if top is None or _EVERY.search(lower_keep(norm)):
+    if top is None or _EVERY.search(lower_keep(norm)) or any(mk.cls == f"order_{top.cls}" for mk in markers):
         return []
     low = lower_keep(norm)
     singular = False
@@ -376,7 +376,7 @@ def _sort_not_top(classes: dict[str, str], norm: str, mentions: list[Mention]) -
 
 _NOT_NULL = re.compile(r"^\s*([A-Za-z_]\w*)\.([A-Za-z_]\w*)\s+IS\s+NOT\s+NULL\s*$", re.I)
 # before a column's word: the rows have that thing ("with a company", "belong to a company", "have an employer")
-_HAVING_EN = r"\b(?:with|have|has|having|to|for|at)\s+(?:a|an|the|their|some)\s+"
+_HAVING_EN = r"\b(?:with|have|has|having|to|for|at)\s+(?:a|an)\s+"   # not "the company" (the store itself)
 # after a column's Japanese name: it is registered / belonged to / present (会社名が登録, 会社に所属, 会社がある)
 _HAVING_JA = r"(?:名)?(?:が|を|に|の)?\s*(?:登録|所属|あり|ある|持|勤)"
 

@@ -98,6 +98,7 @@ def test_katakana_counts_of_other_things_or_conditions_are_declined(chinook, que
      {"period_start": "2022-01-01", "period_end": "2023-01-01"}),
     ("Which genres have the most tracks? List all genres with their track counts, largest first.", GENRES, {}),
     ("全ジャンルの曲数を、曲数が多い順に教えて。", GENRES, {}),
+    ("ジャンルごとの曲数を最も多いものから順に", GENRES, {}),        # 最も with an order: a sort, not a top 1
 ])
 def test_an_order_without_a_number_is_a_sort(chinook, question, template, params):
     _answers(chinook, question, template, params)
@@ -176,6 +177,7 @@ def test_a_filter_said_by_its_column_or_a_composed_synonym(chinook, question):
 
 @pytest.mark.parametrize("question", [
     "What is the average invoice total per company?",                          # a grouping, not the filter
+    "What is the average invoice total for the company?",                      # the store itself
     "What is the average invoice total of customers without a company?",       # the negation
     "会社名が登録されていない顧客の請求額の平均は？",
     "会社ごとの請求額の平均は？",
