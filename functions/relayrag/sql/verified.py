@@ -30,7 +30,8 @@ answers when all of these hold, else it says why not (the closest template's rea
    terms taken out) is a word of the template's wordings, tables, columns or expressed terms, or a request
    word (show, list, 教えて …). A word naming another table or column or another config term, or a
    capitalised name, refuses; a filler (relayrag.sql.wording.FILLER_WORDS: "could you", "pls", "in the
-   catalogue", "tagged", 全部で, 英国向け) is skipped; other words are "loose";
+   catalogue", "tagged", 全部で, 英国向け) is skipped; a word after per / by / each (before ごと / 別 /
+   あたり) that the template does not know refuses ("per capita", 地域別); other words are "loose";
 6. meaning: the cosine (relayrag.backends.embedder.reference_cosine) of the question and the template's
    closest wording, both with their mentions masked (numbers → N, dates → Y, values → X), is at least
    MIN_COSINE, or MIN_COSINE_LOOSE when the question has loose words, or MIN_COSINE_AGREED when it has
@@ -226,6 +227,11 @@ def _evaluate(t: Template, q: _Question, c: Compiled, cos: np.ndarray,
                 f"質問の「{word.text}」を入れる枠が「{t.display_ja}」にありません"
         if is_filler(word) or (is_measure_word(word, q.norm) and t.facts.aggregates & {"sum", "avg"}):
             continue
+        per = word.cjk and (word.text.endswith(("別", "毎")) or _PER_AFTER.match(q.norm, word.start + len(word.text)))
+        if per or _PER_BEFORE.search(q.norm[:word.start]):
+            # "per capita", "by region", 地域別, 人口あたり: a grouping or a rate the template does not have
+            return False, 0.0, 4, f"the question asks per '{word.text}', which {shown} does not", \
+                f"質問の「{word.text}」ごと・あたりは「{t.display_ja}」にありません"
         loose.append(word)
     extra_cls = [cl for cl in q.classes if cl not in t.allowed]
     if extra_cls:
@@ -261,6 +267,10 @@ def _evaluate(t: Template, q: _Question, c: Compiled, cos: np.ndarray,
         return False, best, 10, f"no template is worded like the question (closest {shown}, cosine {best:.2f})", \
             f"質問に近い言い回しのテンプレートがありません（最も近いのは「{t.display_ja}」、cosine {best:.2f}）"
     return True, best, 11, "", ""
+
+
+_PER_BEFORE = re.compile(r"\b(?:per|by|each|every)\s+$", re.I)
+_PER_AFTER = re.compile(r"\s*(?:ごと|毎|別|あたり|当たり)")
 
 
 def _agrees(t: Template, q: _Question, fill, q_said: set[str]) -> bool:

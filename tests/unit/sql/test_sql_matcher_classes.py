@@ -257,3 +257,14 @@ def test_a_question_that_names_every_term_and_class_of_a_wording_needs_less_cosi
 ])
 def test_agreement_needs_every_term_and_class(chinook, question):
     _declines(chinook, question)
+
+
+@pytest.mark.parametrize("question", [
+    "Which country has the most customers per capita?",       # a rate by something the template does not have
+    "What is the total billed to Canada by region?",
+    "Which playlists hold more than 50 tracks per decade?",
+    "カナダで請求された金額の地域別の合計は？",
+    "顧客数が最も多い国を3つ、人口あたりで",
+])
+def test_an_unknown_word_after_per_or_before_betsu_refuses(chinook, question):
+    _declines(chinook, question)
