@@ -6,8 +6,8 @@ classes are ones the template's SQL or wording can express (relayrag.sql.verifie
 
 | class    | English                                          | Japanese                          |
 |----------|--------------------------------------------------|-----------------------------------|
-| desc     | most, top, highest, largest, best, longest …     | 最も, 最多, 一番, トップ, 上位, 多い     |
-| asc      | least, fewest, lowest, smallest, worst, bottom … | 少ない, 最少, 下位, ワースト             |
+| desc     | most, top, highest, largest, best, most common … | 最も, 最多, 一番, トップ, 上位, 多い     |
+| asc      | least, fewest, lowest, smallest, least common …  | 少ない, 最少, 下位, ワースト             |
 | order_desc | highest first, most … first, descending, top to bottom, ranked, ranking | 多い順, 降順, 高いほうから, ランキング |
 | order_asc | lowest first, ascending, bottom to top, from lowest to highest  | 少ない順, 昇順, 低いほうから      |
 | gt / ge  | more than, over N, longer than / at least, or more | より多い, より高い, 超 / 以上         |
@@ -75,9 +75,11 @@ MARKER_RULES: list[tuple[str, str]] = [
      r"\b(?:in\s+)?ascending(?:\s+order)?\b|\b(?:from\s+)?(?:the\s+)?(?:least|lowest|fewest|smallest|bottom)\s+to\s+"
      r"(?:the\s+)?(?:most|highest|largest|biggest|top)\b|少ない順|低い順|小さい順|短い順|昇順|"
      r"(?:少ない|低い|小さい|短い)(?:ほう|方|もの)から|下から順"),
-    ("asc", r"\b(?:least|fewest|lowest|smallest|worst|bottom|shortest|cheapest)\b|"
+    ("asc", r"\b(?:least|fewest)\s+(?:common|frequent|frequently)\b|"
+     r"\b(?:least|fewest|lowest|smallest|worst|bottom|shortest|cheapest)\b|"
      r"最も少ない|最少|少ない|少なく|低い|下位|ワースト|最低"),
-    ("desc", r"\b(?:most|top|highest|largest|biggest|greatest|best|best-selling|bestselling|leading|longest)\b|"
+    ("desc", r"\bmost\s+(?:common|frequent|frequently)\b|"
+     r"\b(?:most|top|highest|largest|biggest|greatest|best|best-selling|bestselling|leading|longest)\b|"
      r"最も|最多|一番|トップ|上位|ベスト|多い|多く|高い|最高"),
     ("compare", r"\b(?:more|fewer|less)\b"),
     ("max", r"\b(?:maximum|max)\b|最大|最長"),

@@ -268,3 +268,15 @@ def test_agreement_needs_every_term_and_class(chinook, question):
 ])
 def test_an_unknown_word_after_per_or_before_betsu_refuses(chinook, question):
     _declines(chinook, question)
+
+
+@pytest.mark.parametrize("question,expected", [
+    ("What are the 4 most common customer countries?", {"n": 4}),               # the highest count
+    ("Which 2 countries are the most frequent among our customers?", {"n": 2}),
+    ("Which 3 countries are least common among customers?", None),              # the other end
+    ("Name the 6 least frequent customer countries.", None),
+])
+def test_most_common_is_the_highest_count(chinook, question, expected):
+    cfg, wh, embedder = chinook
+    m, _ = match_verified(question, cfg, embedder, wh)
+    assert (m.params if m is not None and m.index == TOP_COUNTRIES else None) == expected
