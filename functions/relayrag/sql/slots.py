@@ -175,7 +175,12 @@ def _word_numbers(low: str) -> list[tuple[int, int, int]]:
     return out
 
 
+_PER_ONE = re.compile(r"\s*[^\s\d、。,.?？]{0,4}?(?:あたり|当たり|当り)")
+
+
 def _numbers(text: str, taken: list[tuple[int, int]]) -> list[Mention]:
+    # 「1件あたり」「1請求あたり」: "per one", an average (relayrag.sql.wording), not a count
+    taken = taken + [(m.start(), m.end()) for m in re.finditer(r"(?:1|一)(?=" + _PER_ONE.pattern + ")", text)]
     low = lower_keep(_blank(text, taken))
     out: list[Mention] = []
     for m in re.finditer(r"(?<![A-Za-z0-9_.,])(\d{1,3}(?:,\d{3})+|\d+)(\.\d+)?(st|nd|rd|th)?"
@@ -190,6 +195,8 @@ def _numbers(text: str, taken: list[tuple[int, int]]) -> list[Mention]:
         g = m.group(1) or m.group(2)
         out.append(Mention("number", m.start(), m.end(), text[m.start():m.end()], int(g)))
     for s, e, v in _word_numbers(low):
+        if low[s:e] == "one" and _pronoun_one(low, s, e):
+            continue
         out.append(Mention("number", s, e, text[s:e], v))
     kanji = "".join([*_KANJI_DIGITS, *_KANJI_UNITS])
     for m in re.finditer(rf"{_JA_BEFORE}\s*([{kanji}]+)|([{kanji}]+)(?={JA_COUNTERS})", text):
@@ -199,6 +206,20 @@ def _numbers(text: str, taken: list[tuple[int, int]]) -> list[Mention]:
         if k is not None and not _overlaps(start, start + len(g), taken):
             out.append(Mention("number", start, start + len(g), g, k))
     return [x for x in out if not _overlaps(x.start, x.end, taken)]
+
+
+_ONE_COUNTS_AFTER = re.compile(r"(?:\b(?:top|bottom|than|least|most|exactly|just|only)|[><=≥≤])\s*$")
+_ONE_PRONOUN = re.compile(r"\s*(?:[:;,.!?)]|$)|\s+(?:of|has|had|is|was|with|that|who|which|does|did)\b|"
+                          r"\s+[a-z]+(?:\s+[a-z]+)?\s*:")
+
+
+def _pronoun_one(low: str, s: int, e: int) -> bool:
+    """Is the word "one" at low[s:e] a pronoun or a filler, not a count: "Quick one:", "One question: …", "which
+    one has …", "the one with …", "one of them"? A count has its noun after it ("one country", "more than one
+    customer") or a comparison before it ("top one", "more than one")."""
+    if _ONE_COUNTS_AFTER.search(low[max(0, s - 20):s]):
+        return False
+    return bool(_ONE_PRONOUN.match(low, e))
 
 
 def _overlaps(a: int, b: int, spans: list[tuple[int, int]]) -> bool:
@@ -309,6 +330,8 @@ def _dates(text: str) -> list[Mention]:
                 taken.append((m.start(), m.end()))
     for rule, cased in _MONTH_SPANS:
         for m in rule.finditer(text if cased else low):
+            if CALENDAR_ORDER.match(low, m.start()):
+                continue  # "Jan first": the order of a per-month result (a marker), not a date
             if not _overlaps(m.start(), m.end(), taken):
                 a = _month_number(m.group(1))
                 b = _month_number(m.group(2)) if m.lastindex and m.lastindex >= 2 and m.group(2) else None
@@ -324,6 +347,8 @@ def _month_number(s: str) -> int:
     return _MONTHS[s] if s in _MONTHS else int(s)
 
 
+# "Jan first", "January first", "December last": a per-month result in calendar order, not a month named
+CALENDAR_ORDER = re.compile(r"(?:jan(?:uary)?\.?\s+first|dec(?:ember)?\.?\s+last)\b")
 _FULL = "January|February|March|April|June|July|August|September|October|November|December"
 _ABBR = "Jan|Feb|Mar|Apr|Jun|Jul|Aug|Sep|Sept|Oct|Nov|Dec"
 _JM = r"(1[0-2]|0?[1-9])"

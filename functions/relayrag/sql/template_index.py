@@ -12,12 +12,12 @@ import hashlib
 import json
 import re
 import threading
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from relayrag.sql import templates as tpl
 from relayrag.sql.slots import PLACEHOLDER, Mention, ValueIndex, find_mentions
-from relayrag.sql.wording import PERIODS, content_words, find_markers
+from relayrag.sql.wording import FILLER_WORDS, PERIODS, content_words, find_markers
 from relayrag.text import has_cjk, normalize
 
 IDENT = re.compile(r"\b([A-Za-z_][A-Za-z0-9_]*)\.([A-Za-z_][A-Za-z0-9_]*)\b")
@@ -37,6 +37,8 @@ class Wording:
     fill: tpl.Fill
     fixed: collections.Counter
     classes: set[str]
+    terms: set = field(default_factory=set)       # config terms it names: {(kind, name)}
+    said: set = field(default_factory=set)        # classes it says (relayrag.sql.template_index.said)
 
 
 @dataclass
@@ -60,6 +62,7 @@ class Template:
     display: str
     display_ja: str
     vectors: Any = None
+    slot_terms: dict = field(default_factory=dict)  # value slot → glossary terms about its column or table
 
 
 @dataclass
@@ -78,7 +81,7 @@ def mask(norm: str, mentions: list[Mention]) -> str:
     """`norm` with each mention replaced by its placeholder (numbers N, dates Y, values X)."""
     out, pos = [], 0
     for m in sorted(mentions, key=lambda m: m.start):
-        if m.start < pos:
+        if m.start < pos or m.start == m.end:  # an implied number (a top 1) is not in the text
             continue
         out.append(norm[pos:m.start])
         out.append(PLACEHOLDER.get(m.kind, "X"))
@@ -113,8 +116,9 @@ def _schema_words(schema: dict, config) -> set[str]:
     for section in (config.glossary, config.filters):
         for name, e in section.items():
             for term in [name.replace("_", " "), *e.synonyms]:
-                if not has_cjk(term):
-                    words |= set(tokenize(term))
+                if not has_cjk(term):  # "audio only": "only" does not name the term
+                    words |= {s for w in re.findall(r"[A-Za-z][A-Za-z'-]*", term) if w.lower() not in FILLER_WORDS
+                              for s in tokenize(w)}
     return words
 
 
@@ -180,6 +184,24 @@ def _dims(facts: tpl.SqlFacts, config) -> list[tuple[str, set[str], list[str]]]:
     return out
 
 
+def _terms_about(config, key: str) -> set[tuple[str, str]]:
+    """Glossary entries whose SQL or meaning names a column of value slot `key` ("Invoice.BillingCountry": country),
+    or its table when the column names the table's rows ("Genre.Name", "Employee.FirstName+Employee.LastName"):
+    a value of the column names them ("Latin" says genres, "Jane Peacock" says support rep)."""
+    parts = [c.split(".", 1) for c in key.split("+")]
+    cols = {(t.lower(), c.lower()) for t, c in parts}
+    tables = {t for t, _c in cols}
+    # a name column (Genre.Name) or several columns of one table (a person's first and last name) name its rows
+    entity = len(parts) > 1 and len(tables) == 1 or all(
+        set(tpl.identifier_words(c)) - tpl.GENERIC_COLUMN_WORDS <= set(tpl.identifier_words(t)) for t, c in parts)
+    out = set()
+    for name, e in config.glossary.items():
+        refs = {(a.lower(), b.lower()) for a, b in IDENT.findall(f"{e.sql or ''} {e.meaning}")}
+        if refs & cols or (entity and any(t in tables for t, _c in refs)):
+            out.add(("glossary", name))
+    return out
+
+
 def split_label(name: str) -> str:
     """'BillingCountry' → 'billing country'."""
     return re.sub(r"(?<=[a-z0-9])(?=[A-Z])|_", " ", name).lower()
@@ -228,9 +250,11 @@ def _compile(config, wh, embedder) -> Compiled:
                 w.start >= m.end and not norm[m.end:w.start].strip() for w in words)}
             classes = {m.cls for m in markers} - {"request"}
             allowed |= classes
-            template_said |= said(classes, glossary_aggs(matched), norm, mentions)
+            wording_said = said(classes, glossary_aggs(matched), norm, mentions)
+            template_said |= wording_said
             fixed = collections.Counter(m.key() for m in fill.leftover)
-            wordings.append(Wording(text, norm, mask(norm, mentions), fill, fixed, classes))
+            wordings.append(Wording(text, norm, mask(norm, mentions), fill, fixed, classes,
+                                    {(m.kind, m.name) for m in matched}, wording_said))
         if not wordings:
             continue
         expressed = _expressed(config, facts, terms)
@@ -256,7 +280,8 @@ def _compile(config, wh, embedder) -> Compiled:
             essential=(facts.essential | (facts.aggregates & {"avg", "sum", "max", "min"})) & template_said,
             counted=counted,
             display=display(latin_display.norm, latin_display.fill),
-            display_ja=display(cjk_display.norm, cjk_display.fill)))
+            display_ja=display(cjk_display.norm, cjk_display.fill),
+            slot_terms={name: _terms_about(config, r.key) for name, r in refs.items() if r.type == "value"}))
     if embedder is not None and out:
         texts = [w.masked for t in out for w in t.wordings]
         vecs = embedder.embed(texts, kind="document")

@@ -17,7 +17,10 @@ answers when all of these hold, else it says why not (the closest template's rea
 2. markers (relayrag.sql.wording): each marker class of the question (fewest, average, more than, per month,
    not …) is one the SQL computes or the template's wording says; and the question says what the SQL
    requires: the direction of a top N, a comparison, a negation, an AVG / SUM / MAX / MIN result (or a
-   glossary term whose SQL has it: "revenue" is SUM(Invoice.Total)), a period grouping;
+   glossary term whose SQL has it: "revenue" is SUM(Invoice.Total)), a period grouping. Without a number, a
+   "most" with "every / all / 全" or with an order of the same direction ("…, biggest first") is a sort
+   (order_desc), and a singular superlative ("Which country has the most customers?", 「最も多い国はどこ」)
+   fills a count slot with 1;
 3. dimensions: each GROUP BY column of the SQL is named (its column or table words, or a glossary synonym of
    it: "country", 国) — "the revenue in 2022" is not "the revenue per billing country in 2022";
 4. config terms: a glossary entry or filter set the question uses is one the template expresses (its wording
@@ -26,10 +29,16 @@ answers when all of these hold, else it says why not (the closest template's rea
 5. other words: each content word of the question (relayrag.sql.wording.content_words, mentions, markers and
    terms taken out) is a word of the template's wordings, tables, columns or expressed terms, or a request
    word (show, list, 教えて …). A word naming another table or column or another config term, or a
-   capitalised name, refuses; other words are "loose";
+   capitalised name, refuses; a filler (relayrag.sql.wording.FILLER_WORDS: "could you", "pls", "in the
+   catalogue", "tagged", 全部で, 英国向け) is skipped; a word after per / by / each (before ごと / 別 /
+   あたり) that the template does not know refuses ("per capita", 地域別); other words are "loose";
 6. meaning: the cosine (relayrag.backends.embedder.reference_cosine) of the question and the template's
    closest wording, both with their mentions masked (numbers → N, dates → Y, values → X), is at least
-   MIN_COSINE, or MIN_COSINE_LOOSE when the question has loose words.
+   MIN_COSINE, or MIN_COSINE_LOOSE when the question has loose words, or MIN_COSINE_AGREED when it has
+   none and agrees with a wording both ways (every config term the wording names is named by the question —
+   by the term or by a value of a slot the term is about — and every class the wording says is said):
+   "Track count for Latin, please." for "How many tracks belong to the Jazz genre?". The small
+   embedder's cosine is a weak judge of short and of Japanese questions; the checks above are the evidence.
 
 Of the templates that answer, the one with the highest cosine wins; its SQL is filled with the question's
 values (relayrag.sql.templates.fill_sql) and still goes through the guard before it runs (the caller).
@@ -45,6 +54,7 @@ import numpy as np
 
 from relayrag.sql import templates as tpl
 from relayrag.sql.template_index import (
+    IDENT,
     Compiled,
     Template,
     assign_slots,
@@ -53,13 +63,24 @@ from relayrag.sql.template_index import (
     mask,
     said,
     spans,
+    split_label,
 )
-from relayrag.sql.slots import Mention, describe, find_mentions, fold
-from relayrag.sql.wording import COMPARISONS, Word, content_words, find_markers, is_request_word
+from relayrag.sql.slots import Mention, describe, find_mentions, fold, lower_keep
+from relayrag.sql.wording import (
+    COMPARISONS,
+    MEASURE_WORDS,
+    Word,
+    content_words,
+    find_markers,
+    is_filler,
+    is_measure_word,
+    is_request_word,
+)
 from relayrag.text import has_cjk, normalize
 
 MIN_COSINE = 0.6          # reference cosine of masked question and wording, every word known to the template
 MIN_COSINE_LOOSE = 0.8    # the same when the question has words the template does not know
+MIN_COSINE_AGREED = 0.5   # no unknown word, and the question and a wording name the same terms and classes
 CLOSEST_SHOWN = 3
 _CLASS_WORDS = {"desc": "the highest / most", "asc": "the lowest / fewest", "order_desc": "highest first",
                 "order_asc": "lowest first", "gt": "more than", "ge": "at least",
@@ -119,6 +140,8 @@ class _Question:
 def _phrase(q: _Question, m: Mention) -> str:
     """A leftover mention with the comparison before it and the unit after it: 'longer than 5 minutes'."""
     start, end = m.start, m.end
+    if start == end:  # a top 1 the question implies ("Which genre has the most tracks?")
+        return "a single one"
     for mk in find_markers(q.norm, spans(q.mentions)):
         if mk.end <= start and not q.norm[mk.end:start].strip() and mk.cls in COMPARISONS:
             start = mk.start
@@ -129,13 +152,15 @@ def _phrase(q: _Question, m: Mention) -> str:
     return q.norm[start:end].strip()
 
 
-def _covered(run: str, vocab_cjk: list[str]) -> bool:
-    """A kanji / katakana run every piece of which occurs in the template's Japanese words or is a request word."""
-    from relayrag.sql.wording import REQUEST_WORDS
+def _covered(run: str, vocab_cjk: list[str], extra: frozenset = frozenset()) -> bool:
+    """A kanji / katakana run every piece of which occurs in the template's Japanese words or is a request word
+    or a filler (relayrag.sql.wording.FILLER_WORDS) or in `extra`."""
+    from relayrag.sql.wording import FILLER_WORDS, REQUEST_WORDS
     i = 0
     while i < len(run):
         j = len(run)
-        while j > i and not (any(run[i:j] in v for v in vocab_cjk) or run[i:j] in REQUEST_WORDS):
+        while j > i and not (any(run[i:j] in v for v in vocab_cjk) or run[i:j] in REQUEST_WORDS
+                             or run[i:j] in FILLER_WORDS or run[i:j] in extra):
             j -= 1
         if j == i:
             return False
@@ -143,7 +168,8 @@ def _covered(run: str, vocab_cjk: list[str]) -> bool:
     return True
 
 
-def _evaluate(t: Template, q: _Question, c: Compiled, cos: np.ndarray) -> tuple[bool, float, int, str, str]:
+def _evaluate(t: Template, q: _Question, c: Compiled, cos: np.ndarray,
+              debug: dict | None = None) -> tuple[bool, float, int, str, str]:
     """(answers, cosine, stage, reason, reason_ja) of template `t` for question `q`; `stage` numbers the check
     that failed, in the order of the module docstring (a miss is explained by the template that got furthest)."""
     shown = f"“{t.display}”"
@@ -179,11 +205,12 @@ def _evaluate(t: Template, q: _Question, c: Compiled, cos: np.ndarray) -> tuple[
         if ("filter", name) not in q.terms:
             return False, 0.0, 3, f"{shown} is only for {name.replace('_', ' ')}", \
                 f"「{t.display_ja}」は{name}専用です"
-    loose = 0
+    loose: list[Word] = []
+    measures = MEASURE_WORDS if t.facts.aggregates & {"sum", "avg"} else frozenset()
     for word in q.words:
         if any(s <= word.start < e for s, e in used_spans):
             continue
-        if (word.cjk and _covered(word.stem, t.vocab_cjk)) or (not word.cjk and word.stem in t.vocab):
+        if (word.cjk and _covered(word.stem, t.vocab_cjk, measures)) or (not word.cjk and word.stem in t.vocab):
             continue
         unit = next((m for name, m in fill.used.items() if name in t.counted and word.start >= m.end
                      and not q.norm[m.end:word.start].strip()), None)
@@ -198,7 +225,14 @@ def _evaluate(t: Template, q: _Question, c: Compiled, cos: np.ndarray) -> tuple[
         if word.capital:
             return False, 0.0, 4, f"the question names '{word.text}', which no slot of {shown} takes", \
                 f"質問の「{word.text}」を入れる枠が「{t.display_ja}」にありません"
-        loose += 1
+        if is_filler(word) or (is_measure_word(word, q.norm) and t.facts.aggregates & {"sum", "avg"}):
+            continue
+        per = word.cjk and (word.text.endswith(("別", "毎")) or _PER_AFTER.match(q.norm, word.start + len(word.text)))
+        if per or _PER_BEFORE.search(q.norm[:word.start]):
+            # "per capita", "by region", 地域別, 人口あたり: a grouping or a rate the template does not have
+            return False, 0.0, 4, f"the question asks per '{word.text}', which {shown} does not", \
+                f"質問の「{word.text}」ごと・あたりは「{t.display_ja}」にありません"
+        loose.append(word)
     extra_cls = [cl for cl in q.classes if cl not in t.allowed]
     if extra_cls:
         cl = extra_cls[0]
@@ -225,10 +259,29 @@ def _evaluate(t: Template, q: _Question, c: Compiled, cos: np.ndarray) -> tuple[
             return False, 0.0, 9, f"{shown} gives one row per {label}, and the question does not ask per {label}", \
                 f"「{t.display_ja}」は{label}ごとの結果ですが、質問は{label}ごとを求めていません"
     need = MIN_COSINE_LOOSE if loose else MIN_COSINE
+    if not loose and _agrees(t, q, fill, q_said):
+        need = MIN_COSINE_AGREED
+    if debug is not None:
+        debug["loose"] = loose
     if best < need:
         return False, best, 10, f"no template is worded like the question (closest {shown}, cosine {best:.2f})", \
             f"質問に近い言い回しのテンプレートがありません（最も近いのは「{t.display_ja}」、cosine {best:.2f}）"
     return True, best, 11, "", ""
+
+
+_PER_BEFORE = re.compile(r"\b(?:per|by|each|every)\s+$", re.I)
+_PER_AFTER = re.compile(r"\s*(?:ごと|毎|別|あたり|当たり)")
+
+
+def _agrees(t: Template, q: _Question, fill, q_said: set[str]) -> bool:
+    """Both ways agreement of a template that passed checks 1-5 with no loose word: some wording of it names
+    config terms (one at least), and the question names each of them (the term itself, or a value of a
+    slot whose column the term is about: "Latin" names genres) and says each class that wording says and
+    the SQL computes (a count, an average, an order …; "invoice total" of an AVG template is no sum)."""
+    named = set(q.terms)
+    for name in fill.used:
+        named |= t.slot_terms.get(name, set())
+    return any(w.terms and w.terms <= named and w.said & t.facts.allowed <= q_said for w in t.wordings)
 
 
 _JA_BARE_COUNT = ("数", "件数", "いくつ", "何件", "何個", "何種類")
@@ -271,16 +324,119 @@ def _question(question: str, c: Compiled) -> _Question:
     mentions = find_mentions(norm, c.index)
     markers = find_markers(norm, spans(mentions))
     matched = match_terms(norm, c.config)
-    words = content_words(norm, spans(mentions) + spans(markers) + spans(matched))
+    said_filters = _filters_said(norm, c.config, matched)
+    words = content_words(norm, spans(mentions) + spans(markers) + spans(matched)
+                          + [(a, b) for _n, a, b in said_filters])
     aggs = glossary_aggs(matched)
     classes: dict[str, str] = {}
     for mk in markers:
         if mk.cls != "request":  # "break down": asks for the answer, constrains nothing
             classes.setdefault(mk.cls, mk.text)
+    mentions = mentions + _implied_one(norm, mentions, markers)
+    _sort_not_top(classes, norm, mentions)
     stems = set(tokenize(norm))
     terms = {(m.kind, m.name) for m in matched} | {("filter", name) for name, f in c.config.filters.items()
                                                    if _said_by_description(f.description, stems)}
+    terms |= {("filter", name) for name, _a, _b in said_filters}
     return _Question(question, norm, mentions, classes, terms, aggs, words, stems, mask(norm, mentions), markers)
+
+
+_SINGULAR_EN = re.compile(
+    r"\b(?:which|what)\s+([a-z]+)\s+(?:has|had|is|was|does|did|sells|sold|gets|got|brings|brought|generates|"
+    r"generated|makes|made|holds|held|earns|earned)\b|\bwho\s+(?:has|had|is|was|does|did|sells|sold)\b|"
+    r"\bthe\s+(?:single\s+)?([a-z]+)\s+(?:with|having|that\s+has|that\s+had)\s+the\s+(?:most|highest|largest|"
+    r"biggest|greatest|fewest|least|lowest|smallest)\b")
+_SINGULAR_JA = re.compile(r"最も|一番|いちばん")
+_EVERY = re.compile(r"\b(?:every|all|each)\b|全|すべて")
+
+
+def _implied_one(norm: str, mentions: list[Mention], markers) -> list[Mention]:
+    """A singular superlative without a number asks for a top 1: "Which country has the most customers?", "the
+    genre with the fewest tracks", 「顧客が最も多い国はどこ？」 (最も / 一番 without a number). Returns [a count
+    mention of 1 with an empty span at the superlative] or []. "Which countries have the most …" (plural),
+    "every genre …, most first" and 最も多いものから順に (a sort) imply no number."""
+    if any(m.kind == "number" for m in mentions):
+        return []
+    top = next((mk for mk in markers if mk.cls in ("desc", "asc")), None)
+    if top is None or _EVERY.search(lower_keep(norm)) or any(mk.cls == f"order_{top.cls}" for mk in markers):
+        return []
+    low = lower_keep(norm)
+    singular = False
+    for m in _SINGULAR_EN.finditer(low):
+        noun = m.group(1) or m.group(2)
+        if noun is None or not noun.endswith("s") or noun.endswith(("ss", "us", "is")):
+            singular = m.start() <= top.start
+    if has_cjk(norm) and _SINGULAR_JA.search(norm):
+        singular = True
+    return [Mention("number", top.start, top.start, "1", 1)] if singular else []
+
+
+def _sort_not_top(classes: dict[str, str], norm: str, mentions: list[Mention]) -> None:
+    """A "most" / "highest" (desc) or "fewest" (asc) without a number is a sort, not a top N, when the question
+    also asks for every row ("every genre", "all countries", 全ジャンル) or says the order of the same direction
+    elsewhere ("Which genres have the most songs? …, biggest first"): the class becomes order_desc / order_asc
+    in `classes` (changed in place)."""
+    if any(m.kind == "number" for m in mentions):
+        return
+    for d in ("desc", "asc"):
+        if d in classes and (f"order_{d}" in classes or _EVERY.search(lower_keep(norm))):
+            classes.setdefault(f"order_{d}", classes[d])
+            del classes[d]
+
+
+_NOT_NULL = re.compile(r"^\s*([A-Za-z_]\w*)\.([A-Za-z_]\w*)\s+IS\s+NOT\s+NULL\s*$", re.I)
+# before a column's word: the rows have that thing ("with a company", "belong to a company", "have an employer")
+_HAVING_EN = r"\b(?:with|have|has|having|to|for|at)\s+(?:a|an)\s+"   # not "the company" (the store itself)
+# after a column's Japanese name: it is registered / belonged to / present (会社名が登録, 会社に所属, 会社がある)
+_HAVING_JA = r"(?:名)?(?:が|を|に|の)?\s*(?:登録|所属|あり|ある|持|勤)"
+
+
+def _filters_said(norm: str, config, matched) -> list[tuple[str, int, int]]:
+    """Filter sets a question says in other words than the config's, as (name, start, end):
+
+    - a synonym made of a modifier and a glossary term, with another name of that term or の between:
+      "corporate customers" → "corporate clients", 法人顧客 → 法人のお客様;
+    - a filter that keeps the rows where a column has a value (`T.C IS NOT NULL`), by the rows having that
+      column's thing: "customers with a company", "that belong to a company", "the ones with a company name",
+      会社に所属している顧客, 会社名が登録されている顧客 (the column by its words, or by a glossary entry
+      whose meaning names the column). "per company", "without a company" are not it (the negation is a
+      marker the template must compute)."""
+    from relayrag.sql.templates import GENERIC_COLUMN_WORDS, identifier_words
+    low = lower_keep(norm)
+    out: list[tuple[str, int, int]] = []
+    names: dict[str, list[str]] = {}   # glossary entry → its names
+    for gname, g in config.glossary.items():
+        names[gname] = [gname.replace("_", " "), *g.synonyms]
+    for fname, f in config.filters.items():
+        for syn in f.synonyms:
+            for gname, gnames in names.items():
+                tail = next((n for n in sorted(gnames, key=len, reverse=True)
+                             if syn.lower().endswith(n.lower()) and len(n) < len(syn)), None)
+                if tail is None:
+                    continue
+                modifier = syn[:len(syn) - len(tail)].strip()
+                if not modifier:
+                    continue
+                alts = "|".join(re.escape(n.lower()) for n in sorted(gnames, key=len, reverse=True))
+                edge = r"\b" if not has_cjk(modifier) else ""
+                for m in re.finditer(rf"{edge}{re.escape(modifier.lower())}(?:\s+|の|\s*)(?:{alts}){edge}", low):
+                    out.append((fname, m.start(), m.end()))
+        m = _NOT_NULL.match(f.sql or "")
+        if not m:
+            continue
+        table, col = m.group(1).lower(), m.group(2).lower()
+        words = [w for w in split_label(m.group(2)).split() if not set(identifier_words(w)) & GENERIC_COLUMN_WORDS]
+        for w in words:
+            for hit in re.finditer(_HAVING_EN + rf"({re.escape(w[:-1] if w.endswith('y') else w)}\w*)", low):
+                out.append((fname, hit.start(1), hit.end(1)))
+        for tm in matched:
+            if tm.kind != "glossary":
+                continue
+            text = f"{getattr(tm.entry, 'sql', '') or ''} {tm.entry.meaning}"
+            if (table, col) in {(a.lower(), b.lower()) for a, b in IDENT.findall(text)} and re.match(
+                    _HAVING_JA, norm[tm.end:]):
+                out.append((fname, tm.start, tm.end))
+    return out
 
 
 def _said_by_description(description: str, stems: set[str]) -> bool:

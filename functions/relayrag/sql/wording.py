@@ -6,14 +6,15 @@ classes are ones the template's SQL or wording can express (relayrag.sql.verifie
 
 | class    | English                                          | Japanese                          |
 |----------|--------------------------------------------------|-----------------------------------|
-| desc     | most, top, highest, largest, best, longest …     | 最も, 最多, 一番, トップ, 上位, 多い     |
-| asc      | least, fewest, lowest, smallest, worst, bottom … | 少ない, 最少, 下位, ワースト             |
-| order_desc / order_asc | highest first, most … first, descending / lowest first, ascending | 多い順, 降順 / 少ない順, 昇順 |
+| desc     | most, top, highest, largest, best, most common … | 最も, 最多, 一番, トップ, 上位, 多い     |
+| asc      | least, fewest, lowest, smallest, least common …  | 少ない, 最少, 下位, ワースト             |
+| order_desc | highest first, most … first, descending, top to bottom, ranked, ranking | 多い順, 降順, 高いほうから, ランキング |
+| order_asc | lowest first, ascending, bottom to top, from lowest to highest  | 少ない順, 昇順, 低いほうから      |
 | gt / ge  | more than, over N, longer than / at least, or more | より多い, より高い, 超 / 以上         |
 | lt / le  | less than, fewer than, under N / at most, up to N | 未満, より少ない, より安い / 以下     |
 | compare  | more, fewer, less (without "than")               |                                   |
 | sum      | total, sum, overall, altogether, how much        | 合計, 総額, 総計, いくら              |
-| avg      | average, mean                                    | 平均                               |
+| avg      | average, mean                                    | 平均, 1件あたり, 1請求あたり           |
 | count    | how many, number of, count                       | 何曲, 何件, 何人, いくつ, …数            |
 | max/min  | maximum, max / minimum, min                      | 最大, 最長 / 最小, 最短               |
 | neg      | not, n't, never, without, none, except, non-, outside | ない, 以外, 除く, なし             |
@@ -21,7 +22,12 @@ classes are ones the template's SQL or wording can express (relayrag.sql.verifie
 | ratio / median | percentage, share / median | 割合 / 中央値 |
 | month, quarter, year, week, day | monthly, per month, each month, by month … | 月別, 月ごと, 毎月, 四半期ごと, 年別 … |
 
-`desc` / `asc` pick the top or bottom (a LIMIT); `order_*` only sort. Markers are matched in priority order
+`desc` / `asc` pick the top or bottom (a LIMIT); `order_*` only sort. Without a number, a `desc` / `asc` of a
+question that asks for every row ("every genre", 全ジャンル) or says the same order elsewhere ("the most songs?
+… biggest first") is a sort, and a singular superlative ("Which country has the most …", 最も多い国はどこ) is
+a top 1 (relayrag.sql.verified). "Jan first" / "December last" say a calendar order and constrain nothing.
+Words of FILLER_WORDS (register, scope, restriction, relation) constrain nothing either. Markers are matched in
+priority order
 and each claims its characters ("at most" is `le`, not `desc`; "より多い" is `gt`, not `desc`; "少ない" is `asc`,
 not `neg`). Comparison words that are also prepositions
 (over, above, under, below, up to) count only before a number.
@@ -42,9 +48,12 @@ from relayrag.sql.slots import lower_keep
 
 _NUM = (r"(?=\s*(?:\d|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|fifteen|twenty|thirty|forty|"
         r"fifty|hundred|a\s+hundred|a\s+thousand|N\b))")
+# 「1件あたり」「1請求あたり」「請求書1枚当たり」: per one unit, an average (relayrag.sql.slots leaves its 1 alone)
+PER_ONE = r"(?:1|一)\s*[^\s\d、。,.?？]{0,4}?(?:あたり|当たり|当り)"
 # (class, pattern on the lower-cased text); order matters: earlier patterns claim their characters first
 MARKER_RULES: list[tuple[str, str]] = [
-    ("request", r"\bbreak\s+(?:it\s+|this\s+|that\s+)?down\b|\bbroken\s+down\b"),  # asks for a breakdown: no constraint
+    ("request", r"\bbreak\s+(?:it\s+|this\s+|that\s+)?down\b|\bbroken\s+down\b|"  # asks for a breakdown: no constraint
+     r"\b(?:jan(?:uary)?\.?\s+first|dec(?:ember)?\.?\s+last)\b"),  # calendar order (relayrag.sql.slots.CALENDAR_ORDER)
     ("cumulative", r"\b(?:cumulative|cumulatively|running\s+(?:total|sum)|year[- ]to[- ]date)\b|累計|累積"),
     ("change", r"\b(?:went|go|goes|gone|going)\s+(?:up|down)\b|"
      r"\b(?:growth|grew|grow|increase[ds]?|decrease[ds]?|decline[ds]?|change[ds]?|difference|"
@@ -59,21 +68,25 @@ MARKER_RULES: list[tuple[str, str]] = [
     ("lt", r"\b(?:less|fewer|smaller|lower|shorter|younger|cheaper)\s+than\b|\b(?:under|below)" + _NUM
      + r"|未満|より少ない|より少なく|より短い|より安い|より低い|より小さい|を下回る"),
     ("order_desc", r"\b(?:most|highest|largest|biggest|greatest|best|longest)\b[^.?!,;]{0,40}?\bfirst\b|"
-     r"\b(?:in\s+)?descending(?:\s+order)?\b|\bfrom\s+(?:the\s+)?(?:most|highest|largest)\s+to\s+(?:the\s+)?"
-     r"(?:least|lowest|fewest|smallest)\b|多い順|高い順|大きい順|長い順|降順"),
+     r"\b(?:in\s+)?descending(?:\s+order)?\b|\b(?:from\s+)?(?:the\s+)?(?:most|highest|largest|biggest|top)\s+to\s+"
+     r"(?:the\s+)?(?:least|lowest|fewest|smallest|bottom)\b|多い順|高い順|大きい順|長い順|降順|"
+     r"(?:多い|高い|大きい|長い)(?:ほう|方|もの)から|上から順|\b(?:rank|ranked|ranking|rankings)\b|ランキング"),
     ("order_asc", r"\b(?:least|fewest|lowest|smallest|shortest)\b[^.?!,;]{0,40}?\bfirst\b|"
-     r"\b(?:in\s+)?ascending(?:\s+order)?\b|\bfrom\s+(?:the\s+)?(?:least|lowest|fewest|smallest)\s+to\s+"
-     r"(?:the\s+)?(?:most|highest|largest)\b|少ない順|低い順|小さい順|短い順|昇順"),
-    ("asc", r"\b(?:least|fewest|lowest|smallest|worst|bottom|shortest|cheapest)\b|"
+     r"\b(?:in\s+)?ascending(?:\s+order)?\b|\b(?:from\s+)?(?:the\s+)?(?:least|lowest|fewest|smallest|bottom)\s+to\s+"
+     r"(?:the\s+)?(?:most|highest|largest|biggest|top)\b|少ない順|低い順|小さい順|短い順|昇順|"
+     r"(?:少ない|低い|小さい|短い)(?:ほう|方|もの)から|下から順"),
+    ("asc", r"\b(?:least|fewest)\s+(?:common|frequent|frequently)\b|"
+     r"\b(?:least|fewest|lowest|smallest|worst|bottom|shortest|cheapest)\b|"
      r"最も少ない|最少|少ない|少なく|低い|下位|ワースト|最低"),
-    ("desc", r"\b(?:most|top|highest|largest|biggest|greatest|best|best-selling|bestselling|leading|longest)\b|"
+    ("desc", r"\bmost\s+(?:common|frequent|frequently)\b|"
+     r"\b(?:most|top|highest|largest|biggest|greatest|best|best-selling|bestselling|leading|longest)\b|"
      r"最も|最多|一番|トップ|上位|ベスト|多い|多く|高い|最高"),
     ("compare", r"\b(?:more|fewer|less)\b"),
     ("max", r"\b(?:maximum|max)\b|最大|最長"),
     ("min", r"\b(?:minimum|min)\b|最小|最短"),
-    ("avg", r"\b(?:average|averages|averaged|mean|avg)\b|平均"),
+    ("avg", r"\b(?:average|averages|averaged|mean|avg)\b|平均|" + PER_ONE),
     ("count", r"\bhow\s+many\b|\bnumber\s+of\b|\bcounts?\b|\bcounted\b|何曲|何件|何人|何枚|何社|何か国|何カ国|"
-     r"いくつ|件数|人数|曲数|(?<=[\u4e00-\u9fff])数"),
+     r"いくつ|件数|人数|曲数|(?<=[\u30a1-\u30fa\u30fc\u4e00-\u9fff])数"),
     ("sum", r"\b(?:total|totals|totaled|totalled|sum|summed|overall|altogether|combined)\b|\bin\s+all\b|"
      r"\bhow\s+much\b|合計|総額|総計|総売上|いくら|総"),
     ("neg", r"\b(?:not|never|without|none|neither|nor|except|excluding|exclude|excludes|outside)\b|n't\b|"
@@ -95,10 +108,29 @@ REQUEST_WORDS = frozenset({
     "show", "list", "give", "tell", "display", "find", "get", "return", "provide", "please", "want", "need",
     "know", "see", "let", "like", "report", "output", "name", "names", "which", "what", "who", "how", "much",
     "many", "there", "exist", "existing", "along", "together", "also", "ones", "one", "respective", "each",
-    "per", "every", "order", "ranked", "rank", "ranking", "first", "shown", "sorted", "sort", "us", "me",
+    "per", "every", "order", "first", "shown", "sorted", "sort", "us", "me",
     "breakdown", "split",
     "教", "表示", "見", "示", "出", "一覧", "知", "挙", "列挙", "リスト", "何", "誰", "全", "全て", "調", "答",
-    "順", "下", "各", "別", "ランキング", "並", "件", "教え",
+    "順", "下", "各", "別", "並", "件", "教え", "一緒", "名", "名前", "氏名", "姓", "名字",
+})
+
+# Words that neither ask for nor constrain anything (a question keeps its meaning without them), by class:
+# register and politeness ("could you", "pls", "quick", "kindly"), pronouns and auxiliaries ("do we have", "were
+# billed"), scope nouns naming the whole store ("in the catalogue", 全部で), restriction words whose restriction
+# a term or value names ("corporate customers only") and relation verbs between an entity and the value it is
+# matched with ("tracks tagged Reggae", "classified as", "assigned to", "containing", 英国向け, チェコ宛て,
+# 会社に所属, ジャンルに入っている).
+# The matcher (relayrag.sql.verified) does not count them as words the template does not know; a filler that
+# also names a table, a column or a config term is read as that name.
+FILLER_WORDS = frozenset({
+    "could", "would", "can", "will", "shall", "should", "may", "might", "you", "your", "we", "our", "ours", "i",
+    "my", "them", "it", "its", "their", "those", "these", "do", "does", "did", "have", "has", "had", "having",
+    "were", "been", "being", "pls", "plz", "kindly",
+    "quick", "quickly", "just", "only", "solely", "currently", "actually",
+    "catalogue", "catalog", "collection", "library", "store", "shop", "inventory", "database", "whole", "entire",
+    "tagged", "tag", "classified", "categorised", "categorized", "labelled", "labeled", "filed", "assigned",
+    "belong", "belongs", "belonging", "listed", "marked", "contain", "contains", "containing", "whose", "too",
+    "registered", "全部", "全体", "全部で", "向", "宛", "所属", "属", "分類", "入", "添", "登録",
 })
 
 
@@ -169,3 +201,19 @@ def content_words(text: str, skip: list[tuple[int, int]] | tuple = ()) -> list[W
 def is_request_word(w: Word) -> bool:
     """A word that asks for the answer and constrains nothing (show, list, 教えて, 表示 …)."""
     return w.stem in REQUEST_WORDS or w.text.lower() in REQUEST_WORDS
+
+
+# Words that name the measured value itself ("the amount", 金額, 請求額): they add nothing to a template that sums
+# or averages (relayrag.sql.verified); "the amount of invoices" (a count) is not one.
+MEASURE_WORDS = frozenset({"amount", "amounts", "金額", "額"})
+
+
+def is_measure_word(w: Word, text: str) -> bool:
+    """A word of MEASURE_WORDS not followed by "of" (`text`: the normalised question)."""
+    return (w.text.lower() in MEASURE_WORDS or w.stem in MEASURE_WORDS) and not re.match(
+        r"\s+of\b", text[w.start + len(w.text):])
+
+
+def is_filler(w: Word) -> bool:
+    """A word of FILLER_WORDS (register, scope, restriction or relation: "pls", "in the catalogue", 向け)."""
+    return w.text.lower() in FILLER_WORDS or w.stem in FILLER_WORDS

@@ -1,0 +1,282 @@
+"""Wording classes of the no-LLM template matcher (relayrag.sql.verified, relayrag.sql.wording, relayrag.sql.slots)
+that blind paraphrases of the Chinook verified queries showed (issue 25): each class with English and Japanese
+wordings written for these tests that must be answered by the right template with the right values, and near-miss
+shapes of the same class that must still be declined. Real MiniLM embedder, the bundled Chinook config and
+warehouse."""
+
+from __future__ import annotations
+
+import pytest
+
+from relayrag.sql.config import load_config
+from relayrag.sql.verified import match_verified
+from relayrag.sql.warehouse import load_warehouse, open_warehouse
+from tests.unit.sql.conftest import CHINOOK, CONFIG
+
+# template indexes of examples/chinook/relayrag.sql.yaml
+GENRE_COUNT, TOP_COUNTRIES, REVENUE_BY_COUNTRY, REP_CUSTOMERS, BIG_PLAYLISTS, MONTHLY, BUSINESS_AVG, GENRES, \
+    BILLED_TO = range(9)
+
+
+@pytest.fixture(scope="module")
+def chinook(tmp_path_factory, embedder):
+    home = tmp_path_factory.mktemp("matcher-classes")
+    load_warehouse(home, "chinook", [CHINOOK], config=CONFIG)
+    wh = open_warehouse(home, "chinook")
+    yield load_config(home, "chinook"), wh, embedder
+    wh.close()
+
+
+def _answers(chinook, question, template, params):
+    cfg, wh, embedder = chinook
+    m, miss = match_verified(question, cfg, embedder, wh)
+    assert m is not None, miss.reason
+    assert (m.index, m.params) == (template, params)
+
+
+def _declines(chinook, question):
+    cfg, wh, embedder = chinook
+    m, miss = match_verified(question, cfg, embedder, wh)
+    assert m is None, f"answered by template {m.index} with {m.params}"
+    assert miss.reason
+
+
+def _p(genre=None, country=None, rep=None, n=None):
+    return {k: v for k, v in (("genre", genre), ("country", country), ("rep", rep), ("n", n)) if v is not None}
+
+
+# ---------------------------------------------------------------- fillers: register, scope, restriction, relation
+
+@pytest.mark.parametrize("question,template,params", [
+    ("Could you tell me how many songs we have in the Metal genre?", GENRE_COUNT, _p(genre="Metal")),
+    ("pls, how many tracks are classified as Blues?", GENRE_COUNT, _p(genre="Blues")),
+    ("ジャズの曲は全部で何曲？", GENRE_COUNT, _p(genre="Jazz")),
+    ("フランス宛ての請求の合計は？", BILLED_TO, _p(country="France")),
+    ("What's the total we billed to Germany? Quick answer pls.", BILLED_TO, _p(country="Germany")),
+    ("Which customers are assigned to Margaret Park as support rep?", REP_CUSTOMERS, _p(rep="Margaret Park")),
+])
+def test_fillers_do_not_count_as_unknown_words(chinook, question, template, params):
+    _answers(chinook, question, template, params)
+
+
+@pytest.mark.parametrize("question", [
+    "How many tracks tagged Blues were purchased?",                                   # a term behind the filler
+    "Could you tell me how many Metal tracks we have that are longer than 4 minutes?",  # a condition after it
+    "ドイツ宛ての請求の平均は？",                                                       # another aggregate
+    "What is the average invoice total, audio only?",                                # "only" with another filter
+])
+def test_fillers_do_not_hide_what_a_question_adds(chinook, question):
+    _declines(chinook, question)
+
+
+# ---------------------------------------------------------------- a count noun in katakana + 数 (トラック数)
+
+@pytest.mark.parametrize("question,template,params", [
+    ("ジャンル別のトラック数を多い順に", GENRES, {}),
+    ("トラック数が150を超えるプレイリストは？", BIG_PLAYLISTS, _p(n=150)),
+    ("Which playlists have a track count over 40?", BIG_PLAYLISTS, _p(n=40)),
+])
+def test_katakana_noun_and_su_is_a_count(chinook, question, template, params):
+    _answers(chinook, question, template, params)
+
+
+@pytest.mark.parametrize("question", [
+    "アルバム数が10より多いアーティストは？",
+    "トラック数が20未満のプレイリストは？",
+    "Which playlists have fewer than 15 tracks?",
+])
+def test_katakana_counts_of_other_things_or_conditions_are_declined(chinook, question):
+    _declines(chinook, question)
+
+
+# ---------------------------------------------------------------- an order without a number is a sort, not a top N
+
+@pytest.mark.parametrize("question,template,params", [
+    ("Revenue by billing country for 2023, top to bottom.", REVENUE_BY_COUNTRY,
+     {"period_start": "2023-01-01", "period_end": "2024-01-01"}),
+    ("2022年の請求国ごとの売上を、多いほうから並べて。", REVENUE_BY_COUNTRY,
+     {"period_start": "2022-01-01", "period_end": "2023-01-01"}),
+    ("Which genres have the most tracks? List all genres with their track counts, largest first.", GENRES, {}),
+    ("全ジャンルの曲数を、曲数が多い順に教えて。", GENRES, {}),
+    ("ジャンルごとの曲数を最も多いものから順に", GENRES, {}),        # 最も with an order: a sort, not a top 1
+])
+def test_an_order_without_a_number_is_a_sort(chinook, question, template, params):
+    _answers(chinook, question, template, params)
+
+
+@pytest.mark.parametrize("question", [
+    "Revenue by billing country for 2023, bottom to top.",      # the other direction
+    "2022年の請求国ごとの売上を、少ないほうから並べて。",
+    "Which genres have the fewest tracks? List all genres, smallest first.",
+    "Which 4 genres have the most tracks?",                     # a number: a top N the template does not cut
+])
+def test_other_orders_and_top_n_are_not_a_sort(chinook, question):
+    _declines(chinook, question)
+
+
+# ---------------------------------------------------------------- a singular superlative is a top 1
+
+@pytest.mark.parametrize("question", [
+    "Which country has the most customers?",
+    "Name the country with the most customers, and its customer count.",
+    "顧客が最も多い国はどこ？",
+    "一番お客様の多い国は？",
+])
+def test_a_singular_superlative_is_a_top_one(chinook, question):
+    _answers(chinook, question, TOP_COUNTRIES, {"n": 1})
+
+
+@pytest.mark.parametrize("question", [
+    "Which countries have the most customers?",                 # plural, no number: how many is not said
+    "Which country has the fewest customers?",                  # the other end
+    "Which genre has the most tracks?",                         # a top 1 of a template that lists every genre
+    "顧客が最も少ない国はどこ？",
+])
+def test_plural_opposite_or_uncut_superlatives_are_declined(chinook, question):
+    _declines(chinook, question)
+
+
+# ---------------------------------------------------------------- filler numbers and a calendar order are not values
+
+@pytest.mark.parametrize("question,template,params", [
+    ("Quick one: how many tracks are in the Pop genre?", GENRE_COUNT, _p(genre="Pop")),
+    ("One question: how many songs belong to the Opera genre?", GENRE_COUNT, _p(genre="Opera")),
+    ("Monthly revenue for 2022, Jan first.", MONTHLY, {"year": 2022, "year_start": "2022-01-01",
+                                                      "year_end": "2023-01-01"}),
+    ("Which one country has the most customers?", TOP_COUNTRIES, {"n": 1}),
+    ("Which playlists hold more than one track?", BIG_PLAYLISTS, {"n": 1}),     # "one" with its noun: a count
+])
+def test_filler_numbers_and_calendar_order_fill_nothing(chinook, question, template, params):
+    _answers(chinook, question, template, params)
+
+
+@pytest.mark.parametrize("question", [
+    "Quick one: how many Pop tracks are longer than one minute?",  # "one minute" is a count
+    "Monthly revenue for 2022, December first.",               # not the calendar order
+    "How many Rock tracks were sold in January 2023?",         # a month named
+    "Which one of the genres has the most tracks?",
+])
+def test_real_counts_and_months_still_count(chinook, question):
+    _declines(chinook, question)
+
+
+# ---------------------------------------------------------------- a filter said in other words than the config's
+
+@pytest.mark.parametrize("question", [
+    "What is the average invoice total of customers that have a company?",      # IS NOT NULL column, having it
+    "Average invoice total for customers who belong to a company, please.",
+    "What is the average invoice total of corporate clients?",                  # modifier + another name of the term
+    "会社に所属しているお客様の請求額の平均はいくら？",
+    "会社名が登録されている顧客の請求額の平均は？",
+    "企業のお客様の請求額の平均はいくら？",
+    "What is the average invoice total of business customers only?",           # "only": a restriction word
+])
+def test_a_filter_said_by_its_column_or_a_composed_synonym(chinook, question):
+    _answers(chinook, question, BUSINESS_AVG, {})
+
+
+@pytest.mark.parametrize("question", [
+    "What is the average invoice total per company?",                          # a grouping, not the filter
+    "What is the average invoice total for the company?",                      # the store itself
+    "What is the average invoice total of customers without a company?",       # the negation
+    "会社名が登録されていない顧客の請求額の平均は？",
+    "会社ごとの請求額の平均は？",
+    "法人のお客様の請求額の合計は？",                                              # another aggregate
+    "What is the average invoice total of customers with a fax number?",       # another column
+])
+def test_groupings_negations_and_other_columns_do_not_say_the_filter(chinook, question):
+    _declines(chinook, question)
+
+
+# ---------------------------------------------------------------- "per one" (1件あたり) is an average, not a count
+
+@pytest.mark.parametrize("question", [
+    "法人顧客の1請求あたりの平均額は？",
+    "法人顧客の請求1件あたりの金額は？",
+    "企業顧客の請求書1枚当たりの平均金額を教えて",
+])
+def test_per_one_unit_is_an_average(chinook, question):
+    _answers(chinook, question, BUSINESS_AVG, {})
+
+
+@pytest.mark.parametrize("question", [
+    "カナダの請求1件あたりの金額は？",             # an average, and the Canada template sums
+    "ドイツの1請求あたりの売上は？",
+    "What is the amount billed to Canada per invoice on average?",
+    "Which playlists hold more than 1 track?",     # a bare 1 is still a count (answered, see below)
+])
+def test_per_one_unit_does_not_fit_a_total(chinook, question):
+    cfg, wh, embedder = chinook
+    m, _ = match_verified(question, cfg, embedder, wh)
+    if question.startswith("Which playlists"):
+        assert m is not None and m.params == {"n": 1}
+    else:
+        assert m is None
+
+
+# ---------------------------------------------------------------- a measure word names what a SUM / AVG computes
+
+@pytest.mark.parametrize("question,template,params", [
+    ("What is the mean invoice amount of business customers?", BUSINESS_AVG, {}),
+    ("法人顧客の請求書の平均金額は？", BUSINESS_AVG, {}),
+    ("ブラジルで請求された金額の総額は？", BILLED_TO, _p(country="Brazil")),
+])
+def test_a_measure_word_names_the_summed_or_averaged_value(chinook, question, template, params):
+    _answers(chinook, question, template, params)
+
+
+@pytest.mark.parametrize("question", [
+    "What is the amount of tracks in the Jazz genre by media type?",   # a count template, and another column
+    "ジャズのジャンルの曲の金額は？",                                    # money of a count template
+    "What amount of customers does Jane Peacock look after?",
+])
+def test_a_measure_word_does_not_fit_a_template_that_does_not_sum(chinook, question):
+    _declines(chinook, question)
+
+
+# ---------------------------------------------------------------- both-ways agreement lowers the cosine floor
+
+@pytest.mark.parametrize("question,template,params", [
+    ("Opera: track count?", GENRE_COUNT, _p(genre="Opera")),                             # terms: tracks + a genre
+    ("プレイリストのうちトラック数が300超のもの", BIG_PLAYLISTS, _p(n=300)),
+    ("企業顧客の請求書1枚当たりの平均金額を教えて", BUSINESS_AVG, {}),
+    ("トラック数のジャンル別ランキングを見せて", GENRES, {}),                               # ranking: an order
+    ("Genre ranking by track count", GENRES, {}),
+])
+def test_a_question_that_names_every_term_and_class_of_a_wording_needs_less_cosine(chinook, question, template,
+                                                                                   params):
+    _answers(chinook, question, template, params)
+
+
+@pytest.mark.parametrize("question", [
+    "Who does Margaret Park report to?",         # names no customers: the wording's term is missing
+    "マーガレット・パークの上司は誰？",              # and a word the template does not know
+    "Genre ranking by track count, fewest first",  # another order
+    "Playlists over 20 tracks ranked",           # an order the template does not sort by
+    "Opera: track length?",                      # another term
+])
+def test_agreement_needs_every_term_and_class(chinook, question):
+    _declines(chinook, question)
+
+
+@pytest.mark.parametrize("question", [
+    "Which country has the most customers per capita?",       # a rate by something the template does not have
+    "What is the total billed to Canada by region?",
+    "Which playlists hold more than 50 tracks per decade?",
+    "カナダで請求された金額の地域別の合計は？",
+    "顧客数が最も多い国を3つ、人口あたりで",
+])
+def test_an_unknown_word_after_per_or_before_betsu_refuses(chinook, question):
+    _declines(chinook, question)
+
+
+@pytest.mark.parametrize("question,expected", [
+    ("What are the 4 most common customer countries?", {"n": 4}),               # the highest count
+    ("Which 2 countries are the most frequent among our customers?", {"n": 2}),
+    ("Which 3 countries are least common among customers?", None),              # the other end
+    ("Name the 6 least frequent customer countries.", None),
+])
+def test_most_common_is_the_highest_count(chinook, question, expected):
+    cfg, wh, embedder = chinook
+    m, _ = match_verified(question, cfg, embedder, wh)
+    assert (m.params if m is not None and m.index == TOP_COUNTRIES else None) == expected
