@@ -22,7 +22,9 @@ answers when all of these hold, else it says why not (the closest template's rea
    (order_desc), and a singular superlative ("Which country has the most customers?", 「最も多い国はどこ」)
    fills a count slot with 1;
 3. dimensions: each GROUP BY column of the SQL is named (its column or table words, or a glossary synonym of
-   it: "country", 国) — "the revenue in 2022" is not "the revenue per billing country in 2022";
+   it: "country", 国) — "the revenue in 2022" is not "the revenue per billing country in 2022"; and a template
+   without GROUP BY answers no question that asks for a breakdown ("for each customer", "per company",
+   法人顧客ごとに, 国別; "per invoice" over the template's own Invoice rows is a rate, not a breakdown);
 4. config terms: a glossary entry or filter set the question uses is one the template expresses (its wording
    says it, or its SQL uses the entry's columns and aggregate / the filter's columns and literals), and each
    filter set the template applies is in the question;
@@ -258,6 +260,11 @@ def _evaluate(t: Template, q: _Question, c: Compiled, cos: np.ndarray,
         if not (stems & q.stems or any(j in q.norm for j in cjk)):
             return False, 0.0, 9, f"{shown} gives one row per {label}, and the question does not ask per {label}", \
                 f"「{t.display_ja}」は{label}ごとの結果ですが、質問は{label}ごとを求めていません"
+    if not t.dims and not _GROUP_BY.search(t.sql):
+        per = _asks_per(q.norm, t.facts.tables)
+        if per:
+            return False, 0.0, 9, f"the question asks per {per}, and {shown} gives a single result", \
+                f"質問は「{per}」ごとの結果を求めていますが、「{t.display_ja}」は一つの結果です"
     need = MIN_COSINE_LOOSE if loose else MIN_COSINE
     if not loose and _agrees(t, q, fill, q_said):
         need = MIN_COSINE_AGREED
@@ -267,6 +274,30 @@ def _evaluate(t: Template, q: _Question, c: Compiled, cos: np.ndarray,
         return False, best, 10, f"no template is worded like the question (closest {shown}, cosine {best:.2f})", \
             f"質問に近い言い回しのテンプレートがありません（最も近いのは「{t.display_ja}」、cosine {best:.2f}）"
     return True, best, 11, "", ""
+
+
+# a breakdown the question asks for: "for each customer", "per company", 法人顧客ごとに, 国別の (not 特別 / 個別 / 区別)
+_GROUP_EN = re.compile(r"\b(?:for\s+(?:each|every)|per|each|every)\s+(?!one\b|of\b|time\b|single\b)([a-z][a-z-]+)", re.I)
+_GROUP_JA = re.compile(r"([\u4e00-\u9fff\u30a0-\u30ff]{1,10})(?:ごと|毎)|([\u4e00-\u9fff\u30a0-\u30ff]{2,10})別(?!途)")
+_GROUP_BY = re.compile(r"\bGROUP\s+BY\b", re.I)
+_NOT_GROUPING_JA = ("特", "個", "区", "差", "判", "識", "選", "格", "分", "送", "性")
+
+
+def _asks_per(norm: str, tables: set[str]) -> str:
+    """The noun of a breakdown the question asks for ("each customer", "per company", 法人顧客ごと, 国別), or "".
+    A template without GROUP BY returns one row, so it cannot answer one. "per invoice" where Invoice is a table
+    the template reads is a rate over its rows (an average per invoice), not a breakdown; "each invoice" is one."""
+    own = {t.lower() for t in tables}
+    for m in _GROUP_EN.finditer(norm):
+        noun = m.group(1).lower()
+        if not (m.group(0).lower().startswith("per ") and (noun in own or noun.rstrip("s") in own)):
+            return m.group(0)
+    for m in _GROUP_JA.finditer(norm):
+        run = m.group(1) or m.group(2)
+        if m.group(2) and run.endswith(_NOT_GROUPING_JA):
+            continue
+        return run
+    return ""
 
 
 _PER_BEFORE = re.compile(r"\b(?:per|by|each|every)\s+$", re.I)

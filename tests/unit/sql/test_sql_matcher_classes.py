@@ -280,3 +280,42 @@ def test_most_common_is_the_highest_count(chinook, question, expected):
     cfg, wh, embedder = chinook
     m, _ = match_verified(question, cfg, embedder, wh)
     assert (m.params if m is not None and m.index == TOP_COUNTRIES else None) == expected
+
+
+# ---------------------------------------------------------------- a breakdown asked of a single-result template
+
+@pytest.mark.parametrize("question", [
+    "What is the average invoice total for each business customer?",
+    "Average invoice total per company among our business customers?",
+    "Show every corporate customer with the average of their invoices.",
+    "法人顧客ごとに、平均請求額を出して。",
+    "会社別に法人顧客の請求額の平均を教えて。",
+    "How many tracks are there for each genre in the Rock playlist?",
+    "国ごとのカナダの請求合計は？",
+])
+def test_a_breakdown_is_not_answered_by_a_single_result_template(chinook, question):
+    """A template without GROUP BY (an average, a total, one count) returns one row; a question asking per /
+    for each / every <noun>, <noun>ごと or <noun>別 wants one row per noun, whatever the noun is."""
+    _declines(chinook, question)
+
+
+@pytest.mark.parametrize("question,template,params", [
+    ("What is the average total per invoice for business customers?", BUSINESS_AVG, {}),  # a rate over its rows
+    ("How many tracks belong to the Latin genre?", GENRE_COUNT, _p(genre="Latin")),
+    ("法人顧客の請求額の平均は1件あたりいくら？", BUSINESS_AVG, {}),
+])
+def test_rates_and_words_with_betsu_are_not_breakdowns(chinook, question, template, params):
+    _answers(chinook, question, template, params)
+
+
+def test_asks_per_names_the_breakdown():
+    from relayrag.sql.verified import _asks_per
+    assert _asks_per("average for each customer", {"Invoice", "Customer"}) == "for each customer"
+    assert _asks_per("average per invoice", {"Invoice"}) == ""
+    assert _asks_per("average per customer", {"Invoice"}) == "per customer"
+    assert _asks_per("average of each invoice", {"Invoice"}) == "each invoice"
+    assert _asks_per("法人顧客ごとの平均", {"Invoice"}) == "法人顧客"
+    assert _asks_per("国ごとの合計", {"Invoice"}) == "国"
+    assert _asks_per("国別の合計", {"Invoice"}) == ""      # one kanji before 別: 特別, 個別, 区別 look the same
+    assert _asks_per("請求国別の合計", {"Invoice"}) == "請求国"
+    assert _asks_per("特別な合計", {"Invoice"}) == ""
