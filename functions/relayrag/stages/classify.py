@@ -1,8 +1,9 @@
 """classify: route a question to rag, chitchat, sql or visual, and open the run record.
 
 No-LLM method `few-shot-embedding`: cosine k-NN (k=3) of the question's MiniLM embedding against
-labelled example utterances, plus a lexical check — a question with no content words left after
-greeting/stopword removal is chitchat. Anything uncertain goes to rag (the safe default: it cites or
+labelled example utterances, plus lexical checks — a message made only of courtesy phrases (greeting, thanks,
+goodbye: relayrag.smalltalk) or with no content words left after greeting/stopword removal is chitchat; a
+question with content words never is. Anything uncertain goes to rag (the safe default: it cites or
 refuses). `visual` — the question asks what a figure, diagram, chart, photo, drawing or scanned page shows or
 looks like (`visual_cue`: those words and "what does … look like", "show me", in English and Japanese) — goes
 to page-image search (colpali_search), which falls back to text retrieval, saying why, when the collection
@@ -29,6 +30,7 @@ from relayrag.errors import StageError
 from relayrag.metadata import filter_items, parse_filters
 from relayrag.naming import COLLECTION_PATTERN
 from relayrag.records import new_run
+from relayrag.smalltalk import courtesy_kinds
 from relayrag.retrieval.tokenize import tokenize
 from relayrag.stages.base import Stage, StageRequest, StageResponse, llm_failure, write_run
 
@@ -107,6 +109,12 @@ def _greeting_tokens() -> frozenset[str]:
 
 
 def classify_no_llm(question: str, embedder) -> tuple[Route, float]:
+    """chitchat or rag, with a confidence: a message made only of courtesy phrases (relayrag.smalltalk:
+    "Thank you very much!", "bye", "ありがとうございます") is chitchat; so is one with no content words left after
+    greeting/stopword removal, or one whose 3 nearest labelled examples are mostly small talk with at most two
+    content words. Anything else is rag."""
+    if courtesy_kinds(question):
+        return Route.chitchat, 0.95
     content = [t for t in tokenize(question) if t not in _greeting_tokens()]
     vecs, labels = _prototypes(embedder)
     sims = vecs @ query_vector(embedder, question)
@@ -196,7 +204,10 @@ def run(req: ClassifyRequest, ctx: StageContext) -> ClassifyResponse:
             method = "few-shot-embedding (llm failed)"
     if route == Route.rag and has_warehouse and not has_documents:
         route = Route.sql  # nothing to retrieve from: the tables are the collection's only source
-    write_run(ctx, req.run_id, {"route": route.value, "route_method": method})
+    patch: dict[str, Any] = {"route": route.value, "route_method": method}
+    if route == Route.chitchat:  # what the small-talk reply says the collection can answer (generate reads it)
+        patch["small_talk"] = {"has_documents": has_documents, "has_tables": has_warehouse, "tables": tables[:20]}
+    write_run(ctx, req.run_id, patch)
     return ClassifyResponse(run_id=req.run_id, route=route.value, method=method, confidence=round(conf, 3),
                             llm_error=llm_error)
 
