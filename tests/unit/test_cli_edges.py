@@ -378,11 +378,13 @@ def test_the_sql_an_answer_came_from_prints_verbatim(make_llm_ctx, home):
     r = invoke("ask", "How many customers are in Brazil?", "-c", "chinook")
     assert r.exit_code == 0, r.output
     assert "A: There are 5 customers in Brazil [per the Customer table]." in r.stdout
-    shown = next(line for line in r.stdout.splitlines() if line.startswith("SQL: "))
-    run_id = r.stdout.splitlines()[-1].split()[1]
+    lines = r.stdout.splitlines()
+    shown = lines[lines.index("Source: SQL over Customer:") + 1]
+    run_id = lines[-1].split()[1]
     ran = json.loads(invoke("run", run_id, "--json").stdout)["run"]["sql"]  # the guarded query (BigQuery dialect)
     assert "[Brazil]" in ran and "'[b]' = '[b]'" in ran
-    assert shown == f"SQL: {ran} (1 row)"
+    assert shown == ran and r.stdout.count(ran) == 1  # the SQL once: the answer's source, no second "SQL:" line
+    assert not any(line.startswith("SQL: ") for line in lines)
 
 
 def test_cli_skips_symlinks_with_a_reason_unless_asked_to_follow(home, tmp_path):
@@ -457,3 +459,18 @@ def test_run_shows_a_readable_view_and_json_on_request(home, small_corpus):
     assert r.exit_code == 0 and "outcome: small talk" in r.stdout and "reward: —" in r.stdout
     missing = invoke("run", "nope")
     assert missing.exit_code == 2 and "unknown run_id" in missing.stderr
+
+
+def test_a_verified_answer_says_so_plainly_and_shows_its_sql_once(home):
+    """Issue 28 walk, item 2: the verified (template) answer said "no SQL was generated" and then printed the SQL
+    twice ("Source: SQL…" and "SQL:"); now one plain sentence, the SQL once, in `ask` and in `run`."""
+    assert invoke("warehouse", "load", CHINOOK, "-c", "chinook", "--config",
+                  REPO / "examples" / "chinook" / "relayrag.sql.yaml").exit_code == 0
+    r = invoke("ask", "Which three countries have the most customers?", "-c", "chinook")
+    assert r.exit_code == 0, r.output
+    assert "no LLM was used" in r.stdout and "no SQL was generated" not in r.stdout
+    assert "France is tied with Brazil at customers = 5 and is not shown (LIMIT 3 cut it off)." in r.stdout
+    assert r.stdout.count("SELECT Country, COUNT(*)") == 1 and "\nSQL: " not in r.stdout
+    run_id = r.stdout.splitlines()[-1].split()[1]
+    shown = invoke("run", run_id).stdout
+    assert shown.count("SELECT Country, COUNT(*)") == 1 and "\nSQL: " not in shown

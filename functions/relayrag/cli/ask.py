@@ -100,9 +100,7 @@ def ask(question: str = typer.Argument(..., help="The question."),
         _warn_llm_fallback(result, service)
         _say(out, ("Q:", "bold"), " ", question)
         _say(out, ("A:", "bold"), " ", result["answer"])
-        if result.get("sql"):
-            n = result.get("row_count", 0)
-            _say(out, ("SQL:", "bold"), " ", result["sql"], f" ({n} row{'s' if n != 1 else ''})")
+        sql_line(result)
         for note in result.get("notes", []):
             _say(out, ("Note:", "yellow"), " ", note)
         for c in result["citations"]:
@@ -123,6 +121,16 @@ def ask(question: str = typer.Argument(..., help="The question."),
             _say(out, (f"filters: {'; '.join(result['filters'])}", "dim"))
         _say(out, (f"run {result['run_id']} · route {result['route']} · arm {result['arm']} · {flag} · "
                    + ", ".join(f"{s['name']} {s['ms']:.0f} ms" for s in result["stages"]), "dim"))
+
+
+def sql_line(result: dict) -> None:
+    """The "SQL:" line of an sql-route result, unless the answer already shows the query (an answered query ends
+    with "Source: SQL over …" and the SQL): the SQL and its row count."""
+    sql = result.get("sql")
+    if not sql or sql in (result.get("answer") or ""):
+        return
+    n = result.get("row_count", 0)
+    _say(out, ("SQL:", "bold"), " ", sql, f" ({n} row{'s' if n != 1 else ''})")
 
 
 def citation_label(c: dict) -> str:
@@ -244,9 +252,7 @@ def show_run(rec: dict, trace: list[dict], result: dict) -> None:
     if result.get("filters"):
         _say(out, ("filters:", "bold"), " ", "; ".join(result["filters"]))
     _say(out, ("A:", "bold"), " ", result.get("answer") or "—")
-    if result.get("sql"):
-        n = result.get("row_count", 0)
-        _say(out, ("SQL:", "bold"), " ", result["sql"], f" ({n} row{'s' if n != 1 else ''})")
+    sql_line(result)
     for note in result.get("notes", []):
         _say(out, ("Note:", "yellow"), " ", note)
     for c in result.get("citations", []):
