@@ -474,3 +474,21 @@ def test_a_verified_answer_says_so_plainly_and_shows_its_sql_once(home):
     run_id = r.stdout.splitlines()[-1].split()[1]
     shown = invoke("run", run_id).stdout
     assert shown.count("SELECT Country, COUNT(*)") == 1 and "\nSQL: " not in shown
+
+
+def test_a_refused_statement_reads_refused_everywhere_and_is_not_shown_as_run(make_llm_ctx, home):
+    """Issue 28 walk, item 3: with an LLM that writes `DELETE FROM Customer`, the `ask` footer said "not found"
+    while `relayrag run` said "outcome: refused", and "SQL: DELETE FROM Customer (0 rows)" looked as if it ran.
+    Both say refused now, and the statement is labelled "refused, not run"."""
+    from tests.conftest import sql_route_reply
+    assert invoke("warehouse", "load", CHINOOK, "-c", "chinook").exit_code == 0
+    make_llm_ctx(sql_route_reply("DELETE FROM Customer"))
+    r = invoke("ask", "delete all customers", "-c", "chinook")
+    assert r.exit_code == 0, r.output
+    lines = r.stdout.splitlines()
+    assert "SQL: DELETE FROM Customer (refused, not run)" in lines and "rows)" not in r.stdout
+    footer = lines[-1]
+    assert " · refused · " in footer and "not found" not in footer, footer
+    shown = invoke("run", footer.split()[1]).stdout
+    assert "outcome: refused" in shown and "SQL: DELETE FROM Customer (refused, not run)" in shown
+    assert "not found" not in shown

@@ -115,22 +115,31 @@ def ask(question: str = typer.Argument(..., help="The question."),
         ps = result.get("page_search") or {}
         if ps.get("status") == "off" and result.get("route") == "visual":  # why the image did not decide
             _say(out, (f"page-image search: {ps.get('reason', 'off')}", "dim"))
-        flag = ("not found" if not result.get("found", True) else "small talk" if result.get("route") == "chitchat"
-                else "grounded" if result["grounded"] else ("refused" if result["refused"] else "not grounded"))
+        flag = outcome(result)
         if result.get("filters"):
             _say(out, (f"filters: {'; '.join(result['filters'])}", "dim"))
         _say(out, (f"run {result['run_id']} · route {result['route']} · arm {result['arm']} · {flag} · "
                    + ", ".join(f"{s['name']} {s['ms']:.0f} ms" for s in result["stages"]), "dim"))
 
 
+def outcome(result: dict) -> str:
+    """A run's outcome, one word for the `ask` footer and the `run` view alike: refused (the SQL guard or the
+    hallucination check refused), not found, small talk, grounded or not grounded."""
+    return ("refused" if result.get("refused") else "not found" if result.get("found") is False
+            else "small talk" if result.get("route") == "chitchat"
+            else "grounded" if result.get("grounded") else "not grounded")
+
+
 def sql_line(result: dict) -> None:
     """The "SQL:" line of an sql-route result, unless the answer already shows the query (an answered query ends
-    with "Source: SQL over …" and the SQL): the SQL and its row count."""
+    with "Source: SQL over …" and the SQL): the SQL and its row count, or "refused, not run" for a statement the
+    guard refused (nothing ran, so there is no row count)."""
     sql = result.get("sql")
     if not sql or sql in (result.get("answer") or ""):
         return
     n = result.get("row_count", 0)
-    _say(out, ("SQL:", "bold"), " ", sql, f" ({n} row{'s' if n != 1 else ''})")
+    _say(out, ("SQL:", "bold"), " ", sql, " (refused, not run)" if result.get("refused")
+         else f" ({n} row{'s' if n != 1 else ''})")
 
 
 def citation_label(c: dict) -> str:
@@ -229,9 +238,7 @@ def run(run_id: str = typer.Argument(..., help="A run_id printed by `ask`."),
 def show_run(rec: dict, trace: list[dict], result: dict) -> None:
     """A run for a person (`relayrag run`): what was asked and how it was answered, then its stages."""
     import time as _time
-    flag = ("refused" if result.get("refused") else "not found" if result.get("found") is False
-            else "small talk" if result.get("route") == "chitchat"
-            else "grounded" if result.get("grounded") else "not grounded")
+    flag = outcome(result)
     when = rec.get("created_at")
     stamp = _time.strftime("%Y-%m-%d %H:%M:%S", _time.localtime(when)) if isinstance(when, (int, float)) else "—"
     _say(out, ("run", "bold"), f" {result['run_id']} · {stamp}"
