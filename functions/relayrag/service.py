@@ -317,6 +317,8 @@ class Service:
         judged_rows = self._judge_hits(snap, query, [row for row, _ in hits[:k]])
         p_rel = {row: (p,) for row, (p, _) in judged_rows.items()}
         coverage = {row: cov for row, (_, cov) in judged_rows.items()}
+        need = words_needed(query)
+        relevant = {row: p >= 0.5 or coverage[row] >= need for row, (p,) in p_rel.items()}
         out = []
         for rank, (row, score) in enumerate(hits[:k], 1):
             c = snap.chunks[row]
@@ -326,14 +328,15 @@ class Service:
                                  text=c["text"], source=c.get("source"), metadata=meta,
                                  validity=validity_state(meta, expiring) if meta is not None else None,
                                  p_relevant=round(p_rel[row][0], 4) if row in p_rel else None,
+                                 relevant=relevant.get(row),
+                                 words=round(coverage[row], 4) if row in coverage else None,
                                  **page_refs(ctx, snap, c["source"], c["page"])))
         shown: dict[str, Any] = {k_: v for k_, v in (("doc", doc), ("page", page)) if v is not None}
         if items:
             shown["metadata"] = parsed.describe()
-        judged = [p_rel[row] + (coverage[row],) for row, _ in hits[:k] if row in p_rel]
+        judged = [relevant[row] for row, _ in hits[:k] if row in relevant]
         return SearchResult(query=query, collection=collection, version=snap.version, arm=arm,
-                            filters=shown, matches=len(hits), hits=out,
-                            good_match=any(p >= 0.5 or cov >= 1 / 3 for p, cov in judged) if judged else None)
+                            filters=shown, matches=len(hits), hits=out, good_match=any(judged) if judged else None)
 
     def _judge_hits(self, snap, query: str, rows: list[int]) -> dict[int, tuple[float, float]]:
         """{row: (P(relevant), coverage)}: the reward judge's probability (cosine where the embedder reads the
@@ -638,3 +641,12 @@ def check_engine(engine: str) -> str:
     if name not in ENGINES:
         raise RelayragError(f"unknown engine {engine!r}; valid: {', '.join(ENGINES)}")
     return name
+
+
+def words_needed(query: str) -> float:
+    """The share of a query's IDF-weighted words (relayrag.retrieval.reward.coverage) a search hit must hold to
+    count as a match by its words when its P(relevant) is below 0.5: a third for a query of three or more words;
+    more than half for one or two, so that the commoner word of two ("allowance" in "meal allowance") alone is no
+    match."""
+    from relayrag.retrieval.tokenize import tokenize
+    return 1 / 3 if len(set(tokenize(query))) >= 3 else 0.5 + 1e-9

@@ -492,3 +492,15 @@ def test_a_refused_statement_reads_refused_everywhere_and_is_not_shown_as_run(ma
     shown = invoke("run", footer.split()[1]).stdout
     assert "outcome: refused" in shown and "SQL: DELETE FROM Customer (refused, not run)" in shown
     assert "not found" not in shown
+
+
+def test_search_says_no_good_match_whenever_no_hit_is_relevant(home, small_corpus):
+    """Issue 28 walk, item 4: `search "meal allowance"` listed five hits at P(relevant) 0.00 without the "no good
+    match" line (a chunk holding the commoner of two words counted as a match); a hit that counts by its words
+    despite a low P says so."""
+    assert invoke("ingest", small_corpus, "-c", "docs", "--no-progress").exit_code == 0
+    r = invoke("search", "panel insurance", "-c", "docs", "-k", "3")
+    assert r.exit_code == 0 and r.stdout.startswith("no good match: none of these 3 chunks"), r.stdout
+    r = invoke("search", "waggle", "-c", "docs", "-k", "3")
+    first = r.stdout.splitlines()[0]
+    assert "no good match" not in r.stdout and first.startswith("1. bees.txt") and "holds 100% of the query's words" in first

@@ -172,10 +172,12 @@ def search(query: str = typer.Argument(..., help="What to look for (a question o
         return
     if result["hits"] and result.get("good_match") is False:
         _say(out, ("no good match:", "bold yellow"), f" none of these {len(result['hits'])} chunks looks relevant to the "
-             "query (each P(relevant) < 0.5, and none holds a third of its words); they are only the closest ones")
+             "query (each P(relevant) < 0.5, and none holds enough of its words); they are only the closest ones")
     for h in result["hits"]:
         label = f" ({h['title']}; validity {h['validity']})" if h.get("validity") else ""
         rel = f" · P(relevant) {h['p_relevant']:.2f}" if h.get("p_relevant") is not None else ""
+        if h.get("relevant") and (h.get("p_relevant") or 0) < 0.5:  # why a hit with a low P still counts
+            rel += f" · holds {h['words']:.0%} of the query's words"
         _say(out, (f"{h['rank']}. {h['doc']}", "bold"), label, f", page {h['page']} · score {h['score']:.4f}{rel}")
         _say(out, "   ", " ".join(h["text"].split())[:300])
     if not result["hits"]:
