@@ -317,8 +317,8 @@ class Service:
         judged_rows = self._judge_hits(snap, query, [row for row, _ in hits[:k]])
         p_rel = {row: (p,) for row, (p, _) in judged_rows.items()}
         coverage = {row: cov for row, (_, cov) in judged_rows.items()}
-        need = words_needed(query)
-        relevant = {row: p >= 0.5 or coverage[row] >= need for row, (p,) in p_rel.items()}
+        need_words = words_needed(query)
+        relevant = {row: p >= 0.5 or coverage[row] >= need_words for row, (p,) in p_rel.items()}
         out = []
         for rank, (row, score) in enumerate(hits[:k], 1):
             c = snap.chunks[row]
