@@ -179,8 +179,10 @@ class Service:
         of the deployed workflow on the cloud engine (on_state(state, elapsed_s); timeout_s: seconds to wait).
         on_event gets one event per finished stage ({"step", "ms", "result"}). filters: metadata filters
         (relayrag.metadata: "field=value", "valid_on=...", "include_expired=true"), checked against the
-        collection's schema before the run starts (FilterError) and applied inside retrieval."""
+        collection's schema before the run starts (FilterError) and applied inside retrieval. An empty question, or
+        one over relayrag.naming.MAX_QUESTION_CHARS, raises BadRequestError saying so in a sentence."""
         engine = check_engine(engine or self.engine)
+        _check_question(question)
         ctx = self.ctx
         filters = self.check_filters(collection, filters)
         if engine == "cloud":
@@ -275,8 +277,7 @@ class Service:
             check_arm(arm)
         except ValueError as exc:
             raise RelayragError(str(exc)) from None
-        if not (query or "").strip():
-            raise BadRequestError("the query is empty")
+        _check_question(query or "", "query")
         from relayrag.pagerefs import page_refs
         from relayrag.stages.retrieve import arm_ranking
         ctx = self.ctx
@@ -650,3 +651,12 @@ def words_needed(query: str) -> float:
     match."""
     from relayrag.retrieval.tokenize import tokenize
     return 1 / 3 if len(set(tokenize(query))) >= 3 else 0.5 + 1e-9
+
+
+def _check_question(question: str, what: str = "question") -> None:
+    """relayrag.naming.check_question, as the BadRequestError (HTTP 400) front ends show as it is."""
+    from relayrag.naming import check_question
+    try:
+        check_question(question, what)
+    except RelayragError as exc:
+        raise BadRequestError(str(exc)) from None

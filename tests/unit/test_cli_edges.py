@@ -504,3 +504,24 @@ def test_search_says_no_good_match_whenever_no_hit_is_relevant(home, small_corpu
     r = invoke("search", "waggle", "-c", "docs", "-k", "3")
     first = r.stdout.splitlines()[0]
     assert "no good match" not in r.stdout and first.startswith("1. bees.txt") and "holds 100% of the query's words" in first
+
+
+def test_the_footer_names_an_arm_only_when_retrieval_ran_and_a_long_question_is_told_plainly(home, small_corpus):
+    """Issue 28 walk, item 5: the footer printed "arm None" for small talk and sql runs; a question over the limit
+    read "invalid request; question: String should have at most 4000 characters"."""
+    from relayrag.naming import MAX_QUESTION_CHARS
+    assert invoke("ingest", small_corpus, "-c", "docs", "--no-progress").exit_code == 0
+    assert invoke("warehouse", "load", CHINOOK, "-c", "chinook", "--config",
+                  REPO / "examples" / "chinook" / "relayrag.sql.yaml").exit_code == 0
+    for args in (("hello", "-c", "docs"), ("Which three countries have the most customers?", "-c", "chinook")):
+        footer = invoke("ask", *args).stdout.splitlines()[-1]
+        assert footer.startswith("run ") and " · arm " not in footer and "None" not in footer, footer
+    footer = invoke("ask", "How many eggs does the queen lay per day?", "-c", "docs").stdout.splitlines()[-1]
+    assert " · arm " in footer and "None" not in footer
+    long = "How many eggs does the queen lay? " * 127  # 4,318 characters
+    r = invoke("ask", long, "-c", "docs")
+    assert r.exit_code == 2 and one_line(r.stderr) == (f"error: The question is {len(long):,} characters; the limit is "
+                                                       f"{MAX_QUESTION_CHARS:,}."), r.stderr
+    r = invoke("search", long, "-c", "docs")
+    assert r.exit_code == 2 and f"The query is {len(long):,} characters" in r.stderr
+

@@ -118,7 +118,8 @@ def ask(question: str = typer.Argument(..., help="The question."),
         flag = outcome(result)
         if result.get("filters"):
             _say(out, (f"filters: {'; '.join(result['filters'])}", "dim"))
-        _say(out, (f"run {result['run_id']} · route {result['route']} · arm {result['arm']} · {flag} · "
+        arm_part = f" · arm {result['arm']}" if result.get("arm") else ""  # no arm: no retrieval ran
+        _say(out, (f"run {result['run_id']} · route {result['route']}{arm_part} · {flag} · "
                    + ", ".join(f"{s['name']} {s['ms']:.0f} ms" for s in result["stages"]), "dim"))
 
 

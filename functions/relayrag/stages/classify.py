@@ -28,7 +28,7 @@ from relayrag.backends.llm import LLMError, complete_json
 from relayrag.context import StageContext
 from relayrag.errors import StageError
 from relayrag.metadata import filter_items, parse_filters
-from relayrag.naming import COLLECTION_PATTERN
+from relayrag.naming import COLLECTION_PATTERN, MAX_QUESTION_CHARS
 from relayrag.records import new_run
 from relayrag.smalltalk import courtesy_kinds
 from relayrag.retrieval.tokenize import tokenize
@@ -78,7 +78,7 @@ RAG_EXAMPLES = [
 
 
 class ClassifyRequest(StageRequest):
-    question: str = Field(..., min_length=1, max_length=4000)
+    question: str = Field(..., min_length=1, max_length=MAX_QUESTION_CHARS)
     collection: str = Field(..., min_length=1, max_length=64, pattern=COLLECTION_PATTERN)
     filters: list[str] | dict[str, Any] | str | None = Field(
         None, description="Metadata filters for retrieval (relayrag.metadata): 'field=value' strings (or a map); "
