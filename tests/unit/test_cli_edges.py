@@ -525,3 +525,23 @@ def test_the_footer_names_an_arm_only_when_retrieval_ran_and_a_long_question_is_
     r = invoke("search", long, "-c", "docs")
     assert r.exit_code == 2 and f"The query is {len(long):,} characters" in r.stderr
 
+
+
+def test_a_visual_question_says_once_why_page_image_search_did_not_run(home, tmp_path):
+    """Issue 28 walk, item 6: with page-image search off, a visual question printed the explanation twice (in the
+    answer and on a "page-image search:" line); once now (the line stays for a cause the answer does not explain,
+    such as no page images in the collection)."""
+    from relayrag.records import PAGE_SEARCH_CAUSES_IN_ANSWER
+    from relayrag.stages.page_answer import page_search_note
+    from tests.pages_doubles import write_manual
+    for cause in PAGE_SEARCH_CAUSES_IN_ANSWER:  # the front ends' set and the answer's notes agree
+        assert page_search_note({"route": "visual", "question": "q", "page_search": {"status": "off",
+                                                                                     "cause": cause}}), cause
+    write_manual(tmp_path / "m")
+    assert invoke("ingest", tmp_path / "m", "-c", "m", "--no-progress").exit_code == 0
+    r = invoke("ask", "Which figure shows the pump impeller?", "-c", "m")
+    assert r.exit_code == 0, r.output
+    said = r.stdout.lower().count("page-image search is off")
+    assert said == 1 and "page-image search:" not in r.stdout, r.stdout
+    r = invoke("ask", "ポンプのインペラの断面図はどれですか", "-c", "m")
+    assert r.stdout.count("ページ画像検索はオフ") == 1 and "page-image search" not in r.stdout.lower(), r.stdout

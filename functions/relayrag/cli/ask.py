@@ -42,6 +42,7 @@ def ask(question: str = typer.Argument(..., help="The question."),
     from relayrag.engine.expr import WorkflowsRuntimeError
     from relayrag.errors import RelayragError
     from relayrag.naming import validate_collection
+    from relayrag.records import PAGE_SEARCH_CAUSES_IN_ANSWER
     from relayrag.service import check_arm
 
     if stream and as_json:
@@ -113,7 +114,8 @@ def ask(question: str = typer.Argument(..., help="The question."),
             if r.get("image"):
                 _say(out, (f"      page image: {r['image']}", "dim"))
         ps = result.get("page_search") or {}
-        if ps.get("status") == "off" and result.get("route") == "visual":  # why the image did not decide
+        if (ps.get("status") == "off" and result.get("route") == "visual"
+                and ps.get("cause") not in PAGE_SEARCH_CAUSES_IN_ANSWER):  # why the image did not decide, once
             _say(out, (f"page-image search: {ps.get('reason', 'off')}", "dim"))
         flag = outcome(result)
         if result.get("filters"):
