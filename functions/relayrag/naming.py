@@ -30,3 +30,11 @@ def check_question(question: str, what: str = "question") -> str:
     if len(question) > MAX_QUESTION_CHARS:
         raise RelayragError(f"The {what} is {len(question):,} characters; the limit is {MAX_QUESTION_CHARS:,}.")
     return question
+
+
+def unknown_collection_message(name: str, known: list[str]) -> str:
+    """The one message for a collection that has neither documents nor tables, naming those there are (documents
+    or tables: the same list from `ask`, `chat`, MCP and the dashboard) and how to make it."""
+    return (f"unknown collection {name!r} (collections: {', '.join(known[:20]) or 'none yet'}); ingest documents "
+            f"into it first (`relayrag ingest PATH --collection {name}`) or load tables with `relayrag warehouse "
+            "load`")

@@ -166,9 +166,12 @@ class Service:
         if meta is None or not meta.get("current_version"):
             if allow_warehouse and self.has_warehouse(name):
                 return meta or {}
-            known = ", ".join(self.collection_names()[:20]) or "none yet"
-            raise NotFoundError(f"unknown collection {name!r} (collections: {known}); ingest documents into it first"
-                                + (" or load tables with `relayrag warehouse load`" if allow_warehouse else ""))
+            from relayrag.naming import unknown_collection_message
+            if allow_warehouse or not self.has_warehouse(name):  # neither documents nor tables: the one message
+                raise NotFoundError(unknown_collection_message(name, self.collection_names()))
+            known = ", ".join(self.collection_names()[:20])
+            raise NotFoundError(f"collection {name!r} has tables but no documents (collections: {known}); ingest "
+                                f"documents into it first (`relayrag ingest PATH --collection {name}`)")
         return meta
 
     # -- ask / runs -------------------------------------------------------------------------------------

@@ -545,3 +545,26 @@ def test_a_visual_question_says_once_why_page_image_search_did_not_run(home, tmp
     assert said == 1 and "page-image search:" not in r.stdout, r.stdout
     r = invoke("ask", "ポンプのインペラの断面図はどれですか", "-c", "m")
     assert r.stdout.count("ページ画像検索はオフ") == 1 and "page-image search" not in r.stdout.lower(), r.stdout
+
+
+def test_a_warehouse_only_collection_is_listed_and_greets_with_its_tables(home, small_corpus):
+    """Issue 28 walk, item 8: `ask -c nosuch` listed the collections without a warehouse-only one while `chat -c
+    nosuch` listed it; `ask hello -c chinook` offered "citations to document and page" for a collection of
+    tables. One message and one list (Service.collection_names, what the assistant's list_collections tool
+    returns) everywhere; the greeting describes the tables."""
+    from relayrag.naming import unknown_collection_message
+    from relayrag.service import Service
+    assert invoke("ingest", small_corpus, "-c", "docs", "--no-progress").exit_code == 0
+    assert invoke("warehouse", "load", CHINOOK, "-c", "chinook").exit_code == 0
+    names = Service().collection_names()
+    assert names == ["chinook", "docs"]
+    expected = "error: " + unknown_collection_message("nosuch", names)
+    for args in (("ask", "What?", "-c", "nosuch"), ("ask", "What?", "-c", "nosuch", "--stream"),
+                 ("collections", "nosuch")):
+        r = invoke(*args)
+        assert r.exit_code == 2 and one_line(r.stderr) == expected, (args, r.stderr)
+    r = invoke("ask", "hello", "-c", "chinook")
+    assert r.exit_code == 0, r.output
+    assert "tables in collection 'chinook' (Album, Artist, Customer" in r.stdout and "document and page" not in r.stdout
+    r = invoke("ask", "ありがとう", "-c", "chinook")
+    assert "どういたしまして" in r.stdout and "表" in r.stdout and "文書" not in r.stdout.split("run ")[0]

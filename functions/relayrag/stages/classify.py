@@ -28,7 +28,7 @@ from relayrag.backends.llm import LLMError, complete_json
 from relayrag.context import StageContext
 from relayrag.errors import StageError
 from relayrag.metadata import filter_items, parse_filters
-from relayrag.naming import COLLECTION_PATTERN, MAX_QUESTION_CHARS
+from relayrag.naming import COLLECTION_PATTERN, MAX_QUESTION_CHARS, unknown_collection_message
 from relayrag.records import new_run
 from relayrag.smalltalk import courtesy_kinds
 from relayrag.retrieval.tokenize import tokenize
@@ -159,9 +159,10 @@ def run(req: ClassifyRequest, ctx: StageContext) -> ClassifyResponse:
     has_warehouse = warehouse is not None  # `relayrag warehouse load` wrote one for this collection
     meta = ctx.docstore.get_collection(req.collection)
     if meta is None and not has_warehouse:
-        known = ", ".join(c["name"] for c in ctx.docstore.list_collections()) or "none"
-        raise StageError(f"unknown collection {req.collection!r}; run `relayrag ingest PATH --collection "
-                         f"{req.collection}` first (collections: {known})")
+        from relayrag.sql.registry import warehouse_collections
+        known = sorted({c["name"] for c in ctx.docstore.list_collections()}
+                       | set(warehouse_collections(ctx.settings.home)))  # as Service.list_collections lists them
+        raise StageError(unknown_collection_message(req.collection, known))
     has_documents = bool(meta and meta.get("current_version"))
     tables = list(warehouse.get("tables") or []) if warehouse else []
     terms, touches_terms = sql_terms(ctx, req.collection, req.question) if warehouse else ([], False)
