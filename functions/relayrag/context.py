@@ -239,7 +239,9 @@ class StageContext:
         """The collection's current snapshot version. StageError if it has none."""
         meta = self.docstore.get_collection(collection)
         if meta is None or not meta.get("current_version"):
-            known = ", ".join(c["name"] for c in self.docstore.list_collections()) or "none"
+            from relayrag.sql.registry import warehouse_collections
+            known = ", ".join(sorted({c["name"] for c in self.docstore.list_collections()}
+                                     | set(warehouse_collections(self.settings.home)))) or "none"
             raise StageError(f"collection {collection!r} has no index; run `relayrag ingest PATH "
                              f"--collection {collection}` first (collections: {known})")
         return meta["current_version"]

@@ -124,6 +124,11 @@ class ArmReward(_Item):
     arm_rewards: dict[str, float] = Field(default_factory=dict)
 
 
+# page_search causes (colpali_search: why page-image search did not run) that a visual run's answer explains itself
+# (relayrag.stages.page_answer.page_search_note): a front end does not say them again
+PAGE_SEARCH_CAUSES_IN_ANSWER = frozenset({"no_model", "no_vectors", "other_model", "unavailable"})
+
+
 class RunRecord(BaseModel):
     """The docstore record of one run. Keys appear as the stages run; every field but the identity is
     optional. Unknown keys are kept (`extra="allow"`)."""

@@ -16,6 +16,9 @@ class SearchHit(BaseModel):
     rank: int
     score: float
     p_relevant: float | None = None  # the reward judge's P(relevant) (relayrag.retrieval.reward); None if not judged
+    words: float | None = None  # the IDF-weighted share of the query's words the chunk holds; None if not judged
+    relevant: bool | None = None  # judged a match: P(relevant) >= 0.5, or it holds enough of the query's words
+                                  # (service.words_needed); None if not judged
     doc: str
     page: int
     chunk_id: str
@@ -39,7 +42,7 @@ class SearchResult(BaseModel):
     filters: dict[str, Any] = Field(default_factory=dict)
     matches: int
     hits: list[SearchHit]
-    good_match: bool | None = None  # a hit has P(relevant) >= 0.5 or a third of the query's words; False: none
+    good_match: bool | None = None  # some hit is `relevant`; False: none is (the CLI says "no good match")
 
 
 class IngestResult(BaseModel):

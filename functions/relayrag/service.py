@@ -166,9 +166,12 @@ class Service:
         if meta is None or not meta.get("current_version"):
             if allow_warehouse and self.has_warehouse(name):
                 return meta or {}
-            known = ", ".join(self.collection_names()[:20]) or "none yet"
-            raise NotFoundError(f"unknown collection {name!r} (collections: {known}); ingest documents into it first"
-                                + (" or load tables with `relayrag warehouse load`" if allow_warehouse else ""))
+            from relayrag.naming import unknown_collection_message
+            if allow_warehouse or not self.has_warehouse(name):  # neither documents nor tables: the one message
+                raise NotFoundError(unknown_collection_message(name, self.collection_names()))
+            known = ", ".join(self.collection_names()[:20])
+            raise NotFoundError(f"collection {name!r} has tables but no documents (collections: {known}); ingest "
+                                f"documents into it first (`relayrag ingest PATH --collection {name}`)")
         return meta
 
     # -- ask / runs -------------------------------------------------------------------------------------
@@ -179,8 +182,10 @@ class Service:
         of the deployed workflow on the cloud engine (on_state(state, elapsed_s); timeout_s: seconds to wait).
         on_event gets one event per finished stage ({"step", "ms", "result"}). filters: metadata filters
         (relayrag.metadata: "field=value", "valid_on=...", "include_expired=true"), checked against the
-        collection's schema before the run starts (FilterError) and applied inside retrieval."""
+        collection's schema before the run starts (FilterError) and applied inside retrieval. An empty question, or
+        one over relayrag.naming.MAX_QUESTION_CHARS, raises BadRequestError saying so in a sentence."""
         engine = check_engine(engine or self.engine)
+        _check_question(question)
         ctx = self.ctx
         filters = self.check_filters(collection, filters)
         if engine == "cloud":
@@ -275,8 +280,7 @@ class Service:
             check_arm(arm)
         except ValueError as exc:
             raise RelayragError(str(exc)) from None
-        if not (query or "").strip():
-            raise BadRequestError("the query is empty")
+        _check_question(query or "", "query")
         from relayrag.pagerefs import page_refs
         from relayrag.stages.retrieve import arm_ranking
         ctx = self.ctx
@@ -317,6 +321,8 @@ class Service:
         judged_rows = self._judge_hits(snap, query, [row for row, _ in hits[:k]])
         p_rel = {row: (p,) for row, (p, _) in judged_rows.items()}
         coverage = {row: cov for row, (_, cov) in judged_rows.items()}
+        need_words = words_needed(query)
+        relevant = {row: p >= 0.5 or coverage[row] >= need_words for row, (p,) in p_rel.items()}
         out = []
         for rank, (row, score) in enumerate(hits[:k], 1):
             c = snap.chunks[row]
@@ -326,14 +332,15 @@ class Service:
                                  text=c["text"], source=c.get("source"), metadata=meta,
                                  validity=validity_state(meta, expiring) if meta is not None else None,
                                  p_relevant=round(p_rel[row][0], 4) if row in p_rel else None,
+                                 relevant=relevant.get(row),
+                                 words=round(coverage[row], 4) if row in coverage else None,
                                  **page_refs(ctx, snap, c["source"], c["page"])))
         shown: dict[str, Any] = {k_: v for k_, v in (("doc", doc), ("page", page)) if v is not None}
         if items:
             shown["metadata"] = parsed.describe()
-        judged = [p_rel[row] + (coverage[row],) for row, _ in hits[:k] if row in p_rel]
+        judged = [relevant[row] for row, _ in hits[:k] if row in relevant]
         return SearchResult(query=query, collection=collection, version=snap.version, arm=arm,
-                            filters=shown, matches=len(hits), hits=out,
-                            good_match=any(p >= 0.5 or cov >= 1 / 3 for p, cov in judged) if judged else None)
+                            filters=shown, matches=len(hits), hits=out, good_match=any(judged) if judged else None)
 
     def _judge_hits(self, snap, query: str, rows: list[int]) -> dict[int, tuple[float, float]]:
         """{row: (P(relevant), coverage)}: the reward judge's probability (cosine where the embedder reads the
@@ -638,3 +645,21 @@ def check_engine(engine: str) -> str:
     if name not in ENGINES:
         raise RelayragError(f"unknown engine {engine!r}; valid: {', '.join(ENGINES)}")
     return name
+
+
+def words_needed(query: str) -> float:
+    """The share of a query's IDF-weighted words (relayrag.retrieval.reward.coverage) a search hit must hold to
+    count as a match by its words when its P(relevant) is below 0.5: a third for a query of three or more words;
+    more than half for one or two, so that the commoner word of two ("allowance" in "meal allowance") alone is no
+    match."""
+    from relayrag.retrieval.tokenize import tokenize
+    return 1 / 3 if len(set(tokenize(query))) >= 3 else 0.5 + 1e-9
+
+
+def _check_question(question: str, what: str = "question") -> None:
+    """relayrag.naming.check_question, as the BadRequestError (HTTP 400) front ends show as it is."""
+    from relayrag.naming import check_question
+    try:
+        check_question(question, what)
+    except RelayragError as exc:
+        raise BadRequestError(str(exc)) from None

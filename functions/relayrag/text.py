@@ -296,3 +296,4 @@ def names_columns(row: str) -> bool:
     address block ("210 Walnut Street, Room 767 | Email: desk@example.org") is a table of its own, its lines
     are not a column-name row and the rows under them."""
     return not re.search(r"\d|@|www\.|https?://|\w:\s", row)
+

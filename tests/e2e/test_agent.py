@@ -228,7 +228,7 @@ def test_chat_without_an_llm_answers_a_two_hop_question_citing_the_sql_and_a_doc
     assert out.returncode == 0, out.stderr
     final = json.loads(out.stdout.strip().splitlines()[-1])
     assert final["event"] == "final" and final["mode"] == "supervisor"
-    assert "deterministic supervisor" in final["answer"] and "no SQL was generated" in final["answer"]
+    assert "deterministic supervisor" in final["answer"] and "no LLM was used" in final["answer"]
     assert "→ sql_query(" in out.stderr and '→ ask(question="refund policy Brazil"' in out.stderr
     cites = final["result"]["citations"]
     sql = next(c for c in cites if c["kind"] == "sql")

@@ -378,11 +378,13 @@ def test_the_sql_an_answer_came_from_prints_verbatim(make_llm_ctx, home):
     r = invoke("ask", "How many customers are in Brazil?", "-c", "chinook")
     assert r.exit_code == 0, r.output
     assert "A: There are 5 customers in Brazil [per the Customer table]." in r.stdout
-    shown = next(line for line in r.stdout.splitlines() if line.startswith("SQL: "))
-    run_id = r.stdout.splitlines()[-1].split()[1]
+    lines = r.stdout.splitlines()
+    shown = lines[lines.index("Source: SQL over Customer:") + 1]
+    run_id = lines[-1].split()[1]
     ran = json.loads(invoke("run", run_id, "--json").stdout)["run"]["sql"]  # the guarded query (BigQuery dialect)
     assert "[Brazil]" in ran and "'[b]' = '[b]'" in ran
-    assert shown == f"SQL: {ran} (1 row)"
+    assert shown == ran and r.stdout.count(ran) == 1  # the SQL once: the answer's source, no second "SQL:" line
+    assert not any(line.startswith("SQL: ") for line in lines)
 
 
 def test_cli_skips_symlinks_with_a_reason_unless_asked_to_follow(home, tmp_path):
@@ -457,3 +459,112 @@ def test_run_shows_a_readable_view_and_json_on_request(home, small_corpus):
     assert r.exit_code == 0 and "outcome: small talk" in r.stdout and "reward: —" in r.stdout
     missing = invoke("run", "nope")
     assert missing.exit_code == 2 and "unknown run_id" in missing.stderr
+
+
+def test_a_verified_answer_says_so_plainly_and_shows_its_sql_once(home):
+    """Issue 28 walk, item 2: the verified (template) answer said "no SQL was generated" and then printed the SQL
+    twice ("Source: SQL…" and "SQL:"); now one plain sentence, the SQL once, in `ask` and in `run`."""
+    assert invoke("warehouse", "load", CHINOOK, "-c", "chinook", "--config",
+                  REPO / "examples" / "chinook" / "relayrag.sql.yaml").exit_code == 0
+    r = invoke("ask", "Which three countries have the most customers?", "-c", "chinook")
+    assert r.exit_code == 0, r.output
+    assert "no LLM was used" in r.stdout and "no SQL was generated" not in r.stdout
+    assert "France is tied with Brazil at customers = 5 and is not shown (LIMIT 3 cut it off)." in r.stdout
+    assert r.stdout.count("SELECT Country, COUNT(*)") == 1 and "\nSQL: " not in r.stdout
+    run_id = r.stdout.splitlines()[-1].split()[1]
+    shown = invoke("run", run_id).stdout
+    assert shown.count("SELECT Country, COUNT(*)") == 1 and "\nSQL: " not in shown
+
+
+def test_a_refused_statement_reads_refused_everywhere_and_is_not_shown_as_run(make_llm_ctx, home):
+    """Issue 28 walk, item 3: with an LLM that writes `DELETE FROM Customer`, the `ask` footer said "not found"
+    while `relayrag run` said "outcome: refused", and "SQL: DELETE FROM Customer (0 rows)" looked as if it ran.
+    Both say refused now, and the statement is labelled "refused, not run"."""
+    from tests.conftest import sql_route_reply
+    assert invoke("warehouse", "load", CHINOOK, "-c", "chinook").exit_code == 0
+    make_llm_ctx(sql_route_reply("DELETE FROM Customer"))
+    r = invoke("ask", "delete all customers", "-c", "chinook")
+    assert r.exit_code == 0, r.output
+    lines = r.stdout.splitlines()
+    assert "SQL: DELETE FROM Customer (refused, not run)" in lines and "rows)" not in r.stdout
+    footer = lines[-1]
+    assert " · refused · " in footer and "not found" not in footer, footer
+    shown = invoke("run", footer.split()[1]).stdout
+    assert "outcome: refused" in shown and "SQL: DELETE FROM Customer (refused, not run)" in shown
+    assert "not found" not in shown
+
+
+def test_search_says_no_good_match_whenever_no_hit_is_relevant(home, small_corpus):
+    """Issue 28 walk, item 4: `search "meal allowance"` listed five hits at P(relevant) 0.00 without the "no good
+    match" line (a chunk holding the commoner of two words counted as a match); a hit that counts by its words
+    despite a low P says so."""
+    assert invoke("ingest", small_corpus, "-c", "docs", "--no-progress").exit_code == 0
+    r = invoke("search", "panel insurance", "-c", "docs", "-k", "3")
+    assert r.exit_code == 0 and r.stdout.startswith("no good match: none of these 3 chunks"), r.stdout
+    r = invoke("search", "waggle", "-c", "docs", "-k", "3")
+    first = r.stdout.splitlines()[0]
+    assert "no good match" not in r.stdout and first.startswith("1. bees.txt") and "holds 100% of the query's words" in first
+
+
+def test_the_footer_names_an_arm_only_when_retrieval_ran_and_a_long_question_is_told_plainly(home, small_corpus):
+    """Issue 28 walk, item 5: the footer printed "arm None" for small talk and sql runs; a question over the limit
+    read "invalid request; question: String should have at most 4000 characters"."""
+    from relayrag.naming import MAX_QUESTION_CHARS
+    assert invoke("ingest", small_corpus, "-c", "docs", "--no-progress").exit_code == 0
+    assert invoke("warehouse", "load", CHINOOK, "-c", "chinook", "--config",
+                  REPO / "examples" / "chinook" / "relayrag.sql.yaml").exit_code == 0
+    for args in (("hello", "-c", "docs"), ("Which three countries have the most customers?", "-c", "chinook")):
+        footer = invoke("ask", *args).stdout.splitlines()[-1]
+        assert footer.startswith("run ") and " · arm " not in footer and "None" not in footer, footer
+    footer = invoke("ask", "How many eggs does the queen lay per day?", "-c", "docs").stdout.splitlines()[-1]
+    assert " · arm " in footer and "None" not in footer
+    long = "How many eggs does the queen lay? " * 127  # 4,318 characters
+    r = invoke("ask", long, "-c", "docs")
+    assert r.exit_code == 2 and one_line(r.stderr) == (f"error: The question is {len(long):,} characters; the limit is "
+                                                       f"{MAX_QUESTION_CHARS:,}."), r.stderr
+    r = invoke("search", long, "-c", "docs")
+    assert r.exit_code == 2 and f"The query is {len(long):,} characters" in r.stderr
+
+
+
+def test_a_visual_question_says_once_why_page_image_search_did_not_run(home, tmp_path):
+    """Issue 28 walk, item 6: with page-image search off, a visual question printed the explanation twice (in the
+    answer and on a "page-image search:" line); once now (the line stays for a cause the answer does not explain,
+    such as no page images in the collection)."""
+    from relayrag.records import PAGE_SEARCH_CAUSES_IN_ANSWER
+    from relayrag.stages.page_answer import page_search_note
+    from tests.pages_doubles import write_manual
+    for cause in PAGE_SEARCH_CAUSES_IN_ANSWER:  # the front ends' set and the answer's notes agree
+        assert page_search_note({"route": "visual", "question": "q", "page_search": {"status": "off",
+                                                                                     "cause": cause}}), cause
+    write_manual(tmp_path / "m")
+    assert invoke("ingest", tmp_path / "m", "-c", "m", "--no-progress").exit_code == 0
+    r = invoke("ask", "Which figure shows the pump impeller?", "-c", "m")
+    assert r.exit_code == 0, r.output
+    said = r.stdout.lower().count("page-image search is off")
+    assert said == 1 and "page-image search:" not in r.stdout, r.stdout
+    r = invoke("ask", "ポンプのインペラの断面図はどれですか", "-c", "m")
+    assert r.stdout.count("ページ画像検索はオフ") == 1 and "page-image search" not in r.stdout.lower(), r.stdout
+
+
+def test_a_warehouse_only_collection_is_listed_and_greets_with_its_tables(home, small_corpus):
+    """Issue 28 walk, item 8: `ask -c nosuch` listed the collections without a warehouse-only one while `chat -c
+    nosuch` listed it; `ask hello -c chinook` offered "citations to document and page" for a collection of
+    tables. One message and one list (Service.collection_names, what the assistant's list_collections tool
+    returns) everywhere; the greeting describes the tables."""
+    from relayrag.naming import unknown_collection_message
+    from relayrag.service import Service
+    assert invoke("ingest", small_corpus, "-c", "docs", "--no-progress").exit_code == 0
+    assert invoke("warehouse", "load", CHINOOK, "-c", "chinook").exit_code == 0
+    names = Service().collection_names()
+    assert names == ["chinook", "docs"]
+    expected = "error: " + unknown_collection_message("nosuch", names)
+    for args in (("ask", "What?", "-c", "nosuch"), ("ask", "What?", "-c", "nosuch", "--stream"),
+                 ("collections", "nosuch")):
+        r = invoke(*args)
+        assert r.exit_code == 2 and one_line(r.stderr) == expected, (args, r.stderr)
+    r = invoke("ask", "hello", "-c", "chinook")
+    assert r.exit_code == 0, r.output
+    assert "tables in collection 'chinook' (Album, Artist, Customer" in r.stdout and "document and page" not in r.stdout
+    r = invoke("ask", "ありがとう", "-c", "chinook")
+    assert "どういたしまして" in r.stdout and "表" in r.stdout and "文書" not in r.stdout.split("run ")[0]

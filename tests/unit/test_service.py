@@ -72,6 +72,13 @@ def test_search_says_when_nothing_matches(service):
     assert keyword.good_match is True
     none = service.search("recipe for chocolate cake with raspberries", "docs", k=3)
     assert none.hits and none.good_match is False and all(h.p_relevant < 0.5 for h in none.hits)
+    # issue 28 walk, item 4: two words, the chunk holds only the commoner one ("allowance" of "meal allowance"):
+    # no hit is relevant, so no good match, though the old third-of-the-words rule counted it
+    half = service.search("panel insurance", "docs", k=3)
+    top = half.hits[0]
+    assert top.doc == "solar.md" and 1 / 3 <= top.words < 0.5 and top.p_relevant < 0.5, top
+    assert half.good_match is False and not any(h.relevant for h in half.hits)
+    assert all(h.relevant is not None for h in good.hits) and good.hits[0].relevant
 
 
 def test_an_empty_search_query_is_refused_like_an_empty_question(service):

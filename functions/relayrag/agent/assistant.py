@@ -27,6 +27,7 @@ from relayrag.agent.mcp_tools import Toolset, open_tools, select_tools, structur
 from relayrag.agent.schema import TurnResult
 from relayrag.agent.threads import open_checkpointer
 from relayrag.errors import ConfigError, NotFoundError
+from relayrag.naming import unknown_collection_message
 
 _UNSET = object()
 
@@ -104,9 +105,7 @@ class Assistant:
         self._known = set(known)
         if name in self._known:
             return None
-        return (f"unknown collection {name!r} (collections: {', '.join(known[:20]) or 'none yet'}); ingest documents "
-                f"into it first (`relayrag ingest PATH --collection {name}`) or load tables with `relayrag warehouse "
-                "load`")
+        return unknown_collection_message(name, known)
 
     async def check_collection(self, name: str) -> None:
         """Raise NotFoundError (a RelayragError: the CLI exits 2 with its message) when `name` is unknown to the

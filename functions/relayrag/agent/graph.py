@@ -59,6 +59,7 @@ from relayrag.agent.followup import FOLLOW_UP_WORDS, condense, names, subject, u
 from relayrag.agent.mcp_tools import Toolset, evidence_from, short, structured_output, turn_evidence
 from relayrag.agent.react import available_specialists, build_react
 from relayrag.agent.schema import AnalysisResult, Citation, merge_citations
+from relayrag.smalltalk import small_talk_reply
 from relayrag.agent.turn import (
     COLLECTIONS,
     CONDENSE,
@@ -229,8 +230,10 @@ def build_graph(model: BaseChatModel | None, toolset: Toolset, *, settings, chec
                 text = ("So far you asked: " + "; ".join(f"“{short(a, 200)}”" for a in asked)) if asked else \
                     "This is the start of our conversation."
             else:
-                text = (f"Hello! I answer questions about the collection {state.get('collection')!r} with "
-                        "relayrag's tools, with citations. Ask me about its documents or tables.")
+                decision = state.get("decision") or {}
+                text = small_talk_reply(question, str(state.get("collection") or ""),
+                                        has_documents=bool(decision.get("has_documents", True)),
+                                        has_tables=bool(decision.get("has_warehouse")))
             return {"reply": text, "messages": [AIMessage(text)]}
         reply = await model.ainvoke(visible_messages(
             state, "Answer directly, without tools: this is small talk or a question about our conversation."))

@@ -42,6 +42,7 @@ def ask(question: str = typer.Argument(..., help="The question."),
     from relayrag.engine.expr import WorkflowsRuntimeError
     from relayrag.errors import RelayragError
     from relayrag.naming import validate_collection
+    from relayrag.records import PAGE_SEARCH_CAUSES_IN_ANSWER
     from relayrag.service import check_arm
 
     if stream and as_json:
@@ -100,9 +101,7 @@ def ask(question: str = typer.Argument(..., help="The question."),
         _warn_llm_fallback(result, service)
         _say(out, ("Q:", "bold"), " ", question)
         _say(out, ("A:", "bold"), " ", result["answer"])
-        if result.get("sql"):
-            n = result.get("row_count", 0)
-            _say(out, ("SQL:", "bold"), " ", result["sql"], f" ({n} row{'s' if n != 1 else ''})")
+        sql_line(result)
         for note in result.get("notes", []):
             _say(out, ("Note:", "yellow"), " ", note)
         for c in result["citations"]:
@@ -115,14 +114,35 @@ def ask(question: str = typer.Argument(..., help="The question."),
             if r.get("image"):
                 _say(out, (f"      page image: {r['image']}", "dim"))
         ps = result.get("page_search") or {}
-        if ps.get("status") == "off" and result.get("route") == "visual":  # why the image did not decide
+        if (ps.get("status") == "off" and result.get("route") == "visual"
+                and ps.get("cause") not in PAGE_SEARCH_CAUSES_IN_ANSWER):  # why the image did not decide, once
             _say(out, (f"page-image search: {ps.get('reason', 'off')}", "dim"))
-        flag = ("not found" if not result.get("found", True) else "small talk" if result.get("route") == "chitchat"
-                else "grounded" if result["grounded"] else ("refused" if result["refused"] else "not grounded"))
+        flag = outcome(result)
         if result.get("filters"):
             _say(out, (f"filters: {'; '.join(result['filters'])}", "dim"))
-        _say(out, (f"run {result['run_id']} · route {result['route']} · arm {result['arm']} · {flag} · "
+        arm_part = f" · arm {result['arm']}" if result.get("arm") else ""  # no arm: no retrieval ran
+        _say(out, (f"run {result['run_id']} · route {result['route']}{arm_part} · {flag} · "
                    + ", ".join(f"{s['name']} {s['ms']:.0f} ms" for s in result["stages"]), "dim"))
+
+
+def outcome(result: dict) -> str:
+    """A run's outcome, one word for the `ask` footer and the `run` view alike: refused (the SQL guard or the
+    hallucination check refused), not found, small talk, grounded or not grounded."""
+    return ("refused" if result.get("refused") else "not found" if result.get("found") is False
+            else "small talk" if result.get("route") == "chitchat"
+            else "grounded" if result.get("grounded") else "not grounded")
+
+
+def sql_line(result: dict) -> None:
+    """The "SQL:" line of an sql-route result, unless the answer already shows the query (an answered query ends
+    with "Source: SQL over …" and the SQL): the SQL and its row count, or "refused, not run" for a statement the
+    guard refused (nothing ran, so there is no row count)."""
+    sql = result.get("sql")
+    if not sql or sql in (result.get("answer") or ""):
+        return
+    n = result.get("row_count", 0)
+    _say(out, ("SQL:", "bold"), " ", sql, " (refused, not run)" if result.get("refused")
+         else f" ({n} row{'s' if n != 1 else ''})")
 
 
 def citation_label(c: dict) -> str:
@@ -155,10 +175,12 @@ def search(query: str = typer.Argument(..., help="What to look for (a question o
         return
     if result["hits"] and result.get("good_match") is False:
         _say(out, ("no good match:", "bold yellow"), f" none of these {len(result['hits'])} chunks looks relevant to the "
-             "query (each P(relevant) < 0.5, and none holds a third of its words); they are only the closest ones")
+             "query (each P(relevant) < 0.5, and none holds enough of its words); they are only the closest ones")
     for h in result["hits"]:
         label = f" ({h['title']}; validity {h['validity']})" if h.get("validity") else ""
         rel = f" · P(relevant) {h['p_relevant']:.2f}" if h.get("p_relevant") is not None else ""
+        if h.get("relevant") and (h.get("p_relevant") or 0) < 0.5:  # why a hit with a low P still counts
+            rel += f" · holds {h['words']:.0%} of the query's words"
         _say(out, (f"{h['rank']}. {h['doc']}", "bold"), label, f", page {h['page']} · score {h['score']:.4f}{rel}")
         _say(out, "   ", " ".join(h["text"].split())[:300])
     if not result["hits"]:
@@ -221,9 +243,7 @@ def run(run_id: str = typer.Argument(..., help="A run_id printed by `ask`."),
 def show_run(rec: dict, trace: list[dict], result: dict) -> None:
     """A run for a person (`relayrag run`): what was asked and how it was answered, then its stages."""
     import time as _time
-    flag = ("refused" if result.get("refused") else "not found" if result.get("found") is False
-            else "small talk" if result.get("route") == "chitchat"
-            else "grounded" if result.get("grounded") else "not grounded")
+    flag = outcome(result)
     when = rec.get("created_at")
     stamp = _time.strftime("%Y-%m-%d %H:%M:%S", _time.localtime(when)) if isinstance(when, (int, float)) else "—"
     _say(out, ("run", "bold"), f" {result['run_id']} · {stamp}"
@@ -244,9 +264,7 @@ def show_run(rec: dict, trace: list[dict], result: dict) -> None:
     if result.get("filters"):
         _say(out, ("filters:", "bold"), " ", "; ".join(result["filters"]))
     _say(out, ("A:", "bold"), " ", result.get("answer") or "—")
-    if result.get("sql"):
-        n = result.get("row_count", 0)
-        _say(out, ("SQL:", "bold"), " ", result["sql"], f" ({n} row{'s' if n != 1 else ''})")
+    sql_line(result)
     for note in result.get("notes", []):
         _say(out, ("Note:", "yellow"), " ", note)
     for c in result.get("citations", []):

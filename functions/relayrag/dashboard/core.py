@@ -22,6 +22,7 @@ from relayrag.dashboard import auth as authmod
 from relayrag.dashboard import backend
 from relayrag.dashboard.jobs import Job, Jobs
 from relayrag.errors import ConfigError
+from relayrag.naming import MAX_QUESTION_CHARS
 
 log = logging.getLogger("relayrag.dashboard")
 HERE = Path(__file__).resolve().parent
@@ -134,6 +135,7 @@ def make_env() -> Environment:
     env.globals["outcome"] = outcome
     env.globals["source_type"] = source_type
     env.globals["sql_lead"] = sql_lead
+    env.globals["max_question"] = MAX_QUESTION_CHARS  # the question box's maxlength: the API's own limit
     return env
 
 

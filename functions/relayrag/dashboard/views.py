@@ -27,6 +27,7 @@ from relayrag.dashboard.core import (RUN_ID, Dashboard, _cookie_header, _field, 
                                      same_origin, sse_events)
 from relayrag.dashboard.jobs import Job
 from relayrag.errors import RelayragError
+from relayrag.naming import check_question
 from relayrag.text import terminal_safe
 
 log = logging.getLogger("relayrag.dashboard")
@@ -113,8 +114,7 @@ def routes(dash: Dashboard) -> list[Route]:
         question, collection = _field(form, "question").strip(), _field(form, "collection").strip()
         arm = _field(form, "arm").strip() or None
         filters = _field(form, "filters").strip()
-        if not question:
-            raise RelayragError("the question is empty")
+        check_question(question)  # empty, or over MAX_QUESTION_CHARS: said in a sentence, before anything runs
         backend.check_collection(collection)
         if filters:
             await asyncio.to_thread(backend.check_filters, collection, filters)  # a typo is an error at once

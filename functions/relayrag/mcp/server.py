@@ -40,6 +40,7 @@ from relayrag.mcp.auth import build_auth, is_loopback, split_list
 from relayrag.mcp.tools import Gateway, in_thread, progress_from_thread, stage_progress
 from relayrag.mcp.views import MAX_SEARCH_K
 from relayrag.mcp.workflow_tools import WorkflowToolProvider
+from relayrag.naming import MAX_QUESTION_CHARS
 from relayrag.naming import COLLECTION_PATTERN
 
 log = logging.getLogger("relayrag.mcp")
@@ -95,7 +96,8 @@ def build_server(*, engine: str | None = None, http: bool = False, auth: TokenVe
 
     @mcp.tool(annotations={"readOnlyHint": False, "openWorldHint": False})
     async def ask(
-        question: Annotated[str, Field(description="The question, in any language.", min_length=1, max_length=4000)],
+        question: Annotated[str, Field(description="The question, in any language.", min_length=1,
+                                       max_length=MAX_QUESTION_CHARS)],
         collection: CollectionName,
         arm: Annotated[ArmName | None, Field(description="Force a retrieval arm; default: the per-collection "
                                                          "bandit chooses.")] = None,
@@ -116,7 +118,7 @@ def build_server(*, engine: str | None = None, http: bool = False, auth: TokenVe
     @mcp.tool(annotations={"readOnlyHint": True, "openWorldHint": False})
     async def search(
         query: Annotated[str, Field(description="What to look for (a question or keywords).", min_length=1,
-                                    max_length=4000)],
+                                    max_length=MAX_QUESTION_CHARS)],
         collection: CollectionName,
         k: Annotated[int, Field(description=f"How many chunks to return (1-{MAX_SEARCH_K}).", ge=1,
                                 le=MAX_SEARCH_K)] = 5,
@@ -194,7 +196,7 @@ def build_server(*, engine: str | None = None, http: bool = False, auth: TokenVe
     async def sql_query(
         question: Annotated[str, Field(description="A question about the collection's tables, in any language "
                                                    "(e.g. 'How many customers are in Brazil?').",
-                                       min_length=1, max_length=4000)],
+                                       min_length=1, max_length=MAX_QUESTION_CHARS)],
         collection: CollectionName,
     ) -> dict:
         """Answer a question from a collection's warehouse with ONE read-only SELECT written by the configured
@@ -208,7 +210,8 @@ def build_server(*, engine: str | None = None, http: bool = False, auth: TokenVe
 
     @mcp.tool(annotations={"readOnlyHint": True, "openWorldHint": False})
     async def classify(
-        question: Annotated[str, Field(description="The question, in any language.", min_length=1, max_length=4000)],
+        question: Annotated[str, Field(description="The question, in any language.", min_length=1,
+                                       max_length=MAX_QUESTION_CHARS)],
         collection: CollectionName,
     ) -> dict:
         """Where relayrag would route a question, without an LLM and without answering it (the same no-LLM

@@ -44,3 +44,16 @@ def warehouse_record(home: Path, collection: str) -> dict | None:
     except ValueError:
         return None
     return rec if isinstance(rec, dict) else None
+
+
+def warehouse_collections(home: Path) -> list[str]:
+    """The collections with a warehouse recorded under RELAYRAG_HOME (`relayrag warehouse load`), sorted: each
+    <collection>.json record whose `collection` is its own name. (A BigQuery mapping names no collections until
+    asked for one.)"""
+    d = warehouse_dir(home)
+    out = []
+    for p in sorted(d.glob("*.json")) if d.is_dir() else []:
+        rec = warehouse_record(home, p.stem)
+        if rec is not None and rec.get("collection") == p.stem:
+            out.append(p.stem)
+    return out

@@ -30,7 +30,12 @@ from typing import Any, Protocol, runtime_checkable
 
 from relayrag.errors import ConfigError, RelayragError
 from relayrag.sql.duck_worker import DuckWorker, WorkerKilled
-from relayrag.sql.registry import _bigquery_record, warehouse_dir, warehouse_record  # noqa: F401  (re-exported)
+from relayrag.sql.registry import (  # noqa: F401  (re-exported)
+    _bigquery_record,
+    warehouse_collections,
+    warehouse_dir,
+    warehouse_record,
+)
 from relayrag.sql.values import json_value  # noqa: F401  (re-exported: callers import it from here)
 
 # relayrag.sql.guard imports sqlglot (~0.5 s): imported where a query is guarded, so that reading a warehouse
@@ -641,15 +646,12 @@ def list_warehouses(home: Path, configs=None) -> list[dict]:
     Sorted by collection name."""
     from relayrag.sql.config import local_config_store
     configs = configs or local_config_store(home)
-    d = warehouse_dir(home)
     out = []
-    for p in sorted(d.glob("*.json")) if d.is_dir() else []:
-        rec = warehouse_record(home, p.stem)
-        if rec is None or rec.get("collection") != p.stem:
-            continue
-        out.append({"collection": p.stem, "engine": rec.get("engine", "duckdb"), "path": rec.get("path"),
+    for name in warehouse_collections(home):
+        rec = warehouse_record(home, name) or {}
+        out.append({"collection": name, "engine": rec.get("engine", "duckdb"), "path": rec.get("path"),
                     "tables": list(rec.get("tables") or []), "loaded_at": rec.get("loaded_at"),
-                    "config": configs.location(p.stem) if configs.exists(p.stem) else None})
+                    "config": configs.location(name) if configs.exists(name) else None})
     return out
 
 

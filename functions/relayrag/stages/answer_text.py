@@ -94,12 +94,14 @@ def not_found_answer(run_rec: dict, related: list[dict]) -> str:
             + expired_note(run_rec) + page_search_note(run_rec))
 
 
-def chitchat_text(question: str, collection: str) -> str:
-    if has_cjk(question):
-        return f"こんにちは。コレクション「{collection}」の文書について質問してください。出典付きで答えます。"
-    return (f"Hello! I answer questions about the documents in collection '{collection}', "
-            "with citations to document and page. What would you like to know?")
-
+def chitchat_text(question: str, collection: str, holds: dict | None = None) -> str:
+    """The small-talk template (relayrag.smalltalk.small_talk_reply): "you're welcome" to thanks, a goodbye to a
+    goodbye, else a greeting saying what the collection answers; `holds` is what classify recorded the
+    collection holds ({has_documents, has_tables, tables}; None: documents only)."""
+    from relayrag.smalltalk import small_talk_reply
+    h = holds or {}
+    return small_talk_reply(question, collection, has_documents=bool(h.get("has_documents", True)),
+                            has_tables=bool(h.get("has_tables")), tables=list(h.get("tables") or []))
 
 
 _FACT_MARK = re.compile(r"[0-9０-９]|https?://|www\.|@|\b(?:step|first|then|next|yes|no|you can|you should|you must|"

@@ -1,8 +1,9 @@
 """classify: route a question to rag, chitchat, sql or visual, and open the run record.
 
 No-LLM method `few-shot-embedding`: cosine k-NN (k=3) of the question's MiniLM embedding against
-labelled example utterances, plus a lexical check — a question with no content words left after
-greeting/stopword removal is chitchat. Anything uncertain goes to rag (the safe default: it cites or
+labelled example utterances, plus lexical checks — a message made only of courtesy phrases (greeting, thanks,
+goodbye: relayrag.smalltalk) or with no content words left after greeting/stopword removal is chitchat; a
+question with content words never is. Anything uncertain goes to rag (the safe default: it cites or
 refuses). `visual` — the question asks what a figure, diagram, chart, photo, drawing or scanned page shows or
 looks like (`visual_cue`: those words and "what does … look like", "show me", in English and Japanese) — goes
 to page-image search (colpali_search), which falls back to text retrieval, saying why, when the collection
@@ -27,8 +28,9 @@ from relayrag.backends.llm import LLMError, complete_json
 from relayrag.context import StageContext
 from relayrag.errors import StageError
 from relayrag.metadata import filter_items, parse_filters
-from relayrag.naming import COLLECTION_PATTERN
+from relayrag.naming import COLLECTION_PATTERN, MAX_QUESTION_CHARS, unknown_collection_message
 from relayrag.records import new_run
+from relayrag.smalltalk import courtesy_kinds
 from relayrag.retrieval.tokenize import tokenize
 from relayrag.stages.base import Stage, StageRequest, StageResponse, llm_failure, write_run
 
@@ -76,7 +78,7 @@ RAG_EXAMPLES = [
 
 
 class ClassifyRequest(StageRequest):
-    question: str = Field(..., min_length=1, max_length=4000)
+    question: str = Field(..., min_length=1, max_length=MAX_QUESTION_CHARS)
     collection: str = Field(..., min_length=1, max_length=64, pattern=COLLECTION_PATTERN)
     filters: list[str] | dict[str, Any] | str | None = Field(
         None, description="Metadata filters for retrieval (relayrag.metadata): 'field=value' strings (or a map); "
@@ -107,6 +109,12 @@ def _greeting_tokens() -> frozenset[str]:
 
 
 def classify_no_llm(question: str, embedder) -> tuple[Route, float]:
+    """chitchat or rag, with a confidence: a message made only of courtesy phrases (relayrag.smalltalk:
+    "Thank you very much!", "bye", "ありがとうございます") is chitchat; so is one with no content words left after
+    greeting/stopword removal, or one whose 3 nearest labelled examples are mostly small talk with at most two
+    content words. Anything else is rag."""
+    if courtesy_kinds(question):
+        return Route.chitchat, 0.95
     content = [t for t in tokenize(question) if t not in _greeting_tokens()]
     vecs, labels = _prototypes(embedder)
     sims = vecs @ query_vector(embedder, question)
@@ -151,9 +159,10 @@ def run(req: ClassifyRequest, ctx: StageContext) -> ClassifyResponse:
     has_warehouse = warehouse is not None  # `relayrag warehouse load` wrote one for this collection
     meta = ctx.docstore.get_collection(req.collection)
     if meta is None and not has_warehouse:
-        known = ", ".join(c["name"] for c in ctx.docstore.list_collections()) or "none"
-        raise StageError(f"unknown collection {req.collection!r}; run `relayrag ingest PATH --collection "
-                         f"{req.collection}` first (collections: {known})")
+        from relayrag.sql.registry import warehouse_collections
+        known = sorted({c["name"] for c in ctx.docstore.list_collections()}
+                       | set(warehouse_collections(ctx.settings.home)))  # as Service.list_collections lists them
+        raise StageError(unknown_collection_message(req.collection, known))
     has_documents = bool(meta and meta.get("current_version"))
     tables = list(warehouse.get("tables") or []) if warehouse else []
     terms, touches_terms = sql_terms(ctx, req.collection, req.question) if warehouse else ([], False)
@@ -196,7 +205,10 @@ def run(req: ClassifyRequest, ctx: StageContext) -> ClassifyResponse:
             method = "few-shot-embedding (llm failed)"
     if route == Route.rag and has_warehouse and not has_documents:
         route = Route.sql  # nothing to retrieve from: the tables are the collection's only source
-    write_run(ctx, req.run_id, {"route": route.value, "route_method": method})
+    patch: dict[str, Any] = {"route": route.value, "route_method": method}
+    if route == Route.chitchat:  # what the small-talk reply says the collection can answer (generate reads it)
+        patch["small_talk"] = {"has_documents": has_documents, "has_tables": has_warehouse, "tables": tables[:20]}
+    write_run(ctx, req.run_id, patch)
     return ClassifyResponse(run_id=req.run_id, route=route.value, method=method, confidence=round(conf, 3),
                             llm_error=llm_error)
 

@@ -57,13 +57,18 @@ def run(req: GenerateRequest, ctx: StageContext) -> GenerateResponse:
     regen = int(run_rec.get("regen_count", 0))
     llm_error = None
     if run_rec.get("route") == "chitchat":
-        method, answer = "template", chitchat_text(question, collection)
+        holds = run_rec.get("small_talk") or {}
+        method, answer = "template", chitchat_text(question, collection, holds)
         if ctx.llm is not None:
+            what = ("documents and tables" if holds.get("has_tables") and holds.get("has_documents", True)
+                    else "tables" if holds.get("has_tables") else "documents")
             try:
                 reply = ctx.llm.complete([
-                    {"role": "system", "content": "You are relayrag, a document assistant. Reply briefly and "
-                     f"kindly; offer to answer questions about the collection '{collection}'. State no facts, "
-                     "numbers, steps or advice: facts come only from the documents, with citations."},
+                    {"role": "system", "content": "You are relayrag, an assistant for a collection's " + what + ". "
+                     "Reply briefly and kindly, in the language of the user's message: to thanks, say you're "
+                     "welcome; to a goodbye, say goodbye; to a greeting, greet and offer to answer questions about "
+                     f"the {what} of the collection '{collection}'. State no facts, numbers, steps or advice: facts "
+                     "come only from the collection, with their sources."},
                     {"role": "user", "content": question}], temperature=0.3, max_tokens=120).strip()
                 if reply and states_no_facts(reply):
                     answer, method = reply, "llm"

@@ -154,10 +154,21 @@ def _without_llm(ctx: StageContext, run_id: str, collection: str, question: str,
         return _finish(ctx, run_id, f"The verified query “{match.template}” failed: {result.error}",
                        method="verified", available=True, sql=result.sql or match.sql, attempts=attempts,
                        refused=result.refused)
+    from relayrag.sql.ties import cutoff_ties, tie_note
     filled = ", ".join(f"{k} = {v}" for k, v in match.slots.items())
-    return _answered(ctx, run_id, f"Answered without an LLM by the verified query “{match.template}” of this "
-                     f"collection's SQL config{f', with {filled}' if filled else ''} (cosine {match.cosine:.2f} to your "
-                     "question); no SQL was generated.", result, method="verified", attempts=attempts)
+    ja = has_cjk(question)
+    if ja:
+        lead = (f"このコレクションのSQL設定の検証済みクエリ「{match.template}」"
+                f"{f'（{filled}）' if filled else ''}で答えました。LLMは使っていません。")
+    else:
+        lead = (f"Answered by the verified query “{match.template}” of this collection's SQL config"
+                f"{f' with {filled}' if filled else ''}; no LLM was used.")
+    ties = cutoff_ties(result.sql, result.columns, result.rows, wh)
+    if ties is not None:  # a top-N whose LIMIT cut off rows tied with the last one shown
+        lead += (" " if not ja else "") + tie_note(ties, japanese=ja)
+        attempts[0]["cutoff_ties"] = {"measure": ties.measure, "value": ties.value, "rows": ties.tied,
+                                      "possibly_more": ties.more}
+    return _answered(ctx, run_id, lead, result, method="verified", attempts=attempts)
 
 
 def _no_match_answer(question: str, miss) -> str:

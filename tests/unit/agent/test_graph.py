@@ -448,3 +448,13 @@ def test_without_an_llm_the_assistant_answers_a_template_with_the_questions_valu
         sql = [c for c in final["result"]["citations"] if c["kind"] == "sql"]
         assert len(sql) == 1 and f"LIMIT {limit}" in sql[0]["sql"] and "USA | 13" in final["answer"]
         assert last in final["answer"]
+
+
+def test_without_an_llm_the_assistant_replies_to_thanks_and_goodbye_in_kind(home, bees):
+    """Small talk in the assistant (no LLM): thanks gets "you're welcome", a goodbye a goodbye, a greeting a
+    greeting, each in the message's language and without a tool call (relayrag.smalltalk, as `ask`)."""
+    turns = run_turns(make(home, None), ["Thank you very much!", "bye", "ありがとうございます", "hello"])
+    replies = [t[-1]["answer"] for t in turns]
+    assert all(t[-1]["mode"] == "direct" and not any(e["event"] == "tool_call" for e in t) for t in turns)
+    assert replies[0].startswith("You're welcome") and replies[1].startswith("Goodbye")
+    assert replies[2].startswith("どういたしまして") and replies[3].startswith("Hello!")

@@ -76,7 +76,7 @@ def test_without_an_llm_the_sql_route_runs_the_verified_query(ctx, chinook):
     res = ask("Which three countries have the most customers?", "chinook", ctx=ctx)
     assert res["route"] == "sql" and res["stages"][-1]["method"] == "verified"
     assert res["rows"] == [["USA", 13], ["Canada", 8], ["Brazil", 5]]
-    assert "verified query" in res["answer"] and "no SQL was generated" in res["answer"]
+    assert "verified query" in res["answer"] and "no LLM was used" in res["answer"]
     assert res["sql"].startswith("SELECT Country, COUNT(*) AS customers FROM Customer")
     ja = ask("カナダで請求された金額の合計は？", "chinook", ctx=ctx)
     assert ja["stages"][-1]["method"] == "verified" and ja["rows"] and ja["rows"][0][0] > 0
