@@ -1,0 +1,241 @@
+"""Review rules about the shape of a result (relayrag.sql.checks): joins that fan out, top N, recency, the
+measure shown, ties, averages of totals, alias clashes."""
+
+from __future__ import annotations
+
+import re
+
+from relayrag.sql.checks.facts import (_ASCENDING, _I, _NUM, _TOP_N, Issue, _aggregates, _alias_case, _bare, _col,
+                                       _resolve, _Schema, _sources)
+
+
+def _fanout(tree, schema: _Schema) -> list[Issue]:
+    from sqlglot import exp
+    issues = []
+    for select in tree.find_all(exp.Select):
+        sources = _sources(select, schema)
+        for join in select.args.get("joins") or []:
+            on = join.args.get("on")
+            if on is None:
+                continue
+            for eq in on.find_all(exp.EQ):
+                left, right = eq.this, eq.expression
+                if not (isinstance(left, exp.Column) and isinstance(right, exp.Column)):
+                    continue
+                a, b = _resolve(left, sources, schema), _resolve(right, sources, schema)
+                if a is None or b is None:
+                    continue
+                if schema.is_key(a[1], a[2]) or schema.is_key(b[1], b[2]):
+                    continue
+                if (a[1], a[2], b[1], b[2]) in schema.fks or (b[1], b[2], a[1], a[2]) in schema.fks:
+                    continue
+                ta, tb = schema.names[a[1]], schema.names[b[1]]
+                issues.append(Issue("fanout_join", (
+                    f"It joins {ta}.{schema.cols[a[1]][a[2]]} = {tb}.{schema.cols[b[1]][b[2]]}, and neither is a key: "
+                    f"every {ta} row is repeated once per matching {tb} row, so counts and sums are inflated. "
+                    "Join only along foreign keys (a key = a referencing column); to count rows per value of a "
+                    "column, GROUP BY that column of one table without any join.")))
+    return issues
+
+
+def _fix_top_n(select, question: str) -> tuple[bool, list[Issue]]:
+    from sqlglot import exp
+    m = _TOP_N.search(question)
+    if not m:
+        return False, []
+    word = next(g for g in m.groups() if g)
+    n = int(word) if word.isdigit() else _NUM[word.lower()]
+    if not 0 < n < 1000:
+        return False, []  # a year ("in 2023 the most ..."), not a count
+    limit = select.args.get("limit")
+    have = None
+    if limit is not None and isinstance(limit.expression, exp.Literal) and limit.expression.is_int:
+        have = int(limit.expression.name)
+    order = select.args.get("order")
+    changed = False
+    if order is None:
+        aggs = _aggregates(select)
+        if len(aggs) != 1:
+            return False, [Issue("top_n", f"The question asks for the top {n}: ORDER BY the measure "
+                                          f"(DESC for most, ASC for least) and LIMIT {n}.")]
+        agg = aggs[0]
+        key = exp.column(agg.alias) if isinstance(agg, exp.Alias) else _bare(agg).copy()
+        select.set("order", exp.Order(expressions=[exp.Ordered(this=key, desc=not _ASCENDING.search(question))]))
+        changed = True
+    if have != n:
+        select.set("limit", exp.Limit(expression=exp.Literal.number(n)))
+        changed = True
+    return changed, []
+
+
+_RECENT = re.compile(r"\b(most\s+recent|latest|newest)\b", _I)
+_OLDEST = re.compile(r"\b(oldest|earliest|least\s+recent)\b", _I)
+
+
+def _fix_recency(select, schema: _Schema, question: str) -> bool:
+    """"most recent / latest / newest" (or "oldest / earliest") rank by time: an ORDER BY on a column that
+    is not a date becomes the one date column of the query's tables, DESC (ASC for oldest)."""
+    from sqlglot import exp
+    recent, oldest = _RECENT.search(question), _OLDEST.search(question)
+    order = select.args.get("order")
+    if order is None or bool(recent) == bool(oldest) or not order.expressions:
+        return False
+    first = order.expressions[0]
+    sources = _sources(select, schema)
+    key = first.this
+    r = _resolve(key, sources, schema) if isinstance(key, exp.Column) else None
+    if r is None or r[2] in schema.dates.get(r[1], set()):
+        return False
+    dates = [(a, t, d) for a, t in sources.items() for d in sorted(schema.dates.get(t, set()))]
+    if len(dates) != 1:
+        return False
+    a, t, d = dates[0]
+    first.set("this", _col(_alias_case(select).get(a, a), schema.cols[t][d]))
+    first.set("desc", bool(recent))
+    return True
+
+
+def _fix_measure_shown(select) -> bool:
+    from sqlglot import exp
+    shown = {_bare(p).sql().lower() for p in select.expressions}
+    aliases = {p.alias.lower() for p in select.expressions if isinstance(p, exp.Alias)}
+    wanted = []
+    order = select.args.get("order")
+    if order is not None and order.expressions:
+        key = order.expressions[0].this
+        if key.find(exp.AggFunc) is not None and not (isinstance(key, exp.Column) and key.name.lower() in aliases):
+            wanted.append(key)
+    having = select.args.get("having")
+    if having is not None:
+        for cmp in having.find_all(exp.GT, exp.GTE, exp.LT, exp.LTE, exp.EQ):
+            side = cmp.this
+            if side.find(exp.AggFunc) is not None and cmp.expression.find(exp.Select) is not None:
+                wanted.append(side)
+    changed = False
+    for w in wanted:
+        if w.sql().lower() in shown:
+            continue
+        name = {"count": "cnt", "sum": "total", "avg": "average", "max": "maximum", "min": "minimum"}.get(
+            w.find(exp.AggFunc).key, "measure")
+        if name in aliases:
+            name += "_value"
+        new = exp.alias_(w.copy(), name)
+        select.append("expressions", new)
+        shown.add(w.sql().lower())
+        aliases.add(name)
+        changed = True
+    return changed
+
+
+def _fix_ties(tree, select, dialect: str) -> tuple:
+    """`... ORDER BY m LIMIT 1` → every row at the extreme; returns (new tree, changed, issues)."""
+    import sqlglot
+    from sqlglot import exp
+    limit, order = select.args.get("limit"), select.args.get("order")
+    if limit is None:
+        return tree, False, []
+    lit = limit.expression
+    if order is None or not (isinstance(lit, exp.Literal) and lit.is_int and int(lit.name) == 1):
+        return tree, False, [Issue("ties", "The question keeps every tied row: do not cut the result with LIMIT; "
+                                           "compare with the MAX/MIN computed in a subquery or CTE, or keep "
+                                           "RANK() OVER (...) = 1.")]
+    first = order.expressions[0]
+    key = first.this
+    desc = bool(first.args.get("desc"))
+    measure = None
+    for p in select.expressions:
+        if isinstance(p, exp.Alias) and ((isinstance(key, exp.Column) and not key.table
+                                          and key.name.lower() == p.alias.lower())
+                                         or p.this.sql().lower() == key.sql().lower()):
+            measure = p.alias
+    inner = select.copy()
+    inner.set("order", None)
+    inner.set("limit", None)
+    with_ = inner.args.get("with")
+    inner.set("with", None)
+    if measure is None:
+        measure = "measure"
+        inner.append("expressions", exp.alias_(key.copy(), measure))
+    ctes = (with_.sql(dialect=dialect) + ", ") if with_ is not None else "WITH "
+    fn = "MAX" if desc else "MIN"
+    m = exp.to_identifier(measure).sql(dialect=dialect)
+    new_sql = (f"{ctes}ranked AS ({inner.sql(dialect=dialect)}) SELECT * FROM ranked "
+               f"WHERE {m} = (SELECT {fn}({m}) FROM ranked)")
+    try:
+        return sqlglot.parse_one(new_sql, read=dialect), True, []
+    except Exception:  # noqa: BLE001 - a rewrite that does not parse is not applied
+        return tree, False, []
+
+
+def _fix_avg_of_totals(select, schema: _Schema) -> bool:
+    from sqlglot import exp
+    having, group = select.args.get("having"), select.args.get("group")
+    if having is None or group is None:
+        return False
+    sources = _sources(select, schema)
+    found = [_resolve(g, sources, schema) for g in group.expressions if isinstance(g, exp.Column)]
+    keys = [k for k in found if k is not None and schema.is_key(k[1], k[2])]
+    if len(keys) != 1:
+        return False
+    _, ktable, kcol = keys[0]
+    changed = False
+    for cmp in list(having.find_all(exp.GT, exp.GTE, exp.LT, exp.LTE)):
+        left, right = cmp.this, cmp.expression
+        sub = right.this if isinstance(right, exp.Subquery) else None
+        if not isinstance(left, exp.Sum) or not isinstance(sub, exp.Select) or sub.args.get("group"):
+            continue
+        proj = sub.expressions[0] if len(sub.expressions) == 1 else None
+        avg = _bare(proj) if proj is not None else None
+        if not isinstance(avg, exp.Avg) or not isinstance(avg.this, exp.Column):
+            continue
+        subsources = _sources(sub, schema)
+        if len(subsources) != 1 or sub.args.get("joins"):
+            continue
+        (salias, stable), = subsources.items()
+        salias = _alias_case(sub).get(salias, salias)
+        if avg.this.name.lower() not in schema.cols[stable]:
+            continue
+        gcol: str | None = None
+        if stable == ktable:
+            gcol = kcol
+        else:
+            gcol = next((b for a, b, c, d in schema.fks if a == stable and c == ktable and d == kcol), None)
+        if gcol is None:
+            continue
+        inner = exp.select(exp.alias_(exp.Sum(this=_col(salias, schema.cols[stable][avg.this.name.lower()])), "s"))
+        inner = inner.from_(sub.args["from_"].this.copy()).group_by(_col(salias, schema.cols[stable][gcol]))
+        where = sub.args.get("where")
+        if where is not None:
+            inner.set("where", where.copy())
+        new = exp.select(exp.Avg(this=exp.column("s"))).from_(exp.alias_(exp.Subquery(this=inner), "per_entity"))
+        right.replace(exp.Subquery(this=new))
+        changed = True
+    return changed
+
+
+def _fix_alias_clash(tree) -> bool:
+    """Rename an output alias that equals a table's name or alias in the same SELECT (`Artist.Name AS
+    artist`): sqlglot writes `GROUP BY artist` for it, which DuckDB binds to the table and refuses."""
+    from sqlglot import exp
+    changed = False
+    # the outermost SELECT only: a CTE's or subquery's aliases are referenced by the query around it
+    for select in [tree] if isinstance(tree, exp.Select) and tree.args.get("group") is not None else []:
+        froms = [select.args.get("from_")] + list(select.args.get("joins") or [])
+        names = set()
+        for f in froms:
+            if f is not None and isinstance(f.this, exp.Table):
+                names |= {f.this.name.lower(), f.this.alias_or_name.lower()}
+        for p in select.expressions:
+            if not isinstance(p, exp.Alias) or p.alias.lower() not in names:
+                continue
+            old = p.alias.lower()
+            new = f"{p.alias}_{p.this.name}" if isinstance(p.this, exp.Column) else f"{p.alias}_value"
+            p.set("alias", exp.to_identifier(new))
+            for key in ("group", "order", "having"):
+                part = select.args.get(key)
+                for col in (part.find_all(exp.Column) if part is not None else []):
+                    if not col.table and col.name.lower() == old:
+                        col.set("this", exp.to_identifier(new))
+            changed = True
+    return changed
+
