@@ -259,3 +259,126 @@ def test_most_recent_orders_by_the_date(wh, schema):
     # already by date, or no "recent" in the question: unchanged
     assert review(sql.replace("i.Total DESC", "i.InvoiceDate DESC"), "the latest 3 invoices", None, schema).fixes == []
     assert review(sql, "Which 3 invoices are the biggest?", None, schema).fixes == []
+
+
+# ---------------------------------------------------------------------------- rules across wordings (issue 25)
+
+_BUCKET = {"year": "FORMAT_TIMESTAMP('%Y', InvoiceDate)", "quarter": "EXTRACT(QUARTER FROM InvoiceDate)",
+           "month": "FORMAT_TIMESTAMP('%Y-%m', InvoiceDate)", "week": "DATE_TRUNC(DATE(InvoiceDate), WEEK(MONDAY))",
+           "day": "DATE(InvoiceDate)"}
+
+
+def bucketed(grain):
+    return f"SELECT {_BUCKET[grain]} AS p, SUM(Total) AS revenue FROM Invoice GROUP BY p ORDER BY p"
+
+
+@pytest.mark.parametrize("question,grain", [
+    ("Give me the quarterly sales figures for 2022.", "quarter"),
+    ("How did revenue develop quarter over quarter last year?", "quarter"),
+    ("Show invoice counts week by week for March 2024.", "week"),
+    ("What are the weekly totals of our invoices?", "week"),
+    ("Break sales down by month, please.", "month"),
+    ("Monthly invoice totals for 2021", "month"),
+    ("List revenue for every calendar year.", "year"),
+    ("What were our yearly sales from 2021 to 2024?", "year"),
+    ("Daily revenue during January 2022", "day"),
+    ("2022年の四半期ごとの売上を出して", "quarter"),
+    ("月別の請求書数を教えて", "month"),
+    ("毎月の売上はいくら？", "month"),
+    ("週ごとの売上推移を見せて", "week"),
+    ("日別の売上合計を出して", "day"),
+    ("年ごとの請求書の件数は？", "year"),
+])
+def test_a_period_is_bucketed_at_the_granularity_asked(wh, schema, question, grain):
+    # a bucket of another granularity (one row per year for "quarterly") is an issue naming the period asked
+    other = "month" if grain == "year" else "year"
+    rv = review(bucketed(other), question, None, schema)
+    assert codes(rv) == ["period"] and f"one row per {grain}" in rv.issues[0].message
+    assert review("SELECT SUM(Total) FROM Invoice", question, None, schema).issues[0].code == "period"
+    # the bucket asked, in any of the spellings a model writes: clean
+    assert review(bucketed(grain), question, None, schema).issues == []
+    # the message's example runs on the warehouse
+    example = rv.issues[0].message.split("SELECT ", 1)[1].split(", GROUP BY")[0].replace("<date column>", "InvoiceDate")
+    assert rows(wh, f"SELECT {example}, COUNT(*) FROM Invoice GROUP BY ALL")
+
+
+@pytest.mark.parametrize("sql,grain", [
+    ("SELECT (CAST(STRFTIME('%m', InvoiceDate) AS INT64) + 2) / 3 AS q, COUNT(*) FROM Invoice GROUP BY q", "quarter"),
+    ("SELECT CEIL(EXTRACT(MONTH FROM InvoiceDate) / 3) AS q, COUNT(*) FROM Invoice GROUP BY q", "quarter"),
+    ("SELECT SUBSTR(CAST(InvoiceDate AS STRING), 1, 7) AS m, COUNT(*) FROM Invoice GROUP BY m", "month"),
+    ("SELECT DATE_TRUNC(InvoiceDate, MONTH) AS m, COUNT(*) FROM Invoice GROUP BY m", "month"),
+    ("SELECT FORMAT_DATE('%Y-%W', DATE(InvoiceDate)) AS w, COUNT(*) FROM Invoice GROUP BY w", "week"),
+    ("SELECT CAST(InvoiceDate AS DATE) AS d, COUNT(*) FROM Invoice GROUP BY d", "day"),
+    ("SELECT EXTRACT(YEAR FROM InvoiceDate) AS y, COUNT(*) FROM Invoice GROUP BY y", "year"),
+])
+def test_date_buckets_are_read_in_each_spelling(schema, sql, grain):
+    import sqlglot
+    from relayrag.sql.checks.facts import _Schema
+    from relayrag.sql.checks.period import sql_grains
+    assert sql_grains(sqlglot.parse_one(sql, read="bigquery"), _Schema(schema)) == {grain}
+
+
+@pytest.mark.parametrize("question", [
+    "What was the annual revenue in 2023?",            # one year named: one total
+    "Which day of the week brings the most invoices?",  # a weekday, not a day
+    "How many invoices did we issue in March 2024?",   # a filter, not a bucket
+    "How many tracks does each genre have?",
+    "2023年の売上合計は？",
+    "曜日別の請求書数を出して",
+    "3月に発行した請求書は何件？",
+])
+def test_a_period_filter_or_weekday_is_not_a_period_request(schema, question):
+    for sql in ("SELECT SUM(Total) FROM Invoice WHERE InvoiceDate >= '2023-01-01' AND InvoiceDate < '2024-01-01'",
+                "SELECT EXTRACT(DAYOFWEEK FROM InvoiceDate) AS d, COUNT(*) FROM Invoice GROUP BY d"):
+        assert "period" not in codes(review(sql, question, None, schema))
+
+
+@pytest.mark.parametrize("question,having,shown_as", [
+    ("Which genres have more than 100 tracks?", "COUNT(t.TrackId) > 100", "cnt"),
+    ("List the genres with at least 300 songs.", "COUNT(*) >= 300", "cnt"),
+    ("Which genres sold for over 100 dollars of track prices?", "SUM(t.UnitPrice) > 100", "total"),
+    ("曲が100曲を超えるジャンルはどれ？", "COUNT(*) > 100", "cnt"),
+    ("平均価格が1ドルを超えるジャンルを教えて", "AVG(t.UnitPrice) > 1", "average"),
+    ("300曲以上あるジャンルは？", "300 <= COUNT(*)", "cnt"),
+])
+def test_the_count_a_having_condition_is_about_is_shown(wh, schema, question, having, shown_as):
+    sql = ("SELECT g.Name FROM Genre AS g JOIN Track AS t ON t.GenreId = g.GenreId GROUP BY g.GenreId, g.Name "
+           f"HAVING {having}")
+    rv = review(sql, question, None, schema)
+    assert rv.fixes == ["measure_shown"] and shown_as in rv.sql
+    got = rows(wh, rv.sql)
+    assert got and all(len(r) == 2 for r in got) and len(got) == len(rows(wh, sql))
+    # already shown (also inside ROUND, or COUNT(*) for COUNT(col)): unchanged
+    shown = sql.replace("SELECT g.Name", "SELECT g.Name, ROUND(COUNT(*) + AVG(t.UnitPrice) + SUM(t.UnitPrice), 2) AS m, "
+                        "COUNT(*) AS n, ROUND(AVG(t.UnitPrice), 2) AS a, ROUND(SUM(t.UnitPrice), 2) AS s")
+    assert review(shown, question, None, schema).fixes == []
+
+
+@pytest.mark.parametrize("question", [
+    "Which genres have more than 100 tracks? Only the names, please.",
+    "Which albums have all of their tracks longer than 5 minutes?",
+    "5分より短い曲が一つもないアルバムはどれ？",
+    "100曲を超えるジャンルの名前だけ出して",
+])
+def test_a_having_condition_that_is_a_quantifier_or_asked_away_is_not_shown(schema, question):
+    mins = ("SELECT al.Title FROM Album AS al JOIN Track AS t ON t.AlbumId = al.AlbumId GROUP BY al.AlbumId, al.Title "
+            "HAVING MIN(t.Milliseconds) > 300000")
+    assert review(mins, question, None, schema).fixes == []
+    if "100" in question:
+        sql = ("SELECT g.Name FROM Genre AS g JOIN Track AS t ON t.GenreId = g.GenreId GROUP BY g.GenreId, g.Name "
+               "HAVING COUNT(*) > 100")
+        assert review(sql, question, None, schema).fixes == []
+
+
+@pytest.mark.parametrize("question", [
+    "Which albums have more than 20 tracks? Title and artist.",
+    "For each album, show its artist and how many tracks it has.",
+    "Which albums run longer than an hour in total, with their artist?",
+    "アルバムごとの曲数とアーティスト名を出して",
+])
+def test_grouping_by_a_table_the_entity_references_is_not_a_split(wh, schema, question):
+    # an album has one artist: grouping by the album and its artist's name gives one row per album
+    sql = ("SELECT al.Title, ar.Name, COUNT(*) AS n FROM Album AS al JOIN Artist AS ar ON ar.ArtistId = al.ArtistId "
+           "JOIN Track AS t ON t.AlbumId = al.AlbumId GROUP BY al.AlbumId, al.Title, ar.Name")
+    rv = review(sql, question, None, schema)
+    assert rv.issues == [] and "group_entity" not in rv.fixes

@@ -54,7 +54,8 @@ from dataclasses import dataclass, field
 
 from relayrag.sql.checks.entity import (_drop_unused_joins, _fix_group_entity, _fix_id_for_name, _fix_last_name,
                                         _fix_row_id, _group_entities)
-from relayrag.sql.checks.facts import _DATE_BUCKET, _TIES, Issue, _Schema
+from relayrag.sql.checks.facts import _TIES, Issue, _Schema
+from relayrag.sql.checks.period import period_issues
 from relayrag.sql.checks.shape import (_fanout, _fix_alias_clash, _fix_avg_of_totals, _fix_measure_shown, _fix_recency,
                                        _fix_ties, _fix_top_n)
 
@@ -119,7 +120,7 @@ def review(sql: str, question: str, plan=None, schema: dict | None = None, diale
                 issues += found
         shapes = set(getattr(plan, "shapes", []) or [])
         fixed("alias_clash", _fix_alias_clash(tree))
-        fixed("measure_shown", _fix_measure_shown(tree))
+        fixed("measure_shown", _fix_measure_shown(tree, question))
         if _TIES.search(question) and tree.args.get("limit") is not None:
             tree, did, found = _fix_ties(tree, tree, dialect)
             fixed("ties", did)
@@ -127,10 +128,7 @@ def review(sql: str, question: str, plan=None, schema: dict | None = None, diale
         if isinstance(tree, exp.Select):
             fixed("avg_of_totals", _fix_avg_of_totals(tree, facts))
         issues += _fanout(tree, facts)
-        if "period" in shapes and not _DATE_BUCKET.search(tree.sql(dialect=dialect)):
-            issues.append(Issue("period", "The question asks for each year (or month), but nothing buckets a "
-                                          "date: SELECT FORMAT_TIMESTAMP('%Y', <date column>) AS year, GROUP BY it "
-                                          "(and PARTITION BY it when ranking within each year)."))
+        issues += period_issues(tree, question, shapes, facts)
         out.fixes = fixes
         out.issues = issues
         if fixes:

@@ -137,6 +137,8 @@ def _fix_group_entity(select, schema: _Schema, entities: set[str]) -> tuple[bool
         target = schema.fk_target(r[1], r[2])
         if target and target[0] in entities:
             continue  # grouping by the entity's key held in the other table is the same grouping
+        if any(r[1] in schema.referenced(t) for t in in_from):
+            continue  # a table the entity references (an album's artist): one value per entity, no split
         ent, ent_alias = next(iter(in_from.items()))
         ent_alias = _alias_case(select).get(ent_alias, ent_alias)
         if r[2] in schema.cols[ent] and not schema.is_key(ent, r[2]):

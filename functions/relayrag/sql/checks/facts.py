@@ -20,8 +20,6 @@ _FULL_NAME = re.compile(r"\b(last[- ]names?|surnames?|full[- ]names?)\b", _I)
 _GROUP_NOUN = re.compile(r"\b(?:for\s+each|for\s+every|each|every|per|by)\s+([a-z]+(?:\s+(?!and\b)[a-z]+)?)"
                          r"(?:\s+and\s+([a-z]+(?:\s+[a-z]+)?))?", _I)
 _WHICH_NOUN = re.compile(r"\bwhich\s+(?:" + _N + r"\s+)?([a-z]+(?:\s+[a-z]+)?)", _I)
-_DATE_BUCKET = re.compile(r"\b(EXTRACT|FORMAT_TIMESTAMP|FORMAT_DATE|FORMAT_DATETIME|STRFTIME|DATE_TRUNC|"
-                          r"TIMESTAMP_TRUNC|DATETIME_TRUNC|DATE_PART|YEAR|MONTH|QUARTER)\s*\(", _I)
 
 
 @dataclass
@@ -62,6 +60,19 @@ class _Schema:
             if a == table and b == col:
                 return c, d
         return None
+
+    def referenced(self, table: str) -> set[str]:
+        """The tables `table` references through foreign keys, directly or through others (Track → Album →
+        Artist): each row of `table` has at most one row of each of them."""
+        out: set[str] = set()
+        todo = [table]
+        while todo:
+            t = todo.pop()
+            for a, _b, c, _d in self.fks:
+                if a == t and c not in out and c != table:
+                    out.add(c)
+                    todo.append(c)
+        return out
 
     def name_columns(self, table: str) -> list[str]:
         """The columns that name a row: first and last name for a person, else Name / Title / *Name."""

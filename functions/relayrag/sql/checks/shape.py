@@ -95,9 +95,26 @@ def _fix_recency(select, schema: _Schema, question: str) -> bool:
     return True
 
 
-def _fix_measure_shown(select) -> bool:
+_ONLY_NAMES = re.compile(r"\b(only|just)\s+(the\s+|their\s+|its\s+)?(names?|titles?)\b|名前だけ|名前のみ|名だけ", _I)
+
+
+def _shown_key(node) -> str:
+    """`node`'s SQL for comparing a measure with the shown ones: COUNT(col) reads as COUNT(*) (no DISTINCT)."""
     from sqlglot import exp
-    shown = {_bare(p).sql().lower() for p in select.expressions}
+    node = exp.Paren(this=node.copy())
+    for c in list(node.find_all(exp.Count)):
+        if not isinstance(c.this, exp.Distinct):
+            c.replace(exp.Count(this=exp.Star()))
+    return node.this.sql().lower()
+
+
+def _fix_measure_shown(select, question: str = "") -> bool:
+    """The aggregate a result is ranked by (ORDER BY), compared with a subquery in HAVING, or compared with a
+    literal in HAVING (a COUNT, SUM or AVG: "more than 100 tracks", 「5枚以上」; not a MIN/MAX, which says
+    "every / none of its rows", and not when the question asks for only the names) is a column of the result.
+    A measure counts as shown when a column contains it (`ROUND(SUM(x), 2)`)."""
+    from sqlglot import exp
+    shown = {_shown_key(n) for p in select.expressions for n in _bare(p).walk() if isinstance(n, exp.Expression)}
     aliases = {p.alias.lower() for p in select.expressions if isinstance(p, exp.Alias)}
     wanted = []
     order = select.args.get("order")
@@ -108,12 +125,18 @@ def _fix_measure_shown(select) -> bool:
     having = select.args.get("having")
     if having is not None:
         for cmp in having.find_all(exp.GT, exp.GTE, exp.LT, exp.LTE, exp.EQ):
-            side = cmp.this
-            if side.find(exp.AggFunc) is not None and cmp.expression.find(exp.Select) is not None:
-                wanted.append(side)
+            for side, other in ((cmp.this, cmp.expression), (cmp.expression, cmp.this)):
+                agg = side.find(exp.AggFunc)
+                if agg is None or other.find(exp.AggFunc) is not None:
+                    continue
+                if other.find(exp.Select) is not None:
+                    wanted.append(side)
+                elif isinstance(other, exp.Literal) and not other.is_string and agg.key in ("count", "sum", "avg") \
+                        and side.find(exp.Max, exp.Min) is None and not _ONLY_NAMES.search(question):
+                    wanted.append(side)
     changed = False
     for w in wanted:
-        if w.sql().lower() in shown:
+        if _shown_key(w) in shown:
             continue
         name = {"count": "cnt", "sum": "total", "avg": "average", "max": "maximum", "min": "minimum"}.get(
             w.find(exp.AggFunc).key, "measure")
@@ -121,7 +144,7 @@ def _fix_measure_shown(select) -> bool:
             name += "_value"
         new = exp.alias_(w.copy(), name)
         select.append("expressions", new)
-        shown.add(w.sql().lower())
+        shown.add(_shown_key(w))
         aliases.add(name)
         changed = True
     return changed
