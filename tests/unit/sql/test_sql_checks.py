@@ -382,3 +382,81 @@ def test_grouping_by_a_table_the_entity_references_is_not_a_split(wh, schema, qu
            "JOIN Track AS t ON t.AlbumId = al.AlbumId GROUP BY al.AlbumId, al.Title, ar.Name")
     rv = review(sql, question, None, schema)
     assert rv.issues == [] and "group_entity" not in rv.fixes
+
+
+_ALBUM_IDS = ("SELECT t.TrackId FROM Track AS t JOIN Album AS a ON a.AlbumId = t.AlbumId WHERE a.Title = 'Big Ones'")
+_BRAZIL_IDS = "SELECT CustomerId FROM Customer WHERE Country = 'Brazil'"
+_REPORTS_IDS = ("SELECT e.EmployeeId FROM Employee AS e JOIN Employee AS m ON e.ReportsTo = m.EmployeeId "
+                "WHERE m.FirstName = 'Nancy'")
+
+
+@pytest.mark.parametrize("question,sql,width,n", [
+    ("Show the songs of the album 'Big Ones'.", _ALBUM_IDS, 1, 15),
+    ("What's on the album Big Ones?", _ALBUM_IDS, 1, 15),
+    ("List the customers from Brazil.", _BRAZIL_IDS, 2, 5),
+    ("Who reports to Nancy?", _REPORTS_IDS, 2, 3),
+    ("アルバム「Big Ones」の曲を見せて", _ALBUM_IDS, 1, 15),
+    ("ブラジルの顧客を一覧にして", _BRAZIL_IDS, 2, 5),
+    ("Nancyの部下は誰？", _REPORTS_IDS, 2, 3),
+])
+def test_a_listing_of_named_rows_shows_names_not_keys(wh, schema, question, sql, width, n):
+    rv = review(sql, question, None, schema)
+    assert rv.fixes == ["id_for_name"] and rv.issues == []
+    got = rows(wh, rv.sql)
+    assert len(got) == n and all(len(r) == width and isinstance(r[0], str) for r in got)
+
+
+@pytest.mark.parametrize("question", [
+    "List the track ids of the album 'Big Ones'.",
+    "Give me the keys of the Brazilian customers.",
+    "ブラジルの顧客のIDを出して",
+    "アルバム「Big Ones」の曲の番号は？",
+])
+def test_a_listing_keeps_keys_that_are_asked_for(schema, question):
+    for sql in (_ALBUM_IDS, _BRAZIL_IDS):
+        assert review(sql, question, None, schema).fixes == []
+
+
+def test_a_listing_keeps_a_key_next_to_a_name_and_asks_for_a_join_only_when_it_shows_nothing_else(schema):
+    for q in ("List the songs with their ids.", "Show every song", "全曲を一覧にして"):
+        assert review("SELECT TrackId, Name FROM Track", q, None, schema).fixes == []
+    # nothing but another table's ids, and that table not joined: the repair round is told which table to join
+    ids = "SELECT pt.TrackId FROM PlaylistTrack AS pt JOIN Playlist AS p ON p.PlaylistId = pt.PlaylistId WHERE p.Name = 'Grunge'"
+    for q in ("Which songs are on the Grunge playlist?", "プレイリスト「Grunge」に入っている曲は？"):
+        rv = review(ids, q, None, schema)
+        assert codes(rv) == ["id_for_name"] and "join Track" in rv.issues[0].message
+    # an invoice line shown with its track's name: its other ids are not the rows' names
+    lines = ("SELECT il.InvoiceId, t.Name FROM InvoiceLine AS il JOIN Track AS t ON t.TrackId = il.TrackId "
+             "WHERE il.Quantity > 0")
+    assert review(lines, "Show the invoice lines with the song bought", None, schema).issues == []
+
+
+_PER_CUSTOMER = ("SELECT COUNT(*) AS n FROM Invoice AS i JOIN Customer AS c ON c.CustomerId = i.CustomerId "
+                 "WHERE c.Country = 'Canada' GROUP BY c.CustomerId")
+_PER_MEDIA = ("SELECT COUNT(*) AS n FROM Track AS t JOIN MediaType AS m ON m.MediaTypeId = t.MediaTypeId "
+              "GROUP BY m.MediaTypeId ORDER BY n DESC")
+
+
+@pytest.mark.parametrize("question,sql,width,n", [
+    ("How many orders does every customer in Canada have?", _PER_CUSTOMER, 3, 8),
+    ("Count the invoices per Canadian customer.", _PER_CUSTOMER, 3, 8),
+    ("Which media types have the most tracks?", _PER_MEDIA, 2, 5),
+    ("カナダの顧客ごとの注文数は？", _PER_CUSTOMER, 3, 8),
+    ("メディアタイプ別の曲数を出して", _PER_MEDIA, 2, 5),
+    ("どのメディアタイプの曲が多い？", _PER_MEDIA, 2, 5),
+])
+def test_a_grouped_result_shows_which_group_each_row_is(wh, schema, question, sql, width, n):
+    rv = review(sql, question, None, schema)
+    assert rv.fixes[:2] == ["group_shown", "id_for_name"] and rv.issues == []
+    got = rows(wh, rv.sql)
+    assert len(got) == n and all(len(r) == width for r in got)
+
+
+@pytest.mark.parametrize("question", [
+    "What is the largest number of tracks on any album?",
+    "How many tracks does the longest album have?",
+    "1枚のアルバムに入っている曲数の最大値は？",
+])
+def test_a_value_over_all_groups_gets_no_label(schema, question):
+    sql = "SELECT COUNT(*) AS n FROM Track GROUP BY AlbumId ORDER BY n DESC LIMIT 1"
+    assert "group_shown" not in review(sql, question, None, schema).fixes

@@ -52,8 +52,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from relayrag.sql.checks.entity import (_drop_unused_joins, _fix_group_entity, _fix_id_for_name, _fix_last_name,
-                                        _fix_row_id, _group_entities)
+from relayrag.sql.checks.entity import (_drop_unused_joins, _fix_group_entity, _fix_group_shown, _fix_id_for_name,
+                                        _fix_last_name, _fix_row_id, _group_entities)
 from relayrag.sql.checks.facts import _TIES, Issue, _Schema
 from relayrag.sql.checks.period import period_issues
 from relayrag.sql.checks.shape import (_fanout, _fix_alias_clash, _fix_avg_of_totals, _fix_measure_shown, _fix_recency,
@@ -107,9 +107,11 @@ def review(sql: str, question: str, plan=None, schema: dict | None = None, diale
             did, found = _fix_group_entity(tree, facts, _group_entities(question, facts))
             fixed("group_entity", did)
             issues += found
-            did, found = _fix_id_for_name(tree, facts, question)
-            fixed("id_for_name", did)
-            issues += found
+        fixed("group_shown", _fix_group_shown(tree, question))
+        did, found = _fix_id_for_name(tree, facts, question)
+        fixed("id_for_name", did)
+        issues += found
+        if english:
             fixed("last_name", _fix_last_name(tree, facts, question))
             fixed("unused_join", _drop_unused_joins(tree, facts, question))
             fixed("row_id", _fix_row_id(tree, facts, question))

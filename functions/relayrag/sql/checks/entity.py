@@ -166,17 +166,25 @@ def _fix_id_for_name(select, schema: _Schema, question: str) -> tuple[bool, list
     if _ASKS_IDS.search(question):
         return False, []
     sources = _sources(select, schema)
-    if not sources or select.args.get("group") is None:
-        return False, []  # a plain listing ("list all tracks") may show its rows' ids
+    grouped = select.args.get("group") is not None
+    if not sources or (not grouped and (_aggregates(select) or any(p.find(exp.Star) for p in select.expressions))):
+        return False, []
     projs = list(select.expressions)
     resolved = []
     for p in projs:
         b = _bare(p)
         resolved.append(_resolve(b, sources, schema) if isinstance(b, exp.Column) else None)
     shown = {r[:1] + r[2:] for r in (_resolve(c, sources, schema) for p in projs for c in p.find_all(exp.Column)) if r}
+    # a listing that shows some row's name (an invoice line's track) is told apart by it: an id there is not asked
+    # to be joined away; one that shows nothing but ids (`SELECT TrackId ...` for "the songs of ...") is
+    names_shown = any(r is not None and r[2] in schema.name_columns(r[1]) for r in resolved)
+    referenced = set()
+    for key in ("order", "group", "having"):
+        part = select.args.get(key)
+        referenced |= {c.name.lower() for c in (part.find_all(exp.Column) if part is not None else []) if not c.table}
     changed, issues, out, added = False, [], [], []
     for p, r in zip(projs, resolved):
-        if r is None:
+        if r is None or (isinstance(p, exp.Alias) and p.alias.lower() in referenced):
             out.append(p)
             continue
         alias, table, col = r
@@ -191,9 +199,9 @@ def _fix_id_for_name(select, schema: _Schema, question: str) -> tuple[bool, list
             # the referenced row's alias (for a self reference such as ReportsTo: the other alias)
             ent_aliases = [a for a, t in sources.items() if t == ent and a != alias]
         names = schema.name_columns(ent)
-        if not names or len(ent_aliases) != 1:
-            out.append(p)
-            if names and not ent_aliases:
+        if not names or len(ent_aliases) != 1 or (not grouped and all((ent_aliases[0], n) in shown for n in names)):
+            out.append(p)  # (a listing keeps an id next to its own row's name: "list all tracks")
+            if names and not ent_aliases and (grouped or not names_shown):
                 issues.append(Issue("id_for_name", (
                     f"It shows {schema.names[table]}.{schema.cols[table][col]}, an id: show the "
                     f"{schema.names[ent]}'s {' and '.join(schema.cols[ent][n] for n in names)} instead (join "
@@ -215,6 +223,26 @@ def _fix_id_for_name(select, schema: _Schema, question: str) -> tuple[bool, list
             for c in added:
                 group.append("expressions", c.copy())
     return changed, issues
+
+
+_LABEL_WORDS = re.compile(r"\b(each|every|per|by|which|who|whose|for\s+all)\b|ごと|毎|別|各|どの|誰|それぞれ", _I)
+
+
+def _fix_group_shown(select, question: str) -> bool:
+    """A grouped result that shows nothing but aggregates (one count per customer, not which customer) shows
+    its GROUP BY columns first, when the question names the groups ("each / every / per / by / which / who",
+    ごと・別・各・どの・誰). A value asked of all groups together ("the largest number of tracks on any album")
+    names none and is left alone; so is a positional GROUP BY 1."""
+    from sqlglot import exp
+    group = select.args.get("group")
+    if group is None or not group.expressions or not _LABEL_WORDS.search(question):
+        return False
+    if any(_bare(p).find(exp.AggFunc) is None for p in select.expressions):
+        return False
+    if any(not isinstance(g, exp.Column) for g in group.expressions):
+        return False
+    select.set("expressions", [g.copy() for g in group.expressions] + list(select.expressions))
+    return True
 
 
 def _fix_last_name(select, schema: _Schema, question: str) -> bool:

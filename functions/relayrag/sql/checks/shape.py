@@ -127,7 +127,7 @@ def _fix_measure_shown(select, question: str = "") -> bool:
         for cmp in having.find_all(exp.GT, exp.GTE, exp.LT, exp.LTE, exp.EQ):
             for side, other in ((cmp.this, cmp.expression), (cmp.expression, cmp.this)):
                 agg = side.find(exp.AggFunc)
-                if agg is None or other.find(exp.AggFunc) is not None:
+                if agg is None or side.find(exp.Select) is not None:
                     continue
                 if other.find(exp.Select) is not None:
                     wanted.append(side)
