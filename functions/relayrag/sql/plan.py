@@ -3,7 +3,8 @@ question's language.
 
 `plan_question(question)` looks for the wording that marks the hard shapes a small model gets wrong
 (measured failures of Qwen2.5-Coder-1.5B on Chinook, benchmarks/RESULTS.md): grouping ("per", "each",
-"for every", "by", ごと/毎/各/別), top-N ("top 5", "5 most", "the biggest", 最も/上位), ties ("include ties",
+"for every", "by", ごと/毎/各/別), top-N ("top 5", "5 most", "the biggest", 最も/上位; "at least / at most" is a
+bound, not a rank), ties ("include ties",
 "tied", 同率/同点), comparison with an aggregate ("more than the average", "compared with"; 平均より),
 period bucketing ("per year", "monthly", 年ごと/月別), shares ("percentage", "share"; 割合/比率), absence
 ("never", "without"; 一度も…ない), and the columns a question asks to be shown ("show name and company").
@@ -42,7 +43,7 @@ EN = {
                         r"(genre|country|city|artist|album|year|month|quarter|type|category|customer|employee|"
                         r"rep|state|media|playlist|region|product|day|week)s?\b", _I),
     "top_n": re.compile(r"\b(top|first|bottom)\s+" + _N + r"\b|\b" + _N + r"\s+(most|least|biggest|largest|"
-                        r"highest|lowest|best|worst|top)\b|\b(the\s+)?(most|least|fewest|biggest|largest|highest|"
+                        r"highest|lowest|best|worst|top)\b|(?<!\bat\s)\b(the\s+)?(most|least|fewest|biggest|largest|highest|"
                         r"lowest|best[- ]selling|worst[- ]selling|longest|shortest|single\s+biggest|top)\b", _I),
     "ties": re.compile(r"\b(ties?|tied|tying|all\s+tied|everyone\s+tied)\b", _I),
     "compare_aggregate": re.compile(r"\b(than|above|below|over|under)\s+(the\s+)?(average|mean|median|overall)\b|"
@@ -52,7 +53,7 @@ EN = {
     "share": re.compile(r"\b(percent(age)?|share|proportion|ratio|fraction)\b|%", _I),
     "absence": re.compile(r"\b(never|not\s+(yet\s+)?(been\s+)?(sold|bought|purchased|used|ordered)|without\s+any|"
                           r"with\s+no|have\s+no|has\s+no|no\s+\w+\s+at\s+all)\b", _I),
-    "min": re.compile(r"\b(fewest|least|lowest|smallest|minimum|shortest|cheapest)\b", _I),
+    "min": re.compile(r"(?<!\bat\s)\b(fewest|least|lowest|smallest|minimum|shortest|cheapest)\b", _I),
     # "for each employee, who ..." lists rows; grouping needs something to aggregate
     "aggregate": re.compile(r"\b(how\s+many|number\s+of|count|total|sum|average|avg|mean|revenue|sales|spend|"
                             r"spent|units|most|least|fewest|longest|shortest|biggest|highest|lowest|best|worst)\b", _I),

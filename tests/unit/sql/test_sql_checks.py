@@ -460,3 +460,46 @@ def test_a_grouped_result_shows_which_group_each_row_is(wh, schema, question, sq
 def test_a_value_over_all_groups_gets_no_label(schema, question):
     sql = "SELECT COUNT(*) AS n FROM Track GROUP BY AlbumId ORDER BY n DESC LIMIT 1"
     assert "group_shown" not in review(sql, question, None, schema).fixes
+
+
+_REP_BY_CITY = ("SELECT e.City, e.FirstName, e.LastName, SUM(i.Total) AS sales FROM Employee AS e JOIN Customer AS c "
+                "ON c.SupportRepId = e.EmployeeId JOIN Invoice AS i ON i.CustomerId = c.CustomerId "
+                "GROUP BY e.City, e.EmployeeId, e.FirstName, e.LastName")
+_GENRE_BY_COUNTRY = ("SELECT i.BillingCountry, g.Name, COUNT(*) AS n FROM InvoiceLine AS il JOIN Invoice AS i ON "
+                     "i.InvoiceId = il.InvoiceId JOIN Track AS t ON t.TrackId = il.TrackId JOIN Genre AS g ON "
+                     "g.GenreId = t.GenreId GROUP BY i.BillingCountry, g.Name")
+
+
+@pytest.mark.parametrize("question,sql", [
+    ("Who is the best-selling sales rep in each city? Keep ties.", _REP_BY_CITY),
+    ("For every country, which genre sold the most tracks?", _GENRE_BY_COUNTRY),
+    ("Which genre is the most popular per billing country?", _GENRE_BY_COUNTRY + " ORDER BY n DESC LIMIT 1"),
+    ("各都市で一番売上の多い担当者は誰？", _REP_BY_CITY),
+    ("国ごとに最も売れたジャンルは？", _GENRE_BY_COUNTRY),
+    ("国ごとに一番人気のジャンルを出して", _GENRE_BY_COUNTRY + " ORDER BY n DESC LIMIT 1"),
+])
+def test_the_best_row_in_each_group_needs_a_rank_per_group(schema, question, sql):
+    rv = review(sql, question, None, schema)
+    assert "top_per_group" in codes(rv) and "PARTITION BY" in rv.repair_message()
+    ranked = (f"WITH s AS ({sql.split(' ORDER BY')[0]}) SELECT * FROM (SELECT *, RANK() OVER (PARTITION BY "
+              f"{'City' if 'City' in sql else 'BillingCountry'} ORDER BY {'sales' if 'sales' in sql else 'n'} DESC) "
+              "AS rnk FROM s) WHERE rnk = 1")
+    assert "top_per_group" not in codes(review(ranked, question, None, schema))
+
+
+@pytest.mark.parametrize("question,sql", [
+    ("What is the highest invoice total in each country?",
+     "SELECT BillingCountry, MAX(Total) FROM Invoice GROUP BY BillingCountry"),
+    ("Which playlists hold at least one Metallica track, and how many does each hold?",
+     "SELECT p.Name, COUNT(*) FROM Playlist AS p JOIN PlaylistTrack AS pt ON pt.PlaylistId = p.PlaylistId JOIN Track AS t "
+     "ON t.TrackId = pt.TrackId WHERE t.Composer LIKE '%Metallica%' GROUP BY p.PlaylistId, p.Name"),
+    ("Count the tracks per genre and media type, most first.",
+     "SELECT g.Name, m.Name, COUNT(*) AS n FROM Track AS t JOIN Genre AS g ON g.GenreId = t.GenreId JOIN MediaType AS m "
+     "ON m.MediaTypeId = t.MediaTypeId GROUP BY g.Name, m.Name ORDER BY n DESC"),
+    ("国ごとの最高請求額は？", "SELECT BillingCountry, MAX(Total) FROM Invoice GROUP BY BillingCountry"),
+    ("ジャンルとメディアタイプごとの曲数を多い順に出して",
+     "SELECT g.Name, m.Name, COUNT(*) AS n FROM Track AS t JOIN Genre AS g ON g.GenreId = t.GenreId JOIN MediaType AS m "
+     "ON m.MediaTypeId = t.MediaTypeId GROUP BY g.Name, m.Name ORDER BY n DESC"),
+])
+def test_a_value_per_group_or_an_ordering_is_not_a_best_row_per_group(schema, question, sql):
+    assert "top_per_group" not in codes(review(sql, question, None, schema))

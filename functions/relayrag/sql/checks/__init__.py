@@ -57,7 +57,7 @@ from relayrag.sql.checks.entity import (_drop_unused_joins, _fix_group_entity, _
 from relayrag.sql.checks.facts import _TIES, Issue, _Schema
 from relayrag.sql.checks.period import period_issues
 from relayrag.sql.checks.shape import (_fanout, _fix_alias_clash, _fix_avg_of_totals, _fix_measure_shown, _fix_recency,
-                                       _fix_ties, _fix_top_n)
+                                       _fix_ties, _fix_top_n, top_per_group_issues)
 
 __all__ = ["Issue", "Review", "review"]
 
@@ -123,6 +123,7 @@ def review(sql: str, question: str, plan=None, schema: dict | None = None, diale
         shapes = set(getattr(plan, "shapes", []) or [])
         fixed("alias_clash", _fix_alias_clash(tree))
         fixed("measure_shown", _fix_measure_shown(tree, question))
+        per_group = top_per_group_issues(tree, question, facts)  # before ties makes LIMIT 1 a CTE
         if _TIES.search(question) and tree.args.get("limit") is not None:
             tree, did, found = _fix_ties(tree, tree, dialect)
             fixed("ties", did)
@@ -131,6 +132,7 @@ def review(sql: str, question: str, plan=None, schema: dict | None = None, diale
             fixed("avg_of_totals", _fix_avg_of_totals(tree, facts))
         issues += _fanout(tree, facts)
         issues += period_issues(tree, question, shapes, facts)
+        issues += per_group
         out.fixes = fixes
         out.issues = issues
         if fixes:

@@ -262,3 +262,51 @@ def _fix_alias_clash(tree) -> bool:
             changed = True
     return changed
 
+
+
+_ORDER_ONLY = re.compile(r"\b(most|highest|largest|biggest|least|lowest|smallest|fewest|best|longest|shortest)"
+                         r"[- ]first\b|\bin\s+(descending|ascending)\s+order\b|多い順|高い順|大きい順|少ない順|長い順|短い順",
+                         _I)
+_GROUP_PHRASE = re.compile(r"\b(?:in|for|within|of)?\s*(?:each|every|per)\s+([a-z]+(?:\s+[a-z]+)?)|(\S{1,8}?)ごと|各(\S{1,6}?)で",
+                           _I)
+
+
+def top_per_group_issues(tree, question: str, schema: _Schema) -> list[Issue]:
+    """`top_per_group`: the question asks for the best row within each group ("the best-selling employee in
+    each city", "for every country, which genre sold most", 国ごとに最も…, 各年で一番…: the plan's
+    top_per_group shape, read again with ordering phrases such as "most first" / 多い順 taken out), but the
+    query is one flat GROUP BY (no window, no subquery) that either groups by two things (the group and the
+    entity: one row per combination, not the best per group) or cuts the result with LIMIT (the best
+    overall). An issue, not a fix: which column is the group is the model's to say."""
+    from sqlglot import exp
+    from relayrag.sql.plan import plan_question
+    group = tree.args.get("group")
+    if group is None or tree.find(exp.Window) is not None or len(list(tree.find_all(exp.Select))) != 1:
+        return []
+    if "top_per_group" not in plan_question(_ORDER_ONLY.sub(" ", question)).shapes:
+        return []
+    sources = _sources(tree, schema)
+    units = set()
+    for g in group.expressions:
+        r = _resolve(g, sources, schema) if isinstance(g, exp.Column) else None
+        if r is None:
+            units.add(g.sql().lower())
+            continue
+        _, table, col = r
+        target = schema.fk_target(table, col)
+        if schema.is_key(table, col) or col in schema.name_columns(table):
+            units.add(table)
+        elif target is not None and schema.is_key(*target):
+            units.add(target[0])
+        else:
+            units.add(f"{table}.{col}")
+    if len(units) < 2 and tree.args.get("limit") is None:
+        return []
+    m = _GROUP_PHRASE.search(question)
+    within = next((x for x in m.groups() if x), "group") if m else "group"
+    return [Issue("top_per_group", (
+        f"The question asks for the best row within each {within}, but the query "
+        + ("cuts the whole result with LIMIT" if tree.args.get("limit") is not None
+           else "returns one row per combination of its GROUP BY columns")
+        + ": compute the measure per row in a CTE, add RANK() OVER (PARTITION BY the group ORDER BY the measure "
+          "DESC) AS rnk, and keep rnk = 1 (ties stay; no LIMIT)."))]
