@@ -503,3 +503,45 @@ def test_the_best_row_in_each_group_needs_a_rank_per_group(schema, question, sql
 ])
 def test_a_value_per_group_or_an_ordering_is_not_a_best_row_per_group(schema, question, sql):
     assert "top_per_group" not in codes(review(sql, question, None, schema))
+
+
+_BY_MEDIA = ("SELECT m.Name, {agg} AS v FROM InvoiceLine AS il JOIN Track AS t ON t.TrackId = il.TrackId JOIN MediaType "
+             "AS m ON m.MediaTypeId = t.MediaTypeId GROUP BY m.MediaTypeId, m.Name ORDER BY v DESC LIMIT 1")
+_REVENUE, _UNITS, _LINES = "SUM(il.UnitPrice * il.Quantity)", "SUM(il.Quantity)", "COUNT(*)"
+
+
+@pytest.mark.parametrize("question,wrong,right", [
+    ("Which media type sells best by quantity?", _REVENUE, _UNITS),
+    ("Which media type moved the most units sold?", _REVENUE, _LINES),
+    ("What media type has the largest number of invoice lines?", "AVG(il.UnitPrice)", _LINES),
+    ("数量で一番売れているメディアタイプは？", _REVENUE, _UNITS),
+    ("明細の件数が一番多いメディアタイプは？", "SUM(il.UnitPrice)", _LINES),
+    ("Which media type earned the most revenue?", _LINES, _REVENUE),
+    ("How much money did the top media type bring in?", _UNITS, _REVENUE),
+    ("売上が一番多いメディアタイプは？", _LINES, _REVENUE),
+    ("金額で見て一番のメディアタイプはどれ？", _UNITS, _REVENUE),
+])
+def test_the_measure_aggregated_is_the_kind_the_question_names(wh, schema, question, wrong, right):
+    rv = review(_BY_MEDIA.format(agg=wrong), question, None, schema)
+    assert codes(rv) == ["measure_kind"]
+    assert review(_BY_MEDIA.format(agg=right), question, None, schema).issues == []
+    assert rows(wh, _BY_MEDIA.format(agg=right))
+
+
+def test_an_average_count_per_group_is_a_count(schema):
+    for q in ("What is the average number of lines per invoice?", "請求書あたりの明細数の平均は？",
+              "On average, how many lines does an invoice have?"):
+        assert codes(review("SELECT AVG(il.UnitPrice) FROM InvoiceLine AS il", q, None, schema)) == ["measure_kind"]
+        ok = "SELECT AVG(n) FROM (SELECT COUNT(*) AS n FROM InvoiceLine GROUP BY InvoiceId) AS x"
+        assert review(ok, q, None, schema).issues == []
+
+
+@pytest.mark.parametrize("question,sql", [
+    ("How many dollars did each country spend?", "SELECT BillingCountry, SUM(Total) FROM Invoice GROUP BY BillingCountry"),
+    ("How many tracks cost $0.99?", "SELECT COUNT(*) FROM Track WHERE UnitPrice = 0.99"),
+    ("0.99ドルの曲は何曲？", "SELECT COUNT(*) FROM Track WHERE UnitPrice = 0.99"),
+    ("国ごとの売上件数は？", "SELECT BillingCountry, COUNT(*) FROM Invoice GROUP BY BillingCountry"),
+    ("Which tracks are longest?", "SELECT Name, MAX(Milliseconds) FROM Track GROUP BY Name"),
+])
+def test_a_question_naming_both_kinds_or_neither_gets_no_measure_issue(schema, question, sql):
+    assert "measure_kind" not in codes(review(sql, question, None, schema))

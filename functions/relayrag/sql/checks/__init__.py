@@ -57,7 +57,7 @@ from relayrag.sql.checks.entity import (_drop_unused_joins, _fix_group_entity, _
 from relayrag.sql.checks.facts import _TIES, Issue, _Schema
 from relayrag.sql.checks.period import period_issues
 from relayrag.sql.checks.shape import (_fanout, _fix_alias_clash, _fix_avg_of_totals, _fix_measure_shown, _fix_recency,
-                                       _fix_ties, _fix_top_n, top_per_group_issues)
+                                       _fix_ties, _fix_top_n, measure_kind_issues, top_per_group_issues)
 
 __all__ = ["Issue", "Review", "review"]
 
@@ -133,6 +133,7 @@ def review(sql: str, question: str, plan=None, schema: dict | None = None, diale
         issues += _fanout(tree, facts)
         issues += period_issues(tree, question, shapes, facts)
         issues += per_group
+        issues += measure_kind_issues(tree, question, facts)
         out.fixes = fixes
         out.issues = issues
         if fixes:

@@ -310,3 +310,62 @@ def top_per_group_issues(tree, question: str, schema: _Schema) -> list[Issue]:
            else "returns one row per combination of its GROUP BY columns")
         + ": compute the measure per row in a CTE, add RANK() OVER (PARTITION BY the group ORDER BY the measure "
           "DESC) AS rnk, and keep rnk = 1 (ties stay; no LIMIT)."))]
+
+
+_ASKS_COUNT = re.compile(r"\bby\s+(quantity|units|volume|count)\b|\b(number|count)\s+of\b|\bhow\s+many\b|"
+                         r"\bunits\s+sold\b|\bquantit(y|ies)\b|数量|個数|件数|枚数|曲数|本数|回数|販売数|行数|明細数|人数|"
+                         r"何(曲|件|人|枚|本|回|個|つ)|いくつ", _I)
+_ASKS_MONEY = re.compile(r"\b(revenue|spend|spent|spending|amount|earn\w*|income|dollars?|money|turnover|how\s+much)\b|"
+                         r"\$|売上|売り上げ|金額|支出|収益|ドル|円|いくら", _I)
+_MONEY_VALUE = re.compile(r"\$\s?\d[\d.,]*|\d[\d.,]*\s*(dollars?\b|ドル|円)", _I)  # a price in a condition
+_MONEY_COL = re.compile(r"(price|total|amount|revenue|cost|spent|paid|sales)", _I)
+_QUANTITY_COL = re.compile(r"(quantity|qty|units?)$", _I)
+
+
+def _measure_kinds(tree, schema: _Schema) -> set[str]:
+    """What the aggregates of `tree` measure: 'count' (COUNT, or a sum of a quantity column), 'money' (an
+    aggregate over a price / total / amount column, `SUM(UnitPrice * Quantity)` included) or 'other' (an
+    aggregate over anything else, such as a CTE's column: what it holds is not read here)."""
+    from sqlglot import exp
+    cols = {c for t in schema.cols.values() for c in t}
+    kinds = set()
+    for agg in tree.find_all(exp.AggFunc):
+        if isinstance(agg, exp.Count):
+            kinds.add("count")
+            continue
+        names = [c.name.lower() for c in agg.find_all(exp.Column)]
+        if not names or any(n not in cols for n in names):
+            kinds.add("other")
+        elif any(_MONEY_COL.search(n) for n in names):
+            kinds.add("money")
+        elif all(_QUANTITY_COL.search(n) for n in names):
+            kinds.add("count")
+        else:
+            kinds.add("other")
+    return kinds
+
+
+def measure_kind_issues(tree, question: str, schema: _Schema) -> list[Issue]:
+    """`measure_kind`: the question names one kind of measure and the query aggregates only the other. A
+    count: "by quantity / units", "number of", "how many", 数量・件数・枚数・曲数; money: "revenue", "spent",
+    "how much", "$", 売上・金額・いくら (a price in a condition, "$1.99" / 1.99ドル, is a value, not the
+    measure). When the question names both kinds ("how many dollars", 売上件数), or the query
+    aggregates something else too (a CTE's column), nothing is said."""
+    count, money = bool(_ASKS_COUNT.search(question)), bool(_ASKS_MONEY.search(_MONEY_VALUE.sub(" ", question)))
+    if count == money:
+        return []
+    kinds = _measure_kinds(tree, schema)
+    if not kinds or "other" in kinds:
+        return []
+    if count and kinds == {"money"}:
+        return [Issue("measure_kind", (
+            f"The question asks for a count ('{_ASKS_COUNT.search(question).group(0)}'), but the query aggregates "
+            "prices or totals: count the rows (COUNT(*), or COUNT(*) per group inside a CTE and then AVG over it "
+            "for 'the average number of ... per ...') or SUM the quantity column."))]
+    if money and kinds == {"count"}:
+        return [Issue("measure_kind", (
+            f"The question asks for an amount of money ('{_ASKS_MONEY.search(_MONEY_VALUE.sub(' ', question)).group(0)}'), "
+            "but the "
+            "query only counts: SUM the money column (a line's price times its quantity, or the invoice total) "
+            "instead."))]
+    return []
