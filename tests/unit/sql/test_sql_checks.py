@@ -545,3 +545,23 @@ def test_an_average_count_per_group_is_a_count(schema):
 ])
 def test_a_question_naming_both_kinds_or_neither_gets_no_measure_issue(schema, question, sql):
     assert "measure_kind" not in codes(review(sql, question, None, schema))
+
+
+def test_no_rule_fires_on_a_gold_query(wh, schema):
+    # false positives: every gold query of both dev sets, reviewed as if a model wrote it, keeps its result and
+    # gets no issue (an issue would send a right answer to a repair round and rank it below a clean candidate)
+    import json
+    from relayrag.evaluation.sql import execution_match
+    from relayrag.sql.plan import plan_question
+    from tests.unit.sql.conftest import REPO
+    flagged = []
+    for path in (REPO / "tests/fixtures/text2sql/dev.jsonl", REPO / "benchmarks/golden/chinook-blind/dev.jsonl"):
+        for g in (json.loads(x) for x in path.read_text().splitlines() if x.strip()):
+            rv = review(g["gold_sql"], g["question"], plan_question(g["question"]), schema)
+            if rv.issues:
+                flagged.append((g["id"], codes(rv)))
+            if rv.fixes and wh.query(g["gold_sql"]).ok:
+                res = wh.query(rv.sql)
+                if not (res.ok and execution_match(g["gold_result"], res.rows, order_matters=bool(g.get("order_matters")))):
+                    flagged.append((g["id"], rv.fixes))
+    assert flagged == []
