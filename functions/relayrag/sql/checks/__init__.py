@@ -33,7 +33,8 @@ writes `GROUP BY artist` for it and DuckDB binds that to the table and refuses t
 - `unused_join` (English): an inner join of a table no column uses outside its own ON clause is dropped
   when the question neither names the table nor asks about a relation (bought, with, without, any, never
   ...): it only removes rows (artists without albums); and always when it joins a table to itself on the
-  same non-key column (`Customer b ON a.City = b.City`), which only repeats rows.
+  same non-key column (`Customer b ON a.City = b.City`), which only repeats rows. A join that `COUNT(*)` or
+  `*` counts (in the SELECT, HAVING or ORDER BY) is used.
 - `row_id` (English): a plain listing of a table the question names and whose rows have no name column
   (invoices) shows each row's key first.
 - `recency` (English): "most recent / latest / newest" ("oldest / earliest") orders by time: an ORDER BY on

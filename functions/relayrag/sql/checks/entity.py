@@ -18,8 +18,10 @@ def _drop_unused_joins(select, schema: _Schema, question: str) -> bool:
     names that table nor asks about a relation (bought, with, without, any, never ...): such a join only
     removes rows (artists without albums) or repeats them."""
     from sqlglot import exp
-    if any(isinstance(p, exp.Star) or p.find(exp.Star) is not None for p in select.expressions):
-        return False
+    stars = [p for key in ("expressions", "having", "order") for p in (
+        select.args.get(key) if isinstance(select.args.get(key), list) else [select.args.get(key)]) if p is not None]
+    if any(isinstance(p, exp.Star) or p.find(exp.Star) is not None for p in stars):
+        return False  # SELECT * or COUNT(*) (also in HAVING / ORDER BY) uses every joined row
     sources = _sources(select, schema)
     changed = False
     for join in list(select.args.get("joins") or []):
