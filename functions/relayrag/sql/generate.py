@@ -4,7 +4,9 @@ candidates agree on (self-consistency over execution results). Used by the sql s
 (relayrag.stages.sql) and `relayrag eval sql` (relayrag.evaluation.sql).
 
 One candidate = one LLM call with a prompt variant (`VARIANTS`: with or without the no-LLM plan's SQL
-shape hints, a CTE-first instruction, sampling temperature), then `requalify` (a column written with a
+shape hints, a CTE-first instruction, sampling temperature), its reply read by `parse_sql_reply` (JSON;
+a malformed or truncated reply keeps its "sql" string, one without any SQL is asked again once), then
+`requalify` (a column written with a
 table that lacks it, `T1.Quantity` where T1 is Track, is moved to the one table in that query's FROM that
 has it — no LLM), then the review against the question and its plan (relayrag.sql.checks, no LLM: safe
 rewrites such as "top 5" → ORDER BY … LIMIT 5, ties kept, a grouped entity shown by its name, and issues
@@ -34,7 +36,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from relayrag.backends.llm import LLMError, complete_json
+from relayrag.backends.llm import LLMError
 
 MAX_ROWS = 1000          # rows a query may return (the guard's LIMIT)
 TIMEOUT_S = 10.0
@@ -69,12 +71,90 @@ Schema (JSON):
 """
 
 
-def _generate(llm, messages: list[dict], temperature: float = 0.0) -> dict:
-    out = complete_json(llm, messages, SQL_SCHEMA, temperature=temperature, max_tokens=800)
+class UnreadableReply(LLMError):
+    """The model's reply holds no "sql" string, even read tolerantly (parse_sql_reply)."""
+
+
+_SQL_FIELD = re.compile(r'"sql"\s*:\s*"')
+_RAW_SQL = re.compile(r"(WITH\s+(RECURSIVE\s+)?\w+\s+AS\s*\(|SELECT\s)[\s\S]*", re.IGNORECASE)
+REASK = ('Your reply was not the JSON asked for. Reply with only the JSON object {"sql": "...", "tables": [...], '
+         '"assumptions": [...]}.')
+
+
+def _string_at(text: str, start: int) -> str:
+    """The JSON string value whose body starts at `text[start]`, its escapes read; cut at its closing quote,
+    or at the end of `text` when the reply was truncated inside it."""
+    i, out = start, []
+    while i < len(text):
+        ch = text[i]
+        if ch == '"':
+            break
+        if ch == "\\" and i + 1 < len(text):
+            if text[i + 1] == "u" and i + 6 <= len(text):
+                try:
+                    out.append(chr(int(text[i + 2:i + 6], 16)))
+                    i += 6
+                    continue
+                except ValueError:
+                    pass
+            out.append({"n": "\n", "t": "\t", "r": "\r"}.get(text[i + 1], text[i + 1]))
+            i += 2
+            continue
+        out.append(ch)
+        i += 1
+    return "".join(out)
+
+
+def parse_sql_reply(text: str) -> dict:
+    """The model's reply as {"sql": str, "tables": [str], "assumptions": [str], "recovered": bool}.
+
+    JSON first (inside a ```json fence or with text around the object too). A reply that is not valid JSON
+    (cut off at max_tokens, an unescaped quote, prose around it) still yields its "sql" string, its escapes
+    read and cut at its closing quote or at the end of the reply, with `recovered` True; a reply that is
+    bare SQL (it starts with SELECT or WITH name AS, fenced or not) yields that SQL. A recovered query that is cut off
+    does not parse, so the guard refuses it and the repair round sees the error. Raises UnreadableReply when
+    no SQL is found."""
+    t = (text or "").strip()
+    if t.startswith("```"):
+        t = t.strip("`").strip()
+        t = t.split("\n", 1)[1] if t.split("\n", 1)[0].strip().isalpha() and "\n" in t else t
+    out = None
+    for cand in (t, t[t.find("{"):t.rfind("}") + 1] if "{" in t else ""):
+        try:
+            value = json.loads(cand) if cand else None
+        except ValueError:
+            continue
+        if isinstance(value, dict):
+            out = value
+            break
+    recovered = out is None
+    if out is None:
+        m = _SQL_FIELD.search(t)
+        if m is not None:
+            out = {"sql": _string_at(t, m.end())}
+        elif _RAW_SQL.match(t):
+            out = {"sql": t.rstrip("`;").strip()}
+        else:
+            raise UnreadableReply(f"LLM reply is not JSON: {t[:200]}")
     sql = out.get("sql")
     return {"sql": sql if isinstance(sql, str) else "",
-            "tables": [t for t in out.get("tables") or [] if isinstance(t, str)],
-            "assumptions": [a for a in out.get("assumptions") or [] if isinstance(a, str)]}
+            "tables": [x for x in out.get("tables") or [] if isinstance(x, str)],
+            "assumptions": [a for a in out.get("assumptions") or [] if isinstance(a, str)],
+            "recovered": recovered}
+
+
+def _generate(llm, messages: list[dict], temperature: float = 0.0) -> dict:
+    """One generation: the reply read by parse_sql_reply; a reply with no SQL in it is asked again once
+    (the reply and REASK appended to the conversation). Raises LLMError (UnreadableReply on a second
+    unreadable reply)."""
+    text = llm.complete(messages, json_schema=SQL_SCHEMA, temperature=temperature, max_tokens=800)
+    try:
+        return parse_sql_reply(text)
+    except UnreadableReply:
+        again = messages + [{"role": "assistant", "content": (text or "")[:2000]}, {"role": "user", "content": REASK}]
+        out = parse_sql_reply(llm.complete(again, json_schema=SQL_SCHEMA, temperature=temperature, max_tokens=800))
+        out["reasked"] = True
+        return out
 
 
 def _columns_hint(schema: dict, sql: str) -> str:
@@ -225,7 +305,9 @@ def _run_candidate(llm, wh, messages: list[dict], variant: Variant, schema: dict
         issues = [i.code for i in rv.issues] if rv is not None else []
         attempts.append({"variant": variant.name, "repair": round_ == 1, "sql": res.sql or sql,
                          "requalified": sql != gen["sql"], "error": res.error, "refused": res.refused,
-                         "assumptions": gen["assumptions"], "fixes": fixes, "issues": issues})
+                         "assumptions": gen["assumptions"], "fixes": fixes, "issues": issues,
+                         **({"reply": "reasked" if gen.get("reasked") else "recovered"}
+                            if gen.get("reasked") or gen.get("recovered") else {})})
         if res.ok:
             if best is None or len(issues) < best[0]:
                 best = (len(issues), res, len(attempts) - 1)
@@ -240,7 +322,8 @@ def _run_candidate(llm, wh, messages: list[dict], variant: Variant, schema: dict
             feedback = (f"That query failed: {res.error}\n{_columns_hint(schema, sql)}"
                         "Return the corrected JSON (one read-only SELECT over the schema's tables).")
         messages = messages + [
-            {"role": "assistant", "content": json.dumps(gen, ensure_ascii=False)},
+            {"role": "assistant", "content": json.dumps({k: gen[k] for k in ("sql", "tables", "assumptions")},
+                                                        ensure_ascii=False)},
             {"role": "user", "content": feedback}]
     if best is not None:
         attempts[best[2]]["kept"] = True

@@ -3,10 +3,11 @@ question's language.
 
 `plan_question(question)` looks for the wording that marks the hard shapes a small model gets wrong
 (measured failures of Qwen2.5-Coder-1.5B on Chinook, benchmarks/RESULTS.md): grouping ("per", "each",
-"for every", "by", ごと/毎/各/別), top-N ("top 5", "5 most", "the biggest", 最も/上位), ties ("include ties",
-"tied", 同率/同点), comparison with an aggregate ("more than the average", "compared with"; 平均より),
-period bucketing ("per year", "monthly", 年ごと/月別), shares ("percentage", "share"; 割合/比率), absence
-("never", "without"; 一度も…ない), and the columns a question asks to be shown ("show name and company").
+"for every", "by", ごと/毎/各/別), top-N ("top 5", "5 most", "the biggest", 最も/上位; "at least / at most"
+is a bound, not a rank), ties ("include ties", "tied", 同率/同点), comparison with an aggregate ("more than
+the average", "compared with"; 平均より), period bucketing ("per year", "monthly", "quarterly", "weekly";
+年ごと/月別/四半期ごと/週ごと), shares ("percentage", "share"; 割合/比率), absence ("never", "without";
+一度も…ない), and the columns a question asks to be shown ("show name and company").
 It is a handful of regular expressions over the question, in English and Japanese, not a per-question
 rule: each pattern maps to a generic SQL shape (GROUP BY, ORDER BY … LIMIT N, RANK() in a CTE, a CTE with
 the aggregate, FORMAT_TIMESTAMP buckets, SUM(CASE …) / SUM(…), NOT EXISTS).
@@ -42,17 +43,18 @@ EN = {
                         r"(genre|country|city|artist|album|year|month|quarter|type|category|customer|employee|"
                         r"rep|state|media|playlist|region|product|day|week)s?\b", _I),
     "top_n": re.compile(r"\b(top|first|bottom)\s+" + _N + r"\b|\b" + _N + r"\s+(most|least|biggest|largest|"
-                        r"highest|lowest|best|worst|top)\b|\b(the\s+)?(most|least|fewest|biggest|largest|highest|"
+                        r"highest|lowest|best|worst|top)\b|(?<!\bat\s)\b(the\s+)?(most|least|fewest|biggest|largest|highest|"
                         r"lowest|best[- ]selling|worst[- ]selling|longest|shortest|single\s+biggest|top)\b", _I),
     "ties": re.compile(r"\b(ties?|tied|tying|all\s+tied|everyone\s+tied)\b", _I),
     "compare_aggregate": re.compile(r"\b(than|above|below|over|under)\s+(the\s+)?(average|mean|median|overall)\b|"
                                     r"\bcompared\s+(with|to)\b|\bversus\b|\bvs\.?\s", _I),
     "period": re.compile(r"\b(per|each|every|by)\s+(year|month|quarter|week|day)\b|\b(yearly|monthly|quarterly|"
-                         r"annual(ly)?|year[- ]over[- ]year|month[- ]by[- ]month|over\s+the\s+years)\b", _I),
+                         r"weekly|daily|annual(ly)?|(year|quarter|month|week)[- ](over|by)[- ](year|quarter|month|week)|"
+                         r"over\s+the\s+years)\b", _I),
     "share": re.compile(r"\b(percent(age)?|share|proportion|ratio|fraction)\b|%", _I),
     "absence": re.compile(r"\b(never|not\s+(yet\s+)?(been\s+)?(sold|bought|purchased|used|ordered)|without\s+any|"
                           r"with\s+no|have\s+no|has\s+no|no\s+\w+\s+at\s+all)\b", _I),
-    "min": re.compile(r"\b(fewest|least|lowest|smallest|minimum|shortest|cheapest)\b", _I),
+    "min": re.compile(r"(?<!\bat\s)\b(fewest|least|lowest|smallest|minimum|shortest|cheapest)\b", _I),
     # "for each employee, who ..." lists rows; grouping needs something to aggregate
     "aggregate": re.compile(r"\b(how\s+many|number\s+of|count|total|sum|average|avg|mean|revenue|sales|spend|"
                             r"spent|units|most|least|fewest|longest|shortest|biggest|highest|lowest|best|worst)\b", _I),
@@ -62,7 +64,7 @@ JA = {
     "top_n": re.compile(r"最も|一番|いちばん|上位|トップ|最大|最高|最多|最長|最小|最少|最短|最低"),
     "ties": re.compile(r"同率|同点|同順位|同数|タイ"),
     "compare_aggregate": re.compile(r"平均(より|以上|以下|を上回|を下回)|と比べ|比較"),
-    "period": re.compile(r"各(年|月|四半期)|毎(年|月)|(年|月|四半期|年度)(ごと|別)"),
+    "period": re.compile(r"各(年|月|四半期|週)|毎(年|月|週)|(年|月|四半期|年度|週)(ごと|別|毎|次)|(?<!曜)日(ごと|別)"),
     "share": re.compile(r"割合|比率|パーセント|％|%|シェア"),
     "absence": re.compile(r"一度も|ない(曲|顧客|トラック|もの)|されていない|ありません"),
     "min": re.compile(r"最も少な|一番少な|最小|最少|最短|最低"),
@@ -89,8 +91,9 @@ HINTS = {
         "compare_aggregate": "Compute the value to compare with first (e.g. the average of per-entity totals "
                              "in a CTE: WITH t AS (SELECT id, SUM(x) AS total ... GROUP BY id)), then compare "
                              "each entity's total with (SELECT AVG(total) FROM t).",
-        "period": "Bucket dates as text: FORMAT_TIMESTAMP('%Y', date_col) AS year ('%Y-%m' for months); GROUP "
-                  "BY and ORDER BY that bucket.",
+        "period": "Bucket dates at the period asked: FORMAT_TIMESTAMP('%Y', date_col) AS year ('%Y-%m' for "
+                  "months), EXTRACT(QUARTER FROM date_col) next to the year for quarters, DATE_TRUNC(DATE(date_col), "
+                  "WEEK(MONDAY)) for weeks, DATE(date_col) for days; GROUP BY and ORDER BY that bucket.",
         "share": "A percentage is 100.0 * part / whole in one query, e.g. ROUND(100.0 * SUM(CASE WHEN cond THEN "
                  "x ELSE 0 END) / SUM(x), 2).",
         "absence": "Rows with no match in another table: WHERE NOT EXISTS (SELECT 1 FROM other WHERE "
@@ -110,8 +113,9 @@ HINTS = {
                     "LIMIT 1 は使わない。",
         "compare_aggregate": "比較の基準値を先に計算する（例: CTE でエンティティごとの合計を出し、その AVG と"
                              "比較する）。",
-        "period": "日付は文字列で区切る: FORMAT_TIMESTAMP('%Y', 日付列) AS year（月は '%Y-%m'）で GROUP BY と "
-                  "ORDER BY をする。",
+        "period": "日付は求められた期間で区切る: 年は FORMAT_TIMESTAMP('%Y', 日付列) AS year、月は '%Y-%m'、"
+                  "四半期は年と EXTRACT(QUARTER FROM 日付列)、週は DATE_TRUNC(DATE(日付列), WEEK(MONDAY))、日は "
+                  "DATE(日付列)。その区切りで GROUP BY と ORDER BY をする。",
         "share": "割合は 1つのクエリで 100.0 * 部分 / 全体、例: ROUND(100.0 * SUM(CASE WHEN 条件 THEN x ELSE 0 "
                  "END) / SUM(x), 2)。",
         "absence": "他のテーブルに対応する行がないもの: WHERE NOT EXISTS (SELECT 1 FROM 他 WHERE 他.キー = "

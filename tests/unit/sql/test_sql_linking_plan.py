@@ -87,6 +87,15 @@ def test_the_linked_subset_replaces_the_schema_in_the_prompt(wh, cfg):
     ("年ごとの売上を出して。", ["period"]),
     ("国ごとに最も売れたジャンルは？同率の場合はすべて。", ["top_per_group"]),
     ("売上の割合は？", ["share"]),
+    # a period adjective or phrase at any granularity; a weekday and "at least" are not a period or a rank
+    ("Weekly invoice counts for January, please.", ["period"]),
+    ("How did sales move quarter over quarter?", ["period"]),
+    ("What are the daily sales totals in May?", ["period"]),
+    ("四半期ごとの売上は？", ["period"]),
+    ("週ごとの請求書の件数を出して", ["period"]),
+    ("日別の売上合計を出して", ["period"]),
+    ("曜日別の請求書の件数を出して", ["group"]),
+    ("Which playlists hold at least one jazz track, and how many does each hold?", ["group"]),
 ])
 def test_plan_detects_sql_shapes(question, shapes):
     assert plan_question(question).shapes == shapes
