@@ -398,6 +398,35 @@ def list_datasets() -> list[dict]:
     return sorted(out.values(), key=lambda d: d["id"])
 
 
+def dataset_fits(kind: str, collection: dict) -> bool:
+    """Whether a stored set of `kind` can run on `collection` (a list_collections entry): a SQL set needs its
+    warehouse, an answer-quality set its documents; a BEIR set ingests its own corpus into any collection."""
+    if kind == "sql":
+        return bool(collection.get("warehouse"))
+    if kind == "answers":
+        return bool(collection.get("current_version"))
+    return True
+
+
+def eval_choice(datasets: list[dict], collections: list[dict], dataset_id: str | None = None,
+                collection: str | None = None) -> tuple[str | None, str | None]:
+    """(dataset id, collection name) the Evaluation page selects: the ones asked for (the page's query string,
+    so a reload keeps the user's choice) when they exist, else the first collection and, for it, the first set
+    that fits it (`dataset_fits`; an answers or SQL set before a BEIR one, which would ingest its corpus into
+    the collection), else the first set. None where there is none."""
+    by_name = {c["name"]: c for c in collections}
+    col = collection if collection in by_name else (collections[0]["name"] if collections else None)
+    ids = {d["id"] for d in datasets}
+    if dataset_id in ids:
+        return dataset_id, col
+    if col is None:
+        return (datasets[0]["id"] if datasets else None), None
+    fitting = [d for d in datasets if dataset_fits(d["kind"], by_name[col])]
+    fitting.sort(key=lambda d: d["kind"] == "beir")  # stable: keeps the id order within each group
+    pick = fitting[0] if fitting else (datasets[0] if datasets else None)
+    return (pick["id"] if pick else None), col
+
+
 def dataset(dataset_id: str) -> dict:
     for d in list_datasets():
         if d["id"] == dataset_id:
