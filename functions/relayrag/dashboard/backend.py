@@ -61,12 +61,15 @@ def list_collections() -> list[dict]:
 
 
 def collection_detail(name: str) -> dict:
-    """{collection, exists, files, dead_letters, source_dir}. A valid name that has no index yet gives an
-    empty collection (`exists` False): its page is where the first upload creates it."""
+    """{collection, exists, warehouse, files, dead_letters, source_dir}. A valid name that has no index yet gives
+    an empty collection (`exists` False): its page is where the first upload creates it. `warehouse`: its SQL
+    warehouse ({tables (names), engine, config}: relayrag warehouse load) or None."""
     check_collection(name)
     c = ctx()
     meta = c.docstore.get_collection(name)
+    wh = next((x.to_dict().get("warehouse") for x in service().list_collections() if x.name == name), None)
     return {"collection": meta or {"name": name, "current_version": None, "stats": {}}, "exists": meta is not None,
+            "warehouse": wh,
             "versions": collection_versions(name),
             "files": service().list_documents(name) if (meta or {}).get("current_version") else [],
             "dead_letters": c.docstore.list_dead_letters(name),
