@@ -189,6 +189,33 @@ def list_verdicts(docstore, collections: Collection[str], *, identity: str, admi
     return out[:max(0, int(limit))]
 
 
+SOURCES = {  # identity prefix -> where such verdicts are given (what the Feedback page says about hidden ones)
+    "local": "the command line or a terminal chat (relayrag feedback, /good, /bad; MCP over stdio)",
+    "chat": "relayrag chat-serve clients (POST /feedback with a /chat token)",
+    "mcp": "MCP clients with a token",
+    "dashboard": "other dashboard tokens",
+}
+
+
+def hidden_verdicts(docstore, collections: Collection[str], *, identity: str, verdict: str | None = None,
+                    reason: str | None = None, arm: str | None = None, route: str | None = None) -> list[dict]:
+    """What `identity` (not an admin) does not see: the other identities' verdicts over `collections` that pass the
+    same filters, counted per source (the identity's prefix, SOURCES): [{source, label, n, down}], most first.
+    Counts only: no other identity's verdict, question or identity is revealed."""
+    counts: dict[str, list[int]] = {}
+    for c in collections:
+        for e in docstore.list_feedback(c, limit=1_000_000):
+            if e.get("identity") == identity or (verdict and e.get("verdict") != verdict) \
+                    or (reason and e.get("reason") != reason) or (arm and e.get("arm") != arm) \
+                    or (route and e.get("route") != route):
+                continue
+            got = counts.setdefault(str(e.get("identity") or "").partition(":")[0] or "other", [0, 0])
+            got[0] += 1
+            got[1] += e.get("verdict") == "down"
+    rows = [{"source": k, "label": SOURCES.get(k, f"{k} clients"), "n": n, "down": d} for k, (n, d) in counts.items()]
+    return sorted(rows, key=lambda r: (-r["n"], r["source"]))
+
+
 def down_share(entries: list[dict], by: str) -> list[dict]:
     """Share of 👎 per value of `by` (collection, route or arm): [{by, n, down, share}], most 👎 first."""
     counts: dict[str, list[int]] = {}
@@ -253,6 +280,14 @@ def recent(service, identity: str, *, admin: bool = False, collection: str | Non
             raise NotFoundError(f"no collection {collection!r}")
         names = [collection]
     return list_verdicts(service.ctx.docstore, names, identity=identity, admin=admin, **filters)
+
+
+def hidden(service, identity: str, *, collection: str | None = None, **filters: Any) -> list[dict]:
+    """`hidden_verdicts` through a Service: one collection or all it lists."""
+    names = service.collection_names()
+    if collection:
+        names = [collection] if collection in names else []
+    return hidden_verdicts(service.ctx.docstore, names, identity=identity, **filters)
 
 
 # -- verdicts become test cases ------------------------------------------------------------------------------------

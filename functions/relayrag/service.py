@@ -84,8 +84,10 @@ class Service:
 
     def list_documents(self, collection: str) -> list[dict]:
         """The documents of a collection with their metadata and validity: one dict per ingested file (its
-        ingestion record: path, name, n_chunks, kind, ingested_at, ... plus metadata (None: none), title,
-        validity (current | expiring |
+        ingestion record: path, name, n_chunks, kind, ingested_at, ... plus metadata (None: none), title (the
+        metadata's title, else the one stored at ingest, which every citation of the document shows too: HTML
+        <title>, PDF metadata title unless junk, else its first heading; Markdown first H1; else the file name
+        without its suffix), validity (current | expiring |
         expired | not yet valid | unknown; None without metadata), needs_review, state (validity, or "needs
         review" when marked)), sorted by name. Raises NotFoundError for an unknown collection."""
         from relayrag.metadata import DEFAULT_EXPIRING_DAYS, validity_state
@@ -94,15 +96,33 @@ class Service:
         schema = self.collection_schema(collection)
         expiring = schema.expiring_days if schema is not None else DEFAULT_EXPIRING_DAYS
         out = []
-        for r in ctx.docstore.list_files(collection):
+        records = ctx.docstore.list_files(collection)
+        older = self._chunk_titles(collection) if any(
+            "title" not in r and r.get("kind") != "beir" for r in records) else {}
+        for r in records:
             meta = r.get("metadata")
             validity = validity_state(meta, expiring) if meta is not None else None
             review = bool((meta or {}).get("needs_review"))
-            out.append({**r, "name": r.get("name") or Path(r["path"]).name, "metadata": meta,
-                        "title": (meta or {}).get("title") or r.get("name") or Path(r["path"]).name,
+            name = r.get("name") or Path(r["path"]).name
+            title = (meta or {}).get("title") or r.get("title") or older.get(r["path"]) or (
+                name if r.get("kind") == "beir" else Path(name).stem)
+            out.append({**r, "name": name, "metadata": meta, "title": title,
                         "validity": validity, "needs_review": review,
                         "state": "needs review" if review else validity})
         return sorted(out, key=lambda d: (d["name"], d["path"]))
+
+    def _chunk_titles(self, collection: str) -> dict[str, str]:
+        """{record path: title its chunks carry} from the current snapshot, for documents ingested before file
+        records stored their title ({} when the collection has no readable index)."""
+        try:
+            snap = self.ctx.snapshot(collection)
+        except RelayragError:  # no index yet, or one this process cannot read: the caller falls back to the name
+            return {}
+        titles: dict[str, str] = {}
+        for c in snap.chunks:
+            if c.get("title") and c.get("source") not in titles:
+                titles[c["source"]] = c["title"]
+        return titles
 
     def collection_schema(self, collection: str):
         """The collection's metadata schema (relayrag.metadata.CollectionSchema) or None when it has none.

@@ -47,3 +47,26 @@ def test_verdicts_from_the_answer_and_the_run_page_show_on_the_feedback_page(log
     wait(d, 30).until(lambda x: "verdict=up" in x.current_url)
     assert "no verdicts yet" in d.find_element(By.ID, "verdicts").text  # the 👍 was replaced, not kept
     d.save_screenshot(str(tmp_path / "feedback-page.png"))
+
+
+def test_verdicts_given_on_the_command_line_are_counted_not_hidden_silently(logged_in, server, tmp_path):
+    """Issue 28: after `relayrag feedback RUN up` the token's Feedback page said only "no verdicts (yours only)".
+    It now says how many verdicts from elsewhere it does not show, from where, and why."""
+    import json
+    import subprocess
+
+    from tests.browser.conftest import RELAYRAG
+    By = _by()
+    env = server["env"]
+    asked = subprocess.run([str(RELAYRAG), "ask", "How many eggs does the queen lay per day?", "-c", "notes", "--json"],
+                           env=env, check=True, capture_output=True, text=True, timeout=300)
+    run_id = json.loads(asked.stdout)["run_id"]
+    subprocess.run([str(RELAYRAG), "feedback", run_id, "up"], env=env, check=True, capture_output=True, timeout=120)
+    d = logged_in
+    d.get(f"{server['url']}/feedback")
+    box = d.find_element(By.ID, "hidden-verdicts").text
+    d.save_screenshot(str(tmp_path / "feedback-hidden.png"))
+    assert "not shown" in box and "1 from the command line or a terminal chat" in box, box
+    assert "RELAYRAG_ADMIN_TOKENS" in box
+    assert run_id not in d.find_element(By.ID, "verdicts").get_attribute("innerHTML")  # counted, not listed
+    assert "thumbs-down" in d.find_element(By.XPATH, "//h2[contains(., 'Share of')]").text

@@ -61,12 +61,15 @@ def list_collections() -> list[dict]:
 
 
 def collection_detail(name: str) -> dict:
-    """{collection, exists, files, dead_letters, source_dir}. A valid name that has no index yet gives an
-    empty collection (`exists` False): its page is where the first upload creates it."""
+    """{collection, exists, warehouse, files, dead_letters, source_dir}. A valid name that has no index yet gives
+    an empty collection (`exists` False): its page is where the first upload creates it. `warehouse`: its SQL
+    warehouse ({tables (names), engine, config}: relayrag warehouse load) or None."""
     check_collection(name)
     c = ctx()
     meta = c.docstore.get_collection(name)
+    wh = next((x.to_dict().get("warehouse") for x in service().list_collections() if x.name == name), None)
     return {"collection": meta or {"name": name, "current_version": None, "stats": {}}, "exists": meta is not None,
+            "warehouse": wh,
             "versions": collection_versions(name),
             "files": service().list_documents(name) if (meta or {}).get("current_version") else [],
             "dead_letters": c.docstore.list_dead_letters(name),
@@ -396,6 +399,35 @@ def list_datasets() -> list[dict]:
             elif isinstance(first, dict) and "question" in first and ("answers" in first or "unanswerable" in first):
                 out.setdefault(f.stem, {"id": f.stem, "kind": "answers", "path": str(f)})
     return sorted(out.values(), key=lambda d: d["id"])
+
+
+def dataset_fits(kind: str, collection: dict) -> bool:
+    """Whether a stored set of `kind` can run on `collection` (a list_collections entry): a SQL set needs its
+    warehouse, an answer-quality set its documents; a BEIR set ingests its own corpus into any collection."""
+    if kind == "sql":
+        return bool(collection.get("warehouse"))
+    if kind == "answers":
+        return bool(collection.get("current_version"))
+    return True
+
+
+def eval_choice(datasets: list[dict], collections: list[dict], dataset_id: str | None = None,
+                collection: str | None = None) -> tuple[str | None, str | None]:
+    """(dataset id, collection name) the Evaluation page selects: the ones asked for (the page's query string,
+    so a reload keeps the user's choice) when they exist, else the first collection and, for it, the first set
+    that fits it (`dataset_fits`; an answers or SQL set before a BEIR one, which would ingest its corpus into
+    the collection), else the first set. None where there is none."""
+    by_name = {c["name"]: c for c in collections}
+    col = collection if collection in by_name else (collections[0]["name"] if collections else None)
+    ids = {d["id"] for d in datasets}
+    if dataset_id in ids:
+        return dataset_id, col
+    if col is None:
+        return (datasets[0]["id"] if datasets else None), None
+    fitting = [d for d in datasets if dataset_fits(d["kind"], by_name[col])]
+    fitting.sort(key=lambda d: d["kind"] == "beir")  # stable: keeps the id order within each group
+    pick = fitting[0] if fitting else (datasets[0] if datasets else None)
+    return (pick["id"] if pick else None), col
 
 
 def dataset(dataset_id: str) -> dict:

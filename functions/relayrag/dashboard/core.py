@@ -14,6 +14,7 @@ from typing import Any
 from urllib.parse import quote, urlparse
 
 from jinja2 import Environment, FileSystemLoader
+from markupsafe import Markup, escape
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, PlainTextResponse, Response
@@ -69,11 +70,42 @@ def answer_parts(answer: str) -> list[tuple[str, Any]]:
     return parts
 
 
-def _fmt_time(ts: Any) -> str:
+def _fmt_time(ts: Any) -> Markup:
+    """Epoch seconds as local "YYYY-MM-DD HH:MM:SS" in a <span class="ts"> (which never wraps inside itself:
+    a narrow column once showed "2026-12-/03/06:44:35"); "—" for a missing or non-numeric value."""
     try:
-        return time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(float(ts)))
-    except (TypeError, ValueError):
-        return "—"
+        text = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(float(ts)))
+    except (TypeError, ValueError, OverflowError, OSError):
+        text = "—"
+    return Markup('<span class="ts">{}</span>').format(text)
+
+
+def clip(text: Any, limit: int = 160) -> str:
+    """`text` with its whitespace runs collapsed, cut to at most `limit` characters at a word boundary where one
+    is near, with "…" when cut: a list row shows a question's start, its run page (and the title attribute) all
+    of it. "" for None."""
+    s = " ".join(str(text or "").split())
+    if len(s) <= limit:
+        return s
+    cut = s[:limit - 1]
+    space = cut.rfind(" ")
+    if space >= limit * 0.6:
+        cut = cut[:space]
+    return cut.rstrip(" ,;:") + "…"
+
+
+def path_breaks(path: Any, name: Any = None, limit: int = 48) -> Markup:
+    """A document's source path (escaped) for a table cell beside its name: the folder when the path ends with
+    `name` (the name column shows the rest), its middle replaced by "…" past `limit` characters (the cell's title
+    attribute carries the whole path), with a line-break opportunity (<wbr>) after each "/" or "\\", so a narrow
+    column wraps it at its separators instead of a few characters per line."""
+    s = str(path or "")
+    if name and s.endswith(str(name)) and len(s) > len(str(name)) and s[-len(str(name)) - 1] in "/\\":
+        s = s[:-len(str(name))]
+    if len(s) > limit:
+        head = max(8, limit // 3)
+        s = s[:head] + "…" + s[-(limit - head - 1):]
+    return Markup("<wbr>").join(escape(part) for part in re.split(r"(?<=[/\\…])", s) if part)
 
 
 def _fmt_num(v: Any, digits: int = 3, scale: float = 1.0, suffix: str = "") -> str:
@@ -129,6 +161,8 @@ def make_env() -> Environment:
                       trim_blocks=True, lstrip_blocks=True)
     env.filters["time"] = _fmt_time
     env.filters["num"] = _fmt_num
+    env.filters["clip"] = clip
+    env.filters["path_breaks"] = path_breaks
     env.filters["tojson_attr"] = lambda v: json.dumps(v, ensure_ascii=False)
     env.filters["urlq"] = lambda v: quote(str(v), safe="")
     env.globals["answer_parts"] = answer_parts

@@ -6,7 +6,9 @@ Routes (all behind the dashboard's auth; POSTs CSRF-checked like every mutation)
   the stored verdict as JSON (Accept: application/json). Bad input or an unknown run is said in the fragment.
 - `POST /api/runs/{run_id}/feedback`: a JSON body of the same fields → the stored verdict; 400 / 404 / 401.
 - `GET /feedback`: recent verdicts with filters (collection, verdict, reason, arm, route) and the share of 👎 per
-  collection, route, arm and day; `GET /api/feedback`: the same as JSON.
+  collection, route, arm and day; for a caller who is not an admin, how many verdicts of other identities (the
+  CLI and terminal chat, chat-serve, MCP, other tokens) it does not show, per source (counts only: "hidden");
+  `GET /api/feedback`: the same as JSON.
 
 Identity (relayrag.feedback): `dashboard:` + the token's id (a bearer request's token, or the one a session
 logged in with: relayrag.dashboard.auth.token_id); the local user with --no-auth. A token in
@@ -128,7 +130,9 @@ def routes(dash: Dashboard) -> list[Route]:
         entries = fb.recent(backend.service(), ident, admin=admin, collection=collection, limit=RECENT, **filters)
         by_day = fb.down_share([{**e, "day": time.strftime("%Y-%m-%d", time.gmtime(e.get("updated_at") or 0))}
                                 for e in entries], "day")
+        hidden = [] if admin else fb.hidden(backend.service(), ident, collection=collection, **filters)
         return {"admin": admin, "identity": ident, "filters": {"collection": collection, **filters},
+                "hidden": hidden, "hidden_total": sum(h["n"] for h in hidden),
                 "verdicts": [_public(e) for e in entries],
                 "share": {by: fb.down_share(entries, by) for by in ("collection", "route", "arm")},
                 "by_day": sorted(by_day, key=lambda r: r["day"], reverse=True)}

@@ -361,8 +361,13 @@ def routes(dash: Dashboard) -> list[Route]:
         datasets, cols, hist = await asyncio.gather(asyncio.to_thread(backend.list_datasets),
                                                     asyncio.to_thread(backend.list_collections),
                                                     asyncio.to_thread(backend.eval_history, None, 30))
+        q = request.query_params
+        chosen, chosen_col = backend.eval_choice(datasets, cols, q.get("dataset"), q.get("collection"))
+        kinds = {d["id"]: d["kind"] for d in datasets}
+        fits = chosen is None or chosen_col is None or backend.dataset_fits(
+            kinds[chosen], next(c for c in cols if c["name"] == chosen_col))
         return r(request, "eval.html", datasets=datasets, collections=cols, history=list(reversed(hist)),
-                 roots=[str(p) for p in backend.dataset_roots()])
+                 roots=[str(p) for p in backend.dataset_roots()], chosen=chosen, chosen_col=chosen_col, fits=fits)
 
     async def eval_run(request: Request):
         form = await mutation_form(dash, request)

@@ -126,7 +126,8 @@ def _link_refusal(p: Path, real: Path, links: LinkPolicy, *, folder: bool) -> st
 def load_chunks(path: Path, key: str, chunk_chars: int, overlap: int, name: str | None = None,
                 budget: FileBudget | None = None) -> tuple[list[Chunk], dict]:
     """Load one file into chunks; `name` (default: the file's) names the document; `budget` its time budget.
-    Returns (chunks, record extras). Raises IngestError."""
+    Returns (chunks, record extras: kind, title (the loader's, the one every chunk carries; not for a BEIR
+    corpus, whose documents each have their own), pages, ocr_pages, warnings). Raises IngestError."""
     if loaders.is_beir_corpus(path):
         docs = list(loaders.iter_beir_corpus(path))
         chunks: list[Chunk] = []
@@ -141,7 +142,7 @@ def load_chunks(path: Path, key: str, chunk_chars: int, overlap: int, name: str 
         chunks = make_chunks(doc=name or path.name, source=key, title=d.title,
                              pages=[(p.number, p.text) for p in d.pages if p.text.strip()],
                              max_chars=chunk_chars, overlap=overlap)
-        extras = {"kind": d.mime, "pages": len(d.pages),
+        extras = {"kind": d.mime, "title": chunks[0].title if chunks else d.title, "pages": len(d.pages),
                   "ocr_pages": [p.number for p in d.pages if p.method == "ocr"], "warnings": d.warnings}
     if not chunks:
         raise IngestError("no extractable text (nothing to index)")

@@ -10,10 +10,11 @@ Formats and sources of text:
   page at `settings.ocr_dpi`, tesseract reads it in `settings.ocr_lang`); a page whose text layer looks
   garbled (see `garbled_reason`) or that has none is OCR'd whole. Without tesseract the text layer is
   kept and a warning says what was not read.
-- Markdown (`text/markdown`): markup stripped with markdown-it-py (tables kept as rows); title = first
-  level-1 heading.
+- Markdown (`text/markdown`): markup stripped with markdown-it-py (tables kept as rows; raw <script>/<style>
+  content dropped, block or inline, line breaks kept); title = first level-1 heading.
 - HTML (`text/html`): beautifulsoup4; script/style/nav dropped; title from `<title>`.
-- Plain text (`text/plain`): as is; title = file stem.
+- Plain text (`text/plain`): as is, tags included (a text file is never rendered: its tags are its text);
+  title = file stem.
 - BEIR corpora (`application/x-beir`): `corpus.jsonl`, one `{"_id", "title", "text"}` object per line.
 
 Text files may be UTF-8 (with or without a byte-order mark) or UTF-16/UTF-32 with a byte-order mark.

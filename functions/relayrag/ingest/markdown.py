@@ -8,11 +8,16 @@ from typing import Any
 from relayrag.ingest.html import _html_fragment_text
 
 _FRONT_MATTER = re.compile(r"\A---[ \t]*\n(.{0,20000}?\n)(?:---|\.\.\.)[ \t]*(?:\n|\Z)", re.S)
+# inline raw HTML that opens / closes an element whose content is code, not text (a browser never shows it)
+_CODE_OPEN = re.compile(r"<(script|style)\b[^>]*?(/?)>", re.I)
+_CODE_CLOSE = re.compile(r"</(script|style)\s*>", re.I)
 
 
 def _markdown_to_text(src: str) -> tuple[str, str | None]:
     """Markdown -> (readable text, title). Headings, paragraphs, list items ("- x", "1. x"), code blocks
-    (verbatim) and tables ("a | b") are kept; inline markup, link targets and raw HTML tags are dropped.
+    (verbatim) and tables ("a | b") are kept; inline markup, link targets and raw HTML tags are dropped, and
+    so is the content of raw <script>/<style> elements (block or inline: code a reader never sees), while
+    the line breaks around them stay. The text kept is data: nothing in it is interpreted.
     Title: the first level-1 heading, else a YAML front-matter `title:`, else None."""
     from markdown_it import MarkdownIt
 
@@ -32,6 +37,7 @@ def _markdown_to_text(src: str) -> tuple[str, str | None]:
     table_rows: list[str] = []
     title = None
     new_list = [False]  # the next list item starts a new top-level list (a block of its own)
+    in_code: list[str | None] = [None]  # inside an inline <script>/<style>: its tag name (may span paragraphs)
 
     def emit(text: str) -> None:
         nonlocal item_prefix
@@ -57,7 +63,7 @@ def _markdown_to_text(src: str) -> tuple[str, str | None]:
         tok = tokens[i]
         kind = tok.type
         if kind == "heading_open":
-            text = _md_inline(tokens[i + 1]) if i + 1 < len(tokens) else ""
+            text = _md_inline(tokens[i + 1], in_code) if i + 1 < len(tokens) else ""
             if tok.tag == "h1" and title is None and text.strip():
                 title = text.strip()
             emit(text)
@@ -85,7 +91,7 @@ def _markdown_to_text(src: str) -> tuple[str, str | None]:
             emit("\n".join(table_rows))
             table_rows = []
         elif kind == "inline":
-            text = _md_inline(tok)
+            text = _md_inline(tok, in_code)
             if row is not None:
                 row.append(" ".join(text.split()))
             else:
@@ -99,15 +105,29 @@ def _markdown_to_text(src: str) -> tuple[str, str | None]:
     return out.strip(), title or fm_title
 
 
-def _md_inline(tok: Any) -> str:
+def _md_inline(tok: Any, in_code: list[str | None]) -> str:
+    """An inline token's text. `in_code[0]`: the raw <script>/<style> element open at this point (its
+    content is skipped up to its closing tag, line breaks kept); updated in place."""
     parts = []
     for child in tok.children or []:
+        if child.type == "html_inline":
+            if in_code[0] is None:
+                m = _CODE_OPEN.match(child.content)
+                if m and not m.group(2):
+                    in_code[0] = m.group(1).lower()
+            else:
+                m = _CODE_CLOSE.match(child.content)
+                if m and m.group(1).lower() == in_code[0]:
+                    in_code[0] = None
+            continue
+        if in_code[0] is not None:
+            if child.type in ("softbreak", "hardbreak"):
+                parts.append("\n")
+            continue
         if child.type in ("text", "code_inline"):
             parts.append(child.content)
         elif child.type in ("softbreak", "hardbreak"):
             parts.append("\n")
         elif child.type == "image":
             parts.append(child.content)  # alt text
-        elif child.type == "html_inline":
-            continue
     return "".join(parts)

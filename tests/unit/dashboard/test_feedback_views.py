@@ -71,3 +71,28 @@ def test_form_needs_csrf_from_a_cookie_session_and_renders_the_buttons(browser_c
     assert "needs the document" in r.text and "your verdict: 👍" in r.text  # the error, the old verdict kept
     assert "your verdict: 👍" in c.get(f"/runs/{run_id}/feedback").text
     assert f'hx-get="/runs/{run_id}/feedback"' in c.get(f"/runs/{run_id}").text  # buttons on the run page
+
+
+def test_a_token_is_told_how_many_verdicts_from_elsewhere_it_does_not_see(api, app, ctx, run_id):
+    """Issue 28: verdicts given with `relayrag feedback` and `/good` in a chat left a token's Feedback page saying
+    "no verdicts" with nothing but "(yours only)". The page counts the others per source, without showing them."""
+    from relayrag import feedback as fb
+    from relayrag.service import Service
+    from starlette.testclient import TestClient
+    svc = Service(ctx)
+    fb.give(svc, run_id, "up", fb.local_identity())                    # relayrag feedback / /good in relayrag chat
+    fb.give(svc, run_id, "down", fb.token_identity("chat", "c-token"), reason="wrong")   # chat-serve
+    with TestClient(app, headers={"Authorization": "Bearer second-token"}) as other:
+        other.post(f"/api/runs/{run_id}/feedback", json={"verdict": "down", "reason": "wrong"})
+    listing = api.get("/api/feedback").json()
+    assert listing["verdicts"] == [] and listing["hidden_total"] == 3
+    assert {h["source"]: (h["n"], h["down"]) for h in listing["hidden"]} == \
+        {"local": (1, 0), "chat": (1, 1), "dashboard": (1, 1)}
+    assert api.get("/api/feedback?verdict=down").json()["hidden_total"] == 2  # the filters apply to the count
+    page = api.get("/feedback").text
+    assert "3 verdicts from elsewhere are not shown" in page and "the command line or a terminal chat" in page
+    assert "other dashboard tokens" in page and "RELAYRAG_ADMIN_TOKENS" in page
+    assert "none of yours yet" in page and "Share of 👎 thumbs-down verdicts" in page
+    assert "c-token" not in page and fb.local_identity() not in page  # counts only: no identity is shown
+    api.post(f"/api/runs/{run_id}/feedback", json={"verdict": "up"})
+    assert api.get("/api/feedback").json()["hidden_total"] == 3  # its own verdict is listed, not counted

@@ -212,7 +212,7 @@ def test_collections_pages(api, ctx, docs):
     assert all(n in detail.text for n in ("solar.md", "bees.txt", "rail.html", "tokyo.txt"))
     assert "Dead letters" in detail.text
     current = ctx.docstore.get_collection("docs")["current_version"]
-    assert re.search(rf"<code>{current}</code> \([0-9: -]+, current\)", detail.text)
+    assert re.search(rf'<code>{current}</code> \(<span class="ts">[0-9: -]+</span>, current\)', detail.text)
     empty = api.get("/collections/brandnew")
     assert empty.status_code == 200 and "nothing ingested yet" in empty.text
     assert api.get("/collections/bad..name").status_code == 400

@@ -67,9 +67,10 @@ def line_ops(x0: float, y0: float, x1: float, y1: float, width: float = 0.7) -> 
 class _Pdf:
     """Writes a PDF: pages of content streams, one Helvetica font (/F1), optional gray image (/Im1)."""
 
-    def __init__(self, tounicode: bytes | None = None):
+    def __init__(self, tounicode: bytes | None = None, title: str | None = None):
         self.pages: list[bytes] = []
         self.tounicode = tounicode
+        self.title = title  # the document information dictionary's /Title
         self.image: tuple[int, int, bytes] | None = None
 
     def page(self, content: bytes) -> "_Pdf":
@@ -110,6 +111,7 @@ class _Pdf:
                 b"<< /Type /Page /Parent %d 0 R /MediaBox [0 0 612 792] /Resources << /Font << /F1 %d 0 R >>%s >> "
                 b"/Contents %d 0 R >>" % (pages_id, font, xobj, c)
             ))
+        info = add(b"<< /Title (" + _esc(self.title) + b") >>") if self.title is not None else None
         objs[catalog - 1] = b"<< /Type /Catalog /Pages %d 0 R >>" % pages_id
         objs[pages_id - 1] = b"<< /Type /Pages /Kids [%s] /Count %d >>" % (
             b" ".join(b"%d 0 R" % k for k in kids), len(kids))
@@ -122,7 +124,8 @@ class _Pdf:
         out += b"xref\n0 %d\n0000000000 65535 f \n" % (len(objs) + 1)
         for off in offsets:
             out += b"%010d 00000 n \n" % off
-        out += b"trailer\n<< /Size %d /Root %d 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (len(objs) + 1, catalog, xref)
+        out += b"trailer\n<< /Size %d /Root %d 0 R%s >>\nstartxref\n%d\n%%%%EOF\n" % (
+            len(objs) + 1, catalog, b" /Info %d 0 R" % info if info else b"", xref)
         return bytes(out)
 
     def write(self, path: Path) -> Path:

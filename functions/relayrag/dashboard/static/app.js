@@ -32,3 +32,42 @@
     if (ev.detail.successful) form.reset();
   });
 })();
+
+// Evaluation page: choosing a collection picks a stored set that fits it (an answers set for documents, a SQL set
+// for a warehouse; BEIR last) when the chosen one does not, and the choice goes into the address (replaceState),
+// so a reload, or coming back after another page, shows it again (the server selects what the query names).
+(function () {
+  "use strict";
+  function fits(kind, col) {
+    if (kind === "sql") return col.dataset.warehouse === "1";
+    if (kind === "answers") return col.dataset.docs === "1";
+    return true;
+  }
+  function remember(ds, cols) {
+    var q = new URLSearchParams(window.location.search);
+    q.set("dataset", ds.value);
+    q.set("collection", cols.value);
+    window.history.replaceState(window.history.state, "", window.location.pathname + "?" + q.toString());
+  }
+  function setup() {
+    var ds = document.getElementById("dataset"), cols = document.getElementById("eval-collection");
+    if (!ds || !cols || ds.dataset.wired) return;
+    ds.dataset.wired = "1";
+    cols.addEventListener("change", function () {
+      var col = cols.options[cols.selectedIndex];
+      var current = ds.options[ds.selectedIndex];
+      if (col && current && !fits(current.dataset.kind, col)) {
+        var best = null;
+        for (var i = 0; i < ds.options.length; i++) {
+          var o = ds.options[i];
+          if (!fits(o.dataset.kind, col)) continue;
+          if (best === null || (best.dataset.kind === "beir" && o.dataset.kind !== "beir")) best = o;
+        }
+        if (best) ds.value = best.value;
+      }
+      remember(ds, cols);
+    });
+    ds.addEventListener("change", function () { remember(ds, cols); });
+  }
+  if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", setup); else setup();
+})();
