@@ -104,3 +104,19 @@ def test_an_sql_answer_shows_its_rows_and_sql_once_and_the_warehouse_shows_sampl
     assert "For Those About To Rock We Salute You" in title  # a first row's value for a high-cardinality column
     media = page.split("<b>MediaType</b>", 1)[1].split("</details>", 1)[0]
     assert "(commonest)" in media  # low-cardinality text keeps the commonest values
+
+
+def test_a_refused_statement_is_shown_as_refused_not_as_a_query_that_ran(api, home, make_llm_ctx):
+    """The Ask page's answer for a statement the guard refused labels its SQL "refused, not run", never with a
+    row count, which read as if the DROP had run; a query that ran keeps its row count."""
+    from relayrag.sql.warehouse import load_warehouse
+    load_warehouse(home, "chinook", [EXAMPLES / "chinook" / "chinook.sqlite"])
+    shown = {}
+    for key, sql, question in (("refused", "DROP TABLE Customer", "Delete every customer we have in Brazil"),
+                               ("ran", "SELECT COUNT(*) AS customers FROM Customer WHERE Country = 'Brazil'",
+                                "How many customers do we have in Brazil?")):
+        make_llm_ctx(sql_route_reply(sql))
+        r = api.post("/ask", data={"question": question, "collection": "chinook", "arm": ""})
+        shown[key] = read_sse(api, job_url(r.text))[-2][1]
+    assert "(refused, not run)" in shown["refused"] and "0 rows" not in shown["refused"]
+    assert "(1 row)" in shown["ran"] and "refused, not run" not in shown["ran"]
