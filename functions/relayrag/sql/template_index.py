@@ -281,7 +281,7 @@ def _compile(config, wh, embedder) -> Compiled:
             counted=counted,
             display=display(latin_display.norm, latin_display.fill),
             display_ja=display(cjk_display.norm, cjk_display.fill),
-            slot_terms={name: _terms_about(config, r.key) for name, r in refs.items() if r.type == "value"}))
+            slot_terms={name: _terms_about(config, r.key) for name, r in refs.items() if r.type == "value" and r.key}))
     if embedder is not None and out:
         texts = [w.masked for t in out for w in t.wordings]
         vecs = embedder.embed(texts, kind="document")

@@ -261,10 +261,10 @@ def _evaluate(t: Template, q: _Question, c: Compiled, cos: np.ndarray,
             return False, 0.0, 9, f"{shown} gives one row per {label}, and the question does not ask per {label}", \
                 f"「{t.display_ja}」は{label}ごとの結果ですが、質問は{label}ごとを求めていません"
     if not t.dims and not _GROUP_BY.search(t.sql):
-        per = _asks_per(q.norm, t.facts.tables)
-        if per:
-            return False, 0.0, 9, f"the question asks per {per}, and {shown} gives a single result", \
-                f"質問は「{per}」ごとの結果を求めていますが、「{t.display_ja}」は一つの結果です"
+        breakdown = _asks_per(q.norm, t.facts.tables)
+        if breakdown:
+            return False, 0.0, 9, f"the question asks per {breakdown}, and {shown} gives a single result", \
+                f"質問は「{breakdown}」ごとの結果を求めていますが、「{t.display_ja}」は一つの結果です"
     need = MIN_COSINE_LOOSE if loose else MIN_COSINE
     if not loose and _agrees(t, q, fill, q_said):
         need = MIN_COSINE_AGREED
@@ -452,11 +452,11 @@ def _filters_said(norm: str, config, matched) -> list[tuple[str, int, int]]:
                 edge = r"\b" if not has_cjk(modifier) else ""
                 for m in re.finditer(rf"{edge}{re.escape(modifier.lower())}(?:\s+|の|\s*)(?:{alts}){edge}", low):
                     out.append((fname, m.start(), m.end()))
-        m = _NOT_NULL.match(f.sql or "")
-        if not m:
+        nn = _NOT_NULL.match(f.sql or "")
+        if not nn:
             continue
-        table, col = m.group(1).lower(), m.group(2).lower()
-        words = [w for w in split_label(m.group(2)).split() if not set(identifier_words(w)) & GENERIC_COLUMN_WORDS]
+        table, col = nn.group(1).lower(), nn.group(2).lower()
+        words = [w for w in split_label(nn.group(2)).split() if not set(identifier_words(w)) & GENERIC_COLUMN_WORDS]
         for w in words:
             for hit in re.finditer(_HAVING_EN + rf"({re.escape(w[:-1] if w.endswith('y') else w)}\w*)", low):
                 out.append((fname, hit.start(1), hit.end(1)))

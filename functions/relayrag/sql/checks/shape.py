@@ -351,7 +351,8 @@ def measure_kind_issues(tree, question: str, schema: _Schema) -> list[Issue]:
     "how much", "$", 売上・金額・いくら (a price in a condition, "$1.99" / 1.99ドル, is a value, not the
     measure). When the question names both kinds ("how many dollars", 売上件数), or the query
     aggregates something else too (a CTE's column), nothing is said."""
-    count, money = bool(_ASKS_COUNT.search(question)), bool(_ASKS_MONEY.search(_MONEY_VALUE.sub(" ", question)))
+    count_m, money_m = _ASKS_COUNT.search(question), _ASKS_MONEY.search(_MONEY_VALUE.sub(" ", question))
+    count, money = bool(count_m), bool(money_m)
     if count == money:
         return []
     kinds = _measure_kinds(tree, schema)
@@ -359,12 +360,12 @@ def measure_kind_issues(tree, question: str, schema: _Schema) -> list[Issue]:
         return []
     if count and kinds == {"money"}:
         return [Issue("measure_kind", (
-            f"The question asks for a count ('{_ASKS_COUNT.search(question).group(0)}'), but the query aggregates "
+            f"The question asks for a count ('{count_m.group(0) if count_m else ''}'), but the query aggregates "
             "prices or totals: count the rows (COUNT(*), or COUNT(*) per group inside a CTE and then AVG over it "
             "for 'the average number of ... per ...') or SUM the quantity column."))]
     if money and kinds == {"count"}:
         return [Issue("measure_kind", (
-            f"The question asks for an amount of money ('{_ASKS_MONEY.search(_MONEY_VALUE.sub(' ', question)).group(0)}'), "
+            f"The question asks for an amount of money ('{money_m.group(0) if money_m else ''}'), "
             "but the "
             "query only counts: SUM the money column (a line's price times its quantity, or the invoice total) "
             "instead."))]
