@@ -117,10 +117,14 @@ class QueryVariant(_Item):
 
 class ArmReward(_Item):
     """One grade attempt's reward: the chosen arm's, and every computed arm's (relative DCG@10). `reward` is None
-    when the judge found nothing relevant in any arm's list: that attempt teaches the bandit nothing."""
+    when no arm's top 10 held a relevant chunk: that attempt teaches the bandit nothing. `basis` names the scorer
+    that found one (relayrag.retrieval.reward.reward_basis): "judge" (the reward judge, P >= 0.5), "llm" (only
+    the LLM's yes/no) or "grade" (only a chunk grade kept; the judge's scores still rank the arms); None with no
+    reward, and in records written before it existed."""
 
     arm: str | None = None
     reward: float | None = None
+    basis: str | None = None
     arm_rewards: dict[str, float] = Field(default_factory=dict)
 
 

@@ -10,15 +10,23 @@ The reward of arm a on one query is its DCG@10 under those soft labels — Σ_i 
 same discount as the nDCG@10 it should optimise (Järvelin & Kekäläinen 2002) — divided by the best DCG@10
 among the arms whose lists the query computed (`arm_rewards`), so it is in [0, 1], 1 for the arm that ranked
 the judged-relevant chunks highest, and query difficulty cancels out (as in interleaving comparisons: the
-arms are compared on the same query). A query where no list has any judged-relevant chunk teaches nothing
-and gives no reward. Because the judge does not depend on the arm, every computed list can be rewarded,
-not only the one that served the candidates.
+arms are compared on the same query). A query where no list has a relevant chunk in its top 10 teaches nothing
+and gives no reward, one list alone included (a question the collection cannot answer is not the arm's
+fault). "Relevant" is decided by either scorer (`reward_basis`): the judge (P >= 0.5) or the grade stage's
+verdict (the chunks it kept, which the answer cites). The second matters where the judge is out of its
+domain: fitted on SciFact abstracts, it gives the cited table row of the bundled Federal Register PDF
+P = 0.37 while grade keeps it at 0.999; on the examples/pdfs golden set the judge reached 0.5 for 9 of the
+60 grounded answers, and the other 51 taught the bandit nothing (with grade's verdict: 57). Grade's verdict
+only opens the gate; the arms are still compared by the judge's soft labels, which do not depend on the arm (grade
+judges the served arm's candidates only, so its scores would favour the arm that served them). Because the
+judge does not depend on the arm, every computed list can be rewarded, not only the one that served the
+candidates.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 
 import numpy as np
 
@@ -106,14 +114,28 @@ def dcg(ranking: Sequence, p: Mapping, depth: int = DEPTH) -> float:
     return sum(p.get(item, 0.0) / math.log2(i + 2) for i, item in enumerate(ranking[:depth]))
 
 
-def arm_rewards(lists: Mapping[str, Sequence], p: Mapping, depth: int = DEPTH) -> dict[str, float]:
+def reward_basis(lists: Mapping[str, Sequence], p: Mapping, depth: int = DEPTH,
+                 evidence: Collection = ()) -> str | None:
+    """Which scorer makes the query informative: "judge" when some list's top `depth` holds an item with
+    P >= 0.5 under `p`, else "grade" when it holds an item of `evidence` (the items the grade stage judged
+    relevant), else None (nothing relevant anywhere: no reward)."""
+    tops = [x for ranking in lists.values() for x in ranking[:depth]]
+    if max((p.get(x, 0.0) for x in tops), default=0.0) >= 0.5:
+        return "judge"
+    if evidence and any(x in evidence for x in tops):
+        return "grade"
+    return None
+
+
+def arm_rewards(lists: Mapping[str, Sequence], p: Mapping, depth: int = DEPTH,
+                evidence: Collection = ()) -> dict[str, float]:
     """{arm: reward in [0, 1]}: each list's DCG@depth under the soft labels `p` divided by the best list's;
-    empty when nothing was judged relevant (P >= 0.5) in any list's top `depth` (no information). With one
-    list (nothing to compare with): min(1, DCG@depth), so one relevant chunk at rank 1 scores 1 and a list
-    without any scores about 0."""
+    empty when no list's top `depth` holds a relevant item (`reward_basis`: judged P >= 0.5 or one of
+    `evidence`, the items grade kept) — no information. With one list (nothing to compare with):
+    min(1, DCG@depth), so one relevant chunk at rank 1 scores 1; a lone list without any relevant item gets
+    no reward either (0 would blame the arm for a question the collection does not answer)."""
     gains = {arm: dcg(ranking, p, depth) for arm, ranking in lists.items()}
-    judged = [p.get(x, 0.0) for ranking in lists.values() for x in ranking[:depth]]
-    if not gains or (len(gains) > 1 and max(judged, default=0.0) < 0.5):
+    if not gains or reward_basis(lists, p, depth, evidence) is None:
         return {}
     if len(gains) == 1:  # nothing to compare with: one relevant chunk at rank 1 is full marks
         return {arm: min(1.0, g) for arm, g in gains.items()}

@@ -7,9 +7,12 @@ retrieve computed (`arm_lists`) is rewarded for its own ranking before rerank �
 judge's P(relevant) (relayrag.retrieval.reward; the LLM's yes/no replaces it for the chunks the LLM judged)
 relative to the best list's, and the arm(s) with the best list win the query
 (relayrag.retrieval.bandit.update_keys) — in one idempotent docstore update per (run, attempt), under the
-query's context. Route: `pass` when something is relevant; else `retry`
-(back to hyde, with retry_count + 1) while retry_count < max_retries; then `pass` with nothing relevant
-(generate will say it found nothing rather than guess). CRAG-style corrective loop (Yan et al., 2024).
+query's context. A query is rewarded when some list's top 10 holds a chunk the reward judge rates P >= 0.5 or
+one grade kept (the two scorers differ: the judge was fitted on SciFact and rates a cited table row of the
+bundled PDFs far below grade); the run's `rewards` entry names which (`basis`: judge, llm or grade).
+Route: `pass` when something is relevant; else `retry` (back to hyde, with retry_count + 1) while
+retry_count < max_retries; then `pass` with nothing relevant (generate will say it found nothing rather than
+guess). CRAG-style corrective loop (Yan et al., 2024).
 """
 
 from __future__ import annotations
@@ -21,7 +24,7 @@ from relayrag.backends.llm import LLMError, complete_json
 from relayrag.context import StageContext
 from relayrag.prompts import quote_document, with_data_rule
 from relayrag.retrieval.bandit import update_keys
-from relayrag.retrieval.reward import arm_rewards, judge, judge_features, judge_reads_cosine
+from relayrag.retrieval.reward import arm_rewards, judge, judge_features, judge_reads_cosine, reward_basis
 from relayrag.stages.base import (Stage, StageRequest, StageResponse, embedder_of, llm_failure, load_run, run_snapshot,
                                   write_run)
 from relayrag.stages.evidence import relevance_probability
@@ -33,7 +36,7 @@ class GradeRequest(StageRequest):
 
 class GradeResponse(StageResponse):
     n_relevant: int = 0
-    reward: float | None = None  # None: nothing judged relevant in any arm's list, so no reward (no information)
+    reward: float | None = None  # None: no arm's top 10 holds a chunk the judge or grade found relevant
     retry_count: int = 0
 
 
@@ -70,8 +73,9 @@ def run(req: GradeRequest, ctx: StageContext) -> GradeResponse:
     relevant = [c["chunk_id"] for c in head if c.get("p_relevant", 0.0) >= 0.5]
     arm = run_rec.get("arm")
     retry = int(run_rec.get("retry_count", 0))
-    rewards = _arm_rewards(ctx, run_rec, head if method == "llm" else [])
-    # no reward (None) when the judge found nothing relevant: 0.0 would claim the arm ranked badly
+    kept = {c["row"] for c in head if c.get("p_relevant", 0.0) >= 0.5 and "row" in c}
+    rewards, basis = _arm_rewards(ctx, run_rec, head if method == "llm" else [], kept)
+    # no reward (None) when nothing was found relevant: 0.0 would claim the arm ranked badly
     reward = round(rewards[arm], 4) if arm and arm in rewards else None
     reward_error = None
     if rewards and run_rec.get("arm_draws"):  # only bandit-chosen runs teach (a forced arm is an experiment)
@@ -85,7 +89,7 @@ def run(req: GradeRequest, ctx: StageContext) -> GradeResponse:
     write_run(ctx, req.run_id, {"candidates": head + cands[len(head):], "relevant": relevant,
                                          "reward": reward, "retry_count": retry,
                                          "rewards": run_rec.get("rewards", []) + [
-                                             {"arm": arm, "reward": reward,
+                                             {"arm": arm, "reward": reward, "basis": basis,
                                               "arm_rewards": {a: round(r, 4) for a, r in rewards.items()},
                                               **({"reward_error": reward_error} if reward_error else {})}]})
     return GradeResponse(run_id=req.run_id, route=route, method=method, llm_error=llm_error, n_relevant=len(relevant),
@@ -107,19 +111,26 @@ def _reward_best_effort(ctx: StageContext, run_rec: dict, rewards: dict[str, flo
     return None
 
 
-def _arm_rewards(ctx: StageContext, run_rec: dict, llm_judged: list[dict]) -> dict[str, float]:
-    """{arm: reward} for the lists in run_rec["arm_lists"] (empty if none or nothing judged relevant)."""
+def _arm_rewards(ctx: StageContext, run_rec: dict, llm_judged: list[dict], kept: set[int]
+                 ) -> tuple[dict[str, float], str | None]:
+    """({arm: reward}, basis) for the lists in run_rec["arm_lists"]: ({}, None) when there are none or no
+    list's top 10 holds a relevant chunk; basis names the scorer that found one — "judge" (the reward judge's
+    P >= 0.5), "llm" (only the LLM's yes/no did) or "grade" (only a chunk grade kept, `kept` rows, did)."""
     lists = run_rec.get("arm_lists") or {}
     if not lists:
-        return {}
+        return {}, None
     snap = run_snapshot(ctx, run_rec)  # the rows in arm_lists index the version retrieve pinned
     can_read = judge_reads_cosine(bool(run_rec.get("dense_readable", True)), run_rec.get("bandit_context", "latin"))
     qvec = query_vector(embedder_of(ctx, snap), run_rec["question"]) if can_read else None
     rows = [r for ranking in lists.values() for r in ranking]
     p = judge(judge_features(run_rec["question"], qvec, rows, snap), can_read)
+    basis = reward_basis(lists, p, evidence=kept)
     for c in llm_judged[: ctx.settings.context_k]:  # the LLM's yes/no wins where it judged
         p[c["row"]] = float(c.get("p_relevant", 0.0))
-    return arm_rewards(lists, p)
+    if llm_judged and basis != "judge" and reward_basis(lists, p) == "judge":
+        basis = "llm"
+    rewards = arm_rewards(lists, p, evidence=kept)
+    return rewards, (basis if rewards else None)
 
 
 STAGE = Stage("grade", GradeRequest, GradeResponse, run,

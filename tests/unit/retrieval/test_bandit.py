@@ -56,7 +56,8 @@ def test_reward_for_relevant_at_rank_1_exceeds_rank_50():
     p = {"r": 0.9, **{d: 0.05 for d in others}}
     first = ["r"] + others[:59]
     fiftieth = others[:49] + ["r"] + others[49:59]
-    assert arm_rewards({"a": first}, p)["a"] > arm_rewards({"a": fiftieth}, p)["a"] + 0.5  # one list
+    assert arm_rewards({"a": first}, p)["a"] > 0.9  # one list: the relevant chunk on top is (nearly) full marks
+    assert arm_rewards({"a": fiftieth}, p) == {}    # and none in its top 10 teaches nothing, as with several lists
     both = arm_rewards({"first": first, "fiftieth": fiftieth}, p)                          # compared
     assert both["first"] == 1.0 and both["fiftieth"] < 0.5
     # DCG discount as nDCG's: rank 1 counts 1, rank 3 counts 1/log2(4)
@@ -73,6 +74,31 @@ def test_update_keys_record_wins_and_quality():
 def test_no_reward_when_nothing_is_judged_relevant():
     p = {"a": 0.1, "b": 0.2}
     assert arm_rewards({"x": ["a", "b"], "y": ["b", "a"]}, p) == {}
+
+
+def test_a_lone_list_without_anything_relevant_gets_no_reward():
+    """A Japanese question on English MiniLM is offered bm25 alone. Before, a lone list got min(1, DCG@10) even
+    when nothing in it was relevant: six "not found" runs each recorded reward 0.000 against ja/bm25's quality,
+    blaming the arm for questions the collection cannot answer, while several lists in the same situation gave
+    no reward."""
+    assert arm_rewards({"bm25": ["a", "b", "c"]}, {"a": 0.2, "b": 0.1, "c": 0.05}) == {}
+    assert arm_rewards({"bm25": ["a", "b"]}, {"a": 0.9, "b": 0.1})["bm25"] == pytest.approx(0.9 + 0.1 / np.log2(3))
+
+
+def test_a_chunk_grade_kept_opens_the_reward_but_the_judge_still_ranks_the_arms():
+    """examples/pdfs: the judge (fitted on SciFact) gave the cited table row P = 0.37 where grade kept it at
+    0.999, so the grounded answer taught nothing. Grade's verdict now opens the gate; the arms are compared by
+    the judge's soft labels, the same for every arm."""
+    from relayrag.retrieval.reward import reward_basis
+    p = {"row": 0.37, "x": 0.06, "y": 0.01}
+    lists = {"dense": ["y", "x", "row"], "bm25": ["row", "x", "y"]}
+    assert arm_rewards(lists, p) == {} and reward_basis(lists, p) is None  # the judge alone: nothing >= 0.5
+    r = arm_rewards(lists, p, evidence={"row"})
+    assert r["bm25"] == 1.0 and 0 < r["dense"] < 0.6
+    assert reward_basis(lists, p, evidence={"row"}) == "grade"
+    assert reward_basis(lists, {**p, "x": 0.6}, evidence={"row"}) == "judge"  # the judge decides where it can
+    assert arm_rewards(lists, p, evidence={"elsewhere"}) == {}  # kept, but in no arm's top 10: nothing to compare
+    assert arm_rewards({"bm25": lists["bm25"]}, p, evidence={"row"})["bm25"] == pytest.approx(dcg(lists["bm25"], p))
 
 
 def test_judge_is_monotone_in_its_evidence():
