@@ -568,3 +568,22 @@ def test_a_warehouse_only_collection_is_listed_and_greets_with_its_tables(home, 
     assert "tables in collection 'chinook' (Album, Artist, Customer" in r.stdout and "document and page" not in r.stdout
     r = invoke("ask", "ありがとう", "-c", "chinook")
     assert "どういたしまして" in r.stdout and "表" in r.stdout and "文書" not in r.stdout.split("run ")[0]
+
+
+def test_run_says_which_scorer_decided_the_reward():
+    """A new user saw `reward: — (none: nothing judged relevant…)` next to grade's n_relevant 3: two scorers (grade
+    and the reward judge) and a line that named neither. The line now says which one decided, or why none did."""
+    from relayrag.cli.ask import reward_line
+    lists = {"dense": [1, 2], "bm25": [2, 1]}
+    by_grade = reward_line({"arm_lists": lists, "relevant": ["c1", "c2", "c3"],
+                            "rewards": [{"arm": "bm25", "reward": 0.98, "basis": "grade"}]}, {"reward": 0.98})
+    assert by_grade.startswith(" 0.980 (") and "grade kept a passage" in by_grade and "rated none >= 0.5" in by_grade
+    by_judge = reward_line({"arm_lists": lists, "rewards": [{"reward": 1.0, "basis": "judge"}]}, {"reward": 1.0})
+    assert "the reward judge rated a passage" in by_judge
+    old = reward_line({"arm_lists": lists, "rewards": [{"reward": 0.5}]}, {"reward": 0.5})  # before `basis`
+    assert old == " 0.500 (DCG@10 vs the best arm's, by the reward judge's scores)"
+    kept_elsewhere = reward_line({"arm_lists": lists, "relevant": ["c1", "c2", "c3"], "rewards": [{"reward": None}]},
+                                 {"reward": None})
+    assert "grade kept 3 passages, none in an arm's top 10" in kept_elsewhere
+    assert "neither grade nor the reward judge" in reward_line({"arm_lists": lists, "relevant": []}, {"reward": None})
+    assert reward_line({}, {"reward": None}) == " — (none: no retrieval)"

@@ -240,6 +240,31 @@ def run(run_id: str = typer.Argument(..., help="A run_id printed by `ask`."),
     show_run(detail.record, detail.trace, detail.result.to_dict())
 
 
+REWARD_BASIS = {  # relayrag.records.ArmReward.basis: which scorer found a relevant chunk in an arm's top 10
+    "judge": "the reward judge rated a passage in an arm's top 10 relevant",
+    "llm": "the LLM judged a passage in an arm's top 10 relevant",
+    "grade": "grade kept a passage in an arm's top 10; the reward judge rated none >= 0.5",
+}
+
+
+def reward_line(rec: dict, result: dict) -> str:
+    """The text after `reward:` in `relayrag run`: the value and which scorer decided it (the last grade
+    attempt's `rewards` entry), or why there is none — so a reward of "—" next to grade's n_relevant 3 says
+    that grade's relevant passages were not in any arm's top 10 rather than contradicting it."""
+    reward = result.get("reward")
+    last = (rec.get("rewards") or [{}])[-1]
+    if isinstance(reward, (int, float)):
+        why = REWARD_BASIS.get(str(last.get("basis")))
+        return f" {reward:.3f} (DCG@10 vs the best arm's, by the reward judge's scores{'; ' + why if why else ''})"
+    if not rec.get("arm_lists"):
+        return " — (none: no retrieval)"
+    kept = len(rec.get("relevant") or [])
+    if kept:
+        return (f" — (none: grade kept {kept} passage{'s' if kept != 1 else ''}, none in an arm's top 10, and the"
+                " reward judge rated none there >= 0.5)")
+    return " — (none: neither grade nor the reward judge found a relevant passage)"
+
+
 def show_run(rec: dict, trace: list[dict], result: dict) -> None:
     """A run for a person (`relayrag run`): what was asked and how it was answered, then its stages."""
     import time as _time
@@ -257,9 +282,7 @@ def show_run(rec: dict, trace: list[dict], result: dict) -> None:
         arm += " (Thompson draws: " + ", ".join(f"{a} {v:.3f}" for a, v in draws.items()) + ")"
     elif result.get("arm"):
         arm += " (forced)"
-    reward = result.get("reward")
-    _say(out, ("arm:", "bold"), f" {arm} · ", ("reward:", "bold"),
-         f" {reward:.3f}" if isinstance(reward, (int, float)) else " — (none: nothing judged relevant, or no retrieval)",
+    _say(out, ("arm:", "bold"), f" {arm} · ", ("reward:", "bold"), reward_line(rec, result),
          f" · retries {result.get('retry_count', 0)} · regenerations {result.get('regen_count', 0)}")
     if result.get("filters"):
         _say(out, ("filters:", "bold"), " ", "; ".join(result["filters"]))
