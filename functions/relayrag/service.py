@@ -547,15 +547,18 @@ class Service:
         return {"guard": verdict, "result": result}
 
     # -- bandit ---------------------------------------------------------------------------------------
-    def arm_posteriors(self, collection: str) -> dict[str, dict[str, tuple[float, float]]]:
+    def arm_posteriors(self, collection: str, quality: bool = False) -> dict[str, dict[str, tuple[float, float]]]:
         """The contextual bandit's win posteriors of `collection`: {context: {arm: (alpha, beta)}} with each
         arm's prior applied (relayrag.retrieval.bandit.context_params: Beta(1, 1), hybrid Beta(2, 1)), for
-        every query context (script: latin, ja, ...) that has evidence; `latin` (the priors) when none has."""
+        every query context (script: latin, ja, ...) that has evidence; `latin` (the priors) when none has.
+        quality=True: the graded-reward (quality) posteriors instead, Beta(1, 1) + Σ r, Σ (1 − r) — every reward
+        a run records lands here, also where a lone offered arm has nothing to win against and its win
+        posterior stays at the prior."""
         from relayrag.retrieval.bandit import CONTEXTS, Arm, context_params
         stored = self.ctx.docstore.get_arms(collection)
         seen = {k.split("/", 1)[0] for k in stored if "/" in k}
         contexts = [c for c in CONTEXTS if c in seen] + sorted(seen - set(CONTEXTS)) or ["latin"]
-        return {c: context_params(stored, c, [a.value for a in Arm]) for c in contexts}
+        return {c: context_params(stored, c, [a.value for a in Arm], quality=quality) for c in contexts}
 
     # -- cloud uploads --------------------------------------------------------------------------------
     def upload_to_bucket(self, bucket: str, object_name: str, path: Path) -> tuple[str, int]:

@@ -300,9 +300,10 @@ def citation_page(run_id: str, n: int, size: str) -> bytes:
     return service().page_image(ref)
 
 
-def arms(collection: str) -> dict[str, dict[str, tuple[float, float]]]:
-    """The contextual bandit's posteriors of `collection` per query context (Service.arm_posteriors)."""
-    return service().arm_posteriors(check_collection(collection))
+def arms(collection: str, quality: bool = False) -> dict[str, dict[str, tuple[float, float]]]:
+    """The contextual bandit's posteriors of `collection` per query context (Service.arm_posteriors): the win
+    posteriors, or with quality=True the graded-reward ones."""
+    return service().arm_posteriors(check_collection(collection), quality=quality)
 
 
 # -- warehouse ------------------------------------------------------------------------------------------

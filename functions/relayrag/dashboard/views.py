@@ -319,13 +319,20 @@ def routes(dash: Dashboard) -> list[Route]:
             if not c.get("current_version"):
                 continue
             contexts = []
+            quality = backend.arms(c["name"], quality=True)
             for context, arms in backend.arms(c["name"]).items():
                 stats = {b["arm"]: b for b in m["bandit"] if b["collection"] == c["name"] and b["context"] == context}
                 offered = metrics.offered_arms(runs, c["name"], context)
+                q = quality.get(context, {})
+                shown = [a for a in arms if offered is None or a in offered]
                 contexts.append({"context": context, "arms": [
                     {"arm": a, "alpha": ab[0], "beta": ab[1], "mean": ab[0] / (ab[0] + ab[1]),
+                     "q_alpha": q.get(a, (1.0, 1.0))[0], "q_beta": q.get(a, (1.0, 1.0))[1],
+                     "q_mean": q.get(a, (1.0, 1.0))[0] / sum(q.get(a, (1.0, 1.0))),
                      "pulls": stats.get(a, {}).get("pulls", 0), "mean_reward": stats.get(a, {}).get("mean_reward")}
-                    for a, ab in arms.items() if offered is None or a in offered],
+                    for a, ab in arms.items() if a in shown],
+                    # one arm offered: nothing to win against, so its win posterior stays at the prior
+                    "lone": shown[0] if offered is not None and len(shown) == 1 else None,
                     "not_offered": sorted(a for a in arms if offered is not None and a not in offered)})
             out.append({"name": c["name"], "contexts": contexts})
         return out

@@ -32,7 +32,8 @@ def every_route(api, ctx, home, small_corpus, make_llm_ctx):
         "rag": _ask(api, "How many eggs does the queen bee lay per day?", "docs"),
         "visual": _ask(api, "Which figure shows the bee's waggle dance?", "docs"),
         "not found": _ask(api, "What is the boiling point of tungsten on Venus?", "docs"),
-        "japanese": _ask(api, "女王蜂は一日に何個の卵を産みますか？", "docs"),
+        "japanese": _ask(api, "女王蜂は一日に何個の卵を産みますか？", "docs"),  # not in the corpus: no reward
+        "japanese answered": _ask(api, "東京タワーの高さは何メートルですか？", "docs"),  # rewards ja/bm25
     }
     load_warehouse(home, "chinook", [EXAMPLES / "chinook" / "chinook.sqlite"])
     make_llm_ctx(sql_route_reply("SELECT COUNT(*) AS customers FROM Customer WHERE Country = 'Brazil'"))
@@ -78,7 +79,7 @@ def test_overview_and_bandit_say_what_each_number_measures(api, every_route):
     bandit = api.get("/bandit").text
     assert "rewarded pulls" in bandit and "posterior mean" in bandit and "prior" in bandit
     ja = bandit[bandit.index('data-context="ja"'):]
-    ja = ja[: ja.index("</table>") + 200]
+    ja = ja.split('<h3 class="bandit-context"', 1)[0].split("</div>", 1)[0]  # the ja block only
     assert "<td>bm25</td>" in ja and "<td>dense</td>" not in ja and "Not offered to ja queries: dense" in ja
     svg = api.get("/bandit/docs/posterior.svg?context=ja").text
     assert "bm25" in svg and "dense" not in svg

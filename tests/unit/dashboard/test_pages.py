@@ -194,6 +194,20 @@ def test_bandit_page_and_plots(api, ctx, docs):
     assert api.get("/bandit/..%2Fx/posterior.svg").status_code in (400, 404)
 
 
+def test_bandit_page_shows_where_a_lone_arms_rewards_go(api, ctx, docs):
+    """A new user saw six Japanese runs with rewards under "rewarded pulls" while the page kept the Japanese arm
+    at Beta(1, 1): English MiniLM cannot read Japanese, so bm25 is offered alone, has nothing to win against, and
+    its rewards go to its quality posterior (`ja/bm25/dcg`), which the page did not show."""
+    _ask(api, "東京タワーの高さは？")
+    stored = ctx.docstore.get_arms("docs")
+    assert "ja/bm25" not in stored and "ja/bm25/dcg" in stored
+    a, b = stored["ja/bm25/dcg"]
+    page = api.get("/bandit").text
+    ja = page[page.index('data-context="ja"'):]
+    assert "Only bm25 was offered to ja queries" in ja
+    assert f'<td class="quality">{a:.2f}</td><td class="quality">{b:.2f}</td>' in ja and (a, b) != (1.0, 1.0)
+
+
 def test_overview_metrics_from_run_records(api, docs):
     _ask(api, "How many worker bees live in a colony?")
     _ask(api, "What is the airspeed of a swallow carrying a coconut?")
