@@ -94,6 +94,13 @@ def run(req: GenerateRequest, ctx: StageContext) -> GenerateResponse:
             top = snap.chunks[:1]  # "this document" names no word to retrieve by: a one-document collection's
         summary = summary_answer(top, snap, citation)
         chunks = chunks or top
+    # a misspelt question (retrieve searched for its correction too): answered as corrected only when the
+    # question as typed finds no answer; no LLM (one reads typos by itself)
+    respelled = (run_rec.get("respelled") or {}).get("text") if ctx.llm is None and summary is None else None
+    searched = None
+    if not chunks and respelled:  # grade kept nothing for the words as typed: the corrected question's best
+        chunks = [snap.chunks[c["row"]] for c in (run_rec.get("candidates") or [])[: ctx.settings.context_k]]
+        question = searched = respelled
     if not chunks:
         related = []
         for c in (run_rec.get("candidates") or [])[:3]:  # nothing relevant: the closest, as related reading
@@ -110,6 +117,10 @@ def run(req: GenerateRequest, ctx: StageContext) -> GenerateResponse:
     sentences, citations, decision = extractive(question, chunks, embedder_of(ctx, snap), 1 if regen else 3, snap.bm25,
                                                   snap)
     method = "extractive"
+    if respelled and searched is None and not (decision["answerable"] and sentences) and not found_by_image(run_rec):
+        again = extractive(respelled, chunks, embedder_of(ctx, snap), 1 if regen else 3, snap.bm25, snap)
+        if again[2]["answerable"] and again[0]:
+            (sentences, citations, decision), searched = again, respelled
     if summary is not None:
         sentences, citations = summary
         method, decision = SUMMARY, {**decision, "answerable": True}
@@ -151,9 +162,11 @@ def run(req: GenerateRequest, ctx: StageContext) -> GenerateResponse:
         answer = by_image_note(run_rec, answered=True, cited=citations[0] if citations else None,
                                read_image=method == VISION) + " " + answer
     answer += page_search_note(run_rec)
+    if searched and sentences:
+        answer += f" (searched for: {searched})"
     citations = attach(ctx, snap, with_metadata(citations, snap))
     write_run(ctx, req.run_id, {"answer": answer, "citations": citations, "answer_sentences": sentences,
-                                         "found": True, "generate_method": method,
+                                         "found": True, "generate_method": method, "searched_for": searched,
                                          "answerability": decision["support"], "related": [],
                                          "context_chunk_ids": [c["chunk_id"] for c in chunks]})
     return GenerateResponse(run_id=req.run_id, method=method, llm_error=llm_error, n_citations=len(citations),

@@ -209,6 +209,7 @@ def run(req: CheckRequest, ctx: StageContext) -> CheckResponse:
     run_rec = load_run(ctx, req.run_id)
     regen = int(run_rec.get("regen_count", 0))
     sents = run_rec.get("answer_sentences") or []
+    asked = run_rec.get("searched_for") or run_rec["question"]
     if not run_rec.get("found", True):
         # generate said "not found": nothing to check, and nothing grounded either (a refusal is not an answer
         # the documents support); the workflow ends
@@ -253,13 +254,14 @@ def run(req: CheckRequest, ctx: StageContext) -> CheckResponse:
         bad = unsupported_sentences(sents, cited, embedder_of(ctx, snap), snap)
         openings = doc_openings(snap, list(cited.values()))
         wider = "\n".join([c["text"] for c in cited.values()] + list(openings.values()))
-        sup = question_support(run_rec["question"], sents, run_rec.get("citations", []), snap.bm25, wider)
-        absent = absent_tokens(tokenize(run_rec["question"]), snap.bm25)
-        answers = bool(sents) and sup.answers(has_cjk(run_rec["question"]))
+        # the question the answer was found for: as typed, or its spelling correction (generate's `searched_for`)
+        sup = question_support(asked, sents, run_rec.get("citations", []), snap.bm25, wider)
+        absent = absent_tokens(tokenize(asked), snap.bm25)
+        answers = bool(sents) and sup.answers(has_cjk(asked))
     # supported is not enough: an answer that restates the question or lacks the type of value it asks for (a
     # title line for "who signed it off?") does not answer it, whichever method wrote it or judged it
     if answers and run_rec.get("generate_method") != SUMMARY:
-        answers = responsive(run_rec["question"], sents, absent)
+        answers = responsive(asked, sents, absent)
     patch: dict = {}
     if run_rec.get("generate_method") == SUMMARY and not bad:
         # "what is this document about?": its title and lead sentences, quoted and cited, are the answer; the

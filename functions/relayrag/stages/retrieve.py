@@ -28,6 +28,7 @@ from relayrag.retrieval.bandit import (BASE_ARMS, Arm, ThompsonBandit, context_p
 from relayrag.metadata import Filters, document_passes, snapshot_filters
 from relayrag.retrieval.fusion import rrf_fuse, top_k
 from relayrag.retrieval.reward import DEPTH as REWARD_DEPTH
+from relayrag.retrieval.spelling import respell
 from relayrag.stages.base import Stage, StageRequest, StageResponse, embedder_of, load_run, write_run
 from relayrag.stages.colpali_search import page_search_reason
 
@@ -207,10 +208,17 @@ def run(req: RetrieveRequest, ctx: StageContext) -> RetrieveResponse:
     computed = list(dict.fromkeys([*offered, arm]))
     extra: dict = {}
     if index is None:
+        # a word neither the collection nor the English lexicon has, near a word of the collection: search for
+        # the corrected question too (relayrag.retrieval.spelling); generate answers it if the question as typed
+        # finds no answer. Not on the distributed backend, whose snapshot holds the run's candidates only.
+        respelled, changes = respell(question, snap)
+        if changes:
+            queries = [*queries, {"text": respelled, "kind": "respelled", "weight": 1.0}]
+            extra["respelled"] = {"text": respelled, "changes": [list(c) for c in changes]}
         base = None
         # what the later stages need of the whole version's BM25 to read only the run's rows (retrieval.view)
         from relayrag.retrieval.view import record_stats
-        extra = {"bm25_stats": record_stats(snap.bm25, question, queries)}
+        extra["bm25_stats"] = record_stats(snap.bm25, question, queries)
     else:  # distributed: the backend ranks, this run keeps only its candidates (relayrag.retrieval.distributed)
         snap, base = distributed.candidates(ctx, index, collection, version, queries,
                                             _needed(computed, can_read, weights)[1], DEPTH, embedder=embedder)
