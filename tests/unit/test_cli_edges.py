@@ -582,8 +582,11 @@ def test_run_says_which_scorer_decided_the_reward():
     assert "the reward judge rated a passage" in by_judge
     old = reward_line({"arm_lists": lists, "rewards": [{"reward": 0.5}]}, {"reward": 0.5})  # before `basis`
     assert old == " 0.500 (DCG@10 vs the best arm's, by the reward judge's scores)"
-    kept_elsewhere = reward_line({"arm_lists": lists, "relevant": ["c1", "c2", "c3"], "rewards": [{"reward": None}]},
-                                 {"reward": None})
+    kept_elsewhere = reward_line({"arm_lists": lists, "relevant": ["c1", "c2", "c3"],
+                                  "rewards": [{"reward": None, "basis": None}]}, {"reward": None})
     assert "grade kept 3 passages, none in an arm's top 10" in kept_elsewhere
     assert "neither grade nor the reward judge" in reward_line({"arm_lists": lists, "relevant": []}, {"reward": None})
     assert reward_line({}, {"reward": None}) == " — (none: no retrieval)"
+    before_basis = reward_line({"arm_lists": lists, "relevant": ["c1"], "rewards": [{"arm": "bm25", "reward": None}]},
+                               {"reward": None})
+    assert before_basis == " — (none: the reward judge rated no passage in an arm's top 10 >= 0.5)"

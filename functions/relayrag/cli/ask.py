@@ -259,6 +259,8 @@ def reward_line(rec: dict, result: dict) -> str:
     if not rec.get("arm_lists"):
         return " — (none: no retrieval)"
     kept = len(rec.get("relevant") or [])
+    if rec.get("rewards") and "basis" not in last:  # recorded before grade's verdict counted (no `basis`)
+        return " — (none: the reward judge rated no passage in an arm's top 10 >= 0.5)"
     if kept:
         return (f" — (none: grade kept {kept} passage{'s' if kept != 1 else ''}, none in an arm's top 10, and the"
                 " reward judge rated none there >= 0.5)")

@@ -16,7 +16,7 @@ fault). "Relevant" is decided by either scorer (`reward_basis`): the judge (P >=
 verdict (the chunks it kept, which the answer cites). The second matters where the judge is out of its
 domain: fitted on SciFact abstracts, it gives the cited table row of the bundled Federal Register PDF
 P = 0.37 while grade keeps it at 0.999; on the examples/pdfs golden set the judge reached 0.5 for 9 of the
-60 grounded answers, and the other 51 taught the bandit nothing (with grade's verdict: 57). Grade's verdict
+57 grounded answers, and the other 48 taught the bandit nothing (with grade's verdict: all 57). Grade's verdict
 only opens the gate; the arms are still compared by the judge's soft labels, which do not depend on the arm (grade
 judges the served arm's candidates only, so its scores would favour the arm that served them). Because the
 judge does not depend on the arm, every computed list can be rewarded, not only the one that served the
