@@ -86,12 +86,54 @@ def expired_note(run_rec: dict) -> str:
     return EXPIRED_TEXT[lang].format(d=docs)
 
 
-def not_found_answer(run_rec: dict, related: list[dict]) -> str:
+def corpus_script(snap) -> str:
+    """"cjk" when at least 80 % of the non-space characters of a collection's first chunks (up to ~100,000
+    characters) are Japanese, Chinese or Korean (relayrag.text.has_cjk), "latin" when under 5 % are, else "mixed";
+    cached on the snapshot."""
+    cached = getattr(snap, "_corpus_script", None)
+    if cached is not None:
+        return str(cached)
+    sample, n = [], 0
+    for ch in getattr(snap, "chunks", None) or []:
+        sample.append(ch.get("text") or "")
+        n += len(sample[-1])
+        if n >= 100_000:
+            break
+    text = "\n".join(sample)
+    out = "mixed" if not text.strip() else "cjk" if has_cjk(text, 0.8) else "mixed" if has_cjk(text, 0.05) \
+        else "latin"
+    try:
+        snap._corpus_script = out
+    except AttributeError:  # a snapshot type without a __dict__: recomputed next time
+        pass
+    return out
+
+
+def language_note(question: str, script: str | None) -> str:
+    """Why a "not found" may come from the question's language, in that language: a Japanese / Chinese / Korean
+    question over a collection written in a Latin script (its BM25 words and an English embedder cannot meet the
+    question's), or a question in a Latin script over a CJK collection; "" when they agree, when the collection
+    mixes both (`script` from corpus_script) or when it is unknown."""
+    q_cjk = has_cjk(question)
+    if q_cjk and script == "latin":
+        if language_code(question) == "ja":
+            return ("\nこのコレクションの文書は日本語以外の言語（英語など）で書かれているため、日本語の質問では見つけにくい"
+                    "ことがあります。文書の言語で質問してみてください。")
+        return (" This collection's documents are not in the question's language; asking in their language "
+                "(e.g. English) may find the answer.")
+    if script == "cjk" and not q_cjk and re.search(r"[A-Za-z]{3,}", question):
+        return (" This collection's documents are in Japanese, Chinese or Korean; asking in their language "
+                "may find the answer.")
+    return ""
+
+
+def not_found_answer(run_rec: dict, related: list[dict], script: str | None = None) -> str:
     """A run's whole "not found" answer: not_found_text, then why the tables could not answer
-    (sql_fallback_note), which expired documents the validity filter left out (expired_note) and, for a visual
-    question answered from text, that page-image search did not run and why (page_search_note)."""
+    (sql_fallback_note), which expired documents the validity filter left out (expired_note), for a visual
+    question answered from text, that page-image search did not run and why (page_search_note), and whether
+    the question's language differs from the documents' (language_note; `script` from corpus_script)."""
     return (not_found_text(run_rec["question"], run_rec["collection"], related) + sql_fallback_note(run_rec)
-            + expired_note(run_rec) + page_search_note(run_rec))
+            + expired_note(run_rec) + page_search_note(run_rec) + language_note(run_rec["question"], script))
 
 
 def chitchat_text(question: str, collection: str, holds: dict | None = None) -> str:

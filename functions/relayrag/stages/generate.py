@@ -30,7 +30,8 @@ from relayrag.stages.page_answer import (  # noqa: F401
     PAGE_QUOTE, VISION, VISION_PAGES, by_image_note, found_by_image, page_images_for_llm, page_quote_answer,
     page_search_note, vision_answer, vision_messages)
 from relayrag.stages.answer_text import (  # noqa: F401
-    EXPIRED_TEXT, NOT_FOUND_TEXT, VALID_UNTIL, chitchat_text, expired_note, not_found_answer, not_found_text,
+    EXPIRED_TEXT, NOT_FOUND_TEXT, VALID_UNTIL, chitchat_text, corpus_script, expired_note, not_found_answer,
+    not_found_text,
     sql_fallback_note, states_no_facts)
 from relayrag.stages.answerability import asks_for_total, expected_answer_type
 from relayrag.stages.base import (Stage, StageRequest, StageResponse, embedder_of, llm_failure, load_run, run_snapshot,
@@ -109,7 +110,7 @@ def run(req: GenerateRequest, ctx: StageContext) -> GenerateResponse:
             related.append({"doc": ch["doc"], "page": ch["page"], "chunk_id": ch["chunk_id"],
                             "quote": " ".join(ch["text"][bs[0]:bs[1]].split())[:300]})
         related = attach(ctx, snap, related)
-        write_run(ctx, req.run_id, {"answer": not_found_answer(run_rec, related),
+        write_run(ctx, req.run_id, {"answer": not_found_answer(run_rec, related, corpus_script(snap)),
                                     "citations": [], "answer_sentences": [], "found": False,
                                     "related": related})
         return GenerateResponse(run_id=req.run_id, method="not-found", regen_count=regen, found=False)
@@ -148,7 +149,7 @@ def run(req: GenerateRequest, ctx: StageContext) -> GenerateResponse:
             method, decision = PAGE_QUOTE, {**decision, "answerable": True}
     if not decision["answerable"] or not sentences:
         related = attach(ctx, snap, decision["related"])
-        answer = not_found_answer(run_rec, related)
+        answer = not_found_answer(run_rec, related, corpus_script(snap))
         if by_image:
             answer += " " + by_image_note(run_rec, answered=False)
         write_run(ctx, req.run_id, {
