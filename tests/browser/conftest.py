@@ -125,6 +125,28 @@ def make_driver():
     return webdriver.Chrome(service=Service(shutil.which(CHROMEDRIVER) or CHROMEDRIVER), options=opts)
 
 
+def login(d, url: str) -> None:
+    """Sign in on `url`'s /login with the test token and wait until the dashboard leaves the login page."""
+    from selenium.webdriver.common.by import By
+    d.get(url + "/login")
+    d.find_element(By.ID, "token").send_keys(TOKEN)
+    d.find_element(By.ID, "login").click()
+    wait(d, 30).until(lambda x: "/login" not in x.current_url)
+
+
+@contextlib.contextmanager
+def logged_in_browser(url: str, screenshot: Path):
+    """A headless Chromium signed in on `url`; saves a screenshot of where it ended, then quits."""
+    d = make_driver()
+    d.set_page_load_timeout(60)
+    try:
+        login(d, url)
+        yield d
+    finally:
+        d.save_screenshot(str(screenshot))
+        d.quit()
+
+
 @pytest.fixture
 def driver(tmp_path, request):
     d = make_driver()

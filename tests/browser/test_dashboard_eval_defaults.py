@@ -12,7 +12,7 @@ import subprocess
 
 import pytest
 
-from tests.browser.conftest import REPO, RELAYRAG, TOKEN, make_driver, run_dashboard, wait
+from tests.browser.conftest import logged_in_browser, REPO, RELAYRAG, TOKEN, run_dashboard, wait
 
 CHINOOK = REPO / "examples" / "chinook" / "chinook.sqlite"
 SQL_SET = REPO / "tests" / "fixtures" / "text2sql" / "dev.jsonl"
@@ -45,16 +45,8 @@ def eval_server(tmp_path_factory):
 
 @pytest.fixture
 def browser(eval_server, tmp_path, request):
-    from selenium.webdriver.common.by import By
-    d = make_driver()
-    d.set_page_load_timeout(60)
-    d.get(eval_server["url"] + "/login")
-    d.find_element(By.ID, "token").send_keys(TOKEN)
-    d.find_element(By.ID, "login").click()
-    wait(d, 30).until(lambda x: "/login" not in x.current_url)
-    yield d
-    d.save_screenshot(str(tmp_path / f"{request.node.name}-final.png"))
-    d.quit()
+    with logged_in_browser(eval_server["url"], tmp_path / f"{request.node.name}-final.png") as d:
+        yield d
 
 
 def _selected(d) -> tuple[str, str]:

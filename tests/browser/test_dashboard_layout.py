@@ -10,7 +10,7 @@ import subprocess
 
 import pytest
 
-from tests.browser.conftest import RELAYRAG, TOKEN, make_driver, run_dashboard, wait
+from tests.browser.conftest import logged_in_browser, RELAYRAG, TOKEN, run_dashboard, wait
 
 LONG_QUESTION = ("Could you tell me, considering everything written in the handbook about the procedures that "
                  "apply to visitors, contractors and staff alike, " * 26 + "where is staff parking?")
@@ -39,16 +39,8 @@ def layout_server(tmp_path_factory):
 
 @pytest.fixture
 def browser(layout_server, tmp_path, request):
-    from selenium.webdriver.common.by import By
-    d = make_driver()
-    d.set_page_load_timeout(60)
-    d.get(layout_server["url"] + "/login")
-    d.find_element(By.ID, "token").send_keys(TOKEN)
-    d.find_element(By.ID, "login").click()
-    wait(d, 30).until(lambda x: "/login" not in x.current_url)
-    yield d
-    d.save_screenshot(str(tmp_path / f"{request.node.name}-final.png"))
-    d.quit()
+    with logged_in_browser(layout_server["url"], tmp_path / f"{request.node.name}-final.png") as d:
+        yield d
 
 
 def _overflow(d) -> int:

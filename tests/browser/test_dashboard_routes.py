@@ -15,7 +15,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
-from tests.browser.conftest import RELAYRAG, REPO, TOKEN, make_driver, run_dashboard, wait
+from tests.browser.conftest import login, RELAYRAG, REPO, TOKEN, make_driver, run_dashboard, wait
 from tests.conftest import sql_route_reply
 
 COUNT = "SELECT Country, COUNT(*) AS customers FROM Customer GROUP BY Country ORDER BY customers DESC LIMIT 3"
@@ -70,11 +70,7 @@ def _by():
 
 
 def _login(d, url: str) -> None:
-    By = _by()
-    d.get(url + "/login")
-    d.find_element(By.ID, "token").send_keys(TOKEN)
-    d.find_element(By.ID, "login").click()
-    wait(d, 30).until(lambda x: "/login" not in x.current_url)
+    login(d, url)
 
 
 def _ask(d, url: str, question: str, collection: str):

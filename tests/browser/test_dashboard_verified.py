@@ -10,7 +10,7 @@ import subprocess
 
 import pytest
 
-from tests.browser.conftest import RELAYRAG, REPO, TOKEN, make_driver, run_dashboard, wait
+from tests.browser.conftest import login, RELAYRAG, REPO, TOKEN, make_driver, run_dashboard, wait
 
 TOP_N = ("SELECT g.Name AS genre, COUNT(*) AS tracks FROM Track AS t JOIN Genre AS g ON g.GenreId = t.GenreId "
          "GROUP BY g.Name ORDER BY tracks DESC, genre LIMIT {n}")
@@ -60,10 +60,7 @@ def test_a_query_saved_as_verified_answers_another_wording_without_an_llm(wh_ser
     url = wh_server["url"]
     d = make_driver()
     try:
-        d.get(url + "/login")
-        d.find_element(By.ID, "token").send_keys(TOKEN)
-        d.find_element(By.ID, "login").click()
-        wait(d, 30).until(lambda x: "/login" not in x.current_url)
+        login(d, url)
 
         before = _ask(d, url, "What are the top 5 genres by number of tracks?")
         assert "Rock" not in before and "RELAYRAG_LLM" in before  # no template yet: says why, answers nothing
