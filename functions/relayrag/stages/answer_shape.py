@@ -613,3 +613,28 @@ def missing_qualifiers(question: str, text: str, context: str = "", absent: set[
         if not re.search(rx, said, re.I):
             out.append(name)
     return out
+
+
+# --- the question's period (issue 31, third round) ----------------------------------------------------------
+
+_YEAR4 = re.compile(r"(?<![0-9A-Za-z/.,-])(?:19|20)\d\d(?![0-9])")
+
+
+def question_years(question: str) -> list[str]:
+    """The calendar years (1900–2099, four digits) the question states: "in 2025", 「2025年度の」. Numbers that
+    are not years ("CZK 2,500", "1,900 m³", "DN 2000"-like codes) are left out: a year stands alone."""
+    return list(dict.fromkeys(_YEAR4.findall(normalize(question))))
+
+
+def missing_period(question: str, text: str, context: str = "") -> list[str]:
+    """The question's years (question_years) that the answer sentence `text` and its local `context` (title,
+    headings, column names, the sentence before) do not say, while they say another year: "the price per m³ in
+    2025" answered from the "Tariff 2026" table. [] when every asked year is said, or when no other year is
+    said (a rule stated without a date may hold in any year)."""
+    asked = question_years(question)
+    if not asked:
+        return []
+    said = set(_YEAR4.findall(normalize(text + "\n" + context)))
+    if not said or said & set(asked):
+        return []
+    return asked

@@ -35,8 +35,8 @@ from relayrag.prompts import quote_document, with_data_rule
 from relayrag.stages.base import (Stage, StageRequest, StageResponse, embedder_of, llm_failure, load_run, run_snapshot,
                                   write_run)
 from relayrag.stages.answer_shape import (
-    PREDICATE_KINDS, answer_kinds, missing_qualifiers, names_another, names_codes, not_an_answer, record_codes,
-    states_wh_type, unanswered_predicate, wh_answer_type)
+    PREDICATE_KINDS, answer_kinds, missing_period, missing_qualifiers, names_another, names_codes, not_an_answer,
+    record_codes, states_wh_type, unanswered_predicate, wh_answer_type)
 from relayrag.stages.answerability import (
     Support, content_weights, expected_answer_type, question_entities, question_numbers, says_counted,
     states_answer_type, support)
@@ -124,12 +124,16 @@ def on_the_question(question: str, sentence: dict, absent: set[str] | frozenset 
     generate's no-LLM method records them) answer the question's own predicate and qualifiers: it says something of
     what is asked beyond its headings (answer_shape.unanswered_predicate: a role for another act of the same
     procedure does not say who answers questions), the question's qualifiers (answer_shape.missing_qualifiers:
-    海外, overseas), and no other named thing stands where the question's is (answer_shape.names_another). A
+    海外, overseas), the question's years (answer_shape.missing_period: "in 2025" is not answered from the 2026
+    tariff), and no
+    other named thing stands where the question's is (answer_shape.names_another). A
     sentence without a recorded context (an LLM's) is held to the qualifiers only: its words are its own."""
     text = sentence.get("source") or sentence["text"]
     context = sentence.get("context")
     if missing_qualifiers(question, text, context or "", absent):
         return False
+    if missing_period(question, text, context or ""):
+        return False  # "in 2025" answered from the 2026 tariff
     if not context or " | " in text:
         return True
     if wh_answer_type(question) in PREDICATE_KINDS and unanswered_predicate(question, text, context):

@@ -1,0 +1,56 @@
+"""`grounded` means responsive, third round (issue 31): classes found on a corpus nobody tuned for, each with a small
+input of its own:
+
+- a year the question asks about that the answer's sentence and section do not say, while they say another: "the
+  adult fare in 2024" is not answered from the "Fares 2026" table;
+- a "who" question about an act of office (chairs, approved, signed, manages …): the answer sentence itself says the
+  act and a person or role other than the question's own subject ("The Safety Committee inspects the boats" does
+  not say who chairs the Safety Committee);
+- a band row ("4 or more | EUR 90") answers a question whose number falls in its band, not "how many night shifts
+  were worked" (the banded quantity itself);
+- "which document …?" / 「…規程の名称は何ですか」 is answered by the document's title, not a purpose clause."""
+
+from __future__ import annotations
+
+from relayrag.engine.local import ask
+from relayrag.ingest.pipeline import ingest
+
+NEWS = """# Harbour Ferry News
+
+In 2024 the ferry carried 1.2 million passengers, and in 2025 a new pier opened.
+"""
+
+FARES = """# Harbour Ferry Fares 2026
+
+These fares apply from 1 January 2026 to 31 December 2026. They were adopted by the harbour board on 3 March 2024.
+
+## Single tickets
+
+| Ticket | Fare |
+|---|---|
+| Adult | EUR 4.20 |
+| Child | EUR 2.10 |
+"""
+
+
+def test_period_helpers():
+    from relayrag.stages.answer_shape import missing_period, question_years
+    assert question_years("What was the adult fare in 2024?") == ["2024"]
+    assert question_years("What does a crate of 2,500 kg cost?") == []  # not a year
+    assert question_years("2025年度の会費はいくらですか？") == ["2025"]
+    assert missing_period("What was the adult fare in 2024?", "Adult | EUR 4.20", "Harbour Ferry Fares 2026\nTicket | Fare")
+    assert not missing_period("What is the adult fare in 2026?", "Adult | EUR 4.20",
+                              "Harbour Ferry Fares 2026\nTicket | Fare")
+    # a rule that names no year at all may hold in any year
+    assert not missing_period("What was the adult fare in 2024?", "The adult fare is EUR 4.20.", "Ferry Fares")
+
+
+def test_year_the_documents_do_not_cover_is_not_grounded(ctx, tmp_path):
+    d = tmp_path / "fares"
+    d.mkdir()
+    (d / "fares.md").write_text(FARES, encoding="utf-8")
+    assert not ingest(ctx, d, "fa").failed
+    res = ask("What was the adult fare in 2024?", "fa", ctx=ctx)
+    assert not res["grounded"], res["answer"]  # the 2026 fare is not the 2024 one
+    res = ask("What is the adult fare in 2026?", "fa", ctx=ctx)
+    assert res["grounded"] and "EUR 4.20" in res["answer"], res["answer"]
