@@ -638,3 +638,64 @@ def missing_period(question: str, text: str, context: str = "") -> list[str]:
     if not said or said & set(asked):
         return []
     return asked
+
+
+# --- who did the act the question names ---------------------------------------------------------------------
+
+_WHO_PREDICATE = re.compile(
+    r"^\s*(?:(?:to|by|from|for|with) )?(?:who|whom)\s+(?:(?:is|are|was|were|does|did|do|will|would|can|could|must|"
+    r"should|has|have|had|shall)\s+(?:(?:currently|formally|officially|actually|also)\s+)?)?([a-z][a-z-]+)\b", re.I)
+# Acts of office a document records with the person or role who did them: the question's verb, when it is one of
+# these, must be in the answer sentence itself (or a word of its group), with a person or role beside it
+_OFFICE_ACTS = [
+    "chair chairs chaired chairing chairman chairwoman chairperson presid presides presided",
+    "approv approve approves approved approval sign signs signed signatory authoris authorised authorized sanction",
+    "manag manage manages managed manager",
+    "appoint appoints appointed",
+    "elect elects elected",
+    "issu issue issues issued",
+    "author authored wrote written",
+    "lead leads led",
+    "head heads headed",
+    "audit audits audited auditor",
+    "inspect inspects inspected inspector",
+]
+_OFFICE_WORDS = {w: frozenset(g.split()) for g in _OFFICE_ACTS for w in g.split()}
+_WORD = re.compile(r"[A-Za-z][A-Za-z'-]*")
+_MORE_ROLES = frozenset("treasurer trustee trustees governor mayor founder partner principal registrar steward warden "
+                        "captain members member directors".split())
+_NOT_A_NAME = frozenset("the a an this that these those it its our their his her we they all each every in on at of for "
+                        "to by and or from with".split())
+
+
+def office_act(question: str) -> frozenset[str] | None:
+    """The act of office a "who" question asks about, as the words that say it ("Who chairs the Technical
+    Committee?" → chair, chaired, chairs …; "Who approved the plan?" → approve, signed …), or None when the
+    question's verb is no act of office ("Who can answer my questions?")."""
+    m = _WHO_PREDICATE.search(normalize(question))
+    if not m:
+        return None
+    verb = m.group(1).lower()
+    return _OFFICE_WORDS.get(verb)
+
+
+def unanswered_office_act(question: str, text: str) -> bool:
+    """Does the sentence `text` fail to say who did the act of office the question asks about (office_act)?
+    True when the sentence does not say the act (a word of its group) or names no person or role but the
+    question's own: "The Technical Committee reviews this policy every 2 years." for "Who chairs the Technical
+    Committee?"; "The cooperative is managed by the General Manager." for "Who chaired the Board?". The
+    sentence before (a heading, a restating line) does not count: the answer sentence itself carries the act."""
+    act = office_act(question)
+    if act is None:
+        return False
+    words = _WORD.findall(normalize(text))
+    if not any(w.lower() in act for w in words):
+        return True
+    q_words = {w.lower() for w in _WORD.findall(normalize(question))}
+    for w in words:
+        lw = w.lower()
+        if lw in q_words or lw in act or lw in _NOT_A_NAME:
+            continue
+        if w[0].isupper() or _ROLE_EN.fullmatch(lw) or lw in _MORE_ROLES:
+            return False
+    return True

@@ -36,7 +36,7 @@ from relayrag.stages.base import (Stage, StageRequest, StageResponse, embedder_o
                                   write_run)
 from relayrag.stages.answer_shape import (
     PREDICATE_KINDS, answer_kinds, missing_period, missing_qualifiers, names_another, names_codes, not_an_answer,
-    record_codes, states_wh_type, unanswered_predicate, wh_answer_type)
+    record_codes, states_wh_type, unanswered_office_act, unanswered_predicate, wh_answer_type)
 from relayrag.stages.answerability import (
     Support, content_weights, expected_answer_type, question_entities, question_numbers, says_counted,
     states_answer_type, support)
@@ -125,7 +125,8 @@ def on_the_question(question: str, sentence: dict, absent: set[str] | frozenset 
     what is asked beyond its headings (answer_shape.unanswered_predicate: a role for another act of the same
     procedure does not say who answers questions), the question's qualifiers (answer_shape.missing_qualifiers:
     海外, overseas), the question's years (answer_shape.missing_period: "in 2025" is not answered from the 2026
-    tariff), and no
+    tariff), the act of office a "who" question names with a person or role beside it
+    (answer_shape.unanswered_office_act: "Who chairs …?" is not answered by what the committee reviews), and no
     other named thing stands where the question's is (answer_shape.names_another). A
     sentence without a recorded context (an LLM's) is held to the qualifiers only: its words are its own."""
     text = sentence.get("source") or sentence["text"]
@@ -134,6 +135,8 @@ def on_the_question(question: str, sentence: dict, absent: set[str] | frozenset 
         return False
     if missing_period(question, text, context or ""):
         return False  # "in 2025" answered from the 2026 tariff
+    if " | " not in text and unanswered_office_act(question, text):
+        return False  # "who chairs …?" needs a sentence that says who chairs it
     if not context or " | " in text:
         return True
     if wh_answer_type(question) in PREDICATE_KINDS and unanswered_predicate(question, text, context):

@@ -54,3 +54,47 @@ def test_year_the_documents_do_not_cover_is_not_grounded(ctx, tmp_path):
     assert not res["grounded"], res["answer"]  # the 2026 fare is not the 2024 one
     res = ask("What is the adult fare in 2026?", "fa", ctx=ctx)
     assert res["grounded"] and "EUR 4.20" in res["answer"], res["answer"]
+
+
+CLUB = """# Riverside Rowing Club Rules
+
+## Boats
+
+Members book a boat at least 1 day in advance.
+
+## Review
+
+The Safety Committee reviews these rules every 2 years and proposes changes to the General Meeting.
+
+## Officers
+
+The Finance Committee is chaired by Tom Baker.
+"""
+
+
+def test_office_act_helpers():
+    from relayrag.stages.answer_shape import office_act, unanswered_office_act
+    from relayrag.stages.hallucination_check import responsive
+    assert office_act("Who can answer my questions about the rota?") is None  # no act of office
+    assert "chaired" in office_act("Who chairs the Safety Committee?")
+    assert unanswered_office_act("Who chairs the Safety Committee?",
+                                 "The Safety Committee inspects the boats every 3 months.")
+    assert not unanswered_office_act("Who chairs the Finance Committee?", "Tom Baker chairs the Finance Committee.")
+    assert not unanswered_office_act("Who approved the budget?", "The budget was approved by the club treasurer.")
+    assert unanswered_office_act("Who signed the budget?", "The budget covers 12 months.")
+    # the act said, but only of the question's own subject: no one else is named
+    assert unanswered_office_act("Who approved the budget?", "The budget must be approved.")
+    ctx = "Riverside Rowing Club Rules\nCommittees"
+    assert not responsive("Who chairs the Safety Committee?",
+                          [{"text": "The Safety Committee inspects the boats every 3 months.", "context": ctx}])
+
+
+def test_who_needs_the_act_and_a_person(ctx, tmp_path):
+    d = tmp_path / "club"
+    d.mkdir()
+    (d / "rules.md").write_text(CLUB, encoding="utf-8")
+    assert not ingest(ctx, d, "cl").failed
+    res = ask("Who chairs the Safety Committee?", "cl", ctx=ctx)
+    assert not res["grounded"], res["answer"]
+    res = ask("Who chairs the Finance Committee?", "cl", ctx=ctx)
+    assert res["grounded"] and "Tom Baker" in res["answer"], res["answer"]
