@@ -699,3 +699,20 @@ def unanswered_office_act(question: str, text: str) -> bool:
         if w[0].isupper() or _ROLE_EN.fullmatch(lw) or lw in _MORE_ROLES:
             return False
     return True
+
+
+# --- band rows and the numbers they hold ------------------------------------------------------------------
+
+def band_row_label(source: str) -> str | None:
+    """The first cell of a table row ("4 or more | CZK 2,600") when it states a numeric band (band), else None."""
+    if " | " not in source:
+        return None
+    first = source.split(" | ", 1)[0]
+    return first if band(first) is not None else None
+
+
+def band_numbers(question: str) -> tuple[str, ...]:
+    """The question's quantities (quantities) a band row may hold, without its calendar years ("in 2025" names
+    a period, not a quantity in a band of call-outs)."""
+    years = set(question_years(question))
+    return tuple(n for n in quantities(question) if normalize(n).replace(",", "") not in years)

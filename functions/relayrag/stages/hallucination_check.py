@@ -35,8 +35,9 @@ from relayrag.prompts import quote_document, with_data_rule
 from relayrag.stages.base import (Stage, StageRequest, StageResponse, embedder_of, llm_failure, load_run, run_snapshot,
                                   write_run)
 from relayrag.stages.answer_shape import (
-    PREDICATE_KINDS, answer_kinds, missing_period, missing_qualifiers, names_another, names_codes, not_an_answer,
-    record_codes, states_wh_type, unanswered_office_act, unanswered_predicate, wh_answer_type)
+    PREDICATE_KINDS, answer_kinds, band_holds, band_numbers, band_row_label, missing_period, missing_qualifiers,
+    names_another, names_codes, not_an_answer, record_codes, states_wh_type, unanswered_office_act,
+    unanswered_predicate, wh_answer_type)
 from relayrag.stages.answerability import (
     Support, content_weights, expected_answer_type, question_entities, question_numbers, says_counted,
     states_answer_type, support)
@@ -95,7 +96,9 @@ def responsive(question: str, sentences: list[dict], absent: set[str] | frozense
     question (answer_shape.not_an_answer), and some sentence states a value of the type the question asks for
     (answerability.states_answer_type: money, duration, count, date, number; answer_shape.states_wh_type:
     person, place, when, year, frequency), read with its table row's column names, and answers the question's
-    own predicate and qualifiers (`on_the_question`). `absent`: the question's tokens that no chunk of the
+    own predicate and qualifiers (`on_the_question`). A band row ("4 or more | EUR 90") answers only a question
+    whose number falls in its band (answer_shape.band_numbers: not its years).
+    `absent`: the question's tokens that no chunk of the
     collection contains (a word the documents never use cannot be asked of them)."""
     if not sentences:
         return False
@@ -111,6 +114,9 @@ def responsive(question: str, sentences: list[dict], absent: set[str] | frozense
     for s in sentences:
         text = s.get("source") or s["text"]
         unit = (s.get("context") or "") if " | " in text else ""
+        label = band_row_label(text)
+        if label is not None and not band_holds(label, band_numbers(question)):
+            continue  # a band row answers a question whose number falls in its band, not one about the banded thing
         if states_answer_type(kind, text, cjk, s.get("context") or "", own, question) and \
                 (kind != "count" or says_counted(question, text + "\n" + (s.get("context") or ""))) and \
                 states_wh_type(wh, text + ("\n" + unit if unit else ""), cjk, question) and \

@@ -98,3 +98,40 @@ def test_who_needs_the_act_and_a_person(ctx, tmp_path):
     assert not res["grounded"], res["answer"]
     res = ask("Who chairs the Finance Committee?", "cl", ctx=ctx)
     assert res["grounded"] and "Tom Baker" in res["answer"], res["answer"]
+
+
+COURIER = """# Courier Pay Rules
+
+## 3. Weekend supplement
+
+Drivers on the weekend rota receive a weekly supplement that depends on the number of deliveries in that week.
+
+| Deliveries in the week | Supplement |
+|---|---|
+| 1-3 | EUR 40 |
+| 4 or more | EUR 90 |
+
+These rules apply from 1 April 2025.
+"""
+
+
+def test_band_row_answers_a_number_in_its_band(ctx, tmp_path):
+    from relayrag.stages.answer_shape import band_numbers
+    from relayrag.stages.hallucination_check import responsive
+    assert band_numbers("How many deliveries did the drivers have in 2025?") == ()  # a year is no quantity
+    assert band_numbers("What is the supplement for 5 deliveries in 2025?") == ("5",)
+    row = {"text": "4 or more — Supplement: EUR 90", "source": "4 or more | EUR 90",
+           "context": "Courier Pay Rules\n3. Weekend supplement\nDeliveries in the week | Supplement\n"
+                      "Drivers on the weekend rota receive a weekly supplement that depends on the number of "
+                      "deliveries in that week.\n2025"}
+    assert not responsive("How many deliveries did the weekend drivers have in 2025?", [row])
+    assert responsive("What is the supplement for 5 deliveries in the week?", [row])
+    assert not responsive("What is the supplement for 2 deliveries in the week?", [row])  # the 1-3 row's
+    d = tmp_path / "courier"
+    d.mkdir()
+    (d / "pay.md").write_text(COURIER, encoding="utf-8")
+    assert not ingest(ctx, d, "co").failed
+    res = ask("How many deliveries did the weekend drivers have in 2025?", "co", ctx=ctx)
+    assert not res["grounded"], res["answer"]  # a band of deliveries counts none
+    res = ask("What is the supplement for 5 deliveries in the week?", "co", ctx=ctx)
+    assert res["grounded"] and "EUR 90" in res["answer"], res["answer"]
