@@ -426,7 +426,7 @@ def not_an_answer(question: str, text: str, title: str = "") -> str | None:
     if restates_question(question, text, title):
         return "restates"
     if title and " ".join(text.split()).strip(" .") == " ".join(title.split()).strip(" .") \
-            and not asks_about_title(question):
+            and not asks_about_title(question) and not asks_document_name(question):
         return "title"
     if about_the_document(text) and not _ASKS_ABOUT_THE_DOCUMENT.search(normalize(question)):
         return "about the document"
@@ -716,3 +716,35 @@ def band_numbers(question: str) -> tuple[str, ...]:
     a period, not a quantity in a band of call-outs)."""
     years = set(question_years(question))
     return tuple(n for n in quantities(question) if normalize(n).replace(",", "") not in years)
+
+
+# --- questions that ask for a document's name ---------------------------------------------------------------
+
+# documents a collection holds by name (not "part", "list", "table", "form": things inside a document)
+_NAMED_DOC = (r"(?:document|policy|procedure|handbook|manual|regulation|guide|guideline|plan|notice|report|standard|"
+              r"agreement|memo|bulletin|leaflet|brochure|rulebook|charter|directive|instruction|specification)")
+_DOC_NAME_Q = re.compile(
+    rf"^\s*(?:in\s+)?(?:which|what)\s+(?:\w+\s+)?{_NAMED_DOC}\b(?!\s+(?:number|no\.?|code|id|version)\b)"
+    rf"|\b(?:title|name)\s+of\s+(?:the|this|that|our)\s+(?:[\w-]+\s+){{0,3}}?{_NAMED_DOC}s?\b"
+    rf"|\b(?:what|how)\s+is\s+(?:the|this|that)\s+(?:[\w-]+\s+){{0,3}}?{_NAMED_DOC}\s+(?:called|titled|named)\b", re.I)
+_DOC_NAME_Q_JA = re.compile(r"(?:規程|規則|規定|要領|要綱|文書|マニュアル|方針|計画|手順書|資料|通知|規約|基準)"
+                            r"[^。？?]{0,8}(?:名称|題名|表題|タイトル|名前)|(?:どの|何という)(?:規程|規則|規定|文書|マニュアル|方針|計画)")
+
+
+def asks_document_name(question: str) -> bool:
+    """Does the question ask which document (by its name or title) says something: "Which document sets the
+    response times for leaks?", "What is the title of the safety manual?", 「…を定めた規程の名称は何ですか」?
+    Such a question is answered by the document's title, not by a sentence of its body."""
+    q = normalize(question)
+    return bool(_DOC_NAME_Q.search(q) or _DOC_NAME_Q_JA.search(q))
+
+
+def says_document_title(text: str, context: str) -> bool:
+    """Does the answer sentence `text` say the title of its document — the first line of its local `context`, as
+    generate records it — (the title itself, or a sentence that names it)?"""
+    title = " ".join(re.findall(r"\w+", normalize((context or "").split("\n", 1)[0]).lower()))
+    if not title:
+        return False
+    if has_cjk(title):  # no spaces between words: the title's characters in a row
+        return title.replace(" ", "") in "".join(re.findall(r"\w+", normalize(text).lower()))
+    return f" {title} " in " " + " ".join(re.findall(r"\w+", normalize(text).lower())) + " "

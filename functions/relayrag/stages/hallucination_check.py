@@ -35,9 +35,9 @@ from relayrag.prompts import quote_document, with_data_rule
 from relayrag.stages.base import (Stage, StageRequest, StageResponse, embedder_of, llm_failure, load_run, run_snapshot,
                                   write_run)
 from relayrag.stages.answer_shape import (
-    PREDICATE_KINDS, answer_kinds, band_holds, band_numbers, band_row_label, missing_period, missing_qualifiers,
-    names_another, names_codes, not_an_answer, record_codes, states_wh_type, unanswered_office_act,
-    unanswered_predicate, wh_answer_type)
+    PREDICATE_KINDS, answer_kinds, asks_document_name, band_holds, band_numbers, band_row_label, missing_period,
+    missing_qualifiers, names_another, names_codes, not_an_answer, record_codes, says_document_title, states_wh_type,
+    unanswered_office_act, unanswered_predicate, wh_answer_type)
 from relayrag.stages.answerability import (
     Support, content_weights, expected_answer_type, question_entities, question_numbers, says_counted,
     states_answer_type, support)
@@ -97,7 +97,8 @@ def responsive(question: str, sentences: list[dict], absent: set[str] | frozense
     (answerability.states_answer_type: money, duration, count, date, number; answer_shape.states_wh_type:
     person, place, when, year, frequency), read with its table row's column names, and answers the question's
     own predicate and qualifiers (`on_the_question`). A band row ("4 or more | EUR 90") answers only a question
-    whose number falls in its band (answer_shape.band_numbers: not its years).
+    whose number falls in its band (answer_shape.band_numbers: not its years); a question for a document's name
+    ("which document …?", 「…規程の名称は」) only a sentence that says its document's title.
     `absent`: the question's tokens that no chunk of the
     collection contains (a word the documents never use cannot be asked of them)."""
     if not sentences:
@@ -111,12 +112,15 @@ def responsive(question: str, sentences: list[dict], absent: set[str] | frozense
     cjk = has_cjk(question)
     kind, wh = answer_kinds(question, expected_answer_type(question))
     own = question_numbers(question)
+    doc_name = asks_document_name(question)
     for s in sentences:
         text = s.get("source") or s["text"]
         unit = (s.get("context") or "") if " | " in text else ""
         label = band_row_label(text)
         if label is not None and not band_holds(label, band_numbers(question)):
             continue  # a band row answers a question whose number falls in its band, not one about the banded thing
+        if doc_name and s.get("context") and not says_document_title(text, s["context"]):
+            continue  # "which document …?" is answered by the document's title, not by a sentence of its body
         if states_answer_type(kind, text, cjk, s.get("context") or "", own, question) and \
                 (kind != "count" or says_counted(question, text + "\n" + (s.get("context") or ""))) and \
                 states_wh_type(wh, text + ("\n" + unit if unit else ""), cjk, question) and \

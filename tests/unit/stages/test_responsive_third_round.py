@@ -135,3 +135,37 @@ def test_band_row_answers_a_number_in_its_band(ctx, tmp_path):
     assert not res["grounded"], res["answer"]  # a band of deliveries counts none
     res = ask("What is the supplement for 5 deliveries in the week?", "co", ctx=ctx)
     assert res["grounded"] and "EUR 90" in res["answer"], res["answer"]
+
+
+VISITORS = """# Visitor Access Procedure
+
+1. Purpose This procedure sets the rules for admitting visitors to the laboratory and the duties of their hosts.
+
+2. Badges Every visitor wears a red badge and is accompanied by the host at all times.
+"""
+
+VISITORS_JA = """# 来客受付規程
+
+第1条（目的） この規程は、研究所における来客の受付について、必要な事項を定めることを目的とする。
+
+第2条（入館証） 来客は、受付で入館証を受け取り、常に着用する。
+"""
+
+
+def test_document_name_question_is_answered_by_the_title(ctx, tmp_path):
+    from relayrag.stages.answer_shape import asks_document_name
+    assert asks_document_name("Which document sets the rules for admitting visitors?")
+    assert asks_document_name("来客の受付について定めた規程の名称は何ですか？")
+    assert not asks_document_name("Which document number is printed on the badge?")
+    assert not asks_document_name("Which colour is the visitor badge?")
+    assert not asks_document_name("What two parts does the badge holder consist of?")  # a part is no document
+    d = tmp_path / "visitors"
+    d.mkdir()
+    (d / "visitors.md").write_text(VISITORS, encoding="utf-8")
+    (d / "visitors_ja.md").write_text(VISITORS_JA, encoding="utf-8")
+    assert not ingest(ctx, d, "vi").failed
+    for question, title in (("Which document sets the rules for admitting visitors to the laboratory?",
+                             "Visitor Access Procedure"),
+                            ("研究所の来客の受付について定めた規程の名称は何ですか？", "来客受付規程")):
+        res = ask(question, "vi", ctx=ctx)
+        assert not res["grounded"] or title in res["answer"], (question, res["answer"])
