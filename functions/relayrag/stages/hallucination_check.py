@@ -119,7 +119,7 @@ def responsive(question: str, sentences: list[dict], absent: set[str] | frozense
         label = band_row_label(text)
         if label is not None and not band_holds(label, band_numbers(question)):
             continue  # a band row answers a question whose number falls in its band, not one about the banded thing
-        if doc_name and s.get("context") and not says_document_title(text, s["context"]):
+        if doc_name and s.get("context") and not says_document_title(s["text"] + "\n" + text, s["context"]):
             continue  # "which document …?" is answered by the document's title, not by a sentence of its body
         if states_answer_type(kind, text, cjk, s.get("context") or "", own, question) and \
                 (kind != "count" or says_counted(question, text + "\n" + (s.get("context") or ""))) and \
