@@ -668,33 +668,69 @@ _NOT_A_NAME = frozenset("the a an this that these those it its our their his her
                         "to by and or from with".split())
 
 
+_WHICH_PERSON_ACT = re.compile(r"^\s*(?:which|what)\s+[a-z-]+\b", re.I)
+_CALENDAR = frozenset("january february march april may june july august september october november december monday "
+                      "tuesday wednesday thursday friday saturday sunday".split())
+OFFICE_ACT_WINDOW = 6  # words between the act and the person or role who did it ("was approved by the club treasurer")
+
+
 def office_act(question: str) -> frozenset[str] | None:
     """The act of office a "who" question asks about, as the words that say it ("Who chairs the Technical
-    Committee?" → chair, chaired, chairs …; "Who approved the plan?" → approve, signed …), or None when the
-    question's verb is no act of office ("Who can answer my questions?")."""
-    m = _WHO_PREDICATE.search(normalize(question))
+    Committee?" → chair, chaired, chairs …; "Who approved the plan?", "Which board member signed the plan?" →
+    approve, signed …), or None when the question's verb is no act of office ("Who can answer my questions?")."""
+    q = normalize(question)
+    m = _WHO_PREDICATE.search(q)
+    if m:
+        return _OFFICE_WORDS.get(m.group(1).lower())
+    m = _WHICH_PERSON_ACT.search(q)  # "which <person noun> <act>": the act is a word after one or two nouns
     if not m:
         return None
-    verb = m.group(1).lower()
-    return _OFFICE_WORDS.get(verb)
+    for w in q[m.end():].split()[:3]:
+        if w.lower() in _OFFICE_WORDS:
+            return _OFFICE_WORDS[w.lower()]
+    return None
+
+
+def _own_phrases(words: list[str], q_words: set[str]) -> set[int]:
+    """Positions of the words of capitalised phrases ("Board of Directors") one of whose words the question says:
+    the question's own subject, however the sentence extends its name."""
+    own: set[int] = set()
+    k = 0
+    while k < len(words):
+        if not words[k][0].isupper():
+            k += 1
+            continue
+        j = k + 1
+        while j < len(words) and (words[j][0].isupper() or (words[j] in ("of", "and", "for") and j + 1 < len(words)
+                                                             and words[j + 1][0].isupper())):
+            j += 1
+        if any(w.lower() in q_words for w in words[k:j]):
+            own.update(range(k, j))
+        k = j
+    return own
 
 
 def unanswered_office_act(question: str, text: str) -> bool:
     """Does the sentence `text` fail to say who did the act of office the question asks about (office_act)?
-    True when the sentence does not say the act (a word of its group) or names no person or role but the
-    question's own: "The Technical Committee reviews this policy every 2 years." for "Who chairs the Technical
-    Committee?"; "The cooperative is managed by the General Manager." for "Who chaired the Board?". The
+    True when the sentence does not say the act (a word of its group), or names no person or role but the
+    question's own within OFFICE_ACT_WINDOW words of it: "The Technical Committee reviews this policy every 2
+    years." for "Who chairs the Technical Committee?"; "The cooperative is managed by the General Manager." for
+    "Who chaired the Board?"; "Approved by the Board of Directors" for "Which board member signed it?". The
     sentence before (a heading, a restating line) does not count: the answer sentence itself carries the act."""
     act = office_act(question)
     if act is None:
         return False
     words = _WORD.findall(normalize(text))
-    if not any(w.lower() in act for w in words):
+    at = [k for k, w in enumerate(words) if w.lower() in act]
+    if not at:
         return True
     q_words = {w.lower() for w in _WORD.findall(normalize(question))}
-    for w in words:
+    own = _own_phrases(words, q_words)
+    for k, w in enumerate(words):
         lw = w.lower()
-        if lw in q_words or lw in act or lw in _NOT_A_NAME:
+        if k in own or lw in q_words or lw in act or lw in _NOT_A_NAME or lw in _CALENDAR:
+            continue
+        if not any(abs(k - a) <= OFFICE_ACT_WINDOW for a in at):
             continue
         if w[0].isupper() or _ROLE_EN.fullmatch(lw) or lw in _MORE_ROLES:
             return False

@@ -84,6 +84,13 @@ def test_office_act_helpers():
     assert unanswered_office_act("Who signed the budget?", "The budget covers 12 months.")
     # the act said, but only of the question's own subject: no one else is named
     assert unanswered_office_act("Who approved the budget?", "The budget must be approved.")
+    # "which <person> <act>": the body that the question's own noun names is not the member asked for, and a role
+    # far from the act (the rules' owner) did not do it
+    q = "Which committee member signed the Boat Safety Rules?"
+    assert office_act(q) is not None
+    assert unanswered_office_act(q, "Rules BSR-2 · Approved by the Safety Committee on 4 May 2026 (minute 2026/11) "
+                                    "Rules owner: Head Coach")
+    assert not unanswered_office_act(q, "The rules were signed by Ada Lind, a member of the Safety Committee.")
     ctx = "Riverside Rowing Club Rules\nCommittees"
     assert not responsive("Who chairs the Safety Committee?",
                           [{"text": "The Safety Committee inspects the boats every 3 months.", "context": ctx}])
