@@ -90,7 +90,12 @@ _OFTEN_EN = re.compile(r"^\s*how (?:often|frequently)\b|^\s*how many times\b", r
 _WHO_JA = re.compile(r"誰|だれ|どなた|どの(?:部署|部門|担当|人)")
 _WHERE_JA = re.compile(r"どこ|どちら|どの(?:場所|窓口|建物|フロア|階)")
 _WHEN_JA = re.compile(r"いつ(?!も)")
-_OFTEN_JA = re.compile(r"何回|何度|どのくらいの頻度|頻度")
+# 「何か月ごとに」: an interval, which a number with a time unit says (2か月に1回, 毎月, 四半期ごと), not 地区ごとに
+_INTERVAL_Q_JA = re.compile(r"何(?:か|ヶ|カ|ケ|箇)?(?:月|年|週間?|日)(?:ごと|おき|毎|に\s*[1１一]\s*回)")
+_OFTEN_JA = re.compile(r"何回|何度|どのくらいの頻度|頻度|" + _INTERVAL_Q_JA.pattern)
+_INTERVAL_JA = re.compile(r"[0-9０-９一二三四五六七八九十]+\s*(?:か|ヶ|カ|ケ|箇)?(?:月|年|週間?|日|時間)"
+                          r"(?:ごと|毎|おき|に\s*[1１一]\s*(?:回|度))|毎(?:月|年|週|日|朝|晩)|隔(?:月|週|年)|四半期|半期|半年"
+                          r"|(?:年|月|週)\s*[0-9０-９一二三四五六七八九十]+\s*回")
 # "What is the reference number of …", "What extension do I call", "What number do I call": a code, not a count
 _IDENT_Q_EN = re.compile(
     r"^\s*(?:what|which)(?:'s|\s+is|\s+are|\s+was)?\s+(?:the\s+|its\s+|their\s+|our\s+|my\s+)?(?:[\w-]+\s+){0,2}?"
@@ -177,6 +182,8 @@ def states_wh_type(kind: str | None, text: str, cjk: bool = False, question: str
     if kind == "year":
         return any(m.group(0) not in question for m in _YEAR.finditer(normalize(text)))
     if kind == "frequency":
+        if cjk and _INTERVAL_Q_JA.search(normalize(question)):
+            return bool(_INTERVAL_JA.search(normalize(text)))
         return bool((_FREQ_JA if cjk else _FREQ_EN).search(text))
     if kind == "when":
         if cjk:

@@ -176,3 +176,15 @@ def test_document_name_question_is_answered_by_the_title(ctx, tmp_path):
                             ("研究所の来客の受付について定めた規程の名称は何ですか？", "来客受付規程")):
         res = ask(question, "vi", ctx=ctx)
         assert res["grounded"] and title in res["answer"], (question, res["answer"])  # the title, cited
+
+
+def test_interval_question_needs_an_interval():
+    """「何か月ごとに」 asks an interval: a rule about the day in each district (地区ごとに) states none."""
+    from relayrag.stages.answer_shape import wh_answer_type
+    from relayrag.stages.hallucination_check import responsive
+    q = "点検は何か月ごとに行いますか？"
+    assert wh_answer_type(q) == "frequency"
+    ctx = "設備点検規程\n第4条（点検日）"
+    assert not responsive(q, [{"text": "点検は、地区ごとに定める日の前後3日以内に行う。", "context": ctx}])
+    assert responsive(q, [{"text": "点検は、3か月に1回行う。", "context": "設備点検規程\n第3条（点検の頻度）"}])
+    assert responsive("点検は何回行いますか？", [{"text": "点検は毎月行う。", "context": ctx}])
