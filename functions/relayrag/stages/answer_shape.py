@@ -558,6 +558,15 @@ def unanswered_predicate(question: str, text: str, context: str = "") -> bool:
     return not any(t in own or own & _PREDICATE_SYNONYMS.get(t, frozenset()) for t in asked)
 
 
+def unsaid_by_row(question: str, row: str, context: str) -> list[str]:
+    """The question's content terms that neither the table row `row` ("Vrchy | PS-05 | … | August 2025") nor its
+    `context` (title, column names) says: for "When was the Vrchy station built?" the row's date is another
+    event's ("Last overhaul") when nothing says "built". Bare numbers and CJK kana bigrams do not count."""
+    from relayrag.stages.answerability import content_weights, is_function_bigram
+    said = set(tokenize(row + "\n" + context))
+    return [t for t in content_weights(question) if t not in said and not t.isdigit() and not is_function_bigram(t)]
+
+
 # The answer types whose value a procedure states everywhere (a role, a place, a date, a name, a code): a sentence
 # of the right document holding one answers only when it also says the question's predicate (unanswered_predicate).
 PREDICATE_KINDS = frozenset({"person", "place", "when", "named", "identifier"})

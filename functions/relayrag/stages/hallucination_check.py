@@ -37,7 +37,7 @@ from relayrag.stages.base import (Stage, StageRequest, StageResponse, embedder_o
 from relayrag.stages.answer_shape import (
     PREDICATE_KINDS, answer_kinds, asks_document_name, band_holds, band_numbers, band_row_label, missing_period,
     missing_qualifiers, names_another, names_codes, not_an_answer, record_codes, says_document_title, states_wh_type,
-    unanswered_office_act, unanswered_predicate, wh_answer_type)
+    unanswered_office_act, unanswered_predicate, unsaid_by_row, wh_answer_type)
 from relayrag.stages.answerability import (
     Support, content_weights, expected_answer_type, question_entities, question_numbers, says_counted,
     states_answer_type, support)
@@ -147,6 +147,9 @@ def on_the_question(question: str, sentence: dict, absent: set[str] | frozenset 
         return False  # "in 2025" answered from the 2026 tariff
     if " | " not in text and unanswered_office_act(question, text):
         return False  # "who chairs …?" needs a sentence that says who chairs it
+    if context and " | " in text and wh_answer_type(question) in ("when", "year") and \
+            unsaid_by_row(question, text, context):
+        return False  # a row's date answers "when was it built" only when the row or its columns say "built"
     if not context or " | " in text:
         return True
     if wh_answer_type(question) in PREDICATE_KINDS and unanswered_predicate(question, text, context):

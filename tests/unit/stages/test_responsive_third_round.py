@@ -188,3 +188,27 @@ def test_interval_question_needs_an_interval():
     assert not responsive(q, [{"text": "点検は、地区ごとに定める日の前後3日以内に行う。", "context": ctx}])
     assert responsive(q, [{"text": "点検は、3か月に1回行う。", "context": "設備点検規程\n第3条（点検の頻度）"}])
     assert responsive("点検は何回行いますか？", [{"text": "点検は毎月行う。", "context": ctx}])
+
+
+REGISTER = """# Bus Depot Register
+
+| Depot | Code | Buses | Last inspection |
+|---|---|---|---|
+| Northgate | D-01 | 40 | March 2025 |
+| Southmoor | D-02 | 25 | June 2024 |
+
+The first depot was opened in 1998.
+"""
+
+
+def test_row_date_answers_only_the_event_its_columns_name(ctx, tmp_path):
+    """A row's date is the event its column names ("Last inspection"): "When was the Southmoor depot built?" is
+    not answered by the date of its last inspection."""
+    d = tmp_path / "register"
+    d.mkdir()
+    (d / "register.md").write_text(REGISTER, encoding="utf-8")
+    assert not ingest(ctx, d, "rg").failed
+    res = ask("When was the Southmoor depot built?", "rg", ctx=ctx)
+    assert not (res["grounded"] and "June 2024" in res["answer"]), res["answer"]
+    res = ask("When was the Southmoor depot last inspected?", "rg", ctx=ctx)
+    assert res["grounded"] and "June 2024" in res["answer"], res["answer"]
