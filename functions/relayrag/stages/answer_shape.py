@@ -567,6 +567,26 @@ def unsaid_by_row(question: str, row: str, context: str) -> list[str]:
     return [t for t in content_weights(question) if t not in said and not t.isdigit() and not is_function_bigram(t)]
 
 
+_WHICH_Q = re.compile(r"^\s*(?:(?:in|at|on|from|for|of)\s+)?which\s+[a-z]", re.I)
+
+
+def misses_the_value(question: str, text: str) -> bool:
+    """Does the sentence `text` leave out the value by which a "which …" question names its answer: "Which pumping
+    station has a capacity of 880 m³/h?" is answered by the row or sentence that says 880 (or a band holding it),
+    not by the sentence that defines capacity. Only "which" questions with numbers that are not years; False for
+    others."""
+    if not _WHICH_Q.search(normalize(question)):
+        return False
+    values = band_numbers(question)
+    if not values:
+        return False
+    said = {n.replace(",", "") for n in re.findall(r"\d+(?:[.,]\d+)*", normalize(text))}
+    if any(normalize(v).replace(",", "") in said for v in values):
+        return False
+    cells = text.split(" | ") if " | " in text else [text]
+    return not any(band_holds(c, values) for c in cells)
+
+
 # The answer types whose value a procedure states everywhere (a role, a place, a date, a name, a code): a sentence
 # of the right document holding one answers only when it also says the question's predicate (unanswered_predicate).
 PREDICATE_KINDS = frozenset({"person", "place", "when", "named", "identifier"})

@@ -35,9 +35,9 @@ from relayrag.prompts import quote_document, with_data_rule
 from relayrag.stages.base import (Stage, StageRequest, StageResponse, embedder_of, llm_failure, load_run, run_snapshot,
                                   write_run)
 from relayrag.stages.answer_shape import (
-    PREDICATE_KINDS, answer_kinds, asks_document_name, band_holds, band_numbers, band_row_label, missing_period,
-    missing_qualifiers, names_another, names_codes, not_an_answer, record_codes, says_document_title, states_wh_type,
-    unanswered_office_act, unanswered_predicate, unsaid_by_row, wh_answer_type)
+    PREDICATE_KINDS, answer_kinds, asks_document_name, band_holds, band_numbers, band_row_label, misses_the_value,
+    missing_period, missing_qualifiers, names_another, names_codes, not_an_answer, record_codes, says_document_title,
+    states_wh_type, unanswered_office_act, unanswered_predicate, unsaid_by_row, wh_answer_type)
 from relayrag.stages.answerability import (
     Support, content_weights, expected_answer_type, question_entities, question_numbers, says_counted,
     states_answer_type, support)
@@ -145,6 +145,8 @@ def on_the_question(question: str, sentence: dict, absent: set[str] | frozenset 
         return False
     if missing_period(question, text, context or ""):
         return False  # "in 2025" answered from the 2026 tariff
+    if misses_the_value(question, text):
+        return False  # "which station has a capacity of 880 m³/h?" needs the sentence that says 880
     if " | " not in text and unanswered_office_act(question, text):
         return False  # "who chairs …?" needs a sentence that says who chairs it
     if context and " | " in text and wh_answer_type(question) in ("when", "year") and \

@@ -212,3 +212,18 @@ def test_row_date_answers_only_the_event_its_columns_name(ctx, tmp_path):
     assert not (res["grounded"] and "June 2024" in res["answer"]), res["answer"]
     res = ask("When was the Southmoor depot last inspected?", "rg", ctx=ctx)
     assert res["grounded"] and "June 2024" in res["answer"], res["answer"]
+
+
+def test_which_question_needs_its_value():
+    """"Which depot has 25 buses?" names its answer by a value: the sentence that defines the column does not say
+    which depot, the row that says 25 does."""
+    from relayrag.stages.answer_shape import misses_the_value
+    from relayrag.stages.hallucination_check import responsive
+    q = "Which depot has 25 buses?"
+    assert misses_the_value(q, "Buses is the number of buses allocated to the depot on 1 January.")
+    assert not misses_the_value(q, "Southmoor | D-02 | 25 | June 2024")
+    assert not misses_the_value("Which band applies to 7 call-outs?", "6-10 | EUR 90")  # a band holding the value
+    assert not misses_the_value("Which depot opened in 1998?", "Northgate opened first.")  # a year is no value
+    ctx = "Bus Depot Register\nDepots"
+    assert not responsive(q, [{"text": "Buses is the number of buses allocated to the depot on 1 January.",
+                               "context": ctx}])
