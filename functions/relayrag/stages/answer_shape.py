@@ -90,7 +90,12 @@ _OFTEN_EN = re.compile(r"^\s*how (?:often|frequently)\b|^\s*how many times\b", r
 _WHO_JA = re.compile(r"誰|だれ|どなた|どの(?:部署|部門|担当|人)")
 _WHERE_JA = re.compile(r"どこ|どちら|どの(?:場所|窓口|建物|フロア|階)")
 _WHEN_JA = re.compile(r"いつ(?!も)")
-_OFTEN_JA = re.compile(r"何回|何度|どのくらいの頻度|頻度")
+# 「何か月ごとに」: an interval, which a number with a time unit says (2か月に1回, 毎月, 四半期ごと), not 地区ごとに
+_INTERVAL_Q_JA = re.compile(r"何(?:か|ヶ|カ|ケ|箇)?(?:月|年|週間?|日)(?:ごと|おき|毎|に\s*[1１一]\s*回)")
+_OFTEN_JA = re.compile(r"何回|何度|どのくらいの頻度|頻度|" + _INTERVAL_Q_JA.pattern)
+_INTERVAL_JA = re.compile(r"[0-9０-９一二三四五六七八九十]+\s*(?:か|ヶ|カ|ケ|箇)?(?:月|年|週間?|日|時間)"
+                          r"(?:ごと|毎|おき|に\s*[1１一]\s*(?:回|度))|毎(?:月|年|週|日|朝|晩)|隔(?:月|週|年)|四半期|半期|半年"
+                          r"|(?:年|月|週)\s*[0-9０-９一二三四五六七八九十]+\s*回")
 # "What is the reference number of …", "What extension do I call", "What number do I call": a code, not a count
 _IDENT_Q_EN = re.compile(
     r"^\s*(?:what|which)(?:'s|\s+is|\s+are|\s+was)?\s+(?:the\s+|its\s+|their\s+|our\s+|my\s+)?(?:[\w-]+\s+){0,2}?"
@@ -177,6 +182,8 @@ def states_wh_type(kind: str | None, text: str, cjk: bool = False, question: str
     if kind == "year":
         return any(m.group(0) not in question for m in _YEAR.finditer(normalize(text)))
     if kind == "frequency":
+        if cjk and _INTERVAL_Q_JA.search(normalize(question)):
+            return bool(_INTERVAL_JA.search(normalize(text)))
         return bool((_FREQ_JA if cjk else _FREQ_EN).search(text))
     if kind == "when":
         if cjk:
@@ -426,7 +433,7 @@ def not_an_answer(question: str, text: str, title: str = "") -> str | None:
     if restates_question(question, text, title):
         return "restates"
     if title and " ".join(text.split()).strip(" .") == " ".join(title.split()).strip(" .") \
-            and not asks_about_title(question):
+            and not asks_about_title(question) and not asks_document_name(question):
         return "title"
     if about_the_document(text) and not _ASKS_ABOUT_THE_DOCUMENT.search(normalize(question)):
         return "about the document"
@@ -551,6 +558,35 @@ def unanswered_predicate(question: str, text: str, context: str = "") -> bool:
     return not any(t in own or own & _PREDICATE_SYNONYMS.get(t, frozenset()) for t in asked)
 
 
+def unsaid_by_row(question: str, row: str, context: str) -> list[str]:
+    """The question's content terms that neither the table row `row` ("Vrchy | PS-05 | … | August 2025") nor its
+    `context` (title, column names) says: for "When was the Vrchy station built?" the row's date is another
+    event's ("Last overhaul") when nothing says "built". Bare numbers and CJK kana bigrams do not count."""
+    from relayrag.stages.answerability import content_weights, is_function_bigram
+    said = set(tokenize(row + "\n" + context))
+    return [t for t in content_weights(question) if t not in said and not t.isdigit() and not is_function_bigram(t)]
+
+
+_WHICH_Q = re.compile(r"^\s*(?:(?:in|at|on|from|for|of)\s+)?which\s+[a-z]", re.I)
+
+
+def misses_the_value(question: str, text: str) -> bool:
+    """Does the sentence `text` leave out the value by which a "which …" question names its answer: "Which pumping
+    station has a capacity of 880 m³/h?" is answered by the row or sentence that says 880 (or a band holding it),
+    not by the sentence that defines capacity. Only "which" questions with numbers that are not years; False for
+    others."""
+    if not _WHICH_Q.search(normalize(question)):
+        return False
+    values = band_numbers(question)
+    if not values:
+        return False
+    said = {n.replace(",", "") for n in re.findall(r"\d+(?:[.,]\d+)*", normalize(text))}
+    if any(normalize(v).replace(",", "") in said for v in values):
+        return False
+    cells = text.split(" | ") if " | " in text else [text]
+    return not any(band_holds(c, values) for c in cells)
+
+
 # The answer types whose value a procedure states everywhere (a role, a place, a date, a name, a code): a sentence
 # of the right document holding one answers only when it also says the question's predicate (unanswered_predicate).
 PREDICATE_KINDS = frozenset({"person", "place", "when", "named", "identifier"})
@@ -613,3 +649,174 @@ def missing_qualifiers(question: str, text: str, context: str = "", absent: set[
         if not re.search(rx, said, re.I):
             out.append(name)
     return out
+
+
+# --- the question's period (issue 31, third round) ----------------------------------------------------------
+
+_YEAR4 = re.compile(r"(?<![0-9A-Za-z/.,-])(?:19|20)\d\d(?![0-9])")
+
+
+def question_years(question: str) -> list[str]:
+    """The calendar years (1900–2099, four digits) the question states: "in 2025", 「2025年度の」. Numbers that
+    are not years ("CZK 2,500", "1,900 m³", "DN 2000"-like codes) are left out: a year stands alone."""
+    return list(dict.fromkeys(_YEAR4.findall(normalize(question))))
+
+
+def missing_period(question: str, text: str, context: str = "") -> list[str]:
+    """The question's years (question_years) that the answer sentence `text` and its local `context` (title,
+    headings, column names, the sentence before) do not say, while they say another year: "the price per m³ in
+    2025" answered from the "Tariff 2026" table. [] when every asked year is said, or when no other year is
+    said (a rule stated without a date may hold in any year)."""
+    asked = question_years(question)
+    if not asked:
+        return []
+    said = set(_YEAR4.findall(normalize(text + "\n" + context)))
+    if not said or said & set(asked):
+        return []
+    return asked
+
+
+# --- who did the act the question names ---------------------------------------------------------------------
+
+_WHO_PREDICATE = re.compile(
+    r"^\s*(?:(?:to|by|from|for|with) )?(?:who|whom)\s+(?:(?:is|are|was|were|does|did|do|will|would|can|could|must|"
+    r"should|has|have|had|shall)\s+(?:(?:currently|formally|officially|actually|also)\s+)?)?([a-z][a-z-]+)\b", re.I)
+# Acts of office a document records with the person or role who did them: the question's verb, when it is one of
+# these, must be in the answer sentence itself (or a word of its group), with a person or role beside it
+_OFFICE_ACTS = [
+    "chair chairs chaired chairing chairman chairwoman chairperson presid presides presided",
+    "approv approve approves approved approval sign signs signed signatory authoris authorised authorized sanction",
+    "manag manage manages managed manager",
+    "appoint appoints appointed",
+    "elect elects elected",
+    "issu issue issues issued",
+    "author authored wrote written",
+    "lead leads led",
+    "head heads headed",
+    "audit audits audited auditor",
+    "inspect inspects inspected inspector",
+]
+_OFFICE_WORDS = {w: frozenset(g.split()) for g in _OFFICE_ACTS for w in g.split()}
+_WORD = re.compile(r"[A-Za-z][A-Za-z'-]*")
+_MORE_ROLES = frozenset("treasurer trustee trustees governor mayor founder partner principal registrar steward warden "
+                        "captain members member directors".split())
+_NOT_A_NAME = frozenset("the a an this that these those it its our their his her we they all each every in on at of for "
+                        "to by and or from with".split())
+
+
+_WHICH_PERSON_ACT = re.compile(r"^\s*(?:which|what)\s+[a-z-]+\b", re.I)
+_CALENDAR = frozenset("january february march april may june july august september october november december monday "
+                      "tuesday wednesday thursday friday saturday sunday".split())
+OFFICE_ACT_WINDOW = 6  # words between the act and the person or role who did it ("was approved by the club treasurer")
+
+
+def office_act(question: str) -> frozenset[str] | None:
+    """The act of office a "who" question asks about, as the words that say it ("Who chairs the Technical
+    Committee?" → chair, chaired, chairs …; "Who approved the plan?", "Which board member signed the plan?" →
+    approve, signed …), or None when the question's verb is no act of office ("Who can answer my questions?")."""
+    q = normalize(question)
+    m = _WHO_PREDICATE.search(q)
+    if m:
+        return _OFFICE_WORDS.get(m.group(1).lower())
+    m = _WHICH_PERSON_ACT.search(q)  # "which <person noun> <act>": the act is a word after one or two nouns
+    if not m:
+        return None
+    for w in q[m.end():].split()[:3]:
+        if w.lower() in _OFFICE_WORDS:
+            return _OFFICE_WORDS[w.lower()]
+    return None
+
+
+def _own_phrases(words: list[str], q_words: set[str]) -> set[int]:
+    """Positions of the words of capitalised phrases ("Board of Directors") one of whose words the question says:
+    the question's own subject, however the sentence extends its name."""
+    own: set[int] = set()
+    k = 0
+    while k < len(words):
+        if not words[k][0].isupper():
+            k += 1
+            continue
+        j = k + 1
+        while j < len(words) and (words[j][0].isupper() or (words[j] in ("of", "and", "for") and j + 1 < len(words)
+                                                             and words[j + 1][0].isupper())):
+            j += 1
+        if any(w.lower() in q_words for w in words[k:j]):
+            own.update(range(k, j))
+        k = j
+    return own
+
+
+def unanswered_office_act(question: str, text: str) -> bool:
+    """Does the sentence `text` fail to say who did the act of office the question asks about (office_act)?
+    True when the sentence does not say the act (a word of its group), or names no person or role but the
+    question's own within OFFICE_ACT_WINDOW words of it: "The Technical Committee reviews this policy every 2
+    years." for "Who chairs the Technical Committee?"; "The cooperative is managed by the General Manager." for
+    "Who chaired the Board?"; "Approved by the Board of Directors" for "Which board member signed it?". The
+    sentence before (a heading, a restating line) does not count: the answer sentence itself carries the act."""
+    act = office_act(question)
+    if act is None:
+        return False
+    words = _WORD.findall(normalize(text))
+    at = [k for k, w in enumerate(words) if w.lower() in act]
+    if not at:
+        return True
+    q_words = {w.lower() for w in _WORD.findall(normalize(question))}
+    own = _own_phrases(words, q_words)
+    for k, w in enumerate(words):
+        lw = w.lower()
+        if k in own or lw in q_words or lw in act or lw in _NOT_A_NAME or lw in _CALENDAR:
+            continue
+        if not any(abs(k - a) <= OFFICE_ACT_WINDOW for a in at):
+            continue
+        if w[0].isupper() or _ROLE_EN.fullmatch(lw) or lw in _MORE_ROLES:
+            return False
+    return True
+
+
+# --- band rows and the numbers they hold ------------------------------------------------------------------
+
+def band_row_label(source: str) -> str | None:
+    """The first cell of a table row ("4 or more | CZK 2,600") when it states a numeric band (band), else None."""
+    if " | " not in source:
+        return None
+    first = source.split(" | ", 1)[0]
+    return first if band(first) is not None else None
+
+
+def band_numbers(question: str) -> tuple[str, ...]:
+    """The question's quantities (quantities) a band row may hold, without its calendar years ("in 2025" names
+    a period, not a quantity in a band of call-outs)."""
+    years = set(question_years(question))
+    return tuple(n for n in quantities(question) if normalize(n).replace(",", "") not in years)
+
+
+# --- questions that ask for a document's name ---------------------------------------------------------------
+
+# documents a collection holds by name (not "part", "list", "table", "form": things inside a document)
+_NAMED_DOC = (r"(?:document|policy|procedure|handbook|manual|regulation|guide|guideline|plan|notice|report|standard|"
+              r"agreement|memo|bulletin|leaflet|brochure|rulebook|charter|directive|instruction|specification)")
+_DOC_NAME_Q = re.compile(
+    rf"^\s*(?:in\s+)?(?:which|what)\s+(?:\w+\s+)?{_NAMED_DOC}\b(?!\s+(?:number|no\.?|code|id|version)\b)"
+    rf"|\b(?:title|name)\s+of\s+(?:the|this|that|our)\s+(?:[\w-]+\s+){{0,3}}?{_NAMED_DOC}s?\b"
+    rf"|\b(?:what|how)\s+is\s+(?:the|this|that)\s+(?:[\w-]+\s+){{0,3}}?{_NAMED_DOC}\s+(?:called|titled|named)\b", re.I)
+_DOC_NAME_Q_JA = re.compile(r"(?:規程|規則|規定|要領|要綱|文書|マニュアル|方針|計画|手順書|資料|通知|規約|基準)"
+                            r"[^。？?]{0,8}(?:名称|題名|表題|タイトル|名前)|(?:どの|何という)(?:規程|規則|規定|文書|マニュアル|方針|計画)")
+
+
+def asks_document_name(question: str) -> bool:
+    """Does the question ask which document (by its name or title) says something: "Which document sets the
+    response times for leaks?", "What is the title of the safety manual?", 「…を定めた規程の名称は何ですか」?
+    Such a question is answered by the document's title, not by a sentence of its body."""
+    q = normalize(question)
+    return bool(_DOC_NAME_Q.search(q) or _DOC_NAME_Q_JA.search(q))
+
+
+def says_document_title(text: str, context: str) -> bool:
+    """Does the answer sentence `text` say the title of its document — the first line of its local `context`, as
+    generate records it — (the title itself, or a sentence that names it)?"""
+    title = " ".join(re.findall(r"\w+", normalize((context or "").split("\n", 1)[0]).lower()))
+    if not title:
+        return False
+    if has_cjk(title):  # no spaces between words: the title's characters in a row
+        return title.replace(" ", "") in "".join(re.findall(r"\w+", normalize(text).lower()))
+    return f" {title} " in " " + " ".join(re.findall(r"\w+", normalize(text).lower())) + " "

@@ -33,6 +33,8 @@ from relayrag.stages.answer_text import (  # noqa: F401
     EXPIRED_TEXT, NOT_FOUND_TEXT, VALID_UNTIL, chitchat_text, corpus_script, expired_note, not_found_answer,
     not_found_text,
     sql_fallback_note, states_no_facts)
+from relayrag.stages.answer_shape import asks_document_name
+from relayrag.text import has_cjk
 from relayrag.stages.answerability import asks_for_total, expected_answer_type
 from relayrag.stages.base import (Stage, StageRequest, StageResponse, embedder_of, llm_failure, load_run, run_snapshot,
                                   write_run)
@@ -122,6 +124,8 @@ def run(req: GenerateRequest, ctx: StageContext) -> GenerateResponse:
         again = extractive(respelled, chunks, embedder_of(ctx, snap), 1 if regen else 3, snap.bm25, snap)
         if again[2]["answerable"] and again[0]:
             (sentences, citations, decision), searched = again, respelled
+    if decision["answerable"] and sentences and asks_document_name(question):
+        sentences = with_document_title(sentences, citations, snap)
     if summary is not None:
         sentences, citations = summary
         method, decision = SUMMARY, {**decision, "answerable": True}
@@ -176,3 +180,20 @@ def run(req: GenerateRequest, ctx: StageContext) -> GenerateResponse:
 
 STAGE = Stage("generate", GenerateRequest, GenerateResponse, run,
               lambda r: {"n_citations": r.n_citations, "regen_count": r.regen_count, "found": r.found})
+
+
+def with_document_title(sentences: list[dict], citations: list[dict], snap) -> list[dict]:
+    """The answer to "which document …?" / 「…規程の名称は」: its first sentence led by the title of the document it
+    cites ("Leak Response Policy: 1. Purpose This policy sets …"), the way a summary answer is; the sentence's
+    `source` (what the check verifies against the passage) stays the quoted sentence. Unchanged when the chunk has
+    no title or the sentence already says it."""
+    first = sentences[0]
+    cited = {c["n"]: c for c in citations}
+    cit = cited.get(first["cites"][0]) if first.get("cites") else None
+    row = snap.row_of.get(cit["chunk_id"]) if cit is not None else None
+    title = " ".join((snap.chunks[row].get("title") or "").split()) if row is not None else ""
+    if not title or title.lower() in first["text"].lower():
+        return sentences
+    head = f"「{title}」:" if has_cjk(title) else f"{title}:"
+    return [{**first, "text": f"{head} {first['text']}", "source": first.get("source") or first["text"]},
+            *sentences[1:]]

@@ -35,8 +35,9 @@ from relayrag.prompts import quote_document, with_data_rule
 from relayrag.stages.base import (Stage, StageRequest, StageResponse, embedder_of, llm_failure, load_run, run_snapshot,
                                   write_run)
 from relayrag.stages.answer_shape import (
-    PREDICATE_KINDS, answer_kinds, missing_qualifiers, names_another, names_codes, not_an_answer, record_codes,
-    states_wh_type, unanswered_predicate, wh_answer_type)
+    PREDICATE_KINDS, answer_kinds, asks_document_name, band_holds, band_numbers, band_row_label, misses_the_value,
+    missing_period, missing_qualifiers, names_another, names_codes, not_an_answer, record_codes, says_document_title,
+    states_wh_type, unanswered_office_act, unanswered_predicate, unsaid_by_row, wh_answer_type)
 from relayrag.stages.answerability import (
     Support, content_weights, expected_answer_type, question_entities, question_numbers, says_counted,
     states_answer_type, support)
@@ -95,7 +96,10 @@ def responsive(question: str, sentences: list[dict], absent: set[str] | frozense
     question (answer_shape.not_an_answer), and some sentence states a value of the type the question asks for
     (answerability.states_answer_type: money, duration, count, date, number; answer_shape.states_wh_type:
     person, place, when, year, frequency), read with its table row's column names, and answers the question's
-    own predicate and qualifiers (`on_the_question`). `absent`: the question's tokens that no chunk of the
+    own predicate and qualifiers (`on_the_question`). A band row ("4 or more | EUR 90") answers only a question
+    whose number falls in its band (answer_shape.band_numbers: not its years); a question for a document's name
+    ("which document …?", 「…規程の名称は」) only a sentence that says its document's title.
+    `absent`: the question's tokens that no chunk of the
     collection contains (a word the documents never use cannot be asked of them)."""
     if not sentences:
         return False
@@ -108,9 +112,15 @@ def responsive(question: str, sentences: list[dict], absent: set[str] | frozense
     cjk = has_cjk(question)
     kind, wh = answer_kinds(question, expected_answer_type(question))
     own = question_numbers(question)
+    doc_name = asks_document_name(question)
     for s in sentences:
         text = s.get("source") or s["text"]
         unit = (s.get("context") or "") if " | " in text else ""
+        label = band_row_label(text)
+        if label is not None and not band_holds(label, band_numbers(question)):
+            continue  # a band row answers a question whose number falls in its band, not one about the banded thing
+        if doc_name and s.get("context") and not says_document_title(s["text"] + "\n" + text, s["context"]):
+            continue  # "which document …?" is answered by the document's title, not by a sentence of its body
         if states_answer_type(kind, text, cjk, s.get("context") or "", own, question) and \
                 (kind != "count" or says_counted(question, text + "\n" + (s.get("context") or ""))) and \
                 states_wh_type(wh, text + ("\n" + unit if unit else ""), cjk, question) and \
@@ -124,12 +134,24 @@ def on_the_question(question: str, sentence: dict, absent: set[str] | frozenset 
     generate's no-LLM method records them) answer the question's own predicate and qualifiers: it says something of
     what is asked beyond its headings (answer_shape.unanswered_predicate: a role for another act of the same
     procedure does not say who answers questions), the question's qualifiers (answer_shape.missing_qualifiers:
-    海外, overseas), and no other named thing stands where the question's is (answer_shape.names_another). A
+    海外, overseas), the question's years (answer_shape.missing_period: "in 2025" is not answered from the 2026
+    tariff), the act of office a "who" question names with a person or role beside it
+    (answer_shape.unanswered_office_act: "Who chairs …?" is not answered by what the committee reviews), and no
+    other named thing stands where the question's is (answer_shape.names_another). A
     sentence without a recorded context (an LLM's) is held to the qualifiers only: its words are its own."""
     text = sentence.get("source") or sentence["text"]
     context = sentence.get("context")
     if missing_qualifiers(question, text, context or "", absent):
         return False
+    if missing_period(question, text, context or ""):
+        return False  # "in 2025" answered from the 2026 tariff
+    if misses_the_value(question, text):
+        return False  # "which station has a capacity of 880 m³/h?" needs the sentence that says 880
+    if " | " not in text and unanswered_office_act(question, text):
+        return False  # "who chairs …?" needs a sentence that says who chairs it
+    if context and " | " in text and wh_answer_type(question) in ("when", "year") and \
+            unsaid_by_row(question, text, context):
+        return False  # a row's date answers "when was it built" only when the row or its columns say "built"
     if not context or " | " in text:
         return True
     if wh_answer_type(question) in PREDICATE_KINDS and unanswered_predicate(question, text, context):
