@@ -13,9 +13,9 @@ from relayrag.metadata import DEFAULT_EXPIRING_DAYS, citation_fields
 from relayrag.retrieval.tokenize import tokenize
 from relayrag.stages.answer_parts import citation
 from relayrag.stages.answer_shape import (
-    PREDICATE_KINDS, answer_kinds, article_heading, band_holds, cjk_heading, identifiers, measured_things,
-    missing_qualifiers, names_another, names_codes, not_an_answer, quantities, record_codes, states_wh_type,
-    unanswered_predicate)
+    answer_kinds, article_heading, band_holds, cjk_heading, identifiers, measured_things, names_another,
+    names_codes, not_an_answer, quantities, record_codes, states_wh_type)
+from relayrag.stages.responsive import PREDICATE_KINDS, missing_qualifiers, unanswered_predicate
 from relayrag.stages.answerability import (
     addresses_the_assistant, asks_for_total, content_weights, expected_answer_type, is_header_row, is_heading,
     is_total_label, page_heading, question_numbers,

@@ -35,9 +35,11 @@ from relayrag.prompts import quote_document, with_data_rule
 from relayrag.stages.base import (Stage, StageRequest, StageResponse, embedder_of, llm_failure, load_run, run_snapshot,
                                   write_run)
 from relayrag.stages.answer_shape import (
-    PREDICATE_KINDS, answer_kinds, asks_document_name, band_holds, band_numbers, band_row_label, misses_the_value,
-    missing_period, missing_qualifiers, names_another, names_codes, not_an_answer, record_codes, says_document_title,
-    states_wh_type, unanswered_office_act, unanswered_predicate, unsaid_by_row, wh_answer_type)
+    answer_kinds, asks_document_name, band_holds, names_another, names_codes, not_an_answer, record_codes,
+    says_document_title, states_wh_type, wh_answer_type)
+from relayrag.stages.responsive import (
+    PREDICATE_KINDS, band_numbers, band_row_label, misses_the_value, missing_period, missing_qualifiers,
+    unanswered_office_act, unanswered_predicate, unsaid_by_row)
 from relayrag.stages.answerability import (
     Support, content_weights, expected_answer_type, question_entities, question_numbers, says_counted,
     states_answer_type, support)

@@ -77,7 +77,8 @@ TRAINING_JA = """# 研修旅費規程
 
 
 def test_predicate_and_qualifier_helpers():
-    from relayrag.stages.answer_shape import missing_qualifiers, names_another, qualifiers, unanswered_predicate
+    from relayrag.stages.answer_shape import names_another
+    from relayrag.stages.responsive import missing_qualifiers, qualifiers, unanswered_predicate
     q = "Who can answer my questions about the locker allocation procedure?"
     context = "Locker Allocation Procedure\nAllocation"
     assert unanswered_predicate(q, "Lost keys must be reported to the Site Security Coordinator.", context)

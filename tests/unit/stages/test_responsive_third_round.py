@@ -34,7 +34,7 @@ These fares apply from 1 January 2026 to 31 December 2026. They were adopted by 
 
 
 def test_period_helpers():
-    from relayrag.stages.answer_shape import missing_period, question_years
+    from relayrag.stages.responsive import missing_period, question_years
     assert question_years("What was the adult fare in 2024?") == ["2024"]
     assert question_years("What does a crate of 2,500 kg cost?") == []  # not a year
     assert question_years("2025年度の会費はいくらですか？") == ["2025"]
@@ -73,7 +73,7 @@ The Finance Committee is chaired by Tom Baker.
 
 
 def test_office_act_helpers():
-    from relayrag.stages.answer_shape import office_act, unanswered_office_act
+    from relayrag.stages.responsive import office_act, unanswered_office_act
     from relayrag.stages.hallucination_check import responsive
     assert office_act("Who can answer my questions about the rota?") is None  # no act of office
     assert "chaired" in office_act("Who chairs the Safety Committee?")
@@ -123,7 +123,7 @@ These rules apply from 1 April 2025.
 
 
 def test_band_row_answers_a_number_in_its_band(ctx, tmp_path):
-    from relayrag.stages.answer_shape import band_numbers
+    from relayrag.stages.responsive import band_numbers
     from relayrag.stages.hallucination_check import responsive
     assert band_numbers("How many deliveries did the drivers have in 2025?") == ()  # a year is no quantity
     assert band_numbers("What is the supplement for 5 deliveries in 2025?") == ("5",)
@@ -217,7 +217,7 @@ def test_row_date_answers_only_the_event_its_columns_name(ctx, tmp_path):
 def test_which_question_needs_its_value():
     """"Which depot has 25 buses?" names its answer by a value: the sentence that defines the column does not say
     which depot, the row that says 25 does."""
-    from relayrag.stages.answer_shape import misses_the_value
+    from relayrag.stages.responsive import misses_the_value
     from relayrag.stages.hallucination_check import responsive
     q = "Which depot has 25 buses?"
     assert misses_the_value(q, "Buses is the number of buses allocated to the depot on 1 January.")
