@@ -81,28 +81,22 @@ REASK = ('Your reply was not the JSON asked for. Reply with only the JSON object
          '"assumptions": [...]}.')
 
 
+_CUT_ESCAPE = re.compile(r"\\(?:u[0-9a-fA-F]{0,3})?$")
+
+
 def _string_at(text: str, start: int) -> str:
-    """The JSON string value whose body starts at `text[start]`, its escapes read; cut at its closing quote,
-    or at the end of `text` when the reply was truncated inside it."""
-    i, out = start, []
-    while i < len(text):
-        ch = text[i]
-        if ch == '"':
-            break
-        if ch == "\\" and i + 1 < len(text):
-            if text[i + 1] == "u" and i + 6 <= len(text):
-                try:
-                    out.append(chr(int(text[i + 2:i + 6], 16)))
-                    i += 6
-                    continue
-                except ValueError:
-                    pass
-            out.append({"n": "\n", "t": "\t", "r": "\r"}.get(text[i + 1], text[i + 1]))
-            i += 2
-            continue
-        out.append(ch)
-        i += 1
-    return "".join(out)
+    """The JSON string value whose body starts at `text[start]`, its escapes read by the json module's own
+    scanner (control characters allowed); cut at its closing quote, or at the end of `text` when the reply was
+    truncated inside it (a cut-off escape at the end is dropped)."""
+    from json.decoder import scanstring
+    try:
+        return scanstring(text, start, False)[0]
+    except ValueError:  # no closing quote: the reply stops inside the string
+        body = _CUT_ESCAPE.sub("", text[start:])
+        try:
+            return scanstring(body + '"', 0, False)[0]
+        except ValueError:
+            return body
 
 
 def parse_sql_reply(text: str) -> dict:
