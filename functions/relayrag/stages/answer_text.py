@@ -3,6 +3,7 @@ why the tables could not answer, which expired documents were left out, and the 
 from __future__ import annotations
 
 import re
+import weakref
 
 from relayrag.stages.page_answer import page_search_note
 from relayrag.text import has_cjk, language_code
@@ -86,13 +87,17 @@ def expired_note(run_rec: dict) -> str:
     return EXPIRED_TEXT[lang].format(d=docs)
 
 
+_SCRIPT: "weakref.WeakKeyDictionary[object, str]" = weakref.WeakKeyDictionary()  # per snapshot, like spelling's
+
+
 def corpus_script(snap) -> str:
     """"cjk" when at least 80 % of the non-space characters of a collection's first chunks (up to ~100,000
     characters) are Japanese, Chinese or Korean (relayrag.text.has_cjk), "latin" when under 5 % are, else "mixed";
-    cached on the snapshot."""
-    cached = getattr(snap, "_corpus_script", None)
-    if cached is not None:
-        return str(cached)
+    cached per snapshot."""
+    try:
+        return _SCRIPT[snap]
+    except (KeyError, TypeError):
+        pass
     sample, n = [], 0
     for ch in getattr(snap, "chunks", None) or []:
         sample.append(ch.get("text") or "")
@@ -103,8 +108,8 @@ def corpus_script(snap) -> str:
     out = "mixed" if not text.strip() else "cjk" if has_cjk(text, 0.8) else "mixed" if has_cjk(text, 0.05) \
         else "latin"
     try:
-        snap._corpus_script = out
-    except AttributeError:  # a snapshot type without a __dict__: recomputed next time
+        _SCRIPT[snap] = out
+    except TypeError:  # an object without weak references: computed again next time
         pass
     return out
 
