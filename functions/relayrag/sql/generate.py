@@ -88,7 +88,7 @@ def _string_at(text: str, start: int) -> str:
     """The JSON string value whose body starts at `text[start]`, its escapes read by the json module's own
     scanner (control characters allowed); cut at its closing quote, or at the end of `text` when the reply was
     truncated inside it (a cut-off escape at the end is dropped)."""
-    from json.decoder import scanstring
+    from json.decoder import scanstring  # type: ignore[attr-defined]  # public in CPython, absent from typeshed
     try:
         return scanstring(text, start, False)[0]
     except ValueError:  # no closing quote: the reply stops inside the string
