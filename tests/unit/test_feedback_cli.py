@@ -75,3 +75,20 @@ def test_feedback_from_the_cli_teaches_the_bandit_and_becomes_a_golden_case(home
     # withdrawing takes the verdict and its reward away
     assert invoke("feedback", again["run_id"], "--withdraw", "up").exit_code == 0
     assert len(default_context().docstore.list_feedback("docs")) == 2
+
+
+def test_feedback_without_a_verdict_says_what_to_type_and_where_export_lives(home):
+    """A new user typed `relayrag feedback export` and got "Missing argument 'verdict'": a subcommand word says
+    which command exports verdicts; a run id alone says how to give one. Exit 2, nothing opened or stored."""
+    r = invoke("feedback", "export")
+    assert r.exit_code == 2
+    said = " ".join(r.stderr.split())
+    assert "'export' is not a subcommand" in said and "relayrag eval export-feedback" in said
+    for word in ("list", "EXPORT"):
+        assert "relayrag eval export-feedback" in " ".join(invoke("feedback", word).stderr.split())
+    r = invoke("feedback", "0123abcd")
+    assert r.exit_code == 2
+    said = " ".join(r.stderr.split())
+    assert "relayrag feedback 0123abcd up" in said and "export-feedback" not in said
+    r = invoke("feedback", "0123abcd", "--withdraw")  # --withdraw needs no verdict: the run is looked up
+    assert r.exit_code == 2 and "no run '0123abcd'" in " ".join(r.stderr.split())

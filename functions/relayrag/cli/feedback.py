@@ -9,9 +9,14 @@ import typer
 from relayrag.cli.app import _print_json, _say, _service, _user_errors, app, out
 
 
+# words a person types after `feedback` expecting a subcommand
+_NOT_RUN_IDS = {"export", "export-feedback", "list", "ls", "show", "runs", "help"}
+
+
 @app.command()
 def feedback(run_id: str = typer.Argument(..., help="The run's id (printed by `relayrag ask`)."),
-             verdict: str = typer.Argument(..., help="up (👍, good) | down (👎, bad)."),
+             verdict: Optional[str] = typer.Argument(None, show_default=False,
+                                                     help="up (👍, good) | down (👎, bad); required unless --withdraw."),
              reason: Optional[str] = typer.Option(None, "--reason", help="With down: wrong | not_answered | "
                                                   "wrong_source | outdated | other."),
              answer: Optional[str] = typer.Option(None, "--answer", help="With down: the correct answer "
@@ -27,7 +32,15 @@ def feedback(run_id: str = typer.Argument(..., help="The run's id (printed by `r
     --answer or --doc becomes a golden-set case via `relayrag eval export-feedback`. Exit 2 on an unknown run
     or bad input."""
     from relayrag import feedback as fb
+    from relayrag.errors import RelayragError
     with _user_errors(as_json):
+        if verdict is None and not withdraw:
+            if run_id.strip().lower() in _NOT_RUN_IDS:  # read as a subcommand: say where it lives
+                raise RelayragError(f"`relayrag feedback` takes a run id and a verdict, and {run_id!r} is not a "
+                                    "subcommand; verdicts are exported as golden-set cases by "
+                                    "`relayrag eval export-feedback`")
+            raise RelayragError(f"give a verdict after the run id: `relayrag feedback {run_id} up` or "
+                                f"`relayrag feedback {run_id} down --reason wrong`")
         service = _service()
         identity = fb.local_identity()
         if withdraw:
@@ -37,6 +50,7 @@ def feedback(run_id: str = typer.Argument(..., help="The run's id (printed by `r
             else:
                 _say(out, ("feedback", "bold"), f" {run_id}: " + ("withdrawn" if removed else "no verdict to withdraw"))
             return
+        assert verdict is not None
         entry = fb.give(service, run_id, verdict, identity, reason=reason, answer=answer, doc=doc, page=page)
         if as_json:
             _print_json(entry)
