@@ -77,6 +77,8 @@ from relayrag.sql.wording import (
     is_filler,
     is_measure_word,
     is_request_word,
+    is_sale_word,
+    says_sale,
 )
 from relayrag.text import has_cjk, normalize
 
@@ -154,6 +156,14 @@ def _phrase(q: _Question, m: Mention) -> str:
     return q.norm[start:end].strip()
 
 
+def _as_written(norm: str, word: Word) -> str:
+    """A word as the question writes it: a kanji run with the kana ending that follows (売 → 売れた)."""
+    if not word.cjk:
+        return word.text
+    tail = re.match(r"[\u3041-\u3093]{0,3}", norm[word.start + len(word.text):]).group(0)
+    return word.text + tail
+
+
 def _covered(run: str, vocab_cjk: list[str], extra: frozenset = frozenset()) -> bool:
     """A kanji / katakana run every piece of which occurs in the template's Japanese words or is a request word
     or a filler (relayrag.sql.wording.FILLER_WORDS) or in `extra`."""
@@ -221,6 +231,15 @@ def _evaluate(t: Template, q: _Question, c: Compiled, cos: np.ndarray,
                 f"質問の「{unit.text}{word.text}」は「{t.display_ja}」では数えられません"
         if is_request_word(word):
             continue
+        if is_sale_word(word):
+            # "tracks sold per genre", 売れた曲の数, "songs customers bought": a count or sum of sales, which a template
+            # of the catalogue (COUNT of Track rows) does not measure; one that says sales too may still answer
+            if says_sale(t.vocab, t.vocab_cjk):
+                loose.append(word)
+                continue
+            said_as = _as_written(q.norm, word)
+            return False, 0.0, 4, f"the question is about what was sold or bought ('{said_as}'), and {shown} " \
+                "does not measure sales", f"質問の「{said_as}」（売れた・購入された分）は「{t.display_ja}」では集計されません"
         if not word.cjk and word.stem in c.schema_words:
             return False, 0.0, 4, f"the question names '{word.text}', which {shown} does not use", \
                 f"質問の「{word.text}」は「{t.display_ja}」では使われていません"

@@ -217,3 +217,26 @@ def is_measure_word(w: Word, text: str) -> bool:
 def is_filler(w: Word) -> bool:
     """A word of FILLER_WORDS (register, scope, restriction or relation: "pls", "in the catalogue", 向け)."""
     return w.text.lower() in FILLER_WORDS or w.stem in FILLER_WORDS
+
+
+# Words of a sale or a purchase (what the store sold, what a customer bought): they change what a count or a sum
+# measures — "tracks sold per genre" counts invoice lines (or sums their quantity), "tracks per genre" counts the
+# catalogue; "売れた曲の数" is not "曲の数". English as BM25 stems (sold, sell / sells / selling, sale / sales,
+# seller, purchase / purchased, bought, buy / buys / buying); Japanese as pieces of a kanji run (売れた → 売,
+# 販売, 購入, 買われた → 買, 注文). "order" is left out: "in order" asks for a sort. The matcher
+# (relayrag.sql.verified) answers such a question only by a template whose words say a sale or a purchase too.
+SALE_STEMS = frozenset({"sold", "sell", "sale", "seller", "purchas", "purchase", "bought", "buy"})
+SALE_CJK = ("売", "販売", "購入", "買", "注文")
+
+
+def is_sale_word(w: Word) -> bool:
+    """A word of a sale or a purchase (SALE_STEMS, SALE_CJK)."""
+    if w.cjk:
+        return any(p in w.stem for p in SALE_CJK)
+    return w.stem in SALE_STEMS or w.text.lower() in SALE_STEMS
+
+
+def says_sale(vocab: set[str], vocab_cjk: list[str]) -> bool:
+    """Does a template's vocabulary (its wordings' words, its tables, columns and expressed config terms) say a
+    sale or a purchase ("sales" of revenue, 販売数 of units sold, 購入 of orders)?"""
+    return bool(vocab & SALE_STEMS) or any(p in v for v in vocab_cjk for p in SALE_CJK)

@@ -319,3 +319,44 @@ def test_asks_per_names_the_breakdown():
     assert _asks_per("国別の合計", {"Invoice"}) == ""      # one kanji before 別: 特別, 個別, 区別 look the same
     assert _asks_per("請求国別の合計", {"Invoice"}) == "請求国"
     assert _asks_per("特別な合計", {"Invoice"}) == ""
+
+
+# ---------------------------------------------------------------- a sale or purchase word changes the measure
+
+@pytest.mark.parametrize("question", [
+    "How many tracks were bought in each genre? List the genres with the most first.",
+    "How many tracks sell in each genre? Most first.",
+    "How many tracks belong to the Jazz genre and were bought?",
+    "Which 5 countries bought the most? Show the country and the number of customers.",
+    "ジャンル別に販売された曲数を多い順に並べて",
+    "ジャンルごとに買われた曲の数を教えて、多い順で",
+    "ロックのジャンルで売れた曲は何曲？",
+])
+def test_a_sale_word_is_not_answered_by_a_catalogue_count(chinook, question):
+    """COUNT(*) over Track (or Customer) counts the catalogue (or the customer list); "tracks sold / bought /
+    purchased", 売れた曲, 販売された曲数, 買われた曲 count invoice lines or sum their quantity. A template whose
+    words (wordings, tables, columns, config terms it expresses) say no sale or purchase does not answer a question
+    that does, whatever the cosine; the miss names the word."""
+    cfg, wh, embedder = chinook
+    m, miss = match_verified(question, cfg, embedder, wh)
+    assert m is None, f"answered by template {m.index} with {m.params}"
+    assert "sold or bought" in miss.reason and miss.closest
+
+
+@pytest.mark.parametrize("question,template,params", [
+    ("カナダで売れた金額の合計はいくら？", BILLED_TO, _p(country="Canada")),        # 売上 (revenue) says a sale
+    ("What was the sales total billed to Canada?", BILLED_TO, _p(country="Canada")),
+    ("2023年の請求国ごとの売上を高い順に", REVENUE_BY_COUNTRY, {"period_start": "2023-01-01",
+                                                  "period_end": "2024-01-01"}),
+])
+def test_a_template_that_measures_sales_keeps_its_sale_words(chinook, question, template, params):
+    _answers(chinook, question, template, params)
+
+
+def test_sale_words():
+    from relayrag.sql.wording import content_words, is_sale_word
+    words = {w.text: is_sale_word(w) for w in content_words(
+        "tracks sold, songs bought, albums purchased, sales, selling, 売れた曲, 購入された, 買われた, 曲の長さ, in order")}
+    assert words["sold"] and words["bought"] and words["purchased"] and words["sales"] and words["selling"]
+    assert words["売"] and words["購入"] and words["買"]
+    assert not words["tracks"] and not words["長"] and not words["order"]
