@@ -240,3 +240,37 @@ def says_sale(vocab: set[str], vocab_cjk: list[str]) -> bool:
     """Does a template's vocabulary (its wordings' words, its tables, columns and expressed config terms) say a
     sale or a purchase ("sales" of revenue, 販売数 of units sold, 購入 of orders)?"""
     return bool(vocab & SALE_STEMS) or any(p in v for v in vocab_cjk for p in SALE_CJK)
+
+
+# Nouns of a value measured on each row (a price, an amount of money, a duration, a size, a quantity): a question
+# that asks for one measures a column, which a template that only counts rows (COUNT(*), no SUM / AVG / MAX / MIN)
+# does not — "the price of the tracks per genre", ジャンルごとの曲の金額, ジャズの曲の値段 are not "how many tracks".
+# The matcher (relayrag.sql.verified) refuses such a count template for a value noun its words do not say.
+VALUE_NOUNS = frozenset({"cost", "costs", "price", "prices", "priced", "money", "worth", "spent", "spend", "earn",
+                         "earned", "earnings", "duration", "size", "quantity", "quantities"})
+VALUE_NOUNS_CJK = ("価格", "値段", "単価", "料金", "金額", "額", "代金", "費用", "時間", "長さ", "サイズ", "容量",
+                   "数量", "値")
+
+
+def is_value_noun(w: Word) -> bool:
+    """A noun of a measured value (VALUE_NOUNS, VALUE_NOUNS_CJK)."""
+    if w.cjk:
+        return any(n in w.stem for n in VALUE_NOUNS_CJK)
+    return w.text.lower() in VALUE_NOUNS or w.stem in VALUE_NOUNS
+
+
+# A Japanese predicate: a kanji / katakana run followed by a verb ending — passive, past or te-form (ダウンロードされた曲,
+# 再生された, 作成した, 使って, 買った). On the counted noun it is a condition or another event, so a template whose
+# words do not say it answers another question; one that relates a named value ("ジャズに絞って", a value and a
+# particle before it) is a relation, not a condition of its own.
+_JA_PREDICATE = re.compile(r"(?:さ?れ|わ?れ|し|っ)(?:た|て|る|ている|ていた|ました|ます)")
+# relation verbs (have, contain, hold): like "have" / "contain" in FILLER_WORDS they add no condition
+RELATION_VERBS_JA = ("持", "含", "抱", "有")
+
+
+def predicate_ending(text: str, w: Word) -> str:
+    """The verb ending after CJK word `w` in `text` (normalised) when it is a predicate (_JA_PREDICATE), else ""."""
+    if not w.cjk or w.stem in RELATION_VERBS_JA:
+        return ""
+    m = _JA_PREDICATE.match(text, w.start + len(w.text))
+    return m.group(0) if m else ""
