@@ -262,11 +262,14 @@ def _evaluate(t: Template, q: _Question, c: Compiled, cos: np.ndarray,
             return False, 0.0, 4, f"the question measures '{word.text}', and {shown} counts rows", \
                 f"質問の「{word.text}」は値の集計ですが、「{t.display_ja}」は件数を数えます"
         ending = predicate_ending(q.norm, word)
-        if ending and not any(m.end <= word.start and _PARTICLE_ONLY.fullmatch(q.norm[m.end:word.start])
-                              for m in q.mentions):
-            # ダウンロードされた曲, 再生された: a condition or another event on what is counted, which the template's
-            # words do not say (a relation to a named value, ジャズに絞って, is not one)
-            said_as = word.text + ending
+        end = word.start + len(word.text)
+        if ending and not any((m.end <= word.start and _PARTICLE_ONLY.fullmatch(q.norm[m.end:word.start]))
+                              or (m.start >= end and _PREPOSITION_ONLY.fullmatch(q.norm[end:m.start]))
+                              for m in q.mentions if m.start < m.end):
+            # ダウンロードされた曲, 再生された, "tracks that were downloaded": a condition or another event on what is
+            # counted, which the template's words do not say (a relation to a named value — ジャズに絞って,
+            # "are filed under Jazz", "was charged to Canada" — is not one)
+            said_as = word.text + ending if word.cjk else f"{ending} {word.text}"
             return False, 0.0, 4, f"the question says '{said_as}', a condition {shown} does not have", \
                 f"質問の「{said_as}」は「{t.display_ja}」にない条件です"
         loose.append(word)
@@ -311,6 +314,7 @@ def _evaluate(t: Template, q: _Question, c: Compiled, cos: np.ndarray,
     return True, best, 11, "", ""
 
 
+_PREPOSITION_ONLY = re.compile(r"\s+(?:to|as|by|in|into|under|with|for|from|on|at|of)\s+(?:the\s+)?", re.I)
 _PARTICLE_ONLY = re.compile(r"\s*(?:に|で|を|が|と|として|へ|から|まで)?\s*")
 
 # a breakdown the question asks for: "for each customer", "per company", 法人顧客ごとに, 国別の (not 特別 / 個別 / 区別)

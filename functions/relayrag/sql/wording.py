@@ -130,7 +130,7 @@ FILLER_WORDS = frozenset({
     "catalogue", "catalog", "collection", "library", "store", "shop", "inventory", "database", "whole", "entire",
     "tagged", "tag", "classified", "categorised", "categorized", "labelled", "labeled", "filed", "assigned",
     "belong", "belongs", "belonging", "listed", "marked", "contain", "contains", "containing", "whose", "too",
-    "registered", "全部", "全体", "全部で", "向", "宛", "所属", "属", "分類", "入", "添", "登録",
+    "registered", "comprised", "consist", "consists", "consisting", "全部", "全体", "全部で", "向", "宛", "所属", "属", "分類", "入", "添", "登録",
 })
 
 
@@ -268,9 +268,23 @@ _JA_PREDICATE = re.compile(r"(?:さ?れ|わ?れ|し|っ)(?:た|て|る|ている
 RELATION_VERBS_JA = ("持", "含", "抱", "有")
 
 
+# An English passive: a participle after a form of be / get ("tracks that were downloaded", "have been rated").
+_EN_AUXILIARY = re.compile(r"\b(?:is|are|was|were|be|been|being|get|gets|got|gotten|getting)\s+(?:[a-z]+ly\s+)?$", re.I)
+_EN_IRREGULAR = frozenset({"paid", "held", "kept", "sent", "won", "seen", "heard", "played", "run", "done",
+                           "given", "taken", "chosen", "written", "shown"})
+
+
 def predicate_ending(text: str, w: Word) -> str:
-    """The verb ending after CJK word `w` in `text` (normalised) when it is a predicate (_JA_PREDICATE), else ""."""
-    if not w.cjk or w.stem in RELATION_VERBS_JA:
+    """The predicate `w` makes in `text` (normalised): for a CJK word the verb ending after it when it is one
+    (_JA_PREDICATE: ダウンロード → された), for a Latin participle after a form of be / get the auxiliary before it
+    ("were"); else "". Relation verbs (持, 含) make none."""
+    if w.cjk:
+        if w.stem in RELATION_VERBS_JA:
+            return ""
+        m = _JA_PREDICATE.match(text, w.start + len(w.text))
+        return m.group(0) if m else ""
+    low = w.text.lower()
+    if not (low.endswith(("ed", "en")) or low in _EN_IRREGULAR):
         return ""
-    m = _JA_PREDICATE.match(text, w.start + len(w.text))
-    return m.group(0) if m else ""
+    m = _EN_AUXILIARY.search(text[:w.start])
+    return m.group(0).strip() if m else ""
