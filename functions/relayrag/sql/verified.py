@@ -35,7 +35,11 @@ answers when all of these hold, else it says why not (the closest template's rea
    catalogue", "tagged", 全部で, 英国向け) is skipped; a word after per / by / each (before ごと / 別 /
    あたり) that the template does not know refuses ("per capita", 地域別); so does a word of a sale or a purchase
    (relayrag.sql.wording.SALE_STEMS / SALE_CJK: sold, bought, 売れた, 販売, 購入) when no word of the template says
-   one — "tracks sold per genre" counts invoice lines, not the catalogue's Track rows; other words are "loose";
+   one — "tracks sold per genre" counts invoice lines, not the catalogue's Track rows; a noun of a measured
+   value (VALUE_NOUNS: price, cost, money, 金額, 値段) when the template only counts rows (no SUM / AVG / MAX /
+   MIN); and a predicate the word makes (predicate_ending: ダウンロードされた曲, "tracks that were downloaded") —
+   a condition or another event on what is counted — unless a particle or preposition ties it to a named value
+   (ジャズに絞って, "charged to Canada"); other words are "loose";
 6. meaning: the cosine (relayrag.backends.embedder.reference_cosine) of the question and the template's
    closest wording, both with their mentions masked (numbers → N, dates → Y, values → X), is at least
    MIN_COSINE, or MIN_COSINE_LOOSE when the question has loose words, or MIN_COSINE_AGREED when it has
