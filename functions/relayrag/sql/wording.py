@@ -130,7 +130,8 @@ FILLER_WORDS = frozenset({
     "catalogue", "catalog", "collection", "library", "store", "shop", "inventory", "database", "whole", "entire",
     "tagged", "tag", "classified", "categorised", "categorized", "labelled", "labeled", "filed", "assigned",
     "belong", "belongs", "belonging", "listed", "marked", "contain", "contains", "containing", "whose", "too",
-    "registered", "comprised", "consist", "consists", "consisting", "全部", "全体", "全部で", "向", "宛", "所属", "属", "分類", "入", "添", "登録",
+    "registered", "comprised", "consist", "consists", "consisting",
+    "全部", "全体", "全部で", "向", "宛", "所属", "属", "分類", "入", "添", "登録",
 })
 
 
