@@ -382,18 +382,20 @@ def expected_answer_type(question: str) -> str | None:
 _NOT_A_DIMENSION = (r"(?:rate|percentage|percent|share|ratio|risk|score|limit|level|threshold|priority|demand|"
                     r"discount|bonus|increase|decrease|difference|temperature|pressure|salary|pay|budget|grade|"
                     r"impact|chance|probability|number|amount|deductible|excess|penalty|fine|voltage|power)")
-_MEASURE_Q_EN = [  # (kind, pattern) read in the asking clause; the first that matches names the kind
-    ("mass", r"^\s*how heavy\b|^\s*(?:how much|what) (?:does|do|did|will|would|can|could|should|must) .*\bweigh\b"
-             r"|^\s*(?:what|which)\b.*\b(?:weight|mass)\b"),
-    ("speed", r"^\s*how fast\b|^\s*(?:what|which)\b.*\b(?:speed|velocity)\b"),
-    ("capacity", r"^\s*(?:what|which|how much)\b.*\b(?:capacity|capacities|volume)\b"),
+_WHAT_THE = (r"^\s*(?:what|which)(?:'s|\s+is|\s+are|\s+was|\s+were|\s+will\s+be)?\s+(?:the\s+|its\s+|their\s+|his\s+|"
+             r"her\s+|our\s+|a\s+|an\s+)?(?:[\w'’-]+\s+){0,3}?")  # "what is the maximum permitted <noun>"
+_MEASURE_Q_EN = [  # (kind, pattern) read in the asking clause; the first that matches names the kind. The noun is
+    # lower case: "What does the Speed Trim Fail procedure say …" names a procedure, it asks no speed
+    ("mass", rf"^\s*how heavy\b|^\s*(?:how much|what) (?:does|do|did|will|would|can|could|should|must) .*\bweigh\b"
+             rf"|{_WHAT_THE}(?-i:weight|mass)\b"),
+    ("speed", rf"^\s*how fast\b|{_WHAT_THE}(?-i:speed|velocity)\b"),
+    ("capacity", rf"{_WHAT_THE}(?-i:capacity|capacities|volume)\b|^\s*how much\b.*\b(?-i:capacity|volume)\b"),
     ("age", r"^\s*how old\b|^\s*(?:what|which)\b.*\bage of (?:the|this|that|its|our)\b"),
     ("length", rf"^\s*how (?:tall|high|wide|deep|thick)\b(?!.*\b{_NOT_A_DIMENSION}\b)"
-               r"|^\s*(?:what|which)\b.*\b(?:height|width|depth|diameter|altitude|elevation|thickness|radius)\b"),
-    ("duration", r"^\s*how far\b|^\s*(?:what|which)\b.*\b(?:length|distance)\s+(?:of|from|between)\b"
+               rf"|{_WHAT_THE}(?-i:height|width|depth|diameter|altitude|elevation|thickness|radius)\b"),
+    ("duration", rf"^\s*how far\b|{_WHAT_THE}(?-i:length|distance)\s+(?:of|from|between)\b"
                  r"(?!.*\b(?:password|passphrase|pin|code|name|text|message|string|list|queue|report|essay|answer)s?\b)"),
-    ("size", rf"^\s*how (?:big|large)\b(?!.*\b{_NOT_A_DIMENSION}\b)|^\s*(?:what|which)\b.*\b(?:size|area|floor space)"
-             r" of\b"),
+    ("size", rf"^\s*how (?:big|large)\b(?!.*\b{_NOT_A_DIMENSION}\b)|{_WHAT_THE}(?-i:size|area|floor space) of\b"),
 ]
 _MEASURE_Q_EN = [(k, re.compile(rx, re.I)) for k, rx in _MEASURE_Q_EN]
 # Japanese: the dimension's noun asked for (高さは, どのくらいの重さ, 速度を教えて), an adjective after どのくらい

@@ -284,6 +284,9 @@ def band_numbers(question: str) -> tuple[str, ...]:
 
 _YES_NO_EN = re.compile(r"^\s*(can|could|may|might|must|should|shall|will|would|do|does|did|is|are|was|were|has|have|"
                         r"had|need)\b\s+(.*)$", re.I)
+_REQUEST_EN = re.compile(r"^\s*(?:can|could|would|will)\s+you\s+(?:please\s+|kindly\s+)?(?:tell|give|show|explain|list|"
+                         r"describe|provide|send|share|find|let|remind|help|point|summari[sz]e|confirm|check)\b"
+                         r"|^\s*(?:do|does)\s+(?:you|anyone|anybody)\s+know\b", re.I)
 _SUBJECT_PRONOUN = frozenset("i we you they he she it one someone anyone everyone somebody anybody everybody "
                              "there this that these those".split())
 _DETERMINER = frozenset("a an the my our your their his her its this that these those any some each every all no "
@@ -329,8 +332,8 @@ def yes_no_predicate(question: str) -> tuple[str, list[str]] | None:
     if has_cjk(q):
         return _yes_no_predicate_ja(q)
     m = _YES_NO_EN.match(q)
-    if not m:
-        return None
+    if not m or _REQUEST_EN.match(q):
+        return None  # "Can you tell me the serial number of …?" asks for the number, not whether
     words = [w for w in _words(m.group(2)) if w]
     low = [w.lower() for w in words]
     k = 0
@@ -383,8 +386,8 @@ _JA_RUN = re.compile(r"((?:[\u4e00-\u9fff\u30a0-\u30ffー]+(?![はをにでが�
 def _yes_no_predicate_ja(q: str) -> tuple[str, list[str]] | None:
     q = q.strip()
     m = _JA_YES_NO.search(q)
-    if not m or re.search(r"何|誰|どこ|いつ|どの|どう|いくら|いくつ|どれ|なぜ|どんな", q):
-        return None  # a wh question ("いつ申請できますか") is not yes/no
+    if not m or re.search(r"何|誰|どこ|いつ|どの|どう|いくら|いくつ|どれ|なぜ|どんな|教え|知らせ|示し|説明", q):
+        return None  # a wh question ("いつ申請できますか") or a request (教えてもらえますか) is not yes/no
     head = q[:m.start()]
     if "必要" in m.group(0):  # 「事前申請は必要ですか」: the predicate is 必要, of the thing before は / が
         run = re.search(r"([\u4e00-\u9fff\u30a0-\u30ffー]+)[はがも]?$", head)
@@ -425,13 +428,16 @@ def unanswered_yes_no(question: str, text: str, context: str = "") -> bool:
     share?"), or says the verb of another thing (the object the question names is not in the sentence, which
     does not refer to it as "it" / "them" either; in Japanese, nor in its local `context`: "Members can transfer
     their voting rights to a proxy" for "… transfer their share …")?
-    False for other questions. The verb must be in the sentence itself: a heading above it names a topic, the
-    sentence under it may say another act."""
+    False for other questions, and under a heading or FAQ question line that says every content term of the question
+    (the paragraph under it answers it). Otherwise the verb must be in the sentence itself: a heading above it names
+    a topic, the sentence under it may say another act."""
     pred = yes_no_predicate(question)
     if pred is None:
         return False
     verb, obj = pred
     cjk = has_cjk(question)
+    if context and not unsaid_by_row(question, "", context):
+        return False  # under a heading or FAQ line that restates the question, the sentence answers it
     t = normalize(text)
     toks = set(tokenize(t))
     if not _says(verb, t, toks, cjk):
