@@ -297,6 +297,7 @@ _MODIFIERS = frozenset("new full part senior junior temporary permanent former c
                        "same main first second non".split())
 _ADVERB = frozenset("also still ever already now legally really just even actually then still always usually "
                     "normally".split())
+_VERB_IN_S = frozenset("is was has does focus discuss access process pass dismiss address express".split())
 _AUX_VERB = frozenset("be been being get got have has had do".split())
 _MODAL_ADJECTIVE = frozenset("allowed permitted able entitled required supposed obliged expected eligible need needed "
                              "have has".split())
@@ -323,7 +324,8 @@ def _words(text: str) -> list[str]:
 def yes_no_predicate(question: str) -> tuple[str, list[str]] | None:
     """The predicate of a yes/no question, as (verb, [the thing it acts on]): "Can members transfer their share to
     a relative?" → ("transfer", ["share"]); "Do part-time employees get paid holidays?" → ("get", ["paid",
-    "holidays"]); "Is the office open on Saturdays?" → ("open", []); 「会員は持分を親族に譲渡できますか」 → ("譲渡",
+    "holidays"]); "Is the office open on Saturdays?" → ("open", []); the object is up to three words, of which
+    the answer names one; 「会員は持分を親族に譲渡できますか」 → ("譲渡",
     ["持分"]); 「事前申請は必要ですか」 → ("必要", ["申請"]). None for other questions, or when no verb stands after the
     subject. English: the auxiliary (can, may, must, do, is …), its subject (a pronoun, or a noun phrase: its
     determiners, modifiers and "of …" complements), then the predicate word."""
@@ -360,6 +362,9 @@ def yes_no_predicate(question: str) -> tuple[str, list[str]] | None:
                 k += 1  # "part-time employees", "new starters", "Harbour Board members"
                 continue
             break
+    while k + 1 < len(low) and re.search(r"[^s]s$", low[k]) and low[k] not in _VERB_IN_S and \
+            low[k + 1] not in _NOT_A_PREDICATE and low[k + 1] not in _ADVERB:
+        k += 1  # after "can" / "do" a verb has no -s: "my Czech colleagues work", "fixed-term contracts end"
     if k + 1 < len(low) and low[k] not in _AUX_VERB and low[k + 1] in ("be", "been", "get"):
         k += 1  # "the company car be used": a compound subject, then a passive
     while k < len(low) and (low[k] in _ADVERB or low[k] in _AUX_VERB or low[k] == "not"):
@@ -372,7 +377,10 @@ def yes_no_predicate(question: str) -> tuple[str, list[str]] | None:
     j = k + 1
     while j < len(low) and (low[j] in _DETERMINER or low[j] in _ADVERB):
         j += 1
-    obj = [low[j]] if j < len(low) and low[j] not in _NOT_A_PREDICATE else []
+    obj = []  # the noun phrase it acts on, up to a preposition: "a large water bill" → [large, water, bill]
+    while j < len(low) and len(obj) < 3 and low[j] not in _NOT_A_PREDICATE and low[j] not in _ADVERB:
+        obj.append(low[j])
+        j += 1
     return verb, obj
 
 
