@@ -430,6 +430,13 @@ def _says(term: str, text: str, toks: set[str], cjk: bool) -> bool:
 _PRONOUN_OBJECT = re.compile(r"\b(?:it|them|this|these|such)\b", re.I)
 
 
+def _names_more(question: str, text: str, context: str) -> bool:
+    """Does `text` say a content term of the question (not a kana-only bigram) that `context` does not say?"""
+    from relayrag.stages.answerability import content_weights, is_function_bigram
+    around, own = set(tokenize(context)), set(tokenize(text))
+    return any(t in own and t not in around for t in content_weights(question) if not is_function_bigram(t))
+
+
 def unanswered_yes_no(question: str, text: str, context: str = "") -> bool:
     """Does the sentence `text` leave a yes/no question's predicate (yes_no_predicate) unsaid: it does not say the
     verb in any form or a word of its group ("Members may sell their share" for "Can members transfer their
@@ -449,7 +456,11 @@ def unanswered_yes_no(question: str, text: str, context: str = "") -> bool:
     t = normalize(text)
     toks = set(tokenize(t))
     if not _says(verb, t, toks, cjk):
-        return True
+        # Japanese leaves the verb to the section's heading or question line (Q. 水道料金の支払方法は？ A. …クレジット
+        # カードはご利用いただけません。): there the context may say it, when the sentence names a thing the question
+        # does that the context does not
+        if not (cjk and context and _says(verb, normalize(context), set(), cjk) and _names_more(question, t, context)):
+            return True
     if not obj:
         return False
     if cjk:  # a Japanese rule often leaves its object to the article's heading (第5条（持分の譲渡）…譲渡することができる)

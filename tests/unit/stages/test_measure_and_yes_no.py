@@ -160,3 +160,12 @@ def test_yes_no_end_to_end(ctx, tmp_path):
         assert not res["grounded"], (question, res["answer"])
     res = ask("Can members sell their share to another member?", "co", ctx=ctx)
     assert res["grounded"] and "sell their share" in res["answer"], res["answer"]
+
+
+def test_japanese_verb_in_the_question_line_above():
+    # Japanese leaves the verb to the FAQ's question line; the sentence names the thing asked about
+    q = "会費をクレジットカードで支払えますか？"
+    ctx = "よくある質問\nQ3. 会費の支払方法は？\n会費は口座振替でお支払いいただけます。"
+    assert responsive(q, [{"text": "クレジットカードはご利用いただけません。", "context": ctx}])
+    # … but not when the line above says another act
+    assert not responsive(q, [{"text": "クレジットカードはご利用いただけません。", "context": "よくある質問\nQ3. 会費の返金は？"}])
