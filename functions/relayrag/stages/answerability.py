@@ -455,7 +455,8 @@ _MEASURE_TEXT_CJK = {
     "length": re.compile(rf"(?:{_N_JA})(?:メートル|センチ|ミリ|キロメートル|km|cm|mm|m(?![A-Za-z0-9²³/])|ｍ)"),
     "mass": re.compile(rf"(?:{_N_JA})(?:キログラム|キロ(?!メートル)|グラム|トン|kg|g(?![A-Za-z0-9])|t(?![A-Za-z0-9])|ｋｇ)"),
     "speed": re.compile(rf"(?:時速|秒速|分速)\s*(?:{_N_JA})|(?:{_N_JA})(?:km/h|キロ毎時|ノット|m/s)"),
-    "capacity": re.compile(rf"(?:{_N_JA})(?:リットル|ℓ|L(?![A-Za-z0-9])|l(?![A-Za-z0-9])|立方メートル|m³|m3|人|名|席|台|トン|TEU|kW|MW|t(?![A-Za-z0-9]))"),
+    "capacity": re.compile(rf"(?:{_N_JA})(?:リットル|ℓ|L(?![A-Za-z0-9])|l(?![A-Za-z0-9])|立方メートル|m³|m3|"
+                           r"人|名|席|台|トン|TEU|kW|MW|t(?![A-Za-z0-9]))"),
     "age": re.compile(rf"(?:{_N_JA})(?:歳|才|年)|築"),
     "size": re.compile(rf"(?:{_N_JA})(?:平方メートル|㎡|m²|m2|坪|ヘクタール|ha|メートル|m(?![A-Za-z0-9])|リットル|人)"),
 }
