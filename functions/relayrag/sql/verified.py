@@ -168,8 +168,8 @@ def _as_written(norm: str, word: Word) -> str:
     """A word as the question writes it: a kanji run with the kana ending that follows (売 → 売れた)."""
     if not word.cjk:
         return word.text
-    tail = re.match(r"[\u3041-\u3093]{0,3}", norm[word.start + len(word.text):]).group(0)
-    return word.text + tail
+    tail = re.match(r"[\u3041-\u3093]{0,3}", norm[word.start + len(word.text):])
+    return word.text + (tail.group(0) if tail else "")  # {0,3} always matches; mypy does not know it
 
 
 def _covered(run: str, vocab_cjk: list[str], extra: frozenset = frozenset()) -> bool:

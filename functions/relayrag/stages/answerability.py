@@ -384,7 +384,7 @@ _NOT_A_DIMENSION = (r"(?:rate|percentage|percent|share|ratio|risk|score|limit|le
                     r"impact|chance|probability|number|amount|deductible|excess|penalty|fine|voltage|power)")
 _WHAT_THE = (r"^\s*(?:what|which)(?:'s|\s+is|\s+are|\s+was|\s+were|\s+will\s+be)?\s+(?:the\s+|its\s+|their\s+|his\s+|"
              r"her\s+|our\s+|a\s+|an\s+)?(?:[\w'’-]+\s+){0,3}?")  # "what is the maximum permitted <noun>"
-_MEASURE_Q_EN = [  # (kind, pattern) read in the asking clause; the first that matches names the kind. The noun is
+_MEASURE_Q_EN_RX = [  # (kind, pattern) read in the asking clause; the first that matches names the kind. The noun is
     # lower case: "What does the Speed Trim Fail procedure say …" names a procedure, it asks no speed
     ("mass", rf"^\s*how heavy\b|^\s*(?:how much|what) (?:does|do|did|will|would|can|could|should|must) .*\bweigh\b"
              rf"|{_WHAT_THE}(?-i:weight|mass)\b"),
@@ -397,12 +397,12 @@ _MEASURE_Q_EN = [  # (kind, pattern) read in the asking clause; the first that m
                  r"(?!.*\b(?:password|passphrase|pin|code|name|text|message|string|list|queue|report|essay|answer)s?\b)"),
     ("size", rf"^\s*how (?:big|large)\b(?!.*\b{_NOT_A_DIMENSION}\b)|{_WHAT_THE}(?-i:size|area|floor space) of\b"),
 ]
-_MEASURE_Q_EN = [(k, re.compile(rx, re.I)) for k, rx in _MEASURE_Q_EN]
+_MEASURE_Q_EN = [(k, re.compile(rx, re.I)) for k, rx in _MEASURE_Q_EN_RX]
 # Japanese: the dimension's noun asked for (高さは, どのくらいの重さ, 速度を教えて), an adjective after どのくらい
 # (どのくらい高い), or a unit after 何 (何メートル, 何トン, 何歳)
 _JA_ASKED = r"(?:は|を(?:教え|知り)|って|が(?:どのくらい|どれくらい|何|いくつ))"
 _JA_HOW = r"(?:どのくらい|どれくらい|どれぐらい|どのぐらい|どの程度)(?:の)?"
-_MEASURE_Q_CJK = [
+_MEASURE_Q_CJK_RX = [
     ("mass", rf"(?:重さ|重量|質量|体重){_JA_ASKED}|{_JA_HOW}(?:重さ|重量|重い|重く)|何(?:トン|グラム|キログラム|kg)|"
              r"何キロ(?!メートル|メーター|m)(?=.*(?:重|kg))"),
     ("speed", rf"(?:速さ|速度|スピード|時速|最高速度?){_JA_ASKED}|{_JA_HOW}(?:速さ|速度|速い|速く)|時速何"),
@@ -415,7 +415,7 @@ _MEASURE_Q_CJK = [
                r"何キロ(?=.*(?:距離|遠|離れ|走))"),
     ("size", rf"(?:大きさ|面積|広さ|サイズ|床面積){_JA_ASKED}|{_JA_HOW}(?:大きさ|面積|広さ|大きい|広い)|何平方"),
 ]
-_MEASURE_Q_CJK = [(k, re.compile(rx)) for k, rx in _MEASURE_Q_CJK]
+_MEASURE_Q_CJK = [(k, re.compile(rx)) for k, rx in _MEASURE_Q_CJK_RX]
 
 
 def measure_kind(question: str) -> str | None:

@@ -377,7 +377,7 @@ def yes_no_predicate(question: str) -> tuple[str, list[str]] | None:
     j = k + 1
     while j < len(low) and (low[j] in _DETERMINER or low[j] in _ADVERB):
         j += 1
-    obj = []  # the noun phrase it acts on, up to a preposition: "a large water bill" → [large, water, bill]
+    obj: list[str] = []  # the noun phrase it acts on, up to a preposition: "a large water bill" → [large, water, bill]
     while j < len(low) and len(obj) < 3 and low[j] not in _NOT_A_PREDICATE and low[j] not in _ADVERB:
         obj.append(low[j])
         j += 1
