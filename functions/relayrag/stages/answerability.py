@@ -648,7 +648,8 @@ def section_heading(text: str, start: int) -> str:
 
 # An FAQ's question line: "Q4. 船内でWi-Fiは使えますか。", "Q: Can I bring my dog?", "問3 …ですか？" — a line of its own
 # that heads every sentence of the answer under it, not only the first (which reads it as its previous sentence)
-_FAQ_QUESTION_LINE = re.compile(r"^\s*(?:Q|Ｑ|問|質問)\s*[0-9０-９]*\s*[.．:：)）、]?\s*\S.{0,150}(?:[?？]|か[。．]?)\s*$")
+_FAQ_QUESTION_LINE = re.compile(r"^\s*(?:[QＱ]\s*[0-9０-９]*\s*[.．:：)）]|(?:問|質問)\s*[0-9０-９]*\s*[.．:：)）、]?)"
+                                r"\s*\S.{0,150}(?:[?？]|か[。．]?)\s*$")
 
 
 def is_faq_question_line(line: str) -> bool:
