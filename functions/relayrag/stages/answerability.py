@@ -642,9 +642,21 @@ def section_heading(text: str, start: int) -> str:
     if lines and lines[-1].strip() and not text[:start].endswith("\n"):
         lines = lines[:-1]  # the sentence's own line
     for ln in reversed(lines):
-        if is_heading(ln):
+        if is_heading(ln) or is_faq_question_line(ln):
             return ln.strip()
     return ""
+
+
+# An FAQ's question line: "Q4. 船内でWi-Fiは使えますか。", "Q: Can I bring my dog?", "問3 …ですか？" — a line of its own
+# that heads every sentence of the answer under it, not only the first (which reads it as its previous sentence)
+_FAQ_QUESTION_LINE = re.compile(r"^\s*(?:[QＱ]\s*[0-9０-９]*\s*[.．:：)）]|(?:問|質問)\s*[0-9０-９]*\s*[.．:：)）、]?)"
+                                r"\s*\S.{0,150}(?:[?？]|か[。．]?)\s*$")
+
+
+def is_faq_question_line(line: str) -> bool:
+    """Is `line` an FAQ question line: it starts with a question marker (Q, Q1., Q:, 問, 質問) and ends as a question
+    (?, ？, か。)?"""
+    return _TABLE_SEP not in line and bool(_FAQ_QUESTION_LINE.match(line))
 
 
 def table_header_above(text: str, start: int, fallback: str = "") -> str:
