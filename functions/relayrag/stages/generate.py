@@ -104,7 +104,7 @@ def run(req: GenerateRequest, ctx: StageContext) -> GenerateResponse:
             top = snap.chunks[:1]  # "this document" names no word to retrieve by: a one-document collection's
         summary = summary_answer(top, snap, citation)
         chunks = chunks or top
-        if summary is not None and named is None and len({snap.chunks[r]["source"] for r in rows}) > 1:
+        if summary is not None and named is None and len({c["source"] for c in snap.chunks}) > 1:
             unnamed_summary = top[0]
     titled = None
     kind = title_question(question) if ctx.llm is None and summary is None else None

@@ -22,7 +22,7 @@ SUMMARY = "summary (extractive)"
 _SUMMARY_Q_EN = re.compile(
     r"\b(?:what(?:'s| is| are)\s+(?:this|that|the|our)\s+(?:[\w'’-]+\s+){0,5}(?:about|for)\s*\??\s*$|summar(?:y|ise|ize)|"
     r"overview|gist|main points?|purpose of (?:this|the|our) (?:[\w'’-]+\s*){1,5}\??\s*$|what does (?:this|the|our) "
-    r"(?:[\w'’-]+\s+){0,5}(?:cover|describe|say|set out|deal with)\s*\??\s*$|what kind of document is\b)", re.I)
+    r"(?:[\w'’-]+\s+){0,8}(?:cover|describe|say|set out|deal with)\s*\??\s*$|what kind of document is\b)", re.I)
 _SUMMARY_Q_JA = re.compile(r"概要|要約|要旨|まとめ|何について|何に関する|目的は(?:何|なん)|(?:どんな|どのような|何の)(?:文書|資料|規程|ページ)")
 _PURPOSE = re.compile(
     r"\b(?:this|the)\s+(?:[\w-]+\s+){0,3}(?:sets out|describes|explains|defines|covers|outlines|establishes|"
@@ -42,6 +42,8 @@ def is_summary_question(question: str) -> bool:
 # words that ask for a summary and name nothing of the document
 _ASKING = frozenset(tokenize("about summary summarise summarize overview gist main point points purpose cover covers "
                              "describe describes say says set out deal explain kind document doc this that what"))
+_ASKING_JA = re.compile(r"この|その|あの|本|文書|資料|ファイル|ドキュメント|概要|要約|要旨|まとめ|目的|内容|何について|何に関する|"
+                        r"(?:どんな|どのような|何の)|教えて(?:ください)?|ですか|でしょうか|は何|なん|[はのをにで]|[？?。、]")
 NAMED_MIN = 0.5
 """The least idf-weighted share of a summary question's content terms a document's title or file name must hold
 for the question to name that document ("What is the leak response policy about?")."""
@@ -52,7 +54,10 @@ def named_document(question: str, snap, rows: list[int]) -> str | None:
     response policy", 「検針業務規程の概要は？」), among the documents of `rows` (retrieval's candidates): the one
     whose name covers most of the question's content terms, at least NAMED_MIN. None when it names none."""
     from relayrag.stages.titles import document_match
-    ranked = document_match(question, snap, rows, drop=_ASKING)
+    q = normalize(question)
+    if has_cjk(q):  # 「この文書の概要は？」 names no document: its asking words are not its name
+        q = _ASKING_JA.sub(" ", q)
+    ranked = document_match(q, snap, rows, drop=_ASKING)
     if not ranked:
         return None
     best = max(ranked, key=lambda d: (d[1], d[2], d[0]))
@@ -73,7 +78,8 @@ def summary_answer(chunks: list[dict], snap, citation, source: str | None = None
     if not own:
         return None
     cjk = has_cjk(" ".join(c["text"] for c in own[:1]))
-    title = (own[0].get("title") or "").strip()
+    from relayrag.stages.titles import display_title
+    title = display_title(own).strip()  # the loader's title, else a text file's heading line ("REMOTE WORK POLICY")
     picked: list[tuple[dict, str]] = []
     lead: list[tuple[dict, str]] = []
     for c in own:

@@ -174,6 +174,9 @@ def documents_of(snap, rows: list[int]) -> dict[str, list[dict]]:
     return out
 
 
+_HIRAGANA = re.compile(r"[\u3040-\u309f]")
+
+
 def _weights(question: str, bm25, drop: frozenset[str] = frozenset()) -> dict[str, float]:
     from relayrag.stages.answerability import content_weights
     from relayrag.stages.evidence import absent_tokens, query_idf
@@ -182,7 +185,10 @@ def _weights(question: str, bm25, drop: frozenset[str] = frozenset()) -> dict[st
     idf = query_idf(toks, bm25) if bm25 is not None else None
     absent = absent_tokens(toks, bm25) if bm25 is not None else set()
     w = content_weights(topic, idf, absent)
-    return {t: v for t, v in w.items() if t not in _ASKING and t not in drop}
+    # CJK: the bigrams of content words only (制服, 返却), not those across a particle (の返, て定), which no title
+    # or text need say
+    return {t: v for t, v in w.items() if t not in _ASKING and t not in drop and t not in _GENERIC_KINDS
+            and not _HIRAGANA.search(t)}
 
 
 def _coverage(weights: dict[str, float], text: str) -> float:
