@@ -38,7 +38,8 @@ from relayrag.text import has_cjk
 from relayrag.stages.answerability import asks_for_total, expected_answer_type
 from relayrag.stages.base import (Stage, StageRequest, StageResponse, embedder_of, llm_failure, load_run, run_snapshot,
                                   write_run)
-from relayrag.stages.summary import SUMMARY, is_summary_question, named_document, summary_answer, which_note
+from relayrag.stages.summary import (SUMMARY, covers_the_question, is_summary_question, named_document, summary_answer,
+                                     which_note)
 from relayrag.stages.titles import TITLE, title_answer, title_question
 from relayrag.stages.extractive import (  # noqa: F401
     DUPLICATE_COSINE, EVIDENCE_K, citation, doc_openings, extractive, local_context, page_headings, table_cell,
@@ -102,7 +103,9 @@ def run(req: GenerateRequest, ctx: StageContext) -> GenerateResponse:
                                                               if snap.chunks[r]["source"] == named][:1]
         if not top and snap.chunks and len({c["source"] for c in snap.chunks}) == 1:
             top = snap.chunks[:1]  # "this document" names no word to retrieve by: a one-document collection's
-        summary = summary_answer(top, snap, citation)
+        if named is None and top and not covers_the_question(question, snap, top[0]["source"]):
+            top = []  # "what is the forklift policy about?" where no document says forklift: no summary
+        summary = summary_answer(top, snap, citation) if top else None
         chunks = chunks or top
         if summary is not None and named is None and len({c["source"] for c in snap.chunks}) > 1:
             unnamed_summary = top[0]

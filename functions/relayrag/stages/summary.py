@@ -49,6 +49,24 @@ NAMED_MIN = 0.5
 for the question to name that document ("What is the leak response policy about?")."""
 
 
+def covers_the_question(question: str, snap, source: str) -> bool:
+    """Does the document `source` say what a summary question says of its document besides asking ("What is the
+    forklift policy about?" needs a document that says forklift)? True for a question that says nothing else
+    ("What is this document about?")."""
+    from relayrag.stages.titles import TEXT_MIN, _coverage, _weights, display_title, file_stem
+    q = normalize(question)
+    if has_cjk(q):
+        q = _ASKING_JA.sub(" ", q)
+    weights = _weights(q, getattr(snap, "bm25", None), drop=_ASKING)
+    if not weights:
+        return True
+    own = [c for c in snap.chunks if c["source"] == source]
+    if not own:
+        return False
+    text = "\n".join([own[0].get("title") or "", display_title(own), file_stem(own[0]["doc"])] + [c["text"] for c in own])
+    return _coverage(weights, text) >= TEXT_MIN["cjk" if has_cjk(question) else "en"]
+
+
 def named_document(question: str, snap, rows: list[int]) -> str | None:
     """The source of the document a summary question names by its title or file name ("Summarise the leak
     response policy", 「検針業務規程の概要は？」), among the documents of `rows` (retrieval's candidates): the one

@@ -286,6 +286,13 @@ def title_answer(question: str, kind: str, snap, rows: list[int], citation,
         return None
     _, name_cov, text_cov, _, chunks, p = ranked[0]
     cjk = has_cjk(question)
+    kinds = kinds_named(question)
+    if kinds:  # "the … policy": its title or file name says a term of the question's besides "policy"
+        first = chunks[0]
+        own = {t: w for t, w in _weights(question, getattr(snap, "bm25", None)).items() if t not in kinds}
+        name = " ".join([first.get("title") or "", display_title(chunks), file_stem(first["doc"])])
+        if own and _coverage(own, name) <= 0:
+            return None
     if text_cov < TEXT_MIN["cjk" if cjk else "en"]:
         # a paraphrase of its topic ("help page that lists common questions" for "Frequently Asked Questions"):
         # rerank found it relevant, the question names its kind and its title says a term of the question's own
