@@ -12,7 +12,9 @@ numbered passages in, an answer with [n] markers out (or NOT_FOUND); markers bec
 short reply (template without LLM). Visual route (colpali_search found the pages by their image): the answer
 says so; when the pages' text does not answer the question it quotes the best page's own text and cites that
 page (`page-image (extractive)`). A question about what a document is about, without an LLM: its title
-and purpose statement or lead sentences, cited (stages/summary.py, method `summary (extractive)`).
+and purpose statement or lead sentences, cited (stages/summary.py, method `summary (extractive)`); a question for
+a document's title, name or reference number: the best-matching document's title or reference line, cited
+(stages/titles.py, method `title (extractive)`), never a body sentence.
 Citations and related passages carry the page image and thumbnail.
 
 The methods live beside this module: stages/extractive.py (no LLM), stages/answer_llm.py (LLM),
