@@ -23,6 +23,8 @@ pieces they share); this module routes between them and writes the run record.
 """
 from __future__ import annotations
 
+from typing import Any
+
 from relayrag.backends.llm import LLMError, accepts_images
 from relayrag.context import StageContext
 from relayrag.pagerefs import attach
@@ -144,7 +146,7 @@ def run(req: GenerateRequest, ctx: StageContext) -> GenerateResponse:
 
     if titled is not None:
         (sentences, citations), method = titled, TITLE
-        decision = {"answerable": True, "evidence": [], "related": [], "support": {"title": kind}}
+        decision: dict[str, Any] = {"answerable": True, "evidence": [], "related": [], "support": {"title": kind}}
     else:
         sentences, citations, decision = extractive(question, chunks, embedder_of(ctx, snap), 1 if regen else 3,
                                                     snap.bm25, snap)

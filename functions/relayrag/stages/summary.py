@@ -23,7 +23,8 @@ _SUMMARY_Q_EN = re.compile(
     r"\b(?:what(?:'s| is| are)\s+(?:this|that|the|our)\s+(?:[\w'’-]+\s+){0,5}(?:about|for)\s*\??\s*$|summar(?:y|ise|ize)|"
     r"overview|gist|main points?|purpose of (?:this|the|our) (?:[\w'’-]+\s*){1,5}\??\s*$|what does (?:this|the|our) "
     r"(?:[\w'’-]+\s+){0,8}(?:cover|describe|say|set out|deal with)\s*\??\s*$|what kind of document is\b)", re.I)
-_SUMMARY_Q_JA = re.compile(r"概要|要約|要旨|まとめ|何について|何に関する|目的は(?:何|なん)|(?:どんな|どのような|何の)(?:文書|資料|規程|ページ)")
+_SUMMARY_Q_JA = re.compile(r"概要|要約|要旨|まとめ|何について|何に関する|目的は(?:何|なん)|"
+                           r"(?:どんな|どのような|何の)(?:文書|資料|規程|ページ)")
 _PURPOSE = re.compile(
     r"\b(?:this|the)\s+(?:[\w-]+\s+){0,3}(?:sets out|describes|explains|defines|covers|outlines|establishes|"
     r"applies to|governs|is intended|aims|summari[sz]es|provides|specifies|documents)\b|\bpurpose\b|\bscope\b"
@@ -42,7 +43,8 @@ def is_summary_question(question: str) -> bool:
 # words that ask for a summary and name nothing of the document
 _ASKING = frozenset(tokenize("about summary summarise summarize overview gist main point points purpose cover covers "
                              "describe describes say says set out deal explain kind document doc this that what"))
-_ASKING_JA = re.compile(r"この|その|あの|本|文書|資料|ファイル|ドキュメント|概要|要約|要旨|まとめ|目的|内容|何について|何に関する|"
+_ASKING_JA = re.compile(r"この|その|あの|本(?=文書|規程|資料)|文書|資料|ファイル|ドキュメント|概要|要約|要旨|まとめ|"
+                        r"目的|内容|何について|何に関する|"
                         r"(?:どんな|どのような|何の)|教えて(?:ください)?|ですか|でしょうか|は何|なん|[はのをにで]|[？?。、]")
 NAMED_MIN = 0.5
 """The least idf-weighted share of a summary question's content terms a document's title or file name must hold

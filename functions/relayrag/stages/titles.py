@@ -49,16 +49,19 @@ _REF_EN = re.compile(
     rf"\b(?:reference|ref\.?|document|doc|policy|procedure|notice|form|control|publication)\s+"
     rf"(?:number|no\.?|code|id|identifier)\s+(?:of|for)\s+(?:the|this|that|our)\s+{_GAP}{{0,5}}?{_DOC}s?\b"
     rf"|\b{_DOC}(?:'s|’s)\s+(?:reference|document|ref\.?)\s+(?:number|no\.?|code)\b", re.I)
-_DOC_JA = r"(?:規程|規則|規定|要領|要綱|文書|資料|マニュアル|手順書|手引き?|方針|計画書?|通知|お知らせ|規約|基準|ページ|サイト|FAQ|よくある(?:ご)?質問|報告書|台帳|一覧|案内|ハンドブック|ガイド|書類|様式|帳票)"
+_DOC_JA = (r"(?:規程|規則|規定|要領|要綱|文書|資料|マニュアル|手順書|手引き?|方針|計画書?|通知|お知らせ|規約|基準|"
+           r"ページ|サイト|FAQ|よくある(?:ご)?質問|報告書|台帳|一覧|案内|ハンドブック|ガイド|書類|様式|帳票)")
 _TITLE_JA = re.compile(r"タイトル|題名|表題|文書名|資料名|規程名|件名")
 _NAME_JA = re.compile(rf"{_DOC_JA}[^。？?]{{0,6}}(?:名称|名前)|何という(?:{_DOC_JA})")
 _WHICH_JA = re.compile(rf"どの(?:{_DOC_JA})")
-_REF_JA = re.compile(rf"(?:{_DOC_JA})[^。？?]{{0,8}}(?:文書番号|管理番号|規程番号|整理番号|参照番号|番号)|文書番号|管理番号|規程番号")
+_REF_JA = re.compile(rf"(?:{_DOC_JA})[^。？?]{{0,8}}(?:文書番号|管理番号|規程番号|整理番号|参照番号|番号)"
+                     r"|文書番号|管理番号|規程番号")
 # words that ask for the title and name no content of the document
 _ASKING = frozenset(tokenize(
     "title titled name named called call reference ref number no code id identifier which what whats 's does "
     "document doc"))
-_ASKING_JA = re.compile(r"タイトル|題名|表題|文書名|資料名|規程名|件名|名称|名前|文書番号|管理番号|規程番号|整理番号|参照番号|番号|何という|何ですか|なんですか|は何|でしょうか")
+_ASKING_JA = re.compile(r"タイトル|題名|表題|文書名|資料名|規程名|件名|名称|名前|文書番号|管理番号|規程番号|整理番号|"
+                        r"参照番号|番号|何という|何ですか|なんですか|は何|でしょうか")
 
 
 def title_question(question: str) -> str | None:
@@ -106,7 +109,7 @@ def file_stem(doc: str) -> str:
 
 def _heading_lines(text: str, limit: int = 6) -> list[str]:
     """The first short lines of a document's opening that read like headings (no sentence end, ≤ 12 words)."""
-    out = []
+    out: list[str] = []
     for line in text.split("\n"):
         line = " ".join(line.split())
         if not line:
