@@ -33,7 +33,13 @@ answers when all of these hold, else it says why not (the closest template's rea
    word (show, list, 教えて …). A word naming another table or column or another config term, or a
    capitalised name, refuses; a filler (relayrag.sql.wording.FILLER_WORDS: "could you", "pls", "in the
    catalogue", "tagged", 全部で, 英国向け) is skipped; a word after per / by / each (before ごと / 別 /
-   あたり) that the template does not know refuses ("per capita", 地域別); other words are "loose";
+   あたり) that the template does not know refuses ("per capita", 地域別); so does a word of a sale or a purchase
+   (relayrag.sql.wording.SALE_STEMS / SALE_CJK: sold, bought, 売れた, 販売, 購入) when no word of the template says
+   one — "tracks sold per genre" counts invoice lines, not the catalogue's Track rows; a noun of a measured
+   value (VALUE_NOUNS: price, cost, money, 金額, 値段) when the template only counts rows (no SUM / AVG / MAX /
+   MIN); and a predicate the word makes (predicate_ending: ダウンロードされた曲, "tracks that were downloaded") —
+   a condition or another event on what is counted — unless a particle or preposition ties it to a named value
+   (ジャズに絞って, "charged to Canada"); other words are "loose";
 6. meaning: the cosine (relayrag.backends.embedder.reference_cosine) of the question and the template's
    closest wording, both with their mentions masked (numbers → N, dates → Y, values → X), is at least
    MIN_COSINE, or MIN_COSINE_LOOSE when the question has loose words, or MIN_COSINE_AGREED when it has
@@ -77,6 +83,10 @@ from relayrag.sql.wording import (
     is_filler,
     is_measure_word,
     is_request_word,
+    is_sale_word,
+    is_value_noun,
+    predicate_ending,
+    says_sale,
 )
 from relayrag.text import has_cjk, normalize
 
@@ -154,6 +164,14 @@ def _phrase(q: _Question, m: Mention) -> str:
     return q.norm[start:end].strip()
 
 
+def _as_written(norm: str, word: Word) -> str:
+    """A word as the question writes it: a kanji run with the kana ending that follows (売 → 売れた)."""
+    if not word.cjk:
+        return word.text
+    tail = re.match(r"[\u3041-\u3093]{0,3}", norm[word.start + len(word.text):]).group(0)
+    return word.text + tail
+
+
 def _covered(run: str, vocab_cjk: list[str], extra: frozenset = frozenset()) -> bool:
     """A kanji / katakana run every piece of which occurs in the template's Japanese words or is a request word
     or a filler (relayrag.sql.wording.FILLER_WORDS) or in `extra`."""
@@ -221,6 +239,15 @@ def _evaluate(t: Template, q: _Question, c: Compiled, cos: np.ndarray,
                 f"質問の「{unit.text}{word.text}」は「{t.display_ja}」では数えられません"
         if is_request_word(word):
             continue
+        if is_sale_word(word):
+            # "tracks sold per genre", 売れた曲の数, "songs customers bought": a count or sum of sales, which a template
+            # of the catalogue (COUNT of Track rows) does not measure; one that says sales too may still answer
+            if says_sale(t.vocab, t.vocab_cjk):
+                loose.append(word)
+                continue
+            said_as = _as_written(q.norm, word)
+            return False, 0.0, 4, f"the question is about what was sold or bought ('{said_as}'), and {shown} " \
+                "does not measure sales", f"質問の「{said_as}」（売れた・購入された分）は「{t.display_ja}」では集計されません"
         if not word.cjk and word.stem in c.schema_words:
             return False, 0.0, 4, f"the question names '{word.text}', which {shown} does not use", \
                 f"質問の「{word.text}」は「{t.display_ja}」では使われていません"
@@ -234,6 +261,21 @@ def _evaluate(t: Template, q: _Question, c: Compiled, cos: np.ndarray,
             # "per capita", "by region", 地域別, 人口あたり: a grouping or a rate the template does not have
             return False, 0.0, 4, f"the question asks per '{word.text}', which {shown} does not", \
                 f"質問の「{word.text}」ごと・あたりは「{t.display_ja}」にありません"
+        if is_value_noun(word) and not t.facts.aggregates & {"sum", "avg", "max", "min"}:
+            # "the price of …", 曲の金額, 値段: a value of each row, which a template that counts rows does not measure
+            return False, 0.0, 4, f"the question measures '{word.text}', and {shown} counts rows", \
+                f"質問の「{word.text}」は値の集計ですが、「{t.display_ja}」は件数を数えます"
+        ending = predicate_ending(q.norm, word)
+        end = word.start + len(word.text)
+        if ending and not any((m.end <= word.start and _PARTICLE_ONLY.fullmatch(q.norm[m.end:word.start]))
+                              or (m.start >= end and _PREPOSITION_ONLY.fullmatch(q.norm[end:m.start]))
+                              for m in q.mentions if m.start < m.end):
+            # ダウンロードされた曲, 再生された, "tracks that were downloaded": a condition or another event on what is
+            # counted, which the template's words do not say (a relation to a named value — ジャズに絞って,
+            # "are filed under Jazz", "was charged to Canada" — is not one)
+            said_as = word.text + ending if word.cjk else f"{ending} {word.text}"
+            return False, 0.0, 4, f"the question says '{said_as}', a condition {shown} does not have", \
+                f"質問の「{said_as}」は「{t.display_ja}」にない条件です"
         loose.append(word)
     extra_cls = [cl for cl in q.classes if cl not in t.allowed]
     if extra_cls:
@@ -275,6 +317,9 @@ def _evaluate(t: Template, q: _Question, c: Compiled, cos: np.ndarray,
             f"質問に近い言い回しのテンプレートがありません（最も近いのは「{t.display_ja}」、cosine {best:.2f}）"
     return True, best, 11, "", ""
 
+
+_PREPOSITION_ONLY = re.compile(r"\s+(?:to|as|by|in|into|under|with|for|from|on|at|of)\s+(?:the\s+)?", re.I)
+_PARTICLE_ONLY = re.compile(r"\s*(?:に|で|を|が|と|として|へ|から|まで)?\s*")
 
 # a breakdown the question asks for: "for each customer", "per company", 法人顧客ごとに, 国別の (not 特別 / 個別 / 区別)
 _GROUP_EN = re.compile(r"\b(?:for\s+(?:each|every)|per|each|every)\s+(?!one\b|of\b|time\b|single\b)([a-z][a-z-]+)", re.I)

@@ -130,7 +130,8 @@ FILLER_WORDS = frozenset({
     "catalogue", "catalog", "collection", "library", "store", "shop", "inventory", "database", "whole", "entire",
     "tagged", "tag", "classified", "categorised", "categorized", "labelled", "labeled", "filed", "assigned",
     "belong", "belongs", "belonging", "listed", "marked", "contain", "contains", "containing", "whose", "too",
-    "registered", "全部", "全体", "全部で", "向", "宛", "所属", "属", "分類", "入", "添", "登録",
+    "registered", "comprised", "consist", "consists", "consisting",
+    "全部", "全体", "全部で", "向", "宛", "所属", "属", "分類", "入", "添", "登録",
 })
 
 
@@ -217,3 +218,74 @@ def is_measure_word(w: Word, text: str) -> bool:
 def is_filler(w: Word) -> bool:
     """A word of FILLER_WORDS (register, scope, restriction or relation: "pls", "in the catalogue", 向け)."""
     return w.text.lower() in FILLER_WORDS or w.stem in FILLER_WORDS
+
+
+# Words of a sale or a purchase (what the store sold, what a customer bought): they change what a count or a sum
+# measures — "tracks sold per genre" counts invoice lines (or sums their quantity), "tracks per genre" counts the
+# catalogue; "売れた曲の数" is not "曲の数". English as BM25 stems (sold, sell / sells / selling, sale / sales,
+# seller, purchase / purchased, bought, buy / buys / buying); Japanese as pieces of a kanji run (売れた → 売,
+# 販売, 購入, 買われた → 買, 注文). "order" is left out: "in order" asks for a sort. The matcher
+# (relayrag.sql.verified) answers such a question only by a template whose words say a sale or a purchase too.
+SALE_STEMS = frozenset({"sold", "sell", "sale", "seller", "purchas", "purchase", "bought", "buy"})
+SALE_CJK = ("売", "販売", "購入", "買", "注文")
+
+
+def is_sale_word(w: Word) -> bool:
+    """A word of a sale or a purchase (SALE_STEMS, SALE_CJK)."""
+    if w.cjk:
+        return any(p in w.stem for p in SALE_CJK)
+    return w.stem in SALE_STEMS or w.text.lower() in SALE_STEMS
+
+
+def says_sale(vocab: set[str], vocab_cjk: list[str]) -> bool:
+    """Does a template's vocabulary (its wordings' words, its tables, columns and expressed config terms) say a
+    sale or a purchase ("sales" of revenue, 販売数 of units sold, 購入 of orders)?"""
+    return bool(vocab & SALE_STEMS) or any(p in v for v in vocab_cjk for p in SALE_CJK)
+
+
+# Nouns of a value measured on each row (a price, an amount of money, a duration, a size, a quantity): a question
+# that asks for one measures a column, which a template that only counts rows (COUNT(*), no SUM / AVG / MAX / MIN)
+# does not — "the price of the tracks per genre", ジャンルごとの曲の金額, ジャズの曲の値段 are not "how many tracks".
+# The matcher (relayrag.sql.verified) refuses such a count template for a value noun its words do not say.
+VALUE_NOUNS = frozenset({"cost", "costs", "price", "prices", "priced", "money", "worth", "spent", "spend", "earn",
+                         "earned", "earnings", "duration", "size", "quantity", "quantities"})
+VALUE_NOUNS_CJK = ("価格", "値段", "単価", "料金", "金額", "額", "代金", "費用", "時間", "長さ", "サイズ", "容量",
+                   "数量", "値")
+
+
+def is_value_noun(w: Word) -> bool:
+    """A noun of a measured value (VALUE_NOUNS, VALUE_NOUNS_CJK)."""
+    if w.cjk:
+        return any(n in w.stem for n in VALUE_NOUNS_CJK)
+    return w.text.lower() in VALUE_NOUNS or w.stem in VALUE_NOUNS
+
+
+# A Japanese predicate: a kanji / katakana run followed by a verb ending — passive, past or te-form (ダウンロードされた曲,
+# 再生された, 作成した, 使って, 買った). On the counted noun it is a condition or another event, so a template whose
+# words do not say it answers another question; one that relates a named value ("ジャズに絞って", a value and a
+# particle before it) is a relation, not a condition of its own.
+_JA_PREDICATE = re.compile(r"(?:さ?れ|わ?れ|し|っ)(?:た|て|る|ている|ていた|ました|ます)")
+# relation verbs (have, contain, hold): like "have" / "contain" in FILLER_WORDS they add no condition
+RELATION_VERBS_JA = ("持", "含", "抱", "有")
+
+
+# An English passive: a participle after a form of be / get ("tracks that were downloaded", "have been rated").
+_EN_AUXILIARY = re.compile(r"\b(?:is|are|was|were|be|been|being|get|gets|got|gotten|getting)\s+(?:[a-z]+ly\s+)?$", re.I)
+_EN_IRREGULAR = frozenset({"paid", "held", "kept", "sent", "won", "seen", "heard", "played", "run", "done",
+                           "given", "taken", "chosen", "written", "shown"})
+
+
+def predicate_ending(text: str, w: Word) -> str:
+    """The predicate `w` makes in `text` (normalised): for a CJK word the verb ending after it when it is one
+    (_JA_PREDICATE: ダウンロード → された), for a Latin participle after a form of be / get the auxiliary before it
+    ("were"); else "". Relation verbs (持, 含) make none."""
+    if w.cjk:
+        if w.stem in RELATION_VERBS_JA:
+            return ""
+        m = _JA_PREDICATE.match(text, w.start + len(w.text))
+        return m.group(0) if m else ""
+    low = w.text.lower()
+    if not (low.endswith(("ed", "en")) or low in _EN_IRREGULAR):
+        return ""
+    m = _EN_AUXILIARY.search(text[:w.start])
+    return m.group(0).strip() if m else ""

@@ -15,7 +15,8 @@ from relayrag.stages.answer_parts import citation
 from relayrag.stages.answer_shape import (
     answer_kinds, article_heading, band_holds, cjk_heading, identifiers, measured_things, names_another,
     names_codes, not_an_answer, quantities, record_codes, states_wh_type)
-from relayrag.stages.responsive import PREDICATE_KINDS, missing_qualifiers, unanswered_predicate
+from relayrag.stages.responsive import (
+    PREDICATE_KINDS, missing_qualifiers, unanswered_predicate, unanswered_yes_no, yes_no_predicate)
 from relayrag.stages.answerability import (
     addresses_the_assistant, asks_for_total, content_weights, expected_answer_type, is_header_row, is_heading,
     is_total_label, page_heading, question_numbers,
@@ -219,6 +220,7 @@ def extractive(question: str, chunks: list[dict], embedder, max_sentences: int, 
     entities = question_entities(question)
     # money, duration, count, date, number or None; and who → person, where → place, when, which year, how often
     kind, wh = answer_kinds(question, expected_answer_type(question))
+    yes_no = yes_no_predicate(question) is not None  # "Can members transfer …?": the answer says the verb
     qids = identifiers(question)  # K1, 1234, RX-7: a sentence about K2 or 123 is about another record
     qcodes = record_codes(question)  # AY-1043, K1: the answer names the very record
     own_numbers = question_numbers(question)
@@ -320,6 +322,8 @@ def extractive(question: str, chunks: list[dict], embedder, max_sentences: int, 
                       # it says what is asked beyond its title and headings ("answer my questions", 改定), not
                       # another act of the same procedure, and the question's qualifiers (overseas, 海外)
                       and not (not is_row and wh in PREDICATE_KINDS and unanswered_predicate(question, text, context))
+                      # a yes/no question's verb ("can members transfer …"), not another act on the same thing
+                      and not (not is_row and yes_no and unanswered_yes_no(question, text, context))
                       and not missing_qualifiers(question, text, around, absent)
                       and states_answer_type(kind, text, cjk, unit_context, own_numbers, question)
                       and (kind != "count" or says_counted(question, text + "\n" + around))

@@ -40,7 +40,7 @@ from relayrag.stages.answer_shape import (
     says_document_title, states_wh_type, wh_answer_type)
 from relayrag.stages.responsive import (
     PREDICATE_KINDS, band_numbers, band_row_label, misses_the_value, missing_period, missing_qualifiers,
-    unanswered_office_act, unanswered_predicate, unsaid_by_row)
+    unanswered_office_act, unanswered_predicate, unanswered_yes_no, unsaid_by_row)
 from relayrag.stages.answerability import (
     Support, content_weights, expected_answer_type, question_entities, question_numbers, says_counted,
     states_answer_type, support)
@@ -160,6 +160,8 @@ def on_the_question(question: str, sentence: dict, absent: set[str] | frozenset 
         return False  # a row's date answers "when was it built" only when the row or its columns say "built"
     if not context or " | " in text:
         return True
+    if unanswered_yes_no(question, text, context):
+        return False  # "can members transfer their share?" is not answered by what members may sell
     if wh_answer_type(question) in PREDICATE_KINDS and unanswered_predicate(question, text, context):
         return False
     if has_cjk(question):

@@ -274,3 +274,197 @@ def band_numbers(question: str) -> tuple[str, ...]:
     a period, not a quantity in a band of call-outs)."""
     years = set(question_years(question))
     return tuple(n for n in quantities(question) if normalize(n).replace(",", "") not in years)
+
+
+# --- yes/no questions: the answer carries the question's verb (issue 31, measure round) ---------------------
+# "Can members transfer their share to a relative?" is not answered by "Members may sell their share to another
+# member." (same nouns, another act) nor by a rule about transferring something else: the answering sentence says
+# the question's predicate (its main verb, or an adjective / noun after "is / are": open, free, required) in some
+# form (transfer, transferred, transferable) or a word of its group (transfer / assign), and the thing it acts on.
+
+_YES_NO_EN = re.compile(r"^\s*(can|could|may|might|must|should|shall|will|would|do|does|did|is|are|was|were|has|have|"
+                        r"had|need)\b\s+(.*)$", re.I)
+_REQUEST_EN = re.compile(r"^\s*(?:can|could|would|will)\s+you\s+(?:please\s+|kindly\s+)?(?:tell|give|show|explain|list|"
+                         r"describe|provide|send|share|find|let|remind|help|point|summari[sz]e|confirm|check)\b"
+                         r"|^\s*(?:do|does)\s+(?:you|anyone|anybody)\s+know\b", re.I)
+_SUBJECT_PRONOUN = frozenset("i we you they he she it one someone anyone everyone somebody anybody everybody "
+                             "there this that these those".split())
+_DETERMINER = frozenset("a an the my our your their his her its this that these those any some each every all no "
+                        "both either another other".split())
+_LINK = frozenset("of from in on at with for within".split())  # "a member of staff", "employees in Germany"
+_MODIFIER_END = re.compile(r"(?:-\w+|al|ary|ive|ful|ous|ic|less|able|ible|ed|ing|ese|ish|ian)$", re.I)
+_MODIFIERS = frozenset("new full part senior junior temporary permanent former current existing young old other "
+                       "same main first second non".split())
+_ADVERB = frozenset("also still ever already now legally really just even actually then still always usually "
+                    "normally".split())
+_VERB_IN_S = frozenset("is was has does focus discuss access process pass dismiss address express".split())
+_AUX_VERB = frozenset("be been being get got have has had do".split())
+_MODAL_ADJECTIVE = frozenset("allowed permitted able entitled required supposed obliged expected eligible need needed "
+                             "have has".split())
+_NOT_A_PREDICATE = _DETERMINER | _LINK | _SUBJECT_PRONOUN | frozenset("to and or me us them him if when".split())
+# Verbs a rule may write in other words (stems, as tokenize gives them): "may sell" is no "can transfer"
+_YES_NO_GROUPS = [
+    "transfer assign hand pass convey", "allow permit authoris entitl may can", "requir need must mandatori oblig",
+    "bring take carri", "use util", "receiv get obtain award grant", "work", "pay reimburs refund compens",
+    "cancel termin withdraw", "extend prolong renew", "join becom admit enrol regist", "apply request submit claim",
+    "open", "free charg", "cover insur includ",
+    "譲渡 譲り 移転 移す", "許可 認め 可能 でき", "必要 要す 要る 必須 義務 なければ", "持ち込 持込 持参",
+    "利用 使用 使え 使う", "支給 支払 受け 受給", "申請 申し込 申込 届出 届け",
+]
+_YES_NO_SYNONYMS: dict[str, frozenset[str]] = {}
+for _g in _YES_NO_GROUPS:
+    for _t in _g.split():
+        _YES_NO_SYNONYMS[_t] = _YES_NO_SYNONYMS.get(_t, frozenset()) | frozenset(_g.split())
+
+
+def _words(text: str) -> list[str]:
+    return [w.strip(".'’,;:!?") for w in re.findall(r"[A-Za-z][\w'’-]*", text)]
+
+
+def yes_no_predicate(question: str) -> tuple[str, list[str]] | None:
+    """The predicate of a yes/no question, as (verb, [the thing it acts on]): "Can members transfer their share to
+    a relative?" → ("transfer", ["share"]); "Do part-time employees get paid holidays?" → ("get", ["paid",
+    "holidays"]); "Is the office open on Saturdays?" → ("open", []); the object is up to three words, of which
+    the answer names one; 「会員は持分を親族に譲渡できますか」 → ("譲渡",
+    ["持分"]); 「事前申請は必要ですか」 → ("必要", ["申請"]). None for other questions, or when no verb stands after the
+    subject. English: the auxiliary (can, may, must, do, is …), its subject (a pronoun, or a noun phrase: its
+    determiners, modifiers and "of …" complements), then the predicate word."""
+    from relayrag.stages.answerability import asking_clause
+    q = asking_clause(question)
+    if has_cjk(q):
+        return _yes_no_predicate_ja(q)
+    m = _YES_NO_EN.match(q)
+    if not m or _REQUEST_EN.match(q):
+        return None  # "Can you tell me the serial number of …?" asks for the number, not whether
+    words = [w for w in _words(m.group(2)) if w]
+    low = [w.lower() for w in words]
+    k = 0
+    if k < len(low) and low[k] in _SUBJECT_PRONOUN:
+        k += 1
+    else:
+        while k < len(low) and low[k] in _DETERMINER:
+            k += 1
+        if k >= len(low):
+            return None
+        k += 1  # the subject's first word
+        linked = False
+        while k < len(low):
+            prev = low[k - 1]
+            if low[k] in _LINK and k + 1 < len(low):  # "a member of (the) staff"
+                k += 1
+                while k < len(low) and low[k] in _DETERMINER:
+                    k += 1
+                k += 1
+                linked = True
+                continue
+            if not linked and (prev in _MODIFIERS or _MODIFIER_END.search(prev) or words[k - 1][:1].isupper() and
+                    words[k][:1].isupper()) and low[k] not in _NOT_A_PREDICATE and low[k] not in _ADVERB:
+                k += 1  # "part-time employees", "new starters", "Harbour Board members"
+                continue
+            break
+    while k + 1 < len(low) and re.search(r"[^s]s$", low[k]) and low[k] not in _VERB_IN_S and \
+            low[k + 1] not in _NOT_A_PREDICATE and low[k + 1] not in _ADVERB:
+        k += 1  # after "can" / "do" a verb has no -s: "my Czech colleagues work", "fixed-term contracts end"
+    if k + 1 < len(low) and low[k] not in _AUX_VERB and low[k + 1] in ("be", "been", "get"):
+        k += 1  # "the company car be used": a compound subject, then a passive
+    while k < len(low) and (low[k] in _ADVERB or low[k] in _AUX_VERB or low[k] == "not"):
+        k += 1
+    if k + 2 < len(low) and low[k] in _MODAL_ADJECTIVE and low[k + 1] == "to":
+        k += 2  # "allowed to park", "required to wear": the act is the verb after "to"
+    if k >= len(low) or low[k] in _NOT_A_PREDICATE:
+        return None
+    verb = low[k]
+    j = k + 1
+    while j < len(low) and (low[j] in _DETERMINER or low[j] in _ADVERB):
+        j += 1
+    obj = []  # the noun phrase it acts on, up to a preposition: "a large water bill" → [large, water, bill]
+    while j < len(low) and len(obj) < 3 and low[j] not in _NOT_A_PREDICATE and low[j] not in _ADVERB:
+        obj.append(low[j])
+        j += 1
+    return verb, obj
+
+
+_JA_YES_NO = re.compile(r"(?:することは|することが|することも|しても)?(?:でき(?:ます|る)(?:か|でしょうか)|(?:られ|れ|せ|け|め|え)ますか|"
+                        r"ますか|必要(?:です|でしょう)か|(?:です|でしょう)か|(?:よい|いい)(?:です|でしょう)か)[。？?]*\s*$")
+_JA_RUN = re.compile(r"((?:[\u4e00-\u9fff\u30a0-\u30ffー]+(?![はをにでがのとへもや])[\u3040-\u309f]?)*"
+                     r"[\u4e00-\u9fff\u30a0-\u30ffー]+)"
+                     r"([\u3040-\u309f]{0,3})$")
+
+
+def _yes_no_predicate_ja(q: str) -> tuple[str, list[str]] | None:
+    q = q.strip()
+    m = _JA_YES_NO.search(q)
+    if not m or re.search(r"何|誰|どこ|いつ|どの|どう|いくら|いくつ|どれ|なぜ|どんな|教え|知らせ|示し|説明", q):
+        return None  # a wh question ("いつ申請できますか") or a request (教えてもらえますか) is not yes/no
+    head = q[:m.start()]
+    if "必要" in m.group(0):  # 「事前申請は必要ですか」: the predicate is 必要, of the thing before は / が
+        run = re.search(r"([\u4e00-\u9fff\u30a0-\u30ffー]+)[はがも]?$", head)
+        return "必要", [run.group(1)] if run else []
+    head = re.sub(r"(?:こと)?(?:を|に|へ|で|と|は|が|も)?$", "", head)
+    run = _JA_RUN.search(head)
+    if not run:
+        return None
+    verb = run.group(1)
+    before = head[:run.start()]
+    obj = re.search(r"([\u4e00-\u9fff\u30a0-\u30ffー]{2,})を[^を]*$", before)
+    return verb, [obj.group(1)] if obj else []
+
+
+def _says(term: str, text: str, toks: set[str], cjk: bool) -> bool:
+    """Does `text` say `term` (a word of the question) in some form, or a word of its group?"""
+    if cjk:
+        bare = re.sub(r"[\u3040-\u309f]", "", term)  # 繰り越 → 繰越
+        forms = {term, bare} | set(_YES_NO_SYNONYMS.get(term, frozenset())) | set(_YES_NO_SYNONYMS.get(bare, frozenset()))
+        if len(bare) > 2 and bare == term:  # a long kanji run: its two leading characters (事前申請 → 事前)
+            forms.add(term[-2:])  # … and its head (事前申請 → 申請)
+        return any(f and f in text for f in forms)
+    stems = tokenize(term)
+    if not stems:
+        return True
+    group = set(stems)
+    for t in stems:
+        group |= _YES_NO_SYNONYMS.get(t, frozenset())
+    return bool(group & toks)
+
+
+_PRONOUN_OBJECT = re.compile(r"\b(?:it|them|this|these|such)\b", re.I)
+
+
+def _names_more(question: str, text: str, context: str) -> bool:
+    """Does `text` say a content term of the question (not a kana-only bigram) that `context` does not say?"""
+    from relayrag.stages.answerability import content_weights, is_function_bigram
+    around, own = set(tokenize(context)), set(tokenize(text))
+    return any(t in own and t not in around for t in content_weights(question) if not is_function_bigram(t))
+
+
+def unanswered_yes_no(question: str, text: str, context: str = "") -> bool:
+    """Does the sentence `text` leave a yes/no question's predicate (yes_no_predicate) unsaid: it does not say the
+    verb in any form or a word of its group ("Members may sell their share" for "Can members transfer their
+    share?"), or says the verb of another thing (the object the question names is not in the sentence, which
+    does not refer to it as "it" / "them" either; in Japanese, nor in its local `context`: "Members can transfer
+    their voting rights to a proxy" for "… transfer their share …")?
+    False for other questions, and under a heading or FAQ question line that says every content term of the question
+    (the paragraph under it answers it). Otherwise the verb must be in the sentence itself: a heading above it names
+    a topic, the sentence under it may say another act."""
+    pred = yes_no_predicate(question)
+    if pred is None:
+        return False
+    verb, obj = pred
+    cjk = has_cjk(question)
+    if context and not unsaid_by_row(question, "", context):
+        return False  # under a heading or FAQ line that restates the question, the sentence answers it
+    t = normalize(text)
+    toks = set(tokenize(t))
+    if not _says(verb, t, toks, cjk):
+        # Japanese leaves the verb to the section's heading or question line (Q. 水道料金の支払方法は？ A. …クレジット
+        # カードはご利用いただけません。): there the context may say it, when the sentence names a thing the question
+        # does that the context does not
+        if not (cjk and context and _says(verb, normalize(context), set(), cjk) and _names_more(question, t, context)):
+            return True
+    if not obj:
+        return False
+    if cjk:  # a Japanese rule often leaves its object to the article's heading (第5条（持分の譲渡）…譲渡することができる)
+        around = t + "\n" + normalize(context)
+        return not any(_says(o, around, set(tokenize(around)), cjk) for o in obj)
+    # in English the sentence names what it acts on, or refers to it ("may transfer it to a spouse")
+    return not (any(_says(o, t, toks, cjk) for o in obj) or _PRONOUN_OBJECT.search(t))
