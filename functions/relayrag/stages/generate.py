@@ -12,7 +12,9 @@ numbered passages in, an answer with [n] markers out (or NOT_FOUND); markers bec
 short reply (template without LLM). Visual route (colpali_search found the pages by their image): the answer
 says so; when the pages' text does not answer the question it quotes the best page's own text and cites that
 page (`page-image (extractive)`). A question about what a document is about, without an LLM: its title
-and purpose statement or lead sentences, cited (stages/summary.py, method `summary (extractive)`).
+and purpose statement or lead sentences, cited (stages/summary.py, method `summary (extractive)`); a question for
+a document's title, name or reference number: the best-matching document's title or reference line, cited
+(stages/titles.py, method `title (extractive)`), never a body sentence.
 Citations and related passages carry the page image and thumbnail.
 
 The methods live beside this module: stages/extractive.py (no LLM), stages/answer_llm.py (LLM),
@@ -20,6 +22,8 @@ stages/page_answer.py (page images), stages/answer_text.py (the fixed texts), st
 pieces they share); this module routes between them and writes the run record.
 """
 from __future__ import annotations
+
+from typing import Any
 
 from relayrag.backends.llm import LLMError, accepts_images
 from relayrag.context import StageContext
@@ -38,7 +42,9 @@ from relayrag.text import has_cjk
 from relayrag.stages.answerability import asks_for_total, expected_answer_type
 from relayrag.stages.base import (Stage, StageRequest, StageResponse, embedder_of, llm_failure, load_run, run_snapshot,
                                   write_run)
-from relayrag.stages.summary import SUMMARY, is_summary_question, summary_answer
+from relayrag.stages.summary import (SUMMARY, covers_the_question, is_summary_question, named_document, summary_answer,
+                                     which_note)
+from relayrag.stages.titles import TITLE, title_answer, title_question
 from relayrag.stages.extractive import (  # noqa: F401
     DUPLICATE_COSINE, EVIDENCE_K, citation, doc_openings, extractive, local_context, page_headings, table_cell,
     total_cell, total_row_chunks, with_metadata, with_table_header)
@@ -91,15 +97,36 @@ def run(req: GenerateRequest, ctx: StageContext) -> GenerateResponse:
     if chunks and (asks_for_total(question) or expected_answer_type(question)):
         chunks += total_row_chunks(snap, chunks)  # a table's total row, when retrieval brought only rows it sums
     summary = None
+    unnamed_summary = None  # a summary of the best-matching document for a question that names none
     if ctx.llm is None and is_summary_question(question):  # "what is this document about?": its title and lead
+        rows = [c["row"] for c in run_rec.get("candidates") or []]
+        named = named_document(question, snap, rows) if rows else None
         top = chunks or [snap.chunks[c["row"]] for c in (run_rec.get("candidates") or [])[:1]]
+        if named is not None:  # "what is the leak response policy about?": that document, whatever ranked first
+            top = [c for c in top if c["source"] == named] or [snap.chunks[r] for r in rows
+                                                              if snap.chunks[r]["source"] == named][:1]
         if not top and snap.chunks and len({c["source"] for c in snap.chunks}) == 1:
             top = snap.chunks[:1]  # "this document" names no word to retrieve by: a one-document collection's
-        summary = summary_answer(top, snap, citation)
+        if named is None and top and not covers_the_question(question, snap, top[0]["source"]):
+            top = []  # "what is the forklift policy about?" where no document says forklift: no summary
+        summary = summary_answer(top, snap, citation) if top else None
         chunks = chunks or top
+        if summary is not None and named is None and len({c["source"] for c in snap.chunks}) > 1:
+            unnamed_summary = top[0]
+    titled = None
+    kind = title_question(question) if ctx.llm is None and summary is None else None
+    if kind is not None:  # "what is the title / reference number of the … manual?": a document's title, cited
+        rows = [c["row"] for c in run_rec.get("candidates") or []]
+        titled = title_answer(question, kind, snap, rows, citation,
+                              {c["row"]: float(c.get("p_relevant") or 0.0) for c in run_rec.get("candidates") or []})
+        if titled is None and kind != "which":
+            chunks = []  # a title is never answered by a body sentence: no document of that description
+        elif titled is not None:
+            chunks = chunks or [snap.chunks[snap.row_of[titled[1][0]["chunk_id"]]]]
     # a misspelt question (retrieve searched for its correction too): answered as corrected only when the
     # question as typed finds no answer; no LLM (one reads typos by itself)
-    respelled = (run_rec.get("respelled") or {}).get("text") if ctx.llm is None and summary is None else None
+    respelled = (run_rec.get("respelled") or {}).get("text") if ctx.llm is None and summary is None and kind is None \
+        else None
     searched = None
     if not chunks and respelled:  # grade kept nothing for the words as typed: the corrected question's best
         chunks = [snap.chunks[c["row"]] for c in (run_rec.get("candidates") or [])[: ctx.settings.context_k]]
@@ -117,14 +144,18 @@ def run(req: GenerateRequest, ctx: StageContext) -> GenerateResponse:
                                     "related": related})
         return GenerateResponse(run_id=req.run_id, method="not-found", regen_count=regen, found=False)
 
-    sentences, citations, decision = extractive(question, chunks, embedder_of(ctx, snap), 1 if regen else 3, snap.bm25,
-                                                  snap)
-    method = "extractive"
+    if titled is not None:
+        (sentences, citations), method = titled, TITLE
+        decision: dict[str, Any] = {"answerable": True, "evidence": [], "related": [], "support": {"title": kind}}
+    else:
+        sentences, citations, decision = extractive(question, chunks, embedder_of(ctx, snap), 1 if regen else 3,
+                                                    snap.bm25, snap)
+        method = "extractive"
     if respelled and searched is None and not (decision["answerable"] and sentences) and not found_by_image(run_rec):
         again = extractive(respelled, chunks, embedder_of(ctx, snap), 1 if regen else 3, snap.bm25, snap)
         if again[2]["answerable"] and again[0]:
             (sentences, citations, decision), searched = again, respelled
-    if decision["answerable"] and sentences and asks_document_name(question):
+    if decision["answerable"] and sentences and asks_document_name(question) and titled is None:
         sentences = with_document_title(sentences, citations, snap)
     if summary is not None:
         sentences, citations = summary
@@ -169,6 +200,8 @@ def run(req: GenerateRequest, ctx: StageContext) -> GenerateResponse:
     answer += page_search_note(run_rec)
     if searched and sentences:
         answer += f" (searched for: {searched})"
+    if unnamed_summary is not None and method == SUMMARY:
+        answer += " " + which_note(question, unnamed_summary)
     citations = attach(ctx, snap, with_metadata(citations, snap))
     write_run(ctx, req.run_id, {"answer": answer, "citations": citations, "answer_sentences": sentences,
                                          "found": True, "generate_method": method, "searched_for": searched,

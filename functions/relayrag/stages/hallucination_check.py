@@ -13,7 +13,8 @@ Two questions, both of which must be yes for `grounded`:
    only restates the question, and a value of the type asked (who → a person or role, when → a date or
    time, how long → a duration, …; stages/answer_shape.py). A summary answer ("what is this document
    about?", generate's `summary` method) is responsive by construction: it quotes the document's title and
-   lead sentences.
+   lead sentences; so is a title answer (generate's `title` method, stages/titles.py: the document was matched
+   to the question's description there), whose sentence is supported when it is the cited chunk's title.
 Routes: `grounded` (end); `not_found` (end: generate found no answer, so `grounded` is false: a refusal is
 not a grounded answer); `no_claims` (end: a chitchat reply, which cites nothing and is not grounded); an
 answer that does not answer the question → `refuse` at once with an honest "not found" that lists the cited
@@ -45,6 +46,7 @@ from relayrag.stages.answerability import (
     states_answer_type, support)
 from relayrag.stages.evidence import absent_tokens, lexical_coverage, query_idf, span_vectors
 from relayrag.stages.generate import SUMMARY, doc_openings, not_found_text
+from relayrag.stages.titles import TITLE, states_title
 from relayrag.stages.page_answer import PAGE_QUOTE, VISION, by_image_note, page_search_note
 from relayrag.text import has_cjk, language_code, sentences as split_sents, split_sentences
 
@@ -79,6 +81,8 @@ def unsupported_sentences(answer_sentences: list[dict], cited: dict[int, dict], 
         text = s.get("source") or s["text"]  # a table-cell answer is checked against the row it came from
         if any(_norm(text) in _norm(c["text"]) for c in chunks):
             continue
+        if s.get("kind") == "title" and any(states_title(text, c) for c in chunks):
+            continue  # a title answer says its document's title (HTML <title>, PDF metadata), not a body line
         toks = tokenize(text)
         cand_sents = [cs for c in chunks for cs in split_sents(c["text"])]
         if toks and any(lexical_coverage(toks, cs) >= SUPPORT_LEXICAL for cs in cand_sents):
@@ -286,10 +290,10 @@ def run(req: CheckRequest, ctx: StageContext) -> CheckResponse:
         answers = bool(sents) and sup.answers(has_cjk(asked))
     # supported is not enough: an answer that restates the question or lacks the type of value it asks for (a
     # title line for "who signed it off?") does not answer it, whichever method wrote it or judged it
-    if answers and run_rec.get("generate_method") != SUMMARY:
+    if answers and run_rec.get("generate_method") not in (SUMMARY, TITLE):
         answers = responsive(asked, sents, absent)
     patch: dict = {}
-    if run_rec.get("generate_method") == SUMMARY and not bad:
+    if run_rec.get("generate_method") in (SUMMARY, TITLE) and not bad:
         # "what is this document about?": its title and lead sentences, quoted and cited, are the answer; the
         # question names no content term for them to cover
         answers = True

@@ -2,8 +2,10 @@
 
 The answer is the best-matching document's title, its purpose statement ("This policy sets out …", "本規程は
 …を定める", a sentence naming its purpose) when it has one, else its lead sentences — quoted verbatim from the
-document's first chunks and cited. The best-matching document is the one of the top context chunk (retrieval
-ranked it first for the question's words, e.g. "the travel policy").
+document's first chunks and cited. The document is the one the question names by its title or file name
+("What is the leak response policy about?", matched by stages/titles.document_match), else the one of the top
+context chunk (retrieval ranked it first for the question's words); a question that names no document, in a
+collection of several, gets an answer that says which document it summarises (`which_note`).
 """
 
 from __future__ import annotations
@@ -11,16 +13,18 @@ from __future__ import annotations
 import re
 
 from relayrag.stages.answer_shape import is_question_sentence
+from relayrag.retrieval.tokenize import tokenize
 from relayrag.text import answer_units, has_cjk, normalize
 
 SUMMARY = "summary (extractive)"
 """generate's method for a summary answer."""
 
 _SUMMARY_Q_EN = re.compile(
-    r"\b(?:what(?:'s| is| are)\s+(?:this|that|the)\s+(?:[\w-]+\s+){0,3}(?:about|for)\s*\??\s*$|summar(?:y|ise|ize)|"
-    r"overview|gist|main points?|purpose of (?:this|the) (?:[\w-]+\s*){1,3}\??\s*$|what does (?:this|the) "
-    r"(?:[\w-]+\s+){0,3}(?:cover|describe|say)\s*\??\s*$)", re.I)
-_SUMMARY_Q_JA = re.compile(r"概要|要約|要旨|まとめ|何について|何に関する|目的は(?:何|なん)")
+    r"\b(?:what(?:'s| is| are)\s+(?:this|that|the|our)\s+(?:[\w'’-]+\s+){0,5}(?:about|for)\s*\??\s*$|summar(?:y|ise|ize)|"
+    r"overview|gist|main points?|purpose of (?:this|the|our) (?:[\w'’-]+\s*){1,5}\??\s*$|what does (?:this|the|our) "
+    r"(?:[\w'’-]+\s+){0,8}(?:cover|describe|say|set out|deal with)\s*\??\s*$|what kind of document is\b)", re.I)
+_SUMMARY_Q_JA = re.compile(r"概要|要約|要旨|まとめ|何について|何に関する|目的は(?:何|なん)|"
+                           r"(?:どんな|どのような|何の)(?:文書|資料|規程|ページ)")
 _PURPOSE = re.compile(
     r"\b(?:this|the)\s+(?:[\w-]+\s+){0,3}(?:sets out|describes|explains|defines|covers|outlines|establishes|"
     r"applies to|governs|is intended|aims|summari[sz]es|provides|specifies|documents)\b|\bpurpose\b|\bscope\b"
@@ -36,19 +40,66 @@ def is_summary_question(question: str) -> bool:
     return bool(_SUMMARY_Q_JA.search(q) if has_cjk(q) else _SUMMARY_Q_EN.search(q))
 
 
-def summary_answer(chunks: list[dict], snap, citation) -> tuple[list[dict], list[dict]] | None:
-    """(sentences, citations) for a summary question: the title of the document of chunks[0], then its purpose
-    statement, else its first LEAD_SENTENCES sentences that are not headings or questions, from its first
-    chunks (in page and offset order); `citation(chunk, n, quote)` builds a citation. None without text."""
-    if not chunks:
+# words that ask for a summary and name nothing of the document
+_ASKING = frozenset(tokenize("about summary summarise summarize overview gist main point points purpose cover covers "
+                             "describe describes say says set out deal explain kind document doc this that what"))
+_ASKING_JA = re.compile(r"この|その|あの|本(?=文書|規程|資料)|文書|資料|ファイル|ドキュメント|概要|要約|要旨|まとめ|"
+                        r"目的|内容|何について|何に関する|"
+                        r"(?:どんな|どのような|何の)|教えて(?:ください)?|ですか|でしょうか|は何|なん|[はのをにで]|[？?。、]")
+NAMED_MIN = 0.5
+"""The least idf-weighted share of a summary question's content terms a document's title or file name must hold
+for the question to name that document ("What is the leak response policy about?")."""
+
+
+def covers_the_question(question: str, snap, source: str) -> bool:
+    """Does the document `source` say what a summary question says of its document besides asking ("What is the
+    forklift policy about?" needs a document that says forklift)? True for a question that says nothing else
+    ("What is this document about?")."""
+    from relayrag.stages.titles import TEXT_MIN, _coverage, _weights, display_title, file_stem
+    q = normalize(question)
+    if has_cjk(q):
+        q = _ASKING_JA.sub(" ", q)
+    weights = _weights(q, getattr(snap, "bm25", None), drop=_ASKING)
+    if not weights:
+        return True
+    own = [c for c in snap.chunks if c["source"] == source]
+    if not own:
+        return False
+    text = "\n".join([own[0].get("title") or "", display_title(own), file_stem(own[0]["doc"])] + [c["text"] for c in own])
+    return _coverage(weights, text) >= TEXT_MIN["cjk" if has_cjk(question) else "en"]
+
+
+def named_document(question: str, snap, rows: list[int]) -> str | None:
+    """The source of the document a summary question names by its title or file name ("Summarise the leak
+    response policy", 「検針業務規程の概要は？」), among the documents of `rows` (retrieval's candidates): the one
+    whose name covers most of the question's content terms, at least NAMED_MIN. None when it names none."""
+    from relayrag.stages.titles import document_match
+    q = normalize(question)
+    if has_cjk(q):  # 「この文書の概要は？」 names no document: its asking words are not its name
+        q = _ASKING_JA.sub(" ", q)
+    ranked = document_match(q, snap, rows, drop=_ASKING)
+    if not ranked:
         return None
-    source = chunks[0]["source"]
+    best = max(ranked, key=lambda d: (d[1], d[2], d[0]))
+    return best[3] if best[1] >= NAMED_MIN else None
+
+
+def summary_answer(chunks: list[dict], snap, citation, source: str | None = None
+                   ) -> tuple[list[dict], list[dict]] | None:
+    """(sentences, citations) for a summary question: the title of the document `source` (default: of
+    chunks[0]), then its purpose statement, else its first LEAD_SENTENCES sentences that are not headings or
+    questions, from its first chunks (in page and offset order); `citation(chunk, n, quote)` builds a citation.
+    None without text."""
+    if not chunks and source is None:
+        return None
+    source = source or chunks[0]["source"]
     pool = chunks if snap is None else snap.chunks
     own = sorted((c for c in pool if c["source"] == source), key=lambda c: (c["page"], c["start"]))[:3]
     if not own:
         return None
     cjk = has_cjk(" ".join(c["text"] for c in own[:1]))
-    title = (own[0].get("title") or "").strip()
+    from relayrag.stages.titles import display_title
+    title = display_title(own).strip()  # the loader's title, else a text file's heading line ("REMOTE WORK POLICY")
     picked: list[tuple[dict, str]] = []
     lead: list[tuple[dict, str]] = []
     for c in own:
@@ -83,3 +134,13 @@ def summary_answer(chunks: list[dict], snap, citation) -> tuple[list[dict], list
         head = f"「{title}」:" if cjk else f"{title}:"
         sentences[0] = {**sentences[0], "text": f"{head} {sentences[0]['text']}"}
     return sentences, citations
+
+
+def which_note(question: str, chunk: dict) -> str:
+    """The sentence after a summary answer to a question that names no document, in a collection of several:
+    which document it summarises (its title and file name)."""
+    from relayrag.stages.titles import display_title
+    title = display_title([chunk]) or chunk["doc"]
+    if has_cjk(question):
+        return f"（コレクションの文書のうち、質問に最も合う「{title}」（{chunk['doc']}）の概要です。）"
+    return f"(This summarises “{title}” ({chunk['doc']}), the collection's document that best matches the question.)"
