@@ -18,9 +18,10 @@ from relayrag.stages.answer_shape import (
 from relayrag.stages.responsive import (
     PREDICATE_KINDS, missing_qualifiers, unanswered_predicate, unanswered_yes_no, yes_no_predicate)
 from relayrag.stages.answerability import (
-    addresses_the_assistant, asks_for_total, content_weights, expected_answer_type, is_header_row, is_heading,
-    is_total_label, page_heading, question_numbers,
-    previous_sentence, question_entities, says_counted, section_heading, standalone_heading, states_answer_type, support,
+    asks_for_total, content_weights, expected_answer_type, is_header_row, is_total_label, question_entities,
+    question_numbers, says_counted, states_answer_type, support)
+from relayrag.stages.local_context import (
+    addresses_the_assistant, is_heading, page_heading, previous_sentence, section_heading, standalone_heading,
     table_caption, table_header_above)
 from relayrag.stages.evidence import absent_tokens, query_idf, span_vectors
 from relayrag.text import answer_units as _units, has_cjk, header_over

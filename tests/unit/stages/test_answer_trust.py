@@ -10,8 +10,8 @@ from relayrag.engine.local import ask
 from relayrag.ingest.chunking import table_header
 from relayrag.ingest.pipeline import ingest
 from relayrag.stage_registry import STAGES
-from relayrag.stages.answerability import (
-    column_header, content_weights, question_entities, support, table_header_above)
+from relayrag.stages.answerability import column_header, content_weights, question_entities, support
+from relayrag.stages.local_context import table_header_above
 from relayrag.stages.base import execute
 from relayrag.stages.hallucination_check import unsupported_sentences
 from tests.unit.ingest.test_loaders import _Pdf, text_ops
@@ -265,7 +265,7 @@ def test_a_sentence_case_heading_is_context_not_the_answer(ctx, tmp_path):
     question best but says nothing; the answer is the paragraph under it. The helper itself: a standalone
     short line without closing punctuation or numbers is a heading; a sentence, a line inside a paragraph, a
     line with a figure and a table row are not."""
-    from relayrag.stages.answerability import standalone_heading
+    from relayrag.stages.local_context import standalone_heading
     d = tmp_path / "policy"
     d.mkdir()
     (d / "refunds.txt").write_text(
@@ -293,7 +293,7 @@ def test_an_instruction_to_the_assistant_in_a_document_is_never_quoted_as_the_an
     "What is the refund window?" best, but it speaks to an AI and states no fact, so it is not the answer;
     the document's real statement is. The marker test is narrow: manual sentences about instructions,
     prompts and calls are not injections."""
-    from relayrag.stages.answerability import addresses_the_assistant
+    from relayrag.stages.local_context import addresses_the_assistant
     d = tmp_path / "hostile"
     d.mkdir()
     (d / "policy.txt").write_text(

@@ -10,7 +10,8 @@ from relayrag.engine.local import ask
 from relayrag.ingest.chunking import table_header
 from relayrag.ingest.pipeline import ingest
 from relayrag.stages.answer_shape import band, band_holds, quantities
-from relayrag.stages.answerability import asking_clause, expected_answer_type, table_header_above
+from relayrag.stages.answerability import asking_clause, expected_answer_type
+from relayrag.stages.local_context import table_header_above
 from relayrag.stages.extractive import data_row_header, table_cell
 from relayrag.text import column_header
 

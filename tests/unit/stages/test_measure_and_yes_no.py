@@ -170,3 +170,39 @@ def test_japanese_verb_in_the_question_line_above():
     # … but not when the line above says another act
     other_act = "よくある質問\nQ3. 会費の返金は？"
     assert not responsive(q, [{"text": "クレジットカードはご利用いただけません。", "context": other_act}])
+
+
+# An FAQ answer of several sentences: the question line heads all of them. The second sentence answers for its own
+# subject; without the question line it says no verb of the question and was dropped, leaving the first sentence,
+# which is about other things.
+GYM_FAQ_JA = """スポーツセンター利用案内（よくある質問）
+
+Q1. 更衣室にロッカーはありますか。
+ロッカーは無料でお使いいただけます。鍵は受付でお渡しします。
+
+Q2. プールで水着以外の服は使えますか。
+北館と南館のプールではラッシュガードをご利用いただけます。東館のプールではTシャツの着用はできません。
+"""
+
+
+
+@pytest.mark.parametrize("line, heads", [
+    ("Q2. プールで水着以外の服は使えますか。", True), ("Q: Can I pay for a session in cash?", True),
+    ("問3 申請は必要ですか？", True), ("Ｑ１．支払いは？", True),
+    ("Queen Street is closed?", False), ("Q3 revenue was up?", False), ("Is it open?", False)])
+def test_faq_question_lines(line, heads):
+    from relayrag.stages.local_context import is_faq_question_line, section_heading
+    assert is_faq_question_line(line) is heads
+    text = f"{line}\nThe first sentence. The second sentence."
+    assert (section_heading(text, text.index("The second")) == line) is heads
+
+
+def test_a_yes_no_answer_in_the_second_sentence_of_an_faq_answer(ctx, tmp_path):
+    d = tmp_path / "gym"
+    d.mkdir()
+    (d / "faq_ja.txt").write_text(GYM_FAQ_JA, encoding="utf-8")
+    assert not ingest(ctx, d, "gym").failed
+    res = ask("東館のプールでTシャツは使えますか？", "gym", ctx=ctx)
+    assert res["grounded"] and "東館のプールではTシャツの着用はできません" in res["answer"], res["answer"]
+    res = ask("北館のプールでラッシュガードは使えますか？", "gym", ctx=ctx)  # the first sentence, as before
+    assert res["grounded"] and "ラッシュガードをご利用いただけます" in res["answer"], res["answer"]
