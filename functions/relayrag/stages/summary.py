@@ -55,7 +55,8 @@ def covers_the_question(question: str, snap, source: str) -> bool:
     """Does the document `source` say what a summary question says of its document besides asking ("What is the
     forklift policy about?" needs a document that says forklift)? True for a question that says nothing else
     ("What is this document about?")."""
-    from relayrag.stages.titles import TEXT_MIN, _coverage, _weights, display_title, file_stem
+    from relayrag.retrieval.reward import coverage
+    from relayrag.stages.titles import TEXT_MIN, _weights, display_title, file_stem
     q = normalize(question)
     if has_cjk(q):
         q = _ASKING_JA.sub(" ", q)
@@ -66,7 +67,7 @@ def covers_the_question(question: str, snap, source: str) -> bool:
     if not own:
         return False
     text = "\n".join([own[0].get("title") or "", display_title(own), file_stem(own[0]["doc"])] + [c["text"] for c in own])
-    return _coverage(weights, text) >= TEXT_MIN["cjk" if has_cjk(question) else "en"]
+    return coverage(weights, text) >= TEXT_MIN["cjk" if has_cjk(question) else "en"]
 
 
 def named_document(question: str, snap, rows: list[int]) -> str | None:

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import re
 
+from relayrag.retrieval.reward import coverage  # IDF-weighted share of the weighted tokens a text holds
 from relayrag.retrieval.tokenize import tokenize
 from relayrag.text import has_cjk, normalize
 
@@ -194,14 +195,6 @@ def _weights(question: str, bm25, drop: frozenset[str] = frozenset()) -> dict[st
             and not _HIRAGANA.search(t)}
 
 
-def _coverage(weights: dict[str, float], text: str) -> float:
-    total = sum(weights.values())
-    if total <= 0:
-        return 0.0
-    present = set(tokenize(text))
-    return sum(v for t, v in weights.items() if t in present) / total
-
-
 def document_match(question: str, snap, rows: list[int], drop: frozenset[str] = frozenset(),
                    relevance: dict[int, float] | None = None) -> list[tuple]:
     """The documents of `rows` ranked for a question about a document: (score, name coverage, text coverage,
@@ -220,8 +213,8 @@ def document_match(question: str, snap, rows: list[int], drop: frozenset[str] = 
         if not chunks:
             continue
         name = " ".join(dict.fromkeys([chunks[0].get("title") or "", display_title(chunks), file_stem(chunks[0]["doc"])]))
-        name_cov = _coverage(weights, name)
-        text_cov = _coverage(weights, name + "\n" + "\n".join(c["text"] for c in chunks))
+        name_cov = coverage(weights, name)
+        text_cov = coverage(weights, name + "\n" + "\n".join(c["text"] for c in chunks))
         out.append((name_cov + text_cov + best_p.get(source, 0.0) - 0.001 * rank, name_cov, text_cov, source, chunks,
                     best_p.get(source, 0.0)))
     out.sort(key=lambda d: -d[0])
@@ -294,7 +287,7 @@ def title_answer(question: str, kind: str, snap, rows: list[int], citation,
         first = chunks[0]
         own = {t: w for t, w in _weights(question, getattr(snap, "bm25", None)).items() if t not in kinds}
         name = " ".join([first.get("title") or "", display_title(chunks), file_stem(first["doc"])])
-        if own and _coverage(own, name) <= 0:
+        if own and coverage(own, name) <= 0:
             return None
     if text_cov < TEXT_MIN["cjk" if cjk else "en"]:
         # a paraphrase of its topic ("help page that lists common questions" for "Frequently Asked Questions"):
@@ -303,7 +296,7 @@ def title_answer(question: str, kind: str, snap, rows: list[int], citation,
         weights = {t: w for t, w in _weights(question, getattr(snap, "bm25", None)).items() if t not in kinds}
         first = chunks[0]
         if not (p >= RELEVANT_MIN and names_its_kind(question, chunks) and
-                _coverage(weights, (first.get("title") or "") + "\n" + display_title(chunks)) > 0):
+                coverage(weights, (first.get("title") or "") + "\n" + display_title(chunks)) > 0):
             return None
     if not _entities_in(question, chunks[0].get("title", "") + "\n" + file_stem(chunks[0]["doc"]) + "\n"
                         + "\n".join(c["text"] for c in chunks)):
