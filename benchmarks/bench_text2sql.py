@@ -5,9 +5,11 @@
 
 Runs `relayrag eval sql`'s own path (relayrag.service.Service.eval_sql: the sql stage's generation, the
 guard, the warehouse) and appends one JSON line per scored question to --out as it goes, then a final
-`{"report": ...}` line. `--interleave` reorders the questions round-robin by difficulty (easy, medium,
-hard, easy, ...) so that a run stopped early has scored a balanced subset of every difficulty; the method
-(candidates, plan, linking, examples) comes from the RELAYRAG_SQL_* settings and is written in the first
+`{"report": ...}` line (over the questions of that invocation; `--resume` skips the ids --out already
+scored, so `--summarise` reads the whole run across invocations). `--interleave` reorders the questions
+round-robin by difficulty (easy, medium, hard, easy, ...) so that a run stopped early has scored a balanced
+subset of every difficulty; the method (candidates, plan, linking, examples) comes from the RELAYRAG_SQL_*
+settings and is written in the first
 line. `summarise(path)` (or `--summarise PATH`) prints strict EX per difficulty and seconds per question of
 what a (possibly partial) run file holds, optionally restricted to the ids another run file scored.
 """
@@ -60,6 +62,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--out", type=Path)
     ap.add_argument("--interleave", action="store_true")
     ap.add_argument("--limit", type=int, default=0)
+    ap.add_argument("--resume", action="store_true",
+                    help="skip the questions --out already scored (a run stopped early goes on where it stopped)")
     ap.add_argument("--adversarial", type=Path, action="append", default=[])
     ap.add_argument("--summarise", type=Path, help="print the summary of a run file instead of running")
     ap.add_argument("--only-ids-of", type=Path, help="with --summarise: only the ids this other run file scored")
@@ -79,6 +83,10 @@ def main(argv: list[str] | None = None) -> int:
         rows = interleave(rows)
     if args.limit:
         rows = rows[: args.limit]
+    if args.resume and args.out.exists():
+        done = {json.loads(x).get("id") for x in args.out.read_text(encoding="utf-8").splitlines()
+                if x.strip() and "correct" in json.loads(x)}
+        rows = [r for r in rows if r.get("id") not in done]
     svc = Service()
     st = svc.settings
     with tempfile.NamedTemporaryFile("w", suffix=".jsonl", delete=False, encoding="utf-8") as tmp:
