@@ -62,6 +62,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--out", type=Path)
     ap.add_argument("--interleave", action="store_true")
     ap.add_argument("--limit", type=int, default=0)
+    ap.add_argument("--difficulty", default="", help="comma-separated difficulties to run (default: all)")
     ap.add_argument("--resume", action="store_true",
                     help="skip the questions --out already scored (a run stopped early goes on where it stopped)")
     ap.add_argument("--adversarial", type=Path, action="append", default=[])
@@ -79,6 +80,8 @@ def main(argv: list[str] | None = None) -> int:
         ap.error("dataset and --out are required")
     from relayrag.service import Service
     rows = [json.loads(x) for x in args.dataset.read_text(encoding="utf-8").splitlines() if x.strip()]
+    if args.difficulty:
+        rows = [r for r in rows if str(r.get("difficulty")) in args.difficulty.split(",")]
     if args.interleave:
         rows = interleave(rows)
     if args.limit:
