@@ -63,8 +63,7 @@ def _ruled_table(fig: plt.Figure, top: float, cols: list[float], rows: list[list
     _hline(fig, y, cols[0], cols[-1], 1.2)
     for i, row in enumerate(rows):
         for j, cell in enumerate(row):
-            fig.text(cols[j] + 0.008, y - row_h * 0.65, cell, fontsize=8.5,
-                     weight="bold" if i == 0 else "normal")
+            fig.text(cols[j] + 0.008, y - row_h * 0.65, cell, fontsize=8.5, weight="bold" if i == 0 else "normal")
         y -= row_h
         _hline(fig, y, cols[0], cols[-1], 1.2 if i == 0 else 0.8)
     for x in cols:
@@ -77,8 +76,13 @@ def _paragraphs(fig: plt.Figure, top: float, lines: list[str], size: float = 9.5
     for line in lines:
         if line:
             bold = line.startswith("## ")
-            fig.text(0.08, y, line[3:] if bold else line, fontsize=size + (1.5 if bold else 0),
-                     weight="bold" if bold else "normal")
+            fig.text(
+                0.08,
+                y,
+                line[3:] if bold else line,
+                fontsize=size + (1.5 if bold else 0),
+                weight="bold" if bold else "normal",
+            )
         y -= step
     return y
 
@@ -100,13 +104,18 @@ def tariff() -> None:
         ]
         cols = [0.08, 0.20, 0.36, 0.56, 0.68, 0.80, 0.93]
         y = _ruled_table(fig, 0.83, cols, rows)
-        _paragraphs(fig, y - 0.04, [
-            "Storage is charged per pallet position per week or part week, counted from the day of receipt.",
-            "Pallets over 1.8 m high occupy two positions and are charged as two pallets.",
-            "Handling in covers unloading, probe check and put-away; handling out covers picking and loading.",
-            "A fuel and energy surcharge of 4.5% is added to storage charges when the wholesale power",
-            "index exceeds the April 2026 reference level.",
-        ], size=9)
+        _paragraphs(
+            fig,
+            y - 0.04,
+            [
+                "Storage is charged per pallet position per week or part week, counted from the day of receipt.",
+                "Pallets over 1.8 m high occupy two positions and are charged as two pallets.",
+                "Handling in covers unloading, probe check and put-away; handling out covers picking and loading.",
+                "A fuel and energy surcharge of 4.5% is added to storage charges when the wholesale power",
+                "index exceeds the April 2026 reference level.",
+            ],
+            size=9,
+        )
         fig.text(0.5, 0.04, "Page 1 of 2", ha="center", fontsize=8)
         pdf.savefig(fig)
         plt.close(fig)
@@ -125,17 +134,24 @@ def tariff() -> None:
         ]
         cols = [0.08, 0.38, 0.56, 0.70, 0.90]
         y = _ruled_table(fig, 0.92, cols, rows)
-        _paragraphs(fig, y - 0.04, [
-            "Invoices are raised on the first working day of each month.",
-            "Late payment interest is charged at 3% above base rate.",
-        ], size=9)
+        _paragraphs(
+            fig,
+            y - 0.04,
+            [
+                "Invoices are raised on the first working day of each month.",
+                "Late payment interest is charged at 3% above base rate.",
+            ],
+            size=9,
+        )
         fig.text(0.5, 0.04, "Page 2 of 2", ha="center", fontsize=8)
         pdf.savefig(fig)
         plt.close(fig)
 
 
 def trailer_schedule() -> None:
-    with _pdf(OUT / "trailer_schedule.pdf", "Reefer Trailer Schedule", "Quayside Cold Storage Ltd Transport Office") as pdf:
+    with _pdf(
+        OUT / "trailer_schedule.pdf", "Reefer Trailer Schedule", "Quayside Cold Storage Ltd Transport Office"
+    ) as pdf:
         fig = _page()
         fig.text(0.08, 0.94, "Reefer Trailer Schedule", fontsize=15, weight="bold")
         fig.text(0.08, 0.915, "Week commencing 6 July 2026 - weekday departures from Saltmere depot", fontsize=10)
@@ -158,14 +174,18 @@ def trailer_schedule() -> None:
             for j, cell in enumerate(row):
                 fig.text(xs[j], y, cell, fontsize=9.5)
             y -= 0.026
-        _paragraphs(fig, y - 0.03, [
-            "## Notes for drivers",
-            "Pre-cool the trailer for at least 45 minutes before loading starts.",
-            "Maximum load per trailer is 26 pallets; keep a 10 cm air gap at the front bulkhead.",
-            "Download the trailer temperature log at the destination and e-mail it to the transport office.",
-            "Route R3 uses the coastal road; allow 20 minutes extra in winter.",
-            "Saturday departures run on routes R1 and R4 only, two hours later than shown.",
-        ])
+        _paragraphs(
+            fig,
+            y - 0.03,
+            [
+                "## Notes for drivers",
+                "Pre-cool the trailer for at least 45 minutes before loading starts.",
+                "Maximum load per trailer is 26 pallets; keep a 10 cm air gap at the front bulkhead.",
+                "Download the trailer temperature log at the destination and e-mail it to the transport office.",
+                "Route R3 uses the coastal road; allow 20 minutes extra in winter.",
+                "Saturday departures run on routes R1 and R4 only, two hours later than shown.",
+            ],
+        )
         pdf.savefig(fig)
         plt.close(fig)
 
@@ -174,45 +194,53 @@ def haccp_policy() -> None:
     with _pdf(OUT / "haccp_policy.pdf", "Food Safety and HACCP Policy (QCS-POL-004)", "Imogen Farrant") as pdf:
         fig = _page()
         fig.text(0.08, 0.94, "Food Safety and HACCP Policy", fontsize=15, weight="bold")
-        y = _paragraphs(fig, 0.90, [
-            "Document: QCS-POL-004    Version: 3.2",
-            "Approved by: Imogen Farrant, Quality Director",
-            "Date of approval: 14 March 2026",
-            "Next review due: March 2027",
-            "",
-            "## 1. Purpose",
-            "This policy sets out how Quayside Cold Storage Ltd keeps stored food safe and legal,",
-            "based on the seven HACCP principles, for every chamber and vehicle we operate.",
-            "",
-            "## 2. Critical limits",
-            "Frozen product is accepted at goods-in only if its core temperature is -15 °C or colder.",
-            "Chilled product is accepted only if its core temperature is +5 °C or colder.",
-            "Ultra-low product must arrive at -50 °C or colder and is probed within 10 minutes.",
-            "Any chamber that stays more than 3 °C above its set point for 15 minutes is an excursion.",
-            "",
-            "## 3. Monitoring",
-            "Chamber temperatures are logged automatically every 5 minutes.",
-            "Probe thermometers are calibrated every 6 months against a reference thermometer.",
-            "The duty supervisor checks the logger dashboard at the start of each shift.",
-        ])
+        _paragraphs(
+            fig,
+            0.90,
+            [
+                "Document: QCS-POL-004    Version: 3.2",
+                "Approved by: Imogen Farrant, Quality Director",
+                "Date of approval: 14 March 2026",
+                "Next review due: March 2027",
+                "",
+                "## 1. Purpose",
+                "This policy sets out how Quayside Cold Storage Ltd keeps stored food safe and legal,",
+                "based on the seven HACCP principles, for every chamber and vehicle we operate.",
+                "",
+                "## 2. Critical limits",
+                "Frozen product is accepted at goods-in only if its core temperature is -15 °C or colder.",
+                "Chilled product is accepted only if its core temperature is +5 °C or colder.",
+                "Ultra-low product must arrive at -50 °C or colder and is probed within 10 minutes.",
+                "Any chamber that stays more than 3 °C above its set point for 15 minutes is an excursion.",
+                "",
+                "## 3. Monitoring",
+                "Chamber temperatures are logged automatically every 5 minutes.",
+                "Probe thermometers are calibrated every 6 months against a reference thermometer.",
+                "The duty supervisor checks the logger dashboard at the start of each shift.",
+            ],
+        )
         pdf.savefig(fig)
         plt.close(fig)
 
         fig = _page()
-        _paragraphs(fig, 0.94, [
-            "## 4. Verification and records",
-            "Internal HACCP audits are carried out quarterly by the Quality team.",
-            "An external audit against the storage and distribution standard takes place once a year.",
-            "Temperature records and corrective-action forms are kept for 3 years.",
-            "",
-            "## 5. Training",
-            "All warehouse staff complete Level 2 food hygiene training within 4 weeks of starting.",
-            "Supervisors hold Level 3 HACCP certification, renewed every 3 years.",
-            "",
-            "## 6. Allergens and segregation",
-            "Products labelled as containing nuts are stored on the lowest racking level only.",
-            "Raw and ready-to-eat products are never stored in the same bay.",
-        ])
+        _paragraphs(
+            fig,
+            0.94,
+            [
+                "## 4. Verification and records",
+                "Internal HACCP audits are carried out quarterly by the Quality team.",
+                "An external audit against the storage and distribution standard takes place once a year.",
+                "Temperature records and corrective-action forms are kept for 3 years.",
+                "",
+                "## 5. Training",
+                "All warehouse staff complete Level 2 food hygiene training within 4 weeks of starting.",
+                "Supervisors hold Level 3 HACCP certification, renewed every 3 years.",
+                "",
+                "## 6. Allergens and segregation",
+                "Products labelled as containing nuts are stored on the lowest racking level only.",
+                "Raw and ready-to-eat products are never stored in the same bay.",
+            ],
+        )
         fig.text(0.5, 0.04, "QCS-POL-004 v3.2 - page 2", ha="center", fontsize=8)
         pdf.savefig(fig)
         plt.close(fig)
@@ -244,8 +272,13 @@ def scanned_notice() -> None:
     y = 0.9
     for line in SCAN_LINES:
         if line:
-            fig.text(0.1, y, line, fontsize=15 if line.isupper() else 12.5,
-                     weight="bold" if line.isupper() or "Shutdown" in line else "normal")
+            fig.text(
+                0.1,
+                y,
+                line,
+                fontsize=15 if line.isupper() else 12.5,
+                weight="bold" if line.isupper() or "Shutdown" in line else "normal",
+            )
         y -= 0.035
     buf = io.BytesIO()
     fig.savefig(buf, format="png", dpi=200, facecolor="white")
@@ -293,7 +326,8 @@ def cold_rooms() -> None:
         out += [
             f"## CR-{num}",
             "",
-            f"Cold room CR-{num} is {'an' if zone[0] in 'AEIOU' else 'a'} {zone} chamber held at {sp_txt}. It has {capacities[k]} pallet positions "
+            f"Cold room CR-{num} is {'an' if zone[0] in 'AEIOU' else 'a'} {zone} chamber held at {sp_txt}. "
+            f"It has {capacities[k]} pallet positions "
             f"on {levels} racking levels over a floor area of {areas[k]} m². Cooling is provided by {evap} "
             f"evaporator units and the room has {doors} door{'s' if doors > 1 else ''}. The last defrost "
             f"inspection was on {day} {month} 2026. Room supervisor: {sup}.",

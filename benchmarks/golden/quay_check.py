@@ -102,8 +102,10 @@ def main() -> int:
             hit = [a for a in r["answers"] if _norm(a) in ocr]
             print(f"OCR {r['id']}: {'ok' if hit else 'MISSING'} {r['answers']}")
     ja = [r for r in rows if re.search(r"[\u3040-\u30ff\u4e00-\u9fff]", r["question"])]
-    print(f"rows {len(rows)}  unanswerable {sum(r['unanswerable'] for r in rows)}  "
-          f"japanese {len(ja)} (unanswerable {sum(r['unanswerable'] for r in ja)})  docs {len(docs)}")
+    print(
+        f"rows {len(rows)}  unanswerable {sum(r['unanswerable'] for r in rows)}  "
+        f"japanese {len(ja)} (unanswerable {sum(r['unanswerable'] for r in ja)})  docs {len(docs)}"
+    )
     for cat, k in sorted(collections.Counter(r["category"] for r in rows).items()):
         print(f"  {cat:13s} {k}")
     for doc, k in sorted(collections.Counter(r["doc"] or "-" for r in rows).items()):
