@@ -393,6 +393,8 @@ def answer_kinds(question: str, number_kind: str | None) -> tuple[str | None, st
     `number_kind`: a wh type (wh_answer_type) replaces a bare "number" ("when" asks a date or time, which
     "before the end of the month" states without a digit; "how often" a frequency, "every week")."""
     wh = wh_answer_type(question)
+    if wh == "frequency" and number_kind == "temperature":  # 保管温度は何度: 何度 asks degrees, not how many times
+        return number_kind, None
     if wh is not None and number_kind == "number":
         return None, wh
     if wh == "year" and number_kind == "date":
