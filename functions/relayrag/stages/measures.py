@@ -178,8 +178,8 @@ def states_measure(kind: str, text: str, cjk: bool = False, unit_context: str = 
     knots), a volume, a number of seats or places, tonnes or power for "capacity" (5,000 litres, 880 m³/h, 120
     passengers, 4 MW), an age or a founding year for "age" (140 years old, built in 1872), an area, a length or a
     volume for "size", a temperature (−18 °C, minus 25 degrees, 2–8 ℃, マイナス18度), a power (150 kW, 450 hp, 300
-    馬力), a pressure (6 bar, 2.5 MPa, 1気圧) or a voltage (230 V) for those? A table row also with a bare number cell under column names (`unit_context`) that give
-    such a unit."""
+    馬力), a pressure (6 bar, 2.5 MPa, 1気圧) or a voltage (230 V) for those? A table row also with a bare number
+    cell (−18, 450) under column names (`unit_context`) that give such a unit."""
     rx = (_MEASURE_TEXT_CJK if cjk else _MEASURE_TEXT)[kind]
     if rx.search(text) or (cjk and _MEASURE_TEXT[kind].search(text)):
         return True

@@ -194,6 +194,7 @@ _NOT_A_NAME = frozenset("the a an this that these those it its our their his her
                         "to by and or from with".split())
 
 
+_SUCCESSION_Q = re.compile(r"^\s*(?:who|whom)\b.*\b(?:successor|replacement|tak(?:e|es|ing) over)\b", re.I)
 _WHICH_PERSON_ACT = re.compile(r"^\s*(?:which|what)\s+[a-z-]+\b", re.I)
 _CALENDAR = frozenset("january february march april may june july august september october november december monday "
                       "tuesday wednesday thursday friday saturday sunday".split())
@@ -205,6 +206,8 @@ def office_act(question: str) -> frozenset[str] | None:
     Committee?" → chair, chaired, chairs …; "Who approved the plan?", "Which board member signed the plan?" →
     approve, signed …), or None when the question's verb is no act of office ("Who can answer my questions?")."""
     q = normalize(question)
+    if _SUCCESSION_Q.search(q):  # "Who is Dana's successor?", "Who will take over from Dana?"
+        return _OFFICE_WORDS["succeed"] | {"take", "takes", "took", "taking"}
     m = _WHO_PREDICATE.search(q)
     if m:
         return _OFFICE_WORDS.get(m.group(1).lower())
@@ -489,6 +492,9 @@ _NOT_PERSON_WORD = frozenset("board committee company council ltd limited plc in
 _HONORIFIC_JA = re.compile(r"([\u4e00-\u9fff\u30a0-\u30ff・ー]{1,12})(?:さん|氏|様|先生|君|くん)")
 _FOREIGN_NAME_JA = re.compile(r"[\u30a0-\u30ff]{2,}(?:・[\u30a0-\u30ff]{2,})+")
 _PRONOUNS = frozenset("he she they".split())
+_AUDIENCE = re.compile(r"\b(told|tells|informed|informs|notified|notifies|advised|advises|briefed|briefs|updated|"
+                       r"addressed|thanked|thanks|reminded|reminds|wrote to|writes to|emailed|asked|asks|"
+                       r"announced to|explained to|said to)\s+(?:the\s+|our\s+|its\s+|all\s+)?(?:[\w-]+\s+){0,2}$", re.I)
 _OWN_TITLE_AFTER = re.compile(r"^\s*(?:['’]s\s+)?(?:\(|,|–|-)\s*(?:the\s+|our\s+|its\s+)?(?:[\w-]+\s+){0,2}$")
 _OWN_TITLE_AS = re.compile(r"(?:\bas|(?:\u0000|\b(?:she|he|they))\s+(?:is|was|remains|became|has been|will remain))\s+"
                            r"(?:the\s+|our\s+|its\s+|a\s+|an\s+)?(?:[\w-]+\s+){0,2}$", re.I)
@@ -527,11 +533,13 @@ def restates_person(question: str, text: str) -> bool:
     if has_cjk(question):
         for p in persons:
             t = t.replace(p, " ")
+        t = re.sub(r"担当(?=し|す|さ)", " ", t)  # 担当してきた: a verb, not a role
         q_roles = {m.group(0) for m in _ROLE_JA.finditer(normalize(question))}
         return not any(m.group(0) not in q_roles for m in _ROLE_JA.finditer(t))
     for p in persons:
         t = re.sub(rf"\b{re.escape(p)}\b|\b{re.escape(p.split()[-1])}\b", " \u0000 ", t)
     q_words = {w.lower() for w in _WORD.findall(normalize(question))}
+    q_stems = set(tokenize(question))
     for m in _CAP_RUN.finditer(t):  # another person's name (two capitalised words, not a role's or a date's)
         words = [w.lower().strip(".'’") for w in m.group(0).split()]
         if not any(w in q_words or w in _NOT_PERSON_WORD or _ROLE_EN.fullmatch(w) or w in _MORE_ROLES for w in words):
@@ -543,9 +551,12 @@ def restates_person(question: str, text: str) -> bool:
         before, after = t[:m.start()], t[m.end():]
         if "\u0000" in before and _OWN_TITLE_AFTER.match(before[before.rindex("\u0000") + 1:]):
             continue  # "Catriona Vell (Managing Director)", "Catriona Vell, our Finance Director"
-        if re.match(r"^(?:\s+[A-Z][a-z]+){0,2}\s*\u0000", after):
+        if re.match(r"^(?:\s+(?:of|for|and|[A-Z][a-z]+)){0,3}\s*\u0000", after):
             continue  # "Managing Director Catriona Vell"
         if _OWN_TITLE_AS.search(before):
             continue  # "… retire as Managing Director"
+        said = _AUDIENCE.search(before)
+        if said and not set(tokenize(said.group(1))) & q_stems:
+            continue  # "Catriona Vell informed the Board that …": whom she told, unless the question asks that
         return False
     return True
