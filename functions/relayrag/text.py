@@ -297,3 +297,17 @@ def names_columns(row: str) -> bool:
     are not a column-name row and the rows under them."""
     return not re.search(r"\d|@|www\.|https?://|\w:\s", row)
 
+
+_CLAUSE_END = re.compile(r"(?<=[.!?;])\s+(?=\S)|(?<=[。！？])")
+
+
+def asking_clause(question: str) -> str:
+    """The sentence of a question that asks ("I joined a year ago. How much annual leave …?" → "How much annual
+    leave …?"): the last one ending in a question mark, else the last one; the question's type words are read
+    there (the clauses before it give circumstances)."""
+    q = normalize(question)
+    parts = [p for p in _CLAUSE_END.split(q) if p.strip()]
+    if len(parts) < 2:
+        return q
+    asking = [p for p in parts if p.rstrip().endswith(("?", "？"))]
+    return (asking or parts)[-1].strip()

@@ -87,7 +87,7 @@ _WHERE_EN = re.compile(r"^\s*(?:from |to )?where\b|\bwhere (?:is|are|can|do|does
 _WHEN_EN = re.compile(r"^\s*(?:since |until |by )?when\b", re.I)
 _YEAR_EN = re.compile(r"^\s*(?:in |since |until |by |from )?(?:which|what) year\b", re.I)
 _OFTEN_EN = re.compile(r"^\s*how (?:often|frequently)\b|^\s*how many times\b", re.I)
-_WHO_JA = re.compile(r"誰|だれ|どなた|どの(?:部署|部門|担当|人)")
+_WHO_JA = re.compile(r"誰|だれ|どなた|どの(?:部署|部門|担当|人)|担当者(?:は|を教えて)\s*[？?]?\s*$")
 _WHERE_JA = re.compile(r"どこ|どちら|どの(?:場所|窓口|建物|フロア|階)")
 _WHEN_JA = re.compile(r"いつ(?!も)")
 # 「何か月ごとに」: an interval, which a number with a time unit says (2か月に1回, 毎月, 四半期ごと), not 地区ごとに
@@ -393,6 +393,8 @@ def answer_kinds(question: str, number_kind: str | None) -> tuple[str | None, st
     `number_kind`: a wh type (wh_answer_type) replaces a bare "number" ("when" asks a date or time, which
     "before the end of the month" states without a digit; "how often" a frequency, "every week")."""
     wh = wh_answer_type(question)
+    if wh == "frequency" and number_kind == "temperature":  # 保管温度は何度: 何度 asks degrees, not how many times
+        return number_kind, None
     if wh is not None and number_kind == "number":
         return None, wh
     if wh == "year" and number_kind == "date":

@@ -39,8 +39,10 @@ import re
 from dataclasses import dataclass
 
 from relayrag.retrieval.tokenize import tokenize
-from relayrag.text import column_header, has_cjk, is_header_row, normalize  # noqa: F401 (re-exported)
+from relayrag.text import asking_clause, column_header, has_cjk, is_header_row, normalize  # noqa: F401 (re-exported)
 from relayrag.stages.local_context import _TABLE_SEP
+from relayrag.stages.measures import (  # noqa: F401 (re-exported)
+    _LENGTH_UNIT, _NUMBER_WORD, MEASURE_KINDS, measure_kind, states_measure)
 
 # Thresholds learned on the dev sets (see the module docstring and benchmarks/RESULTS.md).
 COVERAGE_MIN = {"en": 0.5, "cjk": 0.4}
@@ -218,21 +220,6 @@ _DIGIT = re.compile(r"[0-9０-９]")
 _DIGIT_CJK = re.compile(r"[0-9０-９一二三四五六七八九十百千万億]")
 
 
-_CLAUSE_END = re.compile(r"(?<=[.!?;])\s+(?=\S)|(?<=[。！？])")
-
-
-def asking_clause(question: str) -> str:
-    """The sentence of a question that asks ("I joined a year ago. How much annual leave …?" → "How much annual
-    leave …?"): the last one ending in a question mark, else the last one; the question's type words are read
-    there (the clauses before it give circumstances)."""
-    q = normalize(question)
-    parts = [p for p in _CLAUSE_END.split(q) if p.strip()]
-    if len(parts) < 2:
-        return q
-    asking = [p for p in parts if p.rstrip().endswith(("?", "？"))]
-    return (asking or parts)[-1].strip()
-
-
 def expects_number(question: str) -> bool:
     """The question asks for a quantity, date or count (its answer must hold a number): "how many",
     "when", "what is the price of …"; 何年, 何人, いくら, いつ (when; not いつも, always)."""
@@ -242,11 +229,6 @@ def expects_number(question: str) -> bool:
 
 _REFERENCE = re.compile(r"\b(?:Figures?|Figs?\.|Tables?|Pages?|pp?\.|Sections?|§|No\.|Articles?|Art\.|Chapters?|"
                         r"Clauses?|Paragraphs?|Appendix|Annex|Parts?)\s*[\dA-Z][\w\-–.]*", re.I)
-
-
-_NUMBER_WORD = (r"(?:two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|thirteen|fourteen|fifteen|sixteen|"
-                r"seventeen|eighteen|nineteen|twenty|thirty|forty|fifty|sixty|seventy|eighty|ninety|hundred|"
-                r"thousand|million|billion|dozen)")
 
 
 def has_number(text: str, cjk: bool = False) -> bool:
@@ -289,8 +271,6 @@ _MONEY_TEXT_CJK = re.compile(rf"{_CURRENCY_SIGN}\s*[0-9０-９]"
 _CURRENCY_UNIT = re.compile(rf"{_CURRENCY_SIGN}|\b{_CURRENCY_WORD}\b|円|ドル|ユーロ", re.I)
 _TIME_UNIT = r"(?:(?:working|business|calendar|school|banking)\s+)?(?:seconds?|minutes?|hours?|days?|nights?|weeks?|" \
              r"fortnights?|months?|years?|decades?|centur(?:y|ies))"
-_LENGTH_UNIT = (r"(?:mm|cm|km|m|in|ft|yd|mi|nm|inch(?:es)?|feet|foot|yards?|miles?|nautical miles?|"
-                r"(?:milli|centi|kilo)?met(?:er|re)s?)")
 _DURATION_TEXT = re.compile(
     rf"(?:\d[\d,.]*|\b{_NUMBER_WORD}|\b(?:one|a|an|half an?|several|few))(?:\s*-\s*|\s+)?"
     rf"(?:(?!and\b|or\b|of\b|to\b)[a-z]+\s+)?{_TIME_UNIT}\b"
@@ -373,119 +353,6 @@ def expected_answer_type(question: str) -> str | None:
         return measure
     return "number" if _NUMBER_Q_EN.search(q) else None
 
-
-# --- measure questions: a dimension or quantity with a unit of its kind (issue 31) ----------------------------
-# "How tall is the lighthouse?" is not answered by the year it was built: a question for a dimension (how tall /
-# high / wide / deep / heavy / fast / big / old, the height / weight / speed / capacity … of X; 高さは, 重さは,
-# 何メートル) needs a sentence that states a quantity with a unit of that dimension. "How long" and "how far" keep
-# the duration type (a time span or a length: "a 10-minute walk" says how far).
-_NOT_A_DIMENSION = (r"(?:rate|percentage|percent|share|ratio|risk|score|limit|level|threshold|priority|demand|"
-                    r"discount|bonus|increase|decrease|difference|temperature|pressure|salary|pay|budget|grade|"
-                    r"impact|chance|probability|number|amount|deductible|excess|penalty|fine|voltage|power)")
-_WHAT_THE = (r"^\s*(?:what|which)(?:'s|\s+is|\s+are|\s+was|\s+were|\s+will\s+be)?\s+(?:the\s+|its\s+|their\s+|his\s+|"
-             r"her\s+|our\s+|a\s+|an\s+)?(?:[\w'’-]+\s+){0,3}?")  # "what is the maximum permitted <noun>"
-_MEASURE_Q_EN_RX = [  # (kind, pattern) read in the asking clause; the first that matches names the kind. The noun is
-    # lower case: "What does the Speed Trim Fail procedure say …" names a procedure, it asks no speed
-    ("mass", rf"^\s*how heavy\b|^\s*(?:how much|what) (?:does|do|did|will|would|can|could|should|must) .*\bweigh\b"
-             rf"|{_WHAT_THE}(?-i:weight|mass)\b"),
-    ("speed", rf"^\s*how fast\b|{_WHAT_THE}(?-i:speed|velocity)\b"),
-    ("capacity", rf"{_WHAT_THE}(?-i:capacity|capacities|volume)\b|^\s*how much\b.*\b(?-i:capacity|volume)\b"),
-    ("age", r"^\s*how old\b|^\s*(?:what|which)\b.*\bage of (?:the|this|that|its|our)\b"),
-    ("length", rf"^\s*how (?:tall|high|wide|deep|thick)\b(?!.*\b{_NOT_A_DIMENSION}\b)"
-               rf"|{_WHAT_THE}(?-i:height|width|depth|diameter|altitude|elevation|thickness|radius)\b"),
-    ("duration", rf"^\s*how far\b|{_WHAT_THE}(?-i:length|distance)\s+(?:of|from|between)\b"
-                 r"(?!.*\b(?:password|passphrase|pin|code|name|text|message|string|list|queue|report|essay|answer)s?\b)"),
-    ("size", rf"^\s*how (?:big|large)\b(?!.*\b{_NOT_A_DIMENSION}\b)|{_WHAT_THE}(?-i:size|area|floor space) of\b"),
-]
-_MEASURE_Q_EN = [(k, re.compile(rx, re.I)) for k, rx in _MEASURE_Q_EN_RX]
-# Japanese: the dimension's noun asked for (高さは, どのくらいの重さ, 速度を教えて), an adjective after どのくらい
-# (どのくらい高い), or a unit after 何 (何メートル, 何トン, 何歳)
-_JA_ASKED = r"(?:は|を(?:教え|知り)|って|が(?:どのくらい|どれくらい|何|いくつ))"
-_JA_HOW = r"(?:どのくらい|どれくらい|どれぐらい|どのぐらい|どの程度)(?:の)?"
-_MEASURE_Q_CJK_RX = [
-    ("mass", rf"(?:重さ|重量|質量|体重){_JA_ASKED}|{_JA_HOW}(?:重さ|重量|重い|重く)|何(?:トン|グラム|キログラム|kg)|"
-             r"何キロ(?!メートル|メーター|m)(?=.*(?:重|kg))"),
-    ("speed", rf"(?:速さ|速度|スピード|時速|最高速度?){_JA_ASKED}|{_JA_HOW}(?:速さ|速度|速い|速く)|時速何"),
-    ("capacity", rf"(?:容量|定員|収容人数|収容能力|積載量|容積|処理能力){_JA_ASKED}|{_JA_HOW}(?:容量|定員)|"
-                 r"何(?:リットル|立方メートル|人乗り)"),
-    ("age", rf"(?:築年数|樹齢|年齢){_JA_ASKED}|{_JA_HOW}古い|築何年|何歳"),
-    ("length", rf"(?:高さ|幅|深さ|直径|全長|全高|身長|標高|厚さ|奥行き?){_JA_ASKED}|"
-               rf"{_JA_HOW}(?:高さ|幅|深さ|高い|高く|深い|深く|厚い)|何(?:メートル|センチ|ミリ|cm|mm|m\b)"),
-    ("length", rf"(?:長さ|距離){_JA_ASKED}|{_JA_HOW}(?:長さ|距離|遠い|遠く)|何キロ(?:メートル|メーター|m)|"
-               r"何キロ(?=.*(?:距離|遠|離れ|走))"),
-    ("size", rf"(?:大きさ|面積|広さ|サイズ|床面積){_JA_ASKED}|{_JA_HOW}(?:大きさ|面積|広さ|大きい|広い)|何平方"),
-]
-_MEASURE_Q_CJK = [(k, re.compile(rx)) for k, rx in _MEASURE_Q_CJK_RX]
-
-
-def measure_kind(question: str) -> str | None:
-    """The dimension a measure question asks for: "length" (how tall / high / wide / deep, the height / width /
-    depth / diameter of; 高さ, 幅, 深さ, 何メートル), "mass" (how heavy, how much does it weigh, the weight of; 重さ,
-    重量, 何トン), "speed" (how fast, the speed of; 速度, 時速), "capacity" (the capacity / volume of; 容量, 定員),
-    "age" (how old; 築何年, 何歳), "size" (how big / large, the size / area of; 大きさ, 面積), "duration" (how far,
-    the length / distance of: a length or a time span, "a 10-minute walk"; in Japanese 長さ, 距離 ask a length), or
-    None."""
-    q = asking_clause(question)
-    for kind, rx in (_MEASURE_Q_CJK if has_cjk(q) else _MEASURE_Q_EN):
-        if rx.search(q):
-            return kind
-    return None
-
-
-_MASS_UNIT = (r"(?:kg|g|mg|t|lbs?|oz|tonnes?|tons?|grams?|grammes?|kilos?|kilograms?|kilogrammes?|milligrams?|pounds?|"
-              r"ounces?)")
-_SPEED_UNIT = (r"(?:km/h|kmh|kph|mph|m/s|knots?|kn|kts|(?:kilomet(?:er|re)s?|miles?|met(?:er|re)s?)\s+(?:per|an|a)\s+"
-               r"(?:hour|second|minute))")
-_VOLUME_UNIT = (r"(?:l|ml|hl|litres?|liters?|millilitres?|milliliters?|gallons?|gal|barrels?|m³|m3|cubic\s+\w+|"
-                r"TEU|tonnes?|t|kW|MW|GW|kWh|MWh|GB|TB|passengers?|seats?|people|persons?|guests?|visitors?|beds?|"
-                r"spaces?|vehicles?|cars?|pallets?|containers?|students?|pupils?|delegates?|attendees?|places?)")
-_AREA_UNIT = r"(?:m²|m2|km²|km2|sq\.?\s*(?:m|ft|km|metres?|meters?|feet|miles?)|square\s+\w+|hectares?|ha|acres?)"
-_QTY = r"(?:\d[\d,.]*|\b" + _NUMBER_WORD + r")"
-_MEASURE_TEXT = {
-    "length": re.compile(rf"{_QTY}\s*-?\s*{_LENGTH_UNIT}(?![\w²³])", re.I),
-    "mass": re.compile(rf"{_QTY}\s*-?\s*{_MASS_UNIT}(?![\w/²³])", re.I),
-    "speed": re.compile(rf"{_QTY}\s*-?\s*{_SPEED_UNIT}(?![\w²³])", re.I),
-    "capacity": re.compile(rf"{_QTY}\s*-?\s*{_VOLUME_UNIT}(?![\w²³])", re.I),
-    "age": re.compile(rf"{_QTY}\s*-?\s*(?:years?|months?|decades?|centur(?:y|ies))(?:\s*-?\s*old)?\b|\baged?\s+\d"
-                      r"|\b(?:1[0-9]\d\d|20\d\d)\b", re.I),  # an age, or the year it began (built in 1872)
-    "size": re.compile(rf"{_QTY}\s*-?\s*(?:{_AREA_UNIT}|{_LENGTH_UNIT}|{_VOLUME_UNIT})(?![\w²³])", re.I),
-}
-_N_JA = r"[0-9０-９][0-9０-９,，.．]*\s*|[一二三四五六七八九十百千万]+"
-_MEASURE_TEXT_CJK = {
-    "length": re.compile(rf"(?:{_N_JA})(?:メートル|センチ|ミリ|キロメートル|km|cm|mm|m(?![A-Za-z0-9²³/])|ｍ)"),
-    "mass": re.compile(rf"(?:{_N_JA})(?:キログラム|キロ(?!メートル)|グラム|トン|kg|g(?![A-Za-z0-9])|t(?![A-Za-z0-9])|ｋｇ)"),
-    "speed": re.compile(rf"(?:時速|秒速|分速)\s*(?:{_N_JA})|(?:{_N_JA})(?:km/h|キロ毎時|ノット|m/s)"),
-    "capacity": re.compile(rf"(?:{_N_JA})(?:リットル|ℓ|L(?![A-Za-z0-9])|l(?![A-Za-z0-9])|立方メートル|m³|m3|"
-                           r"人|名|席|台|トン|TEU|kW|MW|t(?![A-Za-z0-9]))"),
-    "age": re.compile(rf"(?:{_N_JA})(?:歳|才|年)|築"),
-    "size": re.compile(rf"(?:{_N_JA})(?:平方メートル|㎡|m²|m2|坪|ヘクタール|ha|メートル|m(?![A-Za-z0-9])|リットル|人)"),
-}
-_MEASURE_UNIT = {  # a table's column names or section line that give the unit of its bare numbers
-    "length": re.compile(rf"\b{_LENGTH_UNIT}\b|メートル|センチ|ミリ", re.I),
-    "mass": re.compile(rf"\b{_MASS_UNIT}\b|キロ|グラム|トン", re.I),
-    "speed": re.compile(rf"{_SPEED_UNIT}|時速|km/h", re.I),
-    "capacity": re.compile(rf"(?<![\w/]){_VOLUME_UNIT}(?![\w²³])|\bcapacity\b|リットル|定員|容量|人", re.I),
-    "age": re.compile(r"\b(?:years?|age|built|founded|established)\b|歳|年", re.I),
-    "size": re.compile(rf"{_AREA_UNIT}|\b{_LENGTH_UNIT}\b|平方|㎡", re.I),
-}
-
-
-def states_measure(kind: str, text: str, cjk: bool = False, unit_context: str = "") -> bool:
-    """Does `text` state a quantity with a unit of the dimension `kind` (measure_kind) asks for: a length for
-    "length" (45 m, 120 feet, 3.2-metre), a mass for "mass" (12 kg, 3 tonnes), a speed for "speed" (80 km/h, 12
-    knots), a volume, a number of seats or places, tonnes or power for "capacity" (5,000 litres, 880 m³/h, 120
-    passengers, 4 MW), an age or a founding year for "age" (140 years old, built in 1872), an area, a length or a
-    volume for "size"? A table row also with a bare number cell under column names (`unit_context`) that give
-    such a unit."""
-    rx = (_MEASURE_TEXT_CJK if cjk else _MEASURE_TEXT)[kind]
-    if rx.search(text) or (cjk and _MEASURE_TEXT[kind].search(text)):
-        return True
-    if _TABLE_SEP not in text or not any(_BARE_CELL.match(c.strip()) for c in text.split("|")[1:]):
-        return False
-    return bool(_MEASURE_UNIT[kind].search(unit_context))
-
-
-MEASURE_KINDS = frozenset(_MEASURE_TEXT)
 
 
 _Q_NUMBER = re.compile(r"[0-9０-９][0-9０-９,./:\-]*[0-9０-９]|[0-9０-９]")

@@ -16,7 +16,7 @@ from relayrag.stages.answer_shape import (
     answer_kinds, article_heading, band_holds, cjk_heading, identifiers, measured_things, names_another,
     names_codes, not_an_answer, quantities, record_codes, states_wh_type)
 from relayrag.stages.responsive import (
-    PREDICATE_KINDS, missing_qualifiers, unanswered_predicate, unanswered_yes_no, yes_no_predicate)
+    PREDICATE_KINDS, missing_qualifiers, restates_person, unanswered_predicate, unanswered_yes_no, yes_no_predicate)
 from relayrag.stages.answerability import (
     asks_for_total, content_weights, expected_answer_type, is_header_row, is_total_label, question_entities,
     question_numbers, says_counted, states_answer_type, support)
@@ -328,7 +328,9 @@ def extractive(question: str, chunks: list[dict], embedder, max_sentences: int, 
                       and not missing_qualifiers(question, text, around, absent)
                       and states_answer_type(kind, text, cjk, unit_context, own_numbers, question)
                       and (kind != "count" or says_counted(question, text + "\n" + around))
-                      and states_wh_type(wh, text + ("\n" + unit_context if is_row else ""), cjk, question)})
+                      and states_wh_type(wh, text + ("\n" + unit_context if is_row else ""), cjk, question)
+                      # "who will replace Catriona Vell?": a sentence naming only her restates the question's subject
+                      and not (wh == "person" and restates_person(question, text))})
     if not cands:
         return [], [], {"answerable": False, "support": None, "related": [], "evidence": []}
     named_tables = {t["table"] for t in cands if t["row"] and t["mentioned"]}

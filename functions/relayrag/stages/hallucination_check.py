@@ -40,7 +40,7 @@ from relayrag.stages.answer_shape import (
     says_document_title, states_wh_type, wh_answer_type)
 from relayrag.stages.responsive import (
     PREDICATE_KINDS, band_numbers, band_row_label, misses_the_value, missing_period, missing_qualifiers,
-    unanswered_office_act, unanswered_predicate, unanswered_yes_no, unsaid_by_row)
+    restates_person, unanswered_office_act, unanswered_predicate, unanswered_yes_no, unsaid_by_row)
 from relayrag.stages.answerability import (
     Support, content_weights, expected_answer_type, question_entities, question_numbers, says_counted,
     states_answer_type, support)
@@ -130,6 +130,7 @@ def responsive(question: str, sentences: list[dict], absent: set[str] | frozense
         if states_answer_type(kind, text, cjk, s.get("context") or "", own, question) and \
                 (kind != "count" or says_counted(question, text + "\n" + (s.get("context") or ""))) and \
                 states_wh_type(wh, text + ("\n" + unit if unit else ""), cjk, question) and \
+                not (wh == "person" and restates_person(question, text)) and \
                 on_the_question(question, s, absent):
             return True
     return False

@@ -10,6 +10,9 @@ identifiers these build on.
   said by the sentence or its section when the documents say them (`missing_qualifiers`, `missing_period`).
 - Acts of office ("Who chairs / approved / signed …?"): the sentence carries the act and a person or role near it
   other than the question's own subject (`office_act`, `unanswered_office_act`).
+- A who-question about a named person ("Who will replace Catriona Vell?", 「田中さんの後任は誰ですか」) is not
+  answered by a sentence whose only person is that one, named again, referred to (she, they) or given her own title
+  ("Catriona Vell (Managing Director) informed …"): `restates_person`.
 - Band rows answer questions whose number falls in the band, not its years (`band_row_label`, `band_numbers`).
 """
 
@@ -18,7 +21,7 @@ from __future__ import annotations
 import re
 
 from relayrag.retrieval.tokenize import tokenize
-from relayrag.stages.answer_shape import _ROLE_EN, band, band_holds, quantities
+from relayrag.stages.answer_shape import _ROLE_EN, _ROLE_JA, band, band_holds, quantities
 from relayrag.text import has_cjk, normalize
 
 
@@ -181,6 +184,7 @@ _OFFICE_ACTS = [
     "head heads headed",
     "audit audits audited auditor",
     "inspect inspects inspected inspector",
+    "replac replace replaces replaced replacing replacement succeed succeeds succeeded succeeding successor succession",
 ]
 _OFFICE_WORDS = {w: frozenset(g.split()) for g in _OFFICE_ACTS for w in g.split()}
 _WORD = re.compile(r"[A-Za-z][A-Za-z'-]*")
@@ -190,6 +194,7 @@ _NOT_A_NAME = frozenset("the a an this that these those it its our their his her
                         "to by and or from with".split())
 
 
+_SUCCESSION_Q = re.compile(r"^\s*(?:who|whom)\b.*\b(?:successor|replacement|tak(?:e|es|ing) over)\b", re.I)
 _WHICH_PERSON_ACT = re.compile(r"^\s*(?:which|what)\s+[a-z-]+\b", re.I)
 _CALENDAR = frozenset("january february march april may june july august september october november december monday "
                       "tuesday wednesday thursday friday saturday sunday".split())
@@ -201,6 +206,8 @@ def office_act(question: str) -> frozenset[str] | None:
     Committee?" → chair, chaired, chairs …; "Who approved the plan?", "Which board member signed the plan?" →
     approve, signed …), or None when the question's verb is no act of office ("Who can answer my questions?")."""
     q = normalize(question)
+    if _SUCCESSION_Q.search(q):  # "Who is Dana's successor?", "Who will take over from Dana?"
+        return _OFFICE_WORDS["succeed"] | {"take", "takes", "took", "taking"}
     m = _WHO_PREDICATE.search(q)
     if m:
         return _OFFICE_WORDS.get(m.group(1).lower())
@@ -469,3 +476,87 @@ def unanswered_yes_no(question: str, text: str, context: str = "") -> bool:
         return not any(_says(o, around, set(tokenize(around)), cjk) for o in obj)
     # in English the sentence names what it acts on, or refers to it ("may transfer it to a spouse")
     return not (any(_says(o, t, toks, cjk) for o in obj) or _PRONOUN_OBJECT.search(t))
+
+
+# --- a who-question's answer names someone else (issue 31) --------------------------------------------------
+# "Who will replace Catriona Vell as Managing Director?" is not answered by "Catriona Vell informed the Board that she
+# intends to retire": a sentence whose only person is the one the question names restates its subject. Her pronouns
+# and her own title (in apposition, "as Managing Director") are hers, not another person's.
+
+_CAP_RUN = re.compile(r"(?<![\w-])(?:(?:Dr|Mr|Mrs|Ms|Prof)\.?\s+)?[A-Z][a-z]+(?:[-'’][A-Z]?[a-z]+)?"
+                      r"(?:\s+(?:[A-Z]\.\s*)?[A-Z][a-z]+(?:[-'’][A-Z]?[a-z]+)?)+")
+_NOT_PERSON_WORD = frozenset("board committee company council ltd limited plc inc group department office team ministry "
+                             "authority agency university school street road house hall policy procedure report plan "
+                             "act directive regulation january february march april may june july august september october "
+                             "november december monday tuesday wednesday thursday friday saturday sunday".split())
+_HONORIFIC_JA = re.compile(r"([\u4e00-\u9fff\u30a0-\u30ff・ー]{1,12})(?:さん|氏|様|先生|君|くん)")
+_FOREIGN_NAME_JA = re.compile(r"[\u30a0-\u30ff]{2,}(?:・[\u30a0-\u30ff]{2,})+")
+_PRONOUNS = frozenset("he she they".split())
+_AUDIENCE = re.compile(r"\b(told|tells|informed|informs|notified|notifies|advised|advises|briefed|briefs|updated|"
+                       r"addressed|thanked|thanks|reminded|reminds|wrote to|writes to|emailed|asked|asks|"
+                       r"announced to|explained to|said to)\s+(?:the\s+|our\s+|its\s+|all\s+)?(?:[\w-]+\s+){0,2}$", re.I)
+_OWN_TITLE_AFTER = re.compile(r"^\s*(?:['’]s\s+)?(?:\(|,|–|-)\s*(?:the\s+|our\s+|its\s+)?(?:[\w-]+\s+){0,2}$")
+_OWN_TITLE_AS = re.compile(r"(?:\bas|(?:\u0000|\b(?:she|he|they))\s+(?:is|was|remains|became|has been|will remain))\s+"
+                           r"(?:the\s+|our\s+|its\s+|a\s+|an\s+)?(?:[\w-]+\s+){0,2}$", re.I)
+
+
+def question_persons(question: str) -> list[str]:
+    """The persons a question names by name: English runs of two or more capitalised words after its first word
+    that are no role, body or date ("Catriona Vell", "Dr Samuel Achterberg"; not "Managing Director", "Harbour
+    Board"); Japanese names with an honorific (田中さん, 鈴木氏) or katakana names with a middle dot (カトリオナ・ヴェル)."""
+    q = normalize(question)
+    if has_cjk(q):
+        return [m.group(0) for m in _HONORIFIC_JA.finditer(q)] + _FOREIGN_NAME_JA.findall(q)
+    out = []
+    for m in _CAP_RUN.finditer(q):
+        if m.start() == len(q) - len(q.lstrip()):
+            continue  # the question's first word is capitalised anyway
+        words = [w.lower().strip(".'’") for w in m.group(0).split()]
+        if any(w in _NOT_PERSON_WORD or _ROLE_EN.fullmatch(w) or w in _MORE_ROLES for w in words):
+            continue
+        out.append(re.sub(r"['’]s$", "", m.group(0)))
+    return out
+
+
+def restates_person(question: str, text: str) -> bool:
+    """Does the sentence `text` name no person other than those a who-question names (question_persons)? Another
+    personal name, or a role or body that is not the question's own and not the person's title ("Catriona Vell,
+    Managing Director", "Managing Director Catriona Vell", "as Managing Director"), answers; the person's pronouns
+    do not. For "Who will replace Catriona Vell?" True of "Catriona Vell (Managing Director) announced that she will
+    retire." and of 「田中さんは来年3月に退職する。」 for 「田中さんの後任は誰ですか」; False of "The Board appointed
+    Jo Hale to succeed Catriona Vell.". False when the question names nobody or asks no "who"."""
+    from relayrag.stages.answer_shape import wh_answer_type
+    persons = question_persons(question)
+    if not persons or wh_answer_type(question) != "person":
+        return False
+    t = normalize(text)
+    if has_cjk(question):
+        for p in persons:
+            t = t.replace(p, " ")
+        t = re.sub(r"担当(?=し|す|さ)", " ", t)  # 担当してきた: a verb, not a role
+        q_roles = {m.group(0) for m in _ROLE_JA.finditer(normalize(question))}
+        return not any(m.group(0) not in q_roles for m in _ROLE_JA.finditer(t))
+    for p in persons:
+        t = re.sub(rf"\b{re.escape(p)}\b|\b{re.escape(p.split()[-1])}\b", " \u0000 ", t)
+    q_words = {w.lower() for w in _WORD.findall(normalize(question))}
+    q_stems = set(tokenize(question))
+    for m in _CAP_RUN.finditer(t):  # another person's name (two capitalised words, not a role's or a date's)
+        words = [w.lower().strip(".'’") for w in m.group(0).split()]
+        if not any(w in q_words or w in _NOT_PERSON_WORD or _ROLE_EN.fullmatch(w) or w in _MORE_ROLES for w in words):
+            return False
+    for m in _ROLE_EN.finditer(t):
+        w = m.group(0).lower()
+        if w in _PRONOUNS or w in q_words or (w == "it" and m.group(0) != "IT"):
+            continue
+        before, after = t[:m.start()], t[m.end():]
+        if "\u0000" in before and _OWN_TITLE_AFTER.match(before[before.rindex("\u0000") + 1:]):
+            continue  # "Catriona Vell (Managing Director)", "Catriona Vell, our Finance Director"
+        if re.match(r"^(?:\s+(?:of|for|and|[A-Z][a-z]+)){0,3}\s*\u0000", after):
+            continue  # "Managing Director Catriona Vell"
+        if _OWN_TITLE_AS.search(before):
+            continue  # "… retire as Managing Director"
+        said = _AUDIENCE.search(before)
+        if said and not set(tokenize(said.group(1))) & q_stems:
+            continue  # "Catriona Vell informed the Board that …": whom she told, unless the question asks that
+        return False
+    return True
