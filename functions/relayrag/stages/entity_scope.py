@@ -69,7 +69,11 @@ def _runs(text: str, skip_first: bool) -> list[tuple[list[str], list[str]]]:
                 j = k
                 while j < len(words) and _is_name_word(words[j]):
                     j += 1
-                out.append((words[k:j], words[j:j + 4]))
+                run = words[k:j]
+                while run and not tokenize(run[0]):  # "The Porto service centre": the article is no name
+                    run = run[1:]
+                if run:
+                    out.append((run, words[j:j + 4]))
                 k = j
             else:
                 k += 1
@@ -132,8 +136,9 @@ def sibling_name(question: str, text: str, context: str = "") -> str | None:
     return None
 
 
-_KATAKANA_NAME = re.compile(r"[\u30a0-\u30ff\uff66-\uff9f]+(?:[・･\s][\u30a0-\u30ff\uff66-\uff9f]+)+")
-_KATAKANA_PART = re.compile(r"[\u30a0-\u30ff\uff66-\uff9f]+")
+_KANA = r"[\u30a1-\u30fa\u30fc-\u30ff\uff66-\uff9f]"  # katakana and ー, not the separator ・ (U+30FB)
+_KATAKANA_NAME = re.compile(rf"{_KANA}+(?:[・･\s]{_KANA}+)+")
+_KATAKANA_PART = re.compile(rf"{_KANA}+")
 
 
 def _katakana_sibling(question: str, local: str) -> str | None:
@@ -152,19 +157,48 @@ def _katakana_sibling(question: str, local: str) -> str | None:
 
 # --- contrasting modifiers -----------------------------------------------------------------------------------
 
+# where a noun phrase starts: an article, a possessive, a quantifier or a preposition ("the air draught", "of paid
+# parental leave", "a secondary carer"); a run of lower-case words after one of them is a noun phrase whose last word
+# is its head. Grammar words, not a list of contrasts: a verb and its object ("visitors borrow safety shoes") or a
+# question word and the attribute it asks ("what colour vests") start no noun phrase.
+_NP_START = frozenset("""a an the my your our their his her its this that these those of for on in at to with from by
+about per each every any""".split())
+_CARDINALS = frozenset("""one two three four five six seven eight nine ten eleven twelve each every any some all no other
+same such own more most less least""".split())
+
+
+_ADVERBS = frozenset("am not just also only very so too ever still really already yet".split())
+_AUXILIARY = frozenset("do does did can could will would should shall may might must".split())
+
+
+def _np_word(w: str) -> bool:
+    return (w[:1].islower() and w.isalpha() and w not in _ASK_WORDS and w not in _CARDINALS and w not in _NP_START
+            and w not in _ADVERBS and len(tokenize(w)) == 1)
+
+
 def modifier_pairs(question: str) -> list[tuple[str, str]]:
-    """(modifier, head) stem pairs of the question: two lower-case content words in a row ("air draught" →
-    (air, draught), "secondary carer" → (secondari, carer)); not question words, numbers or names."""
+    """(modifier, head) stem pairs of the question's noun phrases: after an article, possessive or preposition, a run
+    of lower-case content words whose last is the head ("the air draught" → (air, draught); "of paid parental leave"
+    → (paid, leav), (parent, leav); "a secondary carer" → (secondari, carer)); not question words, numbers or
+    names."""
     words = _WORD.findall(normalize(question))
-    out = []
-    for a, b in zip(words, words[1:]):
-        if not (a[:1].islower() and b[:1].islower()) or a.lower() in _ASK_WORDS or b.lower() in _ASK_WORDS:
+    out: list[tuple[str, str]] = []
+    for i, w in enumerate(words):
+        if w.lower() not in _NP_START:
             continue
-        if any(ch.isdigit() for ch in a + b):
-            continue
-        ta, tb = tokenize(a), tokenize(b)
-        if len(ta) == 1 and len(tb) == 1 and ta != tb:
-            out.append((ta[0], tb[0]))
+        run: list[str] = []
+        end = i + 1
+        for x in words[i + 1:i + 5]:
+            if not _np_word(x):
+                break
+            run.append(tokenize(x)[0])
+            end += 1
+        # "What colour vests do the fire wardens wear?": the run that ends the question after an auxiliary ends with
+        # the main verb, which heads no noun phrase
+        if run and end < len(words) and words[end] in "?？" and any(x.lower() in _AUXILIARY for x in words[:i]):
+            run = run[:-1]
+        if len(run) >= 2:
+            out.extend((m, run[-1]) for m in run[:-1] if m != run[-1] and (m, run[-1]) not in out)
     return out
 
 
@@ -204,14 +238,22 @@ def other_kind(question: str, text: str, context: str = "", kinds: frozenset[tup
     for m, h in pairs:
         if m in local:
             continue
-        for j in range(1, len(words)):
-            if stems[j] != [h]:
-                continue
-            prev = words[j - 1]
-            if len(stems[j - 1]) == 1 and stems[j - 1][0] not in qtoks and prev.isalpha() and \
-                    (prev[:1].islower() or j == 1):
-                return f"{prev} {words[j]}"
+        at = [j for j in range(len(words)) if stems[j] == [h]]
+        # every mention of the head carries another modifier that starts its noun phrase ("her loaded draught", "A
+        # primary carer"); a bare mention ("your last 8 passwords") may be the question's kind
+        others = [f"{words[j - 1]} {words[j]}" for j in at if j >= 1 and _other_modifier(words, stems, j - 1, qtoks)]
+        if at and len(others) == len(at):
+            return others[0]
     return None
+
+
+def _other_modifier(words: list[str], stems: list[list[str]], k: int, qtoks: set[str]) -> bool:
+    """Is words[k] a modifier the question does not use, at the start of its noun phrase (after an article,
+    possessive or preposition, or opening the sentence)?"""
+    w = words[k]
+    if not (_np_word(w.lower()) and (w[:1].islower() or k == 0)) or stems[k][0] in qtoks:
+        return False
+    return k == 0 or words[k - 1].lower() in _NP_START
 
 
 def off_scope(question: str, text: str, context: str = "", kinds: frozenset[tuple[str, str]] | set = frozenset(),
