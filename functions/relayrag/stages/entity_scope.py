@@ -36,6 +36,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from relayrag.retrieval.tokenize import tokenize
+from relayrag.stages.local_context import is_heading
 from relayrag.text import has_cjk, normalize
 
 _WORD = re.compile(r"[^\W_][\w'’-]*|[^\w\s]")
@@ -107,10 +108,11 @@ def _follows(after: list[str], head: tuple[str, ...]) -> bool:
     return bool(head) and stems[:len(head)] == list(head)
 
 
-def sibling_name(question: str, text: str, context: str = "") -> str | None:
+def sibling_name(question: str, text: str, context: str = "", chunk: str = "") -> str | None:
     """The sibling of a name of the question that the sentence `text`, read with its local `context`, speaks of
     (see the module docstring), as written there; None when there is none. A name that the sentence and its
-    context say in full has no sibling there, whatever else they name."""
+    context say in full has no sibling there, whatever else they name. `chunk`: the text around the sentence,
+    where the question's name may head a section of its own (sibling_section)."""
     if has_cjk(question):
         return _katakana_sibling(question, text + "\n" + context)
     local_text = text + "\n" + context
@@ -133,6 +135,32 @@ def sibling_name(question: str, text: str, context: str = "") -> str | None:
                 return " ".join(run)
             if _follows(after, name.head) and not rtoks & name.tokens:  # "Porto service centre" for "Leeds …"
                 return " ".join(run + after[:len(name.head)])
+        if chunk:
+            other = sibling_section(name, local, context, chunk)
+            if other:
+                return other
+    return None
+
+
+def sibling_section(name: Name, local: set[str], context: str, chunk: str) -> str | None:
+    """A document laid out in one section per entity: the question's name heads a section of the chunk ("MV Tamarin
+    Spirit"), the sentence's context holds another heading of the same pattern — sharing a word with that heading
+    which is not the question's ("MV Heron Point": MV), or the head words after the name — and the sentence and
+    its context lack the question's distinguishing words: the sentence is in the other entity's section. A
+    one-entity document ("Skylark Seven" over "Flight details") has no heading of the same pattern."""
+    own = [ln.strip() for ln in chunk.split("\n") if is_heading(ln) and name.tokens <= set(tokenize(ln))]
+    if not own:
+        return None
+    for ln in context.split("\n"):
+        if not is_heading(ln):
+            continue
+        htoks = set(tokenize(ln))
+        if not htoks or name.tokens <= htoks or not (name.tokens - htoks) - local:
+            continue
+        for mine in own:
+            pattern = set(tokenize(mine)) - name.tokens
+            if htoks & pattern and htoks - set(tokenize(mine)):
+                return ln.strip()
     return None
 
 
@@ -257,10 +285,11 @@ def _other_modifier(words: list[str], stems: list[list[str]], k: int, qtoks: set
 
 
 def off_scope(question: str, text: str, context: str = "", kinds: frozenset[tuple[str, str]] | set = frozenset(),
-              absent: set[str] | frozenset = frozenset()) -> str | None:
+              absent: set[str] | frozenset = frozenset(), chunk: str = "") -> str | None:
     """Why the sentence is about something other than what the question names: "sibling: MV Kestrel Point" or
-    "other kind: loaded draught"; None when it is about the question's own thing as far as these checks see."""
-    sib = sibling_name(question, text, context)
+    "other kind: loaded draught"; None when it is about the question's own thing as far as these checks see.
+    `chunk`: the sentence's chunk text (sibling_section)."""
+    sib = sibling_name(question, text, context, chunk)
     if sib:
         return "sibling: " + sib
     kind = other_kind(question, text, context, kinds, absent)

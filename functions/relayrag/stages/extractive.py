@@ -325,7 +325,7 @@ def extractive(question: str, chunks: list[dict], embedder, max_sentences: int, 
                       and not (not cjk and not is_row and names_another(question, text, sup, context))
                       # about the question's own entity, not a sibling ("MV Kestrel Point" under whose heading the
                       # sentence sits, for "MV Heron Point") nor another kind of what is asked ("loaded draught")
-                      and off_scope(question, text, context, kinds, absent) is None
+                      and off_scope(question, text, context, kinds, absent, c["text"]) is None
                       # it says what is asked beyond its title and headings ("answer my questions", 改定), not
                       # another act of the same procedure, and the question's qualifiers (overseas, 海外)
                       and not (not is_row and wh in PREDICATE_KINDS and unanswered_predicate(question, text, context))

@@ -99,7 +99,7 @@ def unsupported_sentences(answer_sentences: list[dict], cited: dict[int, dict], 
 
 
 def responsive(question: str, sentences: list[dict], absent: set[str] | frozenset = frozenset(),
-               kinds: frozenset[tuple[str, str]] | set = frozenset()) -> bool:
+               kinds: frozenset[tuple[str, str]] | set = frozenset(), cited: dict[int, str] | None = None) -> bool:
     """Is the answer shaped like an answer to `question`, whoever wrote it: no sentence asks or only restates the
     question (answer_shape.not_an_answer), and some sentence states a value of the type the question asks for
     (answerability.states_answer_type: money, duration, count, date, number; answer_shape.states_wh_type:
@@ -111,12 +111,14 @@ def responsive(question: str, sentences: list[dict], absent: set[str] | frozense
     (entity_scope.off_scope: "MV Kestrel Point" for "MV Heron Point", "loaded draught" for "air draught").
     `absent`: the question's tokens that no chunk of the
     collection contains (a word the documents never use cannot be asked of them); `kinds`: the question's
-    (modifier, head) pairs the collection writes (entity_scope.collection_kinds)."""
+    (modifier, head) pairs the collection writes (entity_scope.collection_kinds); `cited`: citation number → the
+    cited chunk's text, where the question's entity may head a section of its own (entity_scope.sibling_section)."""
     if not sentences:
         return False
     if any(not_an_answer(question, s.get("source") or s["text"]) is not None for s in sentences):
         return False
-    if any(off_scope(question, s.get("source") or s["text"], s.get("context") or "", kinds, absent) is not None
+    if any(off_scope(question, s.get("source") or s["text"], s.get("context") or "", kinds, absent,
+                     "\n".join((cited or {}).get(n, "") for n in s.get("cites") or [])) is not None
            for s in sentences):
         return False
     codes = record_codes(question)  # "AY-1043": an answer about AY-1042 answers another record's question
@@ -301,7 +303,7 @@ def run(req: CheckRequest, ctx: StageContext) -> CheckResponse:
     # supported is not enough: an answer that restates the question or lacks the type of value it asks for (a
     # title line for "who signed it off?") does not answer it, whichever method wrote it or judged it
     if answers and run_rec.get("generate_method") not in (SUMMARY, TITLE):
-        answers = responsive(asked, sents, absent, kinds)
+        answers = responsive(asked, sents, absent, kinds, {n: c["text"] for n, c in cited.items()})
     patch: dict = {}
     if run_rec.get("generate_method") in (SUMMARY, TITLE) and not bad:
         # "what is this document about?": its title and lead sentences, quoted and cited, are the answer; the

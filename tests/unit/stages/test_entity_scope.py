@@ -152,3 +152,24 @@ def test_sibling_locomotive_is_refused_and_the_right_one_answers(ctx, tmp_path):
     # the one-entity report names its aircraft only in its opening
     res = ask("How long did the flight of the Skylark Seven last?", "lc", ctx=ctx)
     assert res["grounded"] and "95 minutes" in res["answer"], res["answer"]
+
+
+FLEET_CHUNK = """MV Tern Point
+MV Tern Point is a ferry built in 2016. She has a beam of 15.6 metres.
+
+MV Skua Spirit
+MV Skua Spirit is a passenger launch built in 1998."""
+
+
+def test_sentence_in_another_entity_s_section():
+    """A document laid out by entity: the question's name heads a section of the chunk, the sentence sits under a
+    heading of the same pattern (MV …) that it does not name; a one-entity report keeps answering."""
+    context = "Fleet\nMV Tern Point\nMV Tern Point is a ferry built in 2016."
+    for q in ("What is the beam of Skua Spirit?", "How wide is the Skua Spirit?"):
+        assert sibling_name(q, "She has a beam of 15.6 metres.", context, FLEET_CHUNK) == "MV Tern Point"
+        assert sibling_name(q, "She has a beam of 15.6 metres.", context) is None  # without the chunk: unseen
+    assert sibling_name("What is the beam of Tern Point?", "She has a beam of 15.6 metres.", context,
+                        FLEET_CHUNK) is None
+    report = "Skylark Seven\nThe aircraft left Brno at 09:10.\n\nFlight details\nThe flight lasted 95 minutes."
+    assert sibling_name("How long did the flight of the Skylark Seven last?", "The flight lasted 95 minutes.",
+                        "Incident Report\nFlight details", report) is None
