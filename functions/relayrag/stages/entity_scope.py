@@ -55,7 +55,8 @@ class Name:
 
 
 def _is_name_word(w: str) -> bool:
-    return w[:1].isupper() or (any(ch.isdigit() for ch in w) and any(ch.isalpha() for ch in w))
+    """A capitalised word or a code ("B-200", "K1"); not a measure written with a digit ("12-year-old")."""
+    return w[:1].isupper() or (any(ch.isdigit() for ch in w) and any(ch.isupper() for ch in w))
 
 
 def _runs(text: str, skip_first: bool) -> list[tuple[list[str], list[str]]]:
@@ -68,7 +69,8 @@ def _runs(text: str, skip_first: bool) -> list[tuple[list[str], list[str]]]:
         while k < len(words):
             if _is_name_word(words[k]) and not (skip_first and k == 0) and words[k].lower() not in _ASK_WORDS:
                 j = k
-                while j < len(words) and _is_name_word(words[j]):
+                # a number inside a name ("Boeing 737 MAX", "Building 4") belongs to it
+                while j < len(words) and (_is_name_word(words[j]) or (words[j].isdigit() and j > k)):
                     j += 1
                 run = words[k:j]
                 while run and not tokenize(run[0]):  # "The Porto service centre": the article is no name
@@ -104,8 +106,13 @@ def question_names(question: str) -> list[Name]:
 
 
 def _follows(after: list[str], head: tuple[str, ...]) -> bool:
-    stems = [t for w in after for t in tokenize(w)]
-    return bool(head) and stems[:len(head)] == list(head)
+    """Do the words right after a name say the question's head words, with nothing between ("Porto service centre";
+    not "Age of record")?"""
+    stems = [tokenize(w) for w in after[:len(head)]]
+    return bool(head) and all(len(x) == 1 for x in stems) and [x[0] for x in stems] == list(head)
+
+
+_ADDRESS = re.compile(r"\S+@\S*|\bhttps?://\S+|\bwww\.\S+")
 
 
 def sibling_name(question: str, text: str, context: str = "", chunk: str = "") -> str | None:
@@ -115,7 +122,7 @@ def sibling_name(question: str, text: str, context: str = "", chunk: str = "") -
     where the question's name may head a section of its own (sibling_section)."""
     if has_cjk(question):
         return _katakana_sibling(question, text + "\n" + context)
-    local_text = text + "\n" + context
+    local_text = _ADDRESS.sub(" ", text + "\n" + context)  # "9-FAA-SACO-AD-Inquiry@faa.gov" names no entity
     local = set(tokenize(local_text))
     qtoks = set(tokenize(question))
     runs = None
