@@ -21,6 +21,7 @@ from collections.abc import Callable
 import re
 
 from relayrag.retrieval.tokenize import tokenize
+from relayrag.stages.entity_scope import names_another  # noqa: F401 (moved there; re-exported)
 from relayrag.text import has_cjk, normalize
 
 _QUESTION_END = re.compile(r"[?？]\s*[\"'”’)）」]*\s*$")
@@ -312,51 +313,6 @@ def names_codes(codes_: frozenset[str] | set[str], text: str) -> bool:
         return True
     have = identifiers(text)
     return all(c in have for c in codes_)
-
-
-_CAPITALISED = re.compile(r"(?<![\w-])[A-Z][\w-]*")
-_SLOT_STOP = frozenset("the a an of in on at for to from by with and or is are was were did does do".split())
-
-
-def names_another(question: str, text: str, sup, context: str = "") -> bool:
-    """Is the sentence about another named thing in the place of the question's? When a name the question gives
-    (an entity) is missing from the sentence and its local context (support credit below 1), and the sentence
-    puts another capitalised name where the question has it — before the question's next word or after its
-    previous one, within SLOT_WORDS lower-case words of one noun phrase ("the Porto service centre", "the Osaka
-    sales and service office" for "When did the Leeds service centre open?") — it speaks of that other thing."""
-    if not sup.n_entities or sup.entity_min >= 1.0:
-        return False
-    local = set(tokenize(text + "\n" + context))
-    qwords = re.findall(r"[\w-]+", normalize(question))
-    sent = re.findall(r"[\w-]+", " ".join(text.split()))
-    stems = [tokenize(w) for w in sent]
-    for k, w in enumerate(qwords):
-        toks = tokenize(w)
-        if k == 0 or not w[:1].isupper() or not toks or all(t in local for t in toks):
-            continue
-        nxt = next((tokenize(x) for x in qwords[k + 1:k + 2] if x.lower() not in _SLOT_STOP), [])
-        prev = next((tokenize(x) for x in qwords[k - 1:k] if x.lower() not in _SLOT_STOP), [])
-        for j, x in enumerate(sent):
-            if not _CAPITALISED.fullmatch(x) or j == 0 or set(tokenize(x)) & set(toks):
-                continue
-            if (nxt and _in_phrase(sent, stems, range(j + 1, min(j + 1 + SLOT_WORDS, len(sent))), nxt)) or \
-                    (prev and _in_phrase(sent, stems, range(j - 1, max(j - 1 - SLOT_WORDS, -1), -1), prev)):
-                return True
-    return False
-
-
-SLOT_WORDS = 3  # "the Antwerp sales and service office": the other name heads the noun phrase of "service"
-
-
-def _in_phrase(words: list[str], stems: list[list[str]], positions: range, wanted: list[str]) -> bool:
-    """Is `wanted` (a word's stems) at one of `positions` of the sentence, with only lower-case words between it
-    and where the walk started (one noun phrase: "Antwerp sales and service", not "Antwerp. The service")?"""
-    for p in positions:
-        if stems[p] == wanted:
-            return True
-        if not words[p][:1].islower():
-            return False
-    return False
 
 
 _CJK_ARTICLE = re.compile(r"^第[0-9０-９一二三四五六七八九十百]+[条章節項](?:[（(][^）)]{1,20}[）)])?\s*$")

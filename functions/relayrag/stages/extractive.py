@@ -13,8 +13,9 @@ from relayrag.metadata import DEFAULT_EXPIRING_DAYS, citation_fields
 from relayrag.retrieval.tokenize import tokenize
 from relayrag.stages.answer_parts import citation
 from relayrag.stages.answer_shape import (
-    answer_kinds, article_heading, band_holds, cjk_heading, identifiers, measured_things, names_another,
-    names_codes, not_an_answer, quantities, record_codes, states_wh_type)
+    answer_kinds, article_heading, band_holds, cjk_heading, identifiers, measured_things, names_codes, not_an_answer,
+    quantities, record_codes, states_wh_type)
+from relayrag.stages.entity_scope import collection_kinds, names_another, off_scope
 from relayrag.stages.responsive import (
     PREDICATE_KINDS, missing_qualifiers, restates_person, unanswered_predicate, unanswered_yes_no, yes_no_predicate)
 from relayrag.stages.answerability import (
@@ -230,6 +231,8 @@ def extractive(question: str, chunks: list[dict], embedder, max_sentences: int, 
     asked = {t: w for t, w in weights.items() if t not in ent_toks} or weights  # what is asked about it
     total = asks_for_total(question)
     headings = page_headings(snap, chunks)
+    # the question's "modifier head" pairs ("air draught") that the collection writes: it tells those kinds apart
+    kinds = collection_kinds(question, (c["text"] for c in (snap.chunks if snap is not None else chunks)))
     openings = doc_openings(snap, chunks)
     units = [_units(c["text"], cjk) for c in chunks]
     flat = [(i, k) for i in range(len(chunks)) for k in range(len(units[i]))]
@@ -320,6 +323,9 @@ def extractive(question: str, chunks: list[dict], embedder, max_sentences: int, 
                       and (cjk or is_row or said_here > 0 or asked is weights or kind is not None or wh is not None
                            or (bool(entities) and all(t in set(tokenize(text)) for g in entities for t in g)))
                       and not (not cjk and not is_row and names_another(question, text, sup, context))
+                      # about the question's own entity, not a sibling ("MV Kestrel Point" under whose heading the
+                      # sentence sits, for "MV Heron Point") nor another kind of what is asked ("loaded draught")
+                      and off_scope(question, text, context, kinds, absent, c["text"]) is None
                       # it says what is asked beyond its title and headings ("answer my questions", 改定), not
                       # another act of the same procedure, and the question's qualifiers (overseas, 海外)
                       and not (not is_row and wh in PREDICATE_KINDS and unanswered_predicate(question, text, context))

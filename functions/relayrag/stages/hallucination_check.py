@@ -36,8 +36,9 @@ from relayrag.prompts import quote_document, with_data_rule
 from relayrag.stages.base import (Stage, StageRequest, StageResponse, embedder_of, llm_failure, load_run, run_snapshot,
                                   write_run)
 from relayrag.stages.answer_shape import (
-    answer_kinds, asks_document_name, band_holds, names_another, names_codes, not_an_answer, record_codes,
-    says_document_title, states_wh_type, wh_answer_type)
+    answer_kinds, asks_document_name, band_holds, names_codes, not_an_answer, record_codes, says_document_title,
+    states_wh_type, wh_answer_type)
+from relayrag.stages.entity_scope import collection_kinds, names_another, off_scope
 from relayrag.stages.responsive import (
     PREDICATE_KINDS, band_numbers, band_row_label, misses_the_value, missing_period, missing_qualifiers,
     restates_person, unanswered_office_act, unanswered_predicate, unanswered_yes_no, unsaid_by_row)
@@ -97,7 +98,8 @@ def unsupported_sentences(answer_sentences: list[dict], cited: dict[int, dict], 
     return bad
 
 
-def responsive(question: str, sentences: list[dict], absent: set[str] | frozenset = frozenset()) -> bool:
+def responsive(question: str, sentences: list[dict], absent: set[str] | frozenset = frozenset(),
+               kinds: frozenset[tuple[str, str]] | set = frozenset(), cited: dict[int, str] | None = None) -> bool:
     """Is the answer shaped like an answer to `question`, whoever wrote it: no sentence asks or only restates the
     question (answer_shape.not_an_answer), and some sentence states a value of the type the question asks for
     (answerability.states_answer_type: money, duration, count, date, number; answer_shape.states_wh_type:
@@ -105,11 +107,19 @@ def responsive(question: str, sentences: list[dict], absent: set[str] | frozense
     own predicate and qualifiers (`on_the_question`). A band row ("4 or more | EUR 90") answers only a question
     whose number falls in its band (answer_shape.band_numbers: not its years); a question for a document's name
     ("which document …?", 「…規程の名称は」) only a sentence that says its document's title.
+    No sentence may speak of a sibling of the question's entity or of another kind of what it asks
+    (entity_scope.off_scope: "MV Kestrel Point" for "MV Heron Point", "loaded draught" for "air draught").
     `absent`: the question's tokens that no chunk of the
-    collection contains (a word the documents never use cannot be asked of them)."""
+    collection contains (a word the documents never use cannot be asked of them); `kinds`: the question's
+    (modifier, head) pairs the collection writes (entity_scope.collection_kinds); `cited`: citation number → the
+    cited chunk's text, where the question's entity may head a section of its own (entity_scope.sibling_section)."""
     if not sentences:
         return False
     if any(not_an_answer(question, s.get("source") or s["text"]) is not None for s in sentences):
+        return False
+    if any(off_scope(question, s.get("source") or s["text"], s.get("context") or "", kinds, absent,
+                     "\n".join((cited or {}).get(n, "") for n in s.get("cites") or [])) is not None
+           for s in sentences):
         return False
     codes = record_codes(question)  # "AY-1043": an answer about AY-1042 answers another record's question
     if codes and not any(names_codes(codes, (s.get("source") or s["text"]) + "\n" + (s.get("context") or ""))
@@ -257,6 +267,7 @@ def run(req: CheckRequest, ctx: StageContext) -> CheckResponse:
     method, llm_error = "sentence-support", None
     bad, answers = None, None
     absent: set[str] = set()  # the question's words no chunk contains (read from the index when it is loaded)
+    kinds: frozenset[tuple[str, str]] = frozenset()  # its "modifier head" pairs the collection writes (idem)
     if ctx.llm is not None and sents:
         try:
             numbered = "\n".join(f"{k}: {s['text']} (cites {s['cites']})" for k, s in enumerate(sents))
@@ -288,11 +299,12 @@ def run(req: CheckRequest, ctx: StageContext) -> CheckResponse:
         # the question the answer was found for: as typed, or its spelling correction (generate's `searched_for`)
         sup = question_support(asked, sents, run_rec.get("citations", []), snap.bm25, wider)
         absent = absent_tokens(tokenize(asked), snap.bm25)
+        kinds = collection_kinds(asked, (c["text"] for c in snap.chunks))
         answers = bool(sents) and sup.answers(has_cjk(asked))
     # supported is not enough: an answer that restates the question or lacks the type of value it asks for (a
     # title line for "who signed it off?") does not answer it, whichever method wrote it or judged it
     if answers and run_rec.get("generate_method") not in (SUMMARY, TITLE):
-        answers = responsive(asked, sents, absent)
+        answers = responsive(asked, sents, absent, kinds, {n: c["text"] for n, c in cited.items()})
     patch: dict = {}
     if run_rec.get("generate_method") in (SUMMARY, TITLE) and not bad:
         # "what is this document about?": its title and lead sentences, quoted and cited, are the answer; the
