@@ -92,11 +92,29 @@ def is_function_bigram(tok: str) -> bool:
     return not rest or bool(_KANA_OR_PUNCT.match(rest))
 
 
+_CONTRACTION = re.compile(r"^(\w+?)(?:n't|'s|'re|'ve|'d|'ll|'m)$")
+_NEGATED = {"won": "will", "ca": "can", "sha": "shall"}  # won't, can't, shan't
+
+
+def bare_word(word: str) -> str:
+    """A question's word without its contraction: "What's" → what, "where're" → where, "don't" → do, "can't" →
+    can, "won't" → will, "isn't" → is, "company's" → company. Question words are read from the bare word: a
+    contracted "What's" or "doesn't" is as much a question word as "what" or "does", not a content term that
+    no document contains (which would weigh twice its idf, see ABSENT_BOOST)."""
+    w = word.lower().replace("’", "'").strip(".'")
+    m = _CONTRACTION.match(w)
+    if not m:
+        return w
+    base = m.group(1)
+    return _NEGATED.get(base, base) if w.endswith("n't") else base
+
+
 def _asked_words(words: list[str]) -> list[bool]:
-    """Per English word of a question: is it a question word? _QUESTION_WORDS, and the adjective of a
-    "how long / how far / how old …" phrase: it names the answer's type (a duration, a distance; see
-    expected_answer_type), not a thing the answer mentions ("long" is in no refund policy)."""
-    low = [w.lower().strip(".'’") for w in words]
+    """Per English word of a question: is it a question word? _QUESTION_WORDS (read on the word without its
+    contraction, bare_word: "what's", "don't", "can't"), and the adjective of a "how long / how far / how old …"
+    phrase: it names the answer's type (a duration, a distance; see expected_answer_type), not a thing the
+    answer mentions ("long" is in no refund policy)."""
+    low = [bare_word(w) for w in words]
     return [w in _QUESTION_WORDS or (i > 0 and low[i - 1] == "how" and w in _HOW_ADJECTIVES)
             for i, w in enumerate(low)]
 
@@ -275,18 +293,25 @@ _DATE_Q_EN = re.compile(r"^\s*(?:in |by |on |until |since |from )?what (?:year|d
 _MONEY_Q_CJK = re.compile(r"何円|何ドル|値段|価格|料金|費用")
 
 _CURRENCY_SIGN = r"[$€£¥￥₹₩]"
+# ISO 4217 codes of the currencies a document may be priced in ("CZK 150", "SEK 95", "1,200 PLN"), leaving out codes
+# that spell an English word (TRY, ALL, COP, PHP …: the pattern is case-insensitive), and the names and local signs
+# written after the amount (koruna, crowns, złoty, Kč, zł)
+_CURRENCY_CODE = (r"(?:USD|EUR|GBP|JPY|CAD|AUD|CHF|CNY|INR|BRL|MXN|CZK|PLN|HUF|SEK|NOK|DKK|ISK|RON|BGN|RUB|UAH|ZAR|"
+                  r"NZD|SGD|HKD|KRW|TWD|THB|MYR|IDR|VND|AED|SAR|ILS|EGP|NGN|KES|ARS|CLP)")
 _CURRENCY_WORD = (r"(?:dollars?|cents?|euros?|pounds?(?: sterling)?|pence|yen|yuan|reais|real|pesos?|rupees?|francs?|"
-                  r"USD|EUR|GBP|JPY|CAD|AUD|CHF|CNY|INR|BRL|MXN)")
+                  r"korun[ay]?|crowns?|zlot(?:y|ys|ych)|złot(?:y|ych)|forints?|kron(?:a|or|e|er)|baht|ringgit|liras?|"
+                  r"dirhams?|shekels?|rupiah|r[ou]?ubles?|hryvnias?|Kč|zł|" + _CURRENCY_CODE[3:-1] + ")")
 _AMOUNT = r"\d[\d,]*(?:\.\d+)?"
 _MONEY_TEXT = re.compile(
-    rf"{_CURRENCY_SIGN}\s*\d|\b(?:USD|EUR|GBP|JPY|CAD|AUD|CHF|CNY|INR|BRL|MXN)\s*\d"
+    rf"{_CURRENCY_SIGN}\s*\d|\b{_CURRENCY_CODE}\s*\d"
     rf"|{_AMOUNT}\s*(?:(?:million|billion|thousand|[mk]|bn)\s+)?{_CURRENCY_WORD}\b"
     rf"|\b{_NUMBER_WORD}\s+{_CURRENCY_WORD}\b"
     r"|\b\d[\d,]*\.\d\d\b(?!\s*(?:%|percent|per cent|[a-z]))"  # an amount written with cents: 618.00, 37,499.96
     r"|\b(?:free of charge|at no (?:extra )?(?:cost|charge)|without charge|for free|no fee)\b", re.I)
-_MONEY_TEXT_CJK = re.compile(rf"{_CURRENCY_SIGN}\s*[0-9０-９]"
-                             r"|[0-9０-９一二三四五六七八九十百千万億]+\s*(?:円|ドル|ユーロ|ポンド|元|ウォン)")
-_CURRENCY_UNIT = re.compile(rf"{_CURRENCY_SIGN}|\b{_CURRENCY_WORD}\b|円|ドル|ユーロ", re.I)
+_MONEY_TEXT_CJK = re.compile(rf"{_CURRENCY_SIGN}\s*[0-9０-９]|\b{_CURRENCY_CODE}\s*[0-9０-９]"
+                             r"|[0-9０-９一二三四五六七八九十百千万億,，]+\s*(?:円|ドル|ユーロ|ポンド|元|ウォン|コルナ|クローナ|"
+                             r"クローネ|ズウォティ|フラン|ルピー|レアル|ペソ|バーツ)")
+_CURRENCY_UNIT = re.compile(rf"{_CURRENCY_SIGN}|\b{_CURRENCY_WORD}\b|円|ドル|ユーロ|コルナ", re.I)
 _TIME_UNIT = r"(?:(?:working|business|calendar|school|banking)\s+)?(?:seconds?|minutes?|hours?|days?|nights?|weeks?|" \
              r"fortnights?|months?|years?|decades?|centur(?:y|ies))"
 _LENGTH_UNIT = (r"(?:mm|cm|km|m|in|ft|yd|mi|nm|inch(?:es)?|feet|foot|yards?|miles?|nautical miles?|"
@@ -300,6 +325,9 @@ _MONTH = (r"(?:January|February|March|April|May|June|July|August|September|Octob
           r"Jan|Feb|Mar|Apr|Jun|Jul|Aug|Sept?|Oct|Nov|Dec)\.?")
 _DATE_TEXT = re.compile(rf"\b(?:1[5-9]\d\d|2\d\d\d)\b|\b{_MONTH}\s+\d|\b\d{{1,2}}\s+{_MONTH}"
                         r"|\b\d{1,2}[/.-]\d{1,2}[/.-]\d{2,4}\b|\b\d{4}-\d{2}-\d{2}\b")
+# a Japanese time span: 3分, 10営業日, 2週間, 6か月, 1年間 (the units 何日 / 何分 / 何営業日 ask for)
+_DURATION_TEXT_CJK = re.compile(r"[0-9０-９一二三四五六七八九十百千]\s*(?:営業日|日間|日|時間|分間|分|秒|週間|か月|ヶ月|カ月|"
+                                r"箇月|年間|年|泊)")
 _BARE_CELL = re.compile(rf"^\(?{_CURRENCY_SIGN}?\s*(?:up to\s+)?{_CURRENCY_SIGN}?\s*{_AMOUNT}"
                         rf"(?:\s*[-–]\s*{_CURRENCY_SIGN}?\s*{_AMOUNT})?\)?\.?$", re.I)
 
@@ -346,6 +374,25 @@ def other_rate(question: str, text: str) -> bool:
     return not any(u & a for u in stated for a in asked)
 
 
+# answer types a question's wording hides behind another type's word (issue 31, false refusals): a counter after
+# 何 (何回, 何人, 何件 …) asks a number even in a question about a fee (料金の分割払いは何回まで); "how many
+# kilometres / kilograms / litres" asks a measure of that unit, not a count of things; "what (pre-charge) pressure /
+# temperature / voltage …" asks a physical quantity, not money, though "pre-charge" holds the word "charge"
+_COUNTER_Q_CJK = re.compile(r"何(?:回|人|個|件|台|本|枚|種類|倍|番目|か所|箇所|カ所|社|名)")
+_COUNTED_UNIT = [
+    ("length", re.compile(r"(?:milli|centi|kilo)?met(?:er|re)s|kilometers|km|miles|feet|yards|inches", re.I)),
+    ("mass", re.compile(r"(?:kilo|milli)?gram(?:me)?s|kilos|kg|tonnes|tons|pounds|lbs|ounces", re.I)),
+    ("capacity", re.compile(r"(?:milli)?lit(?:er|re)s|gallons|cubic", re.I)),
+]
+_PHYSICAL_Q = re.compile(r"^\s*(?:what|which)\b(?:\s+(?!is\b|are\b|was\b|the\b)[\w'’-]+){0,3}?\s+"
+                         r"(?-i:pressure|temperature|voltage|current|frequency|flow rate|torque|power|resistance)\b",
+                         re.I)
+# a rate in percent asked about a charge ("What VAT rate is added to water charges?"): a percentage answers it
+_PERCENT_Q = re.compile(r"\b(?:VAT|tax|interest|discount|surcharge|commission)\s+(?:rate|percentage)\b"
+                        r"|\b(?:percentage|percent|per cent)\b", re.I)
+_PERCENT_TEXT = re.compile(r"\d\s*(?:%|percent\b|per cent\b)|[0-9０-９]\s*[％%]", re.I)
+
+
 def expected_answer_type(question: str) -> str | None:
     """The kind of value the question asks for: "money" (what / how much … cost, price, fee, paid, fare …;
     何円, 値段, 料金), "duration" (how long / how many days: a time span, or a length), "count" (how many
@@ -356,6 +403,8 @@ def expected_answer_type(question: str) -> str | None:
     if has_cjk(q):  # a quantity question (何円, いくら …) about a price asks for money; 何日, 何時間 a duration
         if not _NUMBER_Q_CJK.search(q) and not _DURATION_Q_CJK.search(q):
             return measure_kind(q)  # 高さは, 重さは: a dimension without a question word for a number
+        if _COUNTER_Q_CJK.search(q):  # 料金の分割払いは何回まで: a number of times, not an amount of money
+            return "number"
         if _MONEY_Q_CJK.search(q) or "何円" in q:
             return "money"
         return "duration" if _DURATION_Q_CJK.search(q) else (measure_kind(q) or "number")
@@ -363,9 +412,15 @@ def expected_answer_type(question: str) -> str | None:
         return "duration"
     m = _COUNT_Q_EN.search(q)
     if m:  # "how many (vacation) days" asks a duration; "how many customers" a count of things, not days or dollars
-        return "duration" if any(re.fullmatch(_TIME_UNIT, w, re.I) for w in m.group(1).split()) else "count"
+        words = m.group(1).split()
+        if any(re.fullmatch(_TIME_UNIT, w, re.I) for w in words):
+            return "duration"
+        unit = next((k for w in words for k, rx in _COUNTED_UNIT if rx.fullmatch(w)), None)
+        return unit or "count"  # "how many kilometres of mains": a length, not a count of things
     if _DATE_Q_EN.search(q):
         return "date"
+    if _PHYSICAL_Q.search(q):  # "what pre-charge pressure …": a physical quantity, whatever word names a charge
+        return "number"
     if _MONEY_Q_EN.search(q) and (_MONEY_Q_START.search(q) or _NUMBER_Q_EN.search(q)):
         return "money"
     measure = measure_kind(q)  # how tall / heavy / fast, the capacity of …: a quantity with a unit of its kind
@@ -524,7 +579,7 @@ def states_count(text: str) -> bool:
     text = _REFERENCE.sub(" ", text)
     for m in _NUMBER_TOKEN.finditer(text):
         before = text[max(0, m.start() - 2):m.start()]
-        if re.search(_CURRENCY_SIGN, before) or re.search(r"\b(?:USD|EUR|GBP|JPY)\s*$", text[:m.start()]):
+        if re.search(_CURRENCY_SIGN, before) or re.search(rf"\b{_CURRENCY_CODE}\s*$", text[:m.start()], re.I):
             continue
         if _MEASURE_AFTER.match(text[m.end():m.end() + 24]):
             continue
@@ -563,8 +618,10 @@ def states_answer_type(kind: str | None, text: str, cjk: bool = False, unit_cont
     if kind == "money":
         if (_MONEY_TEXT_CJK if cjk else _MONEY_TEXT).search(text):
             return not (question and other_rate(question, text))
+        if question and _PERCENT_Q.search(question) and _PERCENT_TEXT.search(text):
+            return True
     elif kind == "duration":
-        if _DURATION_TEXT.search(text):
+        if _DURATION_TEXT.search(text) or (cjk and _DURATION_TEXT_CJK.search(text)):
             return True
     elif kind == "date":
         return bool(_DATE_TEXT.search(text))
