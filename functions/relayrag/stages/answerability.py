@@ -64,6 +64,10 @@ am i'm i've i'd i'll me my mine ours us your yours him them here just actually e
 allowed permitted able supposed entitled entitlement ago""".split())
 _HOW_ADJECTIVES = frozenset("""long far old big large often soon tall high heavy wide deep fast late early short small
 frequently""".split())
+# the noun of "what time / what date / what or which year" names the answer's type (a clock time, a date, a year; each
+# checked by expected_answer_type / answer_shape's wh types), as the adjective of "how long" does: the answer states
+# 07:30 or 2019, not the word "time" or "year"
+_TYPE_NOUNS = frozenset({("what", "time"), ("what", "date"), ("what", "year"), ("which", "year")})
 _KANA_OR_PUNCT = re.compile(r"^[\u3040-\u309f\u30fc\u3000-\u303f\uff01-\uff0f\uff1a-\uff20・ー、。「」（）()?？!！]+$")
 _QUESTION_KANJI = frozenset("何誰")
 _HIRAGANA = re.compile(r"[\u3040-\u309f]")
@@ -93,7 +97,7 @@ def is_function_bigram(tok: str) -> bool:
 
 
 _CONTRACTION = re.compile(r"^(\w+?)(?:n't|'s|'re|'ve|'d|'ll|'m)$")
-_NEGATED = {"won": "will", "ca": "can", "sha": "shall"}  # won't, can't, shan't
+_NEGATED = {"wo": "will", "ca": "can", "sha": "shall"}  # won't, can't, shan't
 
 
 def bare_word(word: str) -> str:
@@ -116,6 +120,7 @@ def _asked_words(words: list[str]) -> list[bool]:
     answer mentions ("long" is in no refund policy)."""
     low = [bare_word(w) for w in words]
     return [w in _QUESTION_WORDS or (i > 0 and low[i - 1] == "how" and w in _HOW_ADJECTIVES)
+            or (i > 0 and (low[i - 1], w) in _TYPE_NOUNS)
             for i, w in enumerate(low)]
 
 
@@ -129,12 +134,16 @@ def content_weights(question: str, idf: dict[str, float] | None = None, absent: 
         words = _EN_WORD.findall(q)
         kept = [w for w, asked in zip(words, _asked_words(words)) if not asked]
         toks = tokenize(" ".join(kept))
-        clause = asking_clause(q)
+        clause = main_clause(asking_clause(q))
         if clause != q:  # "My colleague has worked here for 15 years. What is her leave?": circumstances
             own = set(tokenize(clause))
             aside = {t for t in toks if t not in own}
     else:
         toks = tokenize(q)
+        clause = main_clause(asking_clause(q))
+        if clause != q:  # 管理職が大阪市内に泊まる場合、宿泊費の上限は…: the 場合 clause gives circumstances
+            own = set(tokenize(clause))
+            aside = {t for t in toks if t not in own}
     out: dict[str, float] = {}
     for t in dict.fromkeys(toks):
         w = (idf or {}).get(t, 1.0) if idf is not None else 1.0
@@ -249,6 +258,29 @@ def asking_clause(question: str) -> str:
         return q
     asking = [p for p in parts if p.rstrip().endswith(("?", "？"))]
     return (asking or parts)[-1].strip()
+
+
+# a conditional clause inside the asking sentence states the asker's circumstances, not what is asked (issue 31:
+# the answer states the rule, the question adds its case): English "… if / when / whenever / once / in case …"
+# after the question's first word, up to a comma or the end, or a leading "If …," clause; Japanese a clause ending
+# in 場合、/ とき、/ ときは / たら、/ なら、/ れば、 before what is asked
+_COND_EN = re.compile(r"(?<=\w)[\s,]+(?:if|when|whenever|once|in case)\s+\w[^,;]*", re.I)
+_COND_EN_LEAD = re.compile(r"^\s*(?:if|when|whenever|once|in case)\b[^,?]+,\s*(?=\S)", re.I)
+_COND_CJK = re.compile(r"^.+?(?:場合|とき|時|たら|なら|れば)(?:は|には|に|で)?[、,，]\s*(?=\S)")
+
+
+def main_clause(clause: str) -> str:
+    """The asking sentence without its conditional clause ("Who approves my trip if it lasts 6 nights?" → "Who
+    approves my trip?"; "If I resign, how much notice must I give?" → "how much notice must I give?"; 6泊する場合、
+    誰の承認が必要ですか？ → 誰の承認が必要ですか？). Its words then weigh ASIDE_WEIGHT in coverage, like a sentence
+    of circumstances before the question. A "when" that opens the question asks; it is no condition."""
+    if has_cjk(clause):
+        rest = _COND_CJK.sub("", clause, count=1)
+        return rest if len(rest) >= 4 else clause
+    rest = _COND_EN_LEAD.sub("", clause, count=1)
+    if rest == clause:
+        rest = _COND_EN.sub("", clause, count=1)
+    return rest if len(_EN_WORD.findall(rest)) >= 3 else clause
 
 
 def expects_number(question: str) -> bool:
