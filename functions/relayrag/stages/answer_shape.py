@@ -21,7 +21,7 @@ from collections.abc import Callable
 import re
 
 from relayrag.retrieval.tokenize import tokenize
-from relayrag.text import has_cjk, normalize
+from relayrag.text import LATIN_LETTER, LATIN_LOWER, LATIN_UPPER, has_cjk, normalize
 
 _QUESTION_END = re.compile(r"[?？]\s*[\"'”’)）」]*\s*$")
 _JA_QUESTION_END = re.compile(r"(?:ですか|ますか|でしょうか|のか|か)[。．]?\s*$")
@@ -252,7 +252,8 @@ def codes(text: str, question: str = "") -> list[str]:
     return out
 
 
-_TITLE_WORD = re.compile(r"(?<![\w-])(?:[A-Z][a-z]+[A-Za-z]*|[A-Z][a-z]*[A-Z][\w]*)(?![\w-])")
+_TITLE_WORD = re.compile(rf"(?<![\w-])(?:[{LATIN_UPPER}][{LATIN_LOWER}]+[{LATIN_LETTER}]*|"  # Zátiší, Müller too
+                         rf"[{LATIN_UPPER}][{LATIN_LOWER}]*[{LATIN_UPPER}][\w]*)(?![\w-])")
 
 
 def names_a_thing(text: str, question: str, kind: list[str] | None = None) -> bool:

@@ -39,7 +39,7 @@ import re
 from dataclasses import dataclass
 
 from relayrag.retrieval.tokenize import tokenize
-from relayrag.text import column_header, has_cjk, is_header_row, normalize  # noqa: F401 (re-exported)
+from relayrag.text import LATIN_LETTER, column_header, has_cjk, is_header_row, normalize  # noqa: F401 (re-exported)
 from relayrag.stages.local_context import _TABLE_SEP
 
 # Thresholds learned on the dev sets (see the module docstring and benchmarks/RESULTS.md).
@@ -73,7 +73,7 @@ _QUESTION_KANJI = frozenset("何誰")
 _HIRAGANA = re.compile(r"[\u3040-\u309f]")
 _KATAKANA_RUN = re.compile(r"[\u30a0-\u30ff\uff66-\uff9f][\u30a0-\u30ff\uff66-\uff9f・ー]+")
 _LATIN_OR_NUM = re.compile(r"[A-Za-z0-9][A-Za-z0-9\-/.]*[A-Za-z0-9]|[0-9]")
-_EN_WORD = re.compile(r"[A-Za-z0-9][A-Za-z0-9\-/.'’]*")
+_EN_WORD = re.compile(rf"[{LATIN_LETTER}0-9][{LATIN_LETTER}0-9\-/.'’]*")  # Zátiší is one word, not "Z" and "ti"
 
 
 def cjk_weight(tok: str) -> float:

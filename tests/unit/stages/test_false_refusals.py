@@ -12,7 +12,9 @@ Classes (each with its own small inputs, never a golden question):
   money question because of the word "charge"; a VAT or tax rate asked with a charge answered by a percentage;
 - a conditional clause (if / when / in case …; 場合、/ とき、/ たら、) of the asker's circumstances counted in full
   against coverage, though the document states the rule without the case; the noun of "what time / what year"
-  counted as a term the answer must contain.
+  counted as a term the answer must contain;
+- a name with diacritics (Zátiší, Dolní, Łódź, Müller) cut into ASCII pieces ("Z", "ti") that no sentence contains,
+  so neither coverage nor the entity gate could be met.
 """
 
 from __future__ import annotations
@@ -147,3 +149,25 @@ def test_condition_words_weigh_half_and_entities_keep_their_gate():
     ("What date is the AGM held on?", "date"), ("What year did the ferry enter service?", "year")])
 def test_type_nouns_after_what_are_question_words(question, absent):
     assert absent not in content_weights(question)
+
+
+@pytest.mark.parametrize("question,sentence,name", [
+    ("When was the Zátiší pumping station last overhauled?", "Zátiší pumping station was last overhauled in 2021.",
+     "zátiší"),
+    ("Where is the Dolní Brod depot?", "The Dolní Brod depot is on Mill Road.", "dolní"),
+    ("Who runs the café at Łódź station?", "The café at Łódź station is run by Anna Nowak.", "łódź"),
+    ("What does Müller Logistik charge per pallet?", "Müller Logistik charges EUR 14 per pallet.", "müller"),
+])
+def test_accented_names_are_one_word_and_one_entity(question, sentence, name):
+    weights = content_weights(question)
+    assert name in weights and not any(len(t) == 1 for t in weights)
+    ents = question_entities(question)
+    assert [name] in ents
+    sup = support(weights, ents, sentence)
+    assert sup.entity_min == 1.0 and sup.coverage == 1.0
+
+
+def test_accented_names_are_names_in_a_sentence():
+    from relayrag.stages.answer_shape import names_a_thing
+    assert names_a_thing("The depot is run from Zátiší.", "Where is the depot run from?")
+    assert not names_a_thing("The depot is run from the main office.", "Where is the depot run from?")
