@@ -84,7 +84,8 @@ def asks_about_title(question: str) -> bool:
 _WHO_EN = re.compile(r"^\s*(?:(?:to|by|from|for|with) )?(?:who|whom|whose)\b|\bwho(?:m)? (?:is|are|was|were|must|"
                      r"should|can|will|do|does|did)\b", re.I)
 _WHERE_EN = re.compile(r"^\s*(?:from |to )?where\b|\bwhere (?:is|are|can|do|does|should|must|will|was|were)\b", re.I)
-_WHEN_EN = re.compile(r"^\s*(?:since |until |by )?when\b", re.I)
+_WHEN_EN = re.compile(r"^\s*(?:since |until |by )?when\b"  # "what time": a time of day, not any number (issue 31)
+                      r"|^\s*(?:at |by |from |until |till )?what time\b(?! (?:limit|frame|period|span)\b)", re.I)
 _YEAR_EN = re.compile(r"^\s*(?:in |since |until |by |from )?(?:which|what) year\b", re.I)
 _OFTEN_EN = re.compile(r"^\s*how (?:often|frequently)\b|^\s*how many times\b", re.I)
 _WHO_JA = re.compile(r"誰|だれ|どなた|どの(?:部署|部門|担当|人)")

@@ -171,3 +171,12 @@ def test_accented_names_are_names_in_a_sentence():
     from relayrag.stages.answer_shape import names_a_thing
     assert names_a_thing("The depot is run from Zátiší.", "Where is the depot run from?")
     assert not names_a_thing("The depot is run from the main office.", "Where is the depot run from?")
+
+
+@pytest.mark.parametrize("question", [
+    "What time does the fire drill start?", "By what time must I call in sick?", "At what time is the gate locked?"])
+def test_what_time_asks_a_time_of_day(question):
+    from relayrag.stages.answer_shape import states_wh_type, wh_answer_type
+    assert wh_answer_type(question) == "when"
+    assert not states_wh_type("when", "Assembly point: car park P3, next to the tower.", question=question)
+    assert states_wh_type("when", "The drill starts at 10:30 on Thursday.", question=question)
