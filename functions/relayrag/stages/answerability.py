@@ -41,6 +41,7 @@ from dataclasses import dataclass
 from relayrag.retrieval.tokenize import tokenize
 from relayrag.text import LATIN_LETTER, column_header, has_cjk, is_header_row, normalize  # noqa: F401 (re-exported)
 from relayrag.stages.local_context import _TABLE_SEP
+from relayrag.stages.question_clauses import asking_clause, bare_word, main_clause  # noqa: F401 (re-exported)
 
 # Thresholds learned on the dev sets (see the module docstring and benchmarks/RESULTS.md).
 COVERAGE_MIN = {"en": 0.5, "cjk": 0.4}
@@ -94,23 +95,6 @@ def is_function_bigram(tok: str) -> bool:
         return False
     rest = "".join(ch for ch in tok if ch not in _QUESTION_KANJI)
     return not rest or bool(_KANA_OR_PUNCT.match(rest))
-
-
-_CONTRACTION = re.compile(r"^(\w+?)(?:n't|'s|'re|'ve|'d|'ll|'m)$")
-_NEGATED = {"wo": "will", "ca": "can", "sha": "shall"}  # won't, can't, shan't
-
-
-def bare_word(word: str) -> str:
-    """A question's word without its contraction: "What's" → what, "where're" → where, "don't" → do, "can't" →
-    can, "won't" → will, "isn't" → is, "company's" → company. Question words are read from the bare word: a
-    contracted "What's" or "doesn't" is as much a question word as "what" or "does", not a content term that
-    no document contains (which would weigh twice its idf, see ABSENT_BOOST)."""
-    w = word.lower().replace("’", "'").strip(".'")
-    m = _CONTRACTION.match(w)
-    if not m:
-        return w
-    base = m.group(1)
-    return _NEGATED.get(base, base) if w.endswith("n't") else base
 
 
 def _asked_words(words: list[str]) -> list[bool]:
@@ -243,44 +227,6 @@ _NUMBER_Q_CJK = re.compile(r"何(年|月|日|人|個|回|歳|%|％|パーセン�
                            r"|いくら|いくつ|どのくらい|どれくらい|いつ(?!も)")
 _DIGIT = re.compile(r"[0-9０-９]")
 _DIGIT_CJK = re.compile(r"[0-9０-９一二三四五六七八九十百千万億]")
-
-
-_CLAUSE_END = re.compile(r"(?<=[.!?;])\s+(?=\S)|(?<=[。！？])")
-
-
-def asking_clause(question: str) -> str:
-    """The sentence of a question that asks ("I joined a year ago. How much annual leave …?" → "How much annual
-    leave …?"): the last one ending in a question mark, else the last one; the question's type words are read
-    there (the clauses before it give circumstances)."""
-    q = normalize(question)
-    parts = [p for p in _CLAUSE_END.split(q) if p.strip()]
-    if len(parts) < 2:
-        return q
-    asking = [p for p in parts if p.rstrip().endswith(("?", "？"))]
-    return (asking or parts)[-1].strip()
-
-
-# a conditional clause inside the asking sentence states the asker's circumstances, not what is asked (issue 31:
-# the answer states the rule, the question adds its case): English "… if / when / whenever / once / in case …"
-# after the question's first word, up to a comma or the end, or a leading "If …," clause; Japanese a clause ending
-# in 場合、/ とき、/ ときは / たら、/ なら、/ れば、 before what is asked
-_COND_EN = re.compile(r"(?<=\w)[\s,]+(?:if|when|whenever|once|in case)\s+\w[^,;]*", re.I)
-_COND_EN_LEAD = re.compile(r"^\s*(?:if|when|whenever|once|in case)\b[^,?]+,\s*(?=\S)", re.I)
-_COND_CJK = re.compile(r"^.+?(?:場合|とき|時|たら|なら|れば)(?:は|には|に|で)?[、,，]\s*(?=\S)")
-
-
-def main_clause(clause: str) -> str:
-    """The asking sentence without its conditional clause ("Who approves my trip if it lasts 6 nights?" → "Who
-    approves my trip?"; "If I resign, how much notice must I give?" → "how much notice must I give?"; 6泊する場合、
-    誰の承認が必要ですか？ → 誰の承認が必要ですか？). Its words then weigh ASIDE_WEIGHT in coverage, like a sentence
-    of circumstances before the question. A "when" that opens the question asks; it is no condition."""
-    if has_cjk(clause):
-        rest = _COND_CJK.sub("", clause, count=1)
-        return rest if len(rest) >= 4 else clause
-    rest = _COND_EN_LEAD.sub("", clause, count=1)
-    if rest == clause:
-        rest = _COND_EN.sub("", clause, count=1)
-    return rest if len(_EN_WORD.findall(rest)) >= 3 else clause
 
 
 def expects_number(question: str) -> bool:
