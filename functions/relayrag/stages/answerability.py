@@ -108,32 +108,49 @@ def _asked_words(words: list[str]) -> list[bool]:
             for i, w in enumerate(low)]
 
 
-def content_weights(question: str, idf: dict[str, float] | None = None, absent: set[str] | frozenset = frozenset()
-                    ) -> dict[str, float]:
+def content_weights(question: str, idf: dict[str, float] | None = None, absent: set[str] | frozenset = frozenset(),
+                    conditions: bool = True) -> dict[str, float]:
     """Content token → weight: idf (1.0 without an index), × FUNCTION_WEIGHT / HALF_WEIGHT for CJK function
-    bigrams / particle boundaries, × ABSENT_BOOST for tokens in `absent` (no chunk contains them)."""
+    bigrams / particle boundaries, × ABSENT_BOOST for tokens in `absent` (no chunk contains them), × ASIDE_WEIGHT
+    for the words of sentences before the asking one (English) and, with `conditions`, of the asking sentence's
+    conditional clause (condition_tokens)."""
     q = normalize(question)
     aside: set[str] = set()
     if not has_cjk(q):
         words = _EN_WORD.findall(q)
         kept = [w for w, asked in zip(words, _asked_words(words)) if not asked]
         toks = tokenize(" ".join(kept))
-        clause = main_clause(asking_clause(q))
+        clause = asking_clause(q)
         if clause != q:  # "My colleague has worked here for 15 years. What is her leave?": circumstances
             own = set(tokenize(clause))
             aside = {t for t in toks if t not in own}
     else:
         toks = tokenize(q)
-        clause = main_clause(asking_clause(q))
-        if clause != q:  # 管理職が大阪市内に泊まる場合、宿泊費の上限は…: the 場合 clause gives circumstances
-            own = set(tokenize(clause))
-            aside = {t for t in toks if t not in own}
+    if conditions:  # "… if I had a drink before my shift", 泊まる場合、: the asker's case (see main_clause)
+        aside |= condition_tokens(q) & set(toks)
     out: dict[str, float] = {}
     for t in dict.fromkeys(toks):
         w = (idf or {}).get(t, 1.0) if idf is not None else 1.0
         w *= ASIDE_WEIGHT if t in aside else 1.0
         out[t] = max(w * cjk_weight(t) * (ABSENT_BOOST if t in absent else 1.0), 1e-6)
     return out
+
+
+def condition_tokens(question: str) -> set[str]:
+    """The tokens only the asking sentence's conditional clause holds (main_clause): "Can I report for duty if I had
+    a drink before my shift?" → {drink, befor, shift}. A sentence that answers the question read without them
+    must still be about the asker's case: it says one of them (stages/extractive.py reads the full weights for a
+    sentence that says none: "Foot passengers should be at the terminal 15 minutes before departure" does not
+    answer "… if I'm driving on?")."""
+    clause = asking_clause(question)
+    main = main_clause(clause)
+    if main == clause:
+        return set()
+    if has_cjk(clause):
+        return {t for t in set(tokenize(clause)) - set(tokenize(main)) if not is_function_bigram(t)}
+    words = _EN_WORD.findall(normalize(clause))
+    kept = [w for w, asked in zip(words, _asked_words(words)) if not asked]
+    return set(tokenize(" ".join(kept))) - set(tokenize(main))
 
 
 def question_entities(question: str) -> list[list[str]]:

@@ -18,7 +18,7 @@ from relayrag.stages.answer_shape import (
 from relayrag.stages.responsive import (
     PREDICATE_KINDS, missing_qualifiers, unanswered_predicate, unanswered_yes_no, yes_no_predicate)
 from relayrag.stages.answerability import (
-    asks_for_total, content_weights, expected_answer_type, is_header_row, is_total_label, question_entities,
+    asks_for_total, condition_tokens, content_weights, expected_answer_type, is_header_row, is_total_label, question_entities,
     question_numbers, says_counted, states_answer_type, support)
 from relayrag.stages.local_context import (
     addresses_the_assistant, is_heading, page_heading, previous_sentence, section_heading, standalone_heading,
@@ -218,6 +218,9 @@ def extractive(question: str, chunks: list[dict], embedder, max_sentences: int, 
     idf = query_idf(qtok, bm25_index) if bm25_index is not None else None
     absent = absent_tokens(qtok, bm25_index) if bm25_index is not None else set()
     weights = content_weights(question, idf, absent)
+    # a conditional clause weighs half only for a sentence about the asker's case (it says one of its terms)
+    cond = condition_tokens(question)
+    full = content_weights(question, idf, absent, conditions=False) if cond else weights
     entities = question_entities(question)
     # money, duration, count, date, number or None; and who → person, where → place, when, which year, how often
     kind, wh = answer_kinds(question, expected_answer_type(question))
@@ -263,10 +266,11 @@ def extractive(question: str, chunks: list[dict], embedder, max_sentences: int, 
         wider = c["text"] + "\n" + openings.get(c["source"], "")
         # the decision reads the sentence before as `near` (what is asked must be said here, not only there);
         # the ranking reads it in full (a Japanese answer often follows the sentence restating the question)
-        sup = support(weights, entities, text, context, wider, near=prev)
+        w_here = weights if not cond or cond & set(tokenize("\n".join((text, context, prev)))) else full
+        sup = support(w_here, entities, text, context, wider, near=prev)
         around = context  # title, headings, column names: the sentence's section, which its qualifiers may be in
         context = "\n".join(p for p in (context, prev) if p)  # as recorded and read by the check
-        ranked = support(weights, entities, text, context, wider) if prev else sup
+        ranked = support(w_here, entities, text, context, wider) if prev else sup
         own = text  # a table row is read with its column names, section line and the page's caption
         unit_context = ""  # where a table row's unit is written: its column names and section line
         if is_row:

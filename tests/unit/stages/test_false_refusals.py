@@ -22,7 +22,7 @@ from __future__ import annotations
 import pytest
 
 from relayrag.stages.answerability import (
-    bare_word, content_weights, expected_answer_type, main_clause, question_entities, question_numbers,
+    bare_word, condition_tokens, content_weights, expected_answer_type, main_clause, question_entities, question_numbers,
     states_answer_type, support)
 
 
@@ -180,3 +180,26 @@ def test_what_time_asks_a_time_of_day(question):
     assert wh_answer_type(question) == "when"
     assert not states_wh_type("when", "Assembly point: car park P3, next to the tower.", question=question)
     assert states_wh_type("when", "The drill starts at 10:30 on Thursday.", question=question)
+
+
+def test_condition_tokens_are_the_askers_case():
+    assert condition_tokens("Can I report for duty if I had a drink before my shift?") >= {"drink", "shift"}
+    assert condition_tokens("How early should I get to the terminal if I'm driving on?") == {"drive"}
+    assert not condition_tokens("How early should I get to the terminal?")
+    w = content_weights("How early should I get to the terminal if I'm driving on?", conditions=False)
+    assert w["drive"] == 1.0
+
+
+def test_a_sentence_about_another_case_does_not_answer_a_conditional_question(ctx, tmp_path):
+    """The condition weighs half only for a sentence that is about the asker's case: 'Foot passengers …' does not
+    answer '… if I'm driving on?', while the vehicle sentence does."""
+    from relayrag.engine.local import ask
+    from relayrag.ingest.pipeline import ingest
+    d = tmp_path / "ferry"
+    d.mkdir()
+    (d / "arrival.md").write_text(
+        "# Arriving at the terminal\n\nFoot passengers should be at the terminal at least 15 minutes before "
+        "departure.\n\nThe terminal café opens one hour before the first sailing.\n", encoding="utf-8")
+    assert not ingest(ctx, d, "ferry").failed
+    out = ask("How early should I get to the terminal if I'm driving on?", "ferry", ctx=ctx)
+    assert not out.get("grounded") or "15 minutes" not in out.get("answer", "")
