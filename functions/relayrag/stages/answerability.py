@@ -358,9 +358,8 @@ def expected_answer_type(question: str) -> str | None:
     if has_cjk(q):  # a quantity question (何円, いくら …) about a price asks for money; 何日, 何時間 a duration
         if not _NUMBER_Q_CJK.search(q) and not _DURATION_Q_CJK.search(q):
             return measure_kind(q)  # 高さは, 重さは: a dimension without a question word for a number
-        if _COUNTER_Q_CJK.search(q):  # 料金の分割払いは何回まで: a number of times, not an amount of money
-            return "number"
-        if _MONEY_Q_CJK.search(q) or "何円" in q:
+        # 料金の分割払いは何回まで: a number of times, not an amount of money, though the question names a fee
+        if (_MONEY_Q_CJK.search(q) or "何円" in q) and not _COUNTER_Q_CJK.search(q):
             return "money"
         return "duration" if _DURATION_Q_CJK.search(q) else (measure_kind(q) or "number")
     if _DURATION_Q_EN.search(q):
