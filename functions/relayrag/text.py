@@ -6,6 +6,15 @@ import re
 import unicodedata
 
 _CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uff66-\uff9f\uac00-\ud7af]")
+# Latin letters with and without diacritics (Zátiší, Dolní, Łódź, Müller, São, Ørsted, Nguyễn) for word patterns
+# that must not split an accented name into pieces ("Zátiší" read as "Z" and "ti"); CJK is not included
+LATIN_LOWER = "a-z\u00df-\u00f6\u00f8-\u00ff" + "".join(
+    chr(c) for c in range(0x0100, 0x0250) if chr(c).islower()) + "".join(
+    chr(c) for c in range(0x1E00, 0x1F00) if chr(c).islower())
+LATIN_UPPER = "A-Z\u00c0-\u00d6\u00d8-\u00de" + "".join(
+    chr(c) for c in range(0x0100, 0x0250) if chr(c).isupper()) + "".join(
+    chr(c) for c in range(0x1E00, 0x1F00) if chr(c).isupper())
+LATIN_LETTER = LATIN_LOWER + LATIN_UPPER
 # candidate sentence ends: . ! ? before space + capital/digit/quote; CJK full stops; line breaks (kept or
 # not by context in split_sentences: PDF text wraps lines mid-sentence)
 _SENT_END = re.compile(r"(?<=[.!?])[ \t]+(?=[\"'(\[A-Z0-9])|(?<=[。！？])|[ \t]*\n\s*")

@@ -22,7 +22,7 @@ import re
 
 from relayrag.retrieval.tokenize import tokenize
 from relayrag.stages.entity_scope import names_another  # noqa: F401 (moved there; re-exported)
-from relayrag.text import has_cjk, normalize
+from relayrag.text import LATIN_LETTER, LATIN_LOWER, LATIN_UPPER, has_cjk, normalize
 
 _QUESTION_END = re.compile(r"[?？]\s*[\"'”’)）」]*\s*$")
 _JA_QUESTION_END = re.compile(r"(?:ですか|ますか|でしょうか|のか|か)[。．]?\s*$")
@@ -85,7 +85,8 @@ def asks_about_title(question: str) -> bool:
 _WHO_EN = re.compile(r"^\s*(?:(?:to|by|from|for|with) )?(?:who|whom|whose)\b|\bwho(?:m)? (?:is|are|was|were|must|"
                      r"should|can|will|do|does|did)\b", re.I)
 _WHERE_EN = re.compile(r"^\s*(?:from |to )?where\b|\bwhere (?:is|are|can|do|does|should|must|will|was|were)\b", re.I)
-_WHEN_EN = re.compile(r"^\s*(?:since |until |by )?when\b", re.I)
+_WHEN_EN = re.compile(r"^\s*(?:since |until |by )?when\b"  # "what time": a time of day, not any number (issue 31)
+                      r"|^\s*(?:at |by |from |until |till )?what time\b(?! (?:limit|frame|period|span)\b)", re.I)
 _YEAR_EN = re.compile(r"^\s*(?:in |since |until |by |from )?(?:which|what) year\b", re.I)
 _OFTEN_EN = re.compile(r"^\s*how (?:often|frequently)\b|^\s*how many times\b", re.I)
 _WHO_JA = re.compile(r"誰|だれ|どなた|どの(?:部署|部門|担当|人)|担当者(?:は|を教えて)\s*[？?]?\s*$")
@@ -253,7 +254,8 @@ def codes(text: str, question: str = "") -> list[str]:
     return out
 
 
-_TITLE_WORD = re.compile(r"(?<![\w-])(?:[A-Z][a-z]+[A-Za-z]*|[A-Z][a-z]*[A-Z][\w]*)(?![\w-])")
+_TITLE_WORD = re.compile(rf"(?<![\w-])(?:[{LATIN_UPPER}][{LATIN_LOWER}]+[{LATIN_LETTER}]*|"  # Zátiší, Müller too
+                         rf"[{LATIN_UPPER}][{LATIN_LOWER}]*[{LATIN_UPPER}][\w]*)(?![\w-])")
 
 
 def names_a_thing(text: str, question: str, kind: list[str] | None = None) -> bool:

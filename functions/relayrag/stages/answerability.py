@@ -39,10 +39,13 @@ import re
 from dataclasses import dataclass
 
 from relayrag.retrieval.tokenize import tokenize
-from relayrag.text import asking_clause, column_header, has_cjk, is_header_row, normalize  # noqa: F401 (re-exported)
+from relayrag.text import LATIN_LETTER, column_header, has_cjk, is_header_row, normalize  # noqa: F401 (re-exported)
 from relayrag.stages.local_context import _TABLE_SEP
 from relayrag.stages.measures import (  # noqa: F401 (re-exported)
     _LENGTH_UNIT, _NUMBER_WORD, MEASURE_KINDS, measure_kind, states_measure)
+from relayrag.stages.question_clauses import asking_clause, bare_word, main_clause  # noqa: F401 (re-exported)
+from relayrag.stages.table_questions import (  # noqa: F401 (re-exported)
+    asks_for_total, is_total_label, other_rate, rate_units)
 
 # Thresholds learned on the dev sets (see the module docstring and benchmarks/RESULTS.md).
 COVERAGE_MIN = {"en": 0.5, "cjk": 0.4}
@@ -66,12 +69,16 @@ am i'm i've i'd i'll me my mine ours us your yours him them here just actually e
 allowed permitted able supposed entitled entitlement ago""".split())
 _HOW_ADJECTIVES = frozenset("""long far old big large often soon tall high heavy wide deep fast late early short small
 frequently""".split())
+# the noun of "what time / what date / what or which year" names the answer's type (a clock time, a date, a year; each
+# checked by expected_answer_type / answer_shape's wh types), as the adjective of "how long" does: the answer states
+# 07:30 or 2019, not the word "time" or "year"
+_TYPE_NOUNS = frozenset({("what", "time"), ("what", "date"), ("what", "year"), ("which", "year")})
 _KANA_OR_PUNCT = re.compile(r"^[\u3040-\u309f\u30fc\u3000-\u303f\uff01-\uff0f\uff1a-\uff20・ー、。「」（）()?？!！]+$")
 _QUESTION_KANJI = frozenset("何誰")
 _HIRAGANA = re.compile(r"[\u3040-\u309f]")
 _KATAKANA_RUN = re.compile(r"[\u30a0-\u30ff\uff66-\uff9f][\u30a0-\u30ff\uff66-\uff9f・ー]+")
 _LATIN_OR_NUM = re.compile(r"[A-Za-z0-9][A-Za-z0-9\-/.]*[A-Za-z0-9]|[0-9]")
-_EN_WORD = re.compile(r"[A-Za-z0-9][A-Za-z0-9\-/.'’]*")
+_EN_WORD = re.compile(rf"[{LATIN_LETTER}0-9][{LATIN_LETTER}0-9\-/.'’]*")  # Zátiší is one word, not "Z" and "ti"
 
 
 def cjk_weight(tok: str) -> float:
@@ -95,18 +102,22 @@ def is_function_bigram(tok: str) -> bool:
 
 
 def _asked_words(words: list[str]) -> list[bool]:
-    """Per English word of a question: is it a question word? _QUESTION_WORDS, and the adjective of a
-    "how long / how far / how old …" phrase: it names the answer's type (a duration, a distance; see
-    expected_answer_type), not a thing the answer mentions ("long" is in no refund policy)."""
-    low = [w.lower().strip(".'’") for w in words]
+    """Per English word of a question: is it a question word? _QUESTION_WORDS (read on the word without its
+    contraction, bare_word: "what's", "don't", "can't"), and the adjective of a "how long / how far / how old …"
+    phrase: it names the answer's type (a duration, a distance; see expected_answer_type), not a thing the
+    answer mentions ("long" is in no refund policy)."""
+    low = [bare_word(w) for w in words]
     return [w in _QUESTION_WORDS or (i > 0 and low[i - 1] == "how" and w in _HOW_ADJECTIVES)
+            or (i > 0 and (low[i - 1], w) in _TYPE_NOUNS)
             for i, w in enumerate(low)]
 
 
-def content_weights(question: str, idf: dict[str, float] | None = None, absent: set[str] | frozenset = frozenset()
-                    ) -> dict[str, float]:
+def content_weights(question: str, idf: dict[str, float] | None = None, absent: set[str] | frozenset = frozenset(),
+                    conditions: bool = True) -> dict[str, float]:
     """Content token → weight: idf (1.0 without an index), × FUNCTION_WEIGHT / HALF_WEIGHT for CJK function
-    bigrams / particle boundaries, × ABSENT_BOOST for tokens in `absent` (no chunk contains them)."""
+    bigrams / particle boundaries, × ABSENT_BOOST for tokens in `absent` (no chunk contains them), × ASIDE_WEIGHT
+    for the words of sentences before the asking one (English) and, with `conditions`, of the asking sentence's
+    conditional clause (condition_tokens)."""
     q = normalize(question)
     aside: set[str] = set()
     if not has_cjk(q):
@@ -119,12 +130,31 @@ def content_weights(question: str, idf: dict[str, float] | None = None, absent: 
             aside = {t for t in toks if t not in own}
     else:
         toks = tokenize(q)
+    if conditions:  # "… if I had a drink before my shift", 泊まる場合、: the asker's case (see main_clause)
+        aside |= condition_tokens(q) & set(toks)
     out: dict[str, float] = {}
     for t in dict.fromkeys(toks):
         w = (idf or {}).get(t, 1.0) if idf is not None else 1.0
         w *= ASIDE_WEIGHT if t in aside else 1.0
         out[t] = max(w * cjk_weight(t) * (ABSENT_BOOST if t in absent else 1.0), 1e-6)
     return out
+
+
+def condition_tokens(question: str) -> set[str]:
+    """The tokens only the asking sentence's conditional clause holds (main_clause): "Can I report for duty if I had
+    a drink before my shift?" → {drink, befor, shift}. A sentence that answers the question read without them
+    must still be about the asker's case: it says one of them (stages/extractive.py reads the full weights for a
+    sentence that says none: "Foot passengers should be at the terminal 15 minutes before departure" does not
+    answer "… if I'm driving on?")."""
+    clause = asking_clause(question)
+    main = main_clause(clause)
+    if main == clause:
+        return set()
+    if has_cjk(clause):
+        return {t for t in set(tokenize(clause)) - set(tokenize(main)) if not is_function_bigram(t)}
+    words = _EN_WORD.findall(normalize(clause))
+    kept = [w for w, asked in zip(words, _asked_words(words)) if not asked]
+    return set(tokenize(" ".join(kept))) - set(tokenize(main))
 
 
 def question_entities(question: str) -> list[list[str]]:
@@ -257,18 +287,25 @@ _DATE_Q_EN = re.compile(r"^\s*(?:in |by |on |until |since |from )?what (?:year|d
 _MONEY_Q_CJK = re.compile(r"何円|何ドル|値段|価格|料金|費用")
 
 _CURRENCY_SIGN = r"[$€£¥￥₹₩]"
+# ISO 4217 codes of the currencies a document may be priced in ("CZK 150", "SEK 95", "1,200 PLN"), leaving out codes
+# that spell an English word (TRY, ALL, COP, PHP …: the pattern is case-insensitive), and the names and local signs
+# written after the amount (koruna, crowns, złoty, Kč, zł)
+_CURRENCY_CODE = (r"(?:USD|EUR|GBP|JPY|CAD|AUD|CHF|CNY|INR|BRL|MXN|CZK|PLN|HUF|SEK|NOK|DKK|ISK|RON|BGN|RUB|UAH|ZAR|"
+                  r"NZD|SGD|HKD|KRW|TWD|THB|MYR|IDR|VND|AED|SAR|ILS|EGP|NGN|KES|ARS|CLP)")
 _CURRENCY_WORD = (r"(?:dollars?|cents?|euros?|pounds?(?: sterling)?|pence|yen|yuan|reais|real|pesos?|rupees?|francs?|"
-                  r"USD|EUR|GBP|JPY|CAD|AUD|CHF|CNY|INR|BRL|MXN)")
+                  r"korun[ay]?|crowns?|zlot(?:y|ys|ych)|złot(?:y|ych)|forints?|kron(?:a|or|e|er)|baht|ringgit|liras?|"
+                  r"dirhams?|shekels?|rupiah|r[ou]?ubles?|hryvnias?|Kč|zł|" + _CURRENCY_CODE[3:-1] + ")")
 _AMOUNT = r"\d[\d,]*(?:\.\d+)?"
 _MONEY_TEXT = re.compile(
-    rf"{_CURRENCY_SIGN}\s*\d|\b(?:USD|EUR|GBP|JPY|CAD|AUD|CHF|CNY|INR|BRL|MXN)\s*\d"
+    rf"{_CURRENCY_SIGN}\s*\d|\b{_CURRENCY_CODE}\s*\d"
     rf"|{_AMOUNT}\s*(?:(?:million|billion|thousand|[mk]|bn)\s+)?{_CURRENCY_WORD}\b"
     rf"|\b{_NUMBER_WORD}\s+{_CURRENCY_WORD}\b"
     r"|\b\d[\d,]*\.\d\d\b(?!\s*(?:%|percent|per cent|[a-z]))"  # an amount written with cents: 618.00, 37,499.96
     r"|\b(?:free of charge|at no (?:extra )?(?:cost|charge)|without charge|for free|no fee)\b", re.I)
-_MONEY_TEXT_CJK = re.compile(rf"{_CURRENCY_SIGN}\s*[0-9０-９]"
-                             r"|[0-9０-９一二三四五六七八九十百千万億]+\s*(?:円|ドル|ユーロ|ポンド|元|ウォン)")
-_CURRENCY_UNIT = re.compile(rf"{_CURRENCY_SIGN}|\b{_CURRENCY_WORD}\b|円|ドル|ユーロ", re.I)
+_MONEY_TEXT_CJK = re.compile(rf"{_CURRENCY_SIGN}\s*[0-9０-９]|\b{_CURRENCY_CODE}\s*[0-9０-９]"
+                             r"|[0-9０-９一二三四五六七八九十百千万億,，]+\s*(?:円|ドル|ユーロ|ポンド|元|ウォン|コルナ|クローナ|"
+                             r"クローネ|ズウォティ|フラン|ルピー|レアル|ペソ|バーツ)")
+_CURRENCY_UNIT = re.compile(rf"{_CURRENCY_SIGN}|\b{_CURRENCY_WORD}\b|円|ドル|ユーロ|コルナ", re.I)
 _TIME_UNIT = r"(?:(?:working|business|calendar|school|banking)\s+)?(?:seconds?|minutes?|hours?|days?|nights?|weeks?|" \
              r"fortnights?|months?|years?|decades?|centur(?:y|ies))"
 _DURATION_TEXT = re.compile(
@@ -280,50 +317,32 @@ _MONTH = (r"(?:January|February|March|April|May|June|July|August|September|Octob
           r"Jan|Feb|Mar|Apr|Jun|Jul|Aug|Sept?|Oct|Nov|Dec)\.?")
 _DATE_TEXT = re.compile(rf"\b(?:1[5-9]\d\d|2\d\d\d)\b|\b{_MONTH}\s+\d|\b\d{{1,2}}\s+{_MONTH}"
                         r"|\b\d{1,2}[/.-]\d{1,2}[/.-]\d{2,4}\b|\b\d{4}-\d{2}-\d{2}\b")
+# a Japanese time span: 3分, 10営業日, 2週間, 6か月, 1年間 (the units 何日 / 何分 / 何営業日 ask for)
+_DURATION_TEXT_CJK = re.compile(r"[0-9０-９一二三四五六七八九十百千]\s*(?:営業日|日間|日|時間|分間|分|秒|週間|か月|ヶ月|カ月|"
+                                r"箇月|年間|年|泊)")
 _BARE_CELL = re.compile(rf"^\(?{_CURRENCY_SIGN}?\s*(?:up to\s+)?{_CURRENCY_SIGN}?\s*{_AMOUNT}"
                         rf"(?:\s*[-–]\s*{_CURRENCY_SIGN}?\s*{_AMOUNT})?\)?\.?$", re.I)
 
 
-_TOTAL_Q_EN = re.compile(r"\b(?:totals?|overall|altogether|in all|combined|grand total|sum of|all (?:the )?(?:states|"
-                         r"countries|regions|rows|items))\b|\bacross all\b", re.I)
-_TOTAL_Q_CJK = re.compile(r"合計|総計|総数|全体")
-_TOTAL_LABEL = re.compile(r"^(?:grand\s+)?(?:totals?|sum|overall|all(?:\s+\w+)?|combined)\b|^total\b|^(?:合計|総計|計)$",
-                          re.I)
-
-
-def asks_for_total(question: str) -> bool:
-    """Does the question ask for a total ("the total …", "overall", "across all states", 合計)? Its answer in a
-    table is the row that states the total, not one of the rows it sums."""
-    q = normalize(question)
-    return bool(_TOTAL_Q_CJK.search(q) if has_cjk(q) else _TOTAL_Q_EN.search(q))
-
-
-def is_total_label(label: str) -> bool:
-    """Is a table row's label (its first cell) a total's ("Totals", "Grand total", "All states", 合計)?"""
-    return bool(_TOTAL_LABEL.match(" ".join(label.split()).strip(" *:")))
-
-
-_RATE_Q = re.compile(r"\b(?:per|each|every)\s+([^\W\d_]+(?:[-\s][^\W\d_]+)?)", re.I)
-_RATE_TEXT = re.compile(r"\bper[-\s]+([^\W\d_]+(?:-\s*[^\W\d_]+)?)", re.I)
-
-
-def rate_units(text: str, question: bool = False) -> list[set[str]]:
-    """The units of the rates `text` states ("$7,650 per operator" → [{operat}], "$85 per work-hour" →
-    [{work, hour}]); of a question also "each" / "every" ("What does each airplane cost?" → [{airplan}])."""
-    return [set(tokenize(m.group(1))) for m in (_RATE_Q if question else _RATE_TEXT).finditer(text)
-            if tokenize(m.group(1))]
-
-
-def other_rate(question: str, text: str) -> bool:
-    """Does prose `text` state its amounts per another unit than the question asks for ("cost per operator"
-    for "What does each airplane cost?")? True when the question names a unit (per / each X) and every
-    rate the sentence states is per something else; False when it states none (a plain amount) or one of
-    the question's units. Table rows are not read here: their units sit in the column names."""
-    asked = rate_units(question, question=True)
-    stated = rate_units(text)
-    if not asked or not stated or _TABLE_SEP in text:
-        return False
-    return not any(u & a for u in stated for a in asked)
+# answer types a question's wording hides behind another type's word (issue 31, false refusals): a counter after
+# 何 (何回, 何人, 何件 …) asks a number even in a question about a fee (料金の分割払いは何回まで); "how many
+# kilometres / kilograms / litres" asks a measure of that unit, not a count of things; "what (pre-charge) pressure /
+# temperature / voltage …" asks a physical quantity, not money, though "pre-charge" holds the word "charge"
+_COUNTER_Q_CJK = re.compile(r"何(?:回|人|個|件|台|本|枚|種類|倍|番目|か所|箇所|カ所|社|名)")
+_COUNTED_UNIT = [
+    ("length", re.compile(r"(?:milli|centi|kilo)?met(?:er|re)s|kilometers|km|miles|feet|yards|inches", re.I)),
+    ("mass", re.compile(r"(?:kilo|milli)?gram(?:me)?s|kilos|kg|tonnes|tons|pounds|lbs|ounces", re.I)),
+    ("capacity", re.compile(r"(?:milli)?lit(?:er|re)s|gallons|cubic", re.I)),
+]
+_PHYSICAL_Q = re.compile(r"^\s*(?:what|which)\b(?:\s+(?!is\b|are\b|was\b|the\b)[\w'’-]+){0,3}?\s+"
+                         r"(?-i:pressure|temperature|voltage|current|frequency|flow rate|torque|power|resistance)\b"
+                         # the thing named after the word, not its quantity: "what power supply", "which pressure gauge"
+                         r"(?!\s+(?:supply|supplies|sensors?|probes?|gauges?|logs?|vessels?|valves?|of attorney)\b)",
+                         re.I)
+# a rate in percent asked about a charge ("What VAT rate is added to water charges?"): a percentage answers it
+_PERCENT_Q = re.compile(r"\b(?:VAT|tax|interest|discount|surcharge|commission)\s+(?:rate|percentage)\b"
+                        r"|\b(?:percentage|percent|per cent)\b", re.I)
+_PERCENT_TEXT = re.compile(r"\d\s*(?:%|percent\b|per cent\b)|[0-9０-９]\s*[％%]", re.I)
 
 
 def expected_answer_type(question: str) -> str | None:
@@ -336,16 +355,23 @@ def expected_answer_type(question: str) -> str | None:
     if has_cjk(q):  # a quantity question (何円, いくら …) about a price asks for money; 何日, 何時間 a duration
         if not _NUMBER_Q_CJK.search(q) and not _DURATION_Q_CJK.search(q):
             return measure_kind(q)  # 高さは, 重さは: a dimension without a question word for a number
-        if _MONEY_Q_CJK.search(q) or "何円" in q:
+        # 料金の分割払いは何回まで: a number of times, not an amount of money, though the question names a fee
+        if (_MONEY_Q_CJK.search(q) or "何円" in q) and not _COUNTER_Q_CJK.search(q):
             return "money"
         return "duration" if _DURATION_Q_CJK.search(q) else (measure_kind(q) or "number")
     if _DURATION_Q_EN.search(q):
         return "duration"
     m = _COUNT_Q_EN.search(q)
     if m:  # "how many (vacation) days" asks a duration; "how many customers" a count of things, not days or dollars
-        return "duration" if any(re.fullmatch(_TIME_UNIT, w, re.I) for w in m.group(1).split()) else "count"
+        words = m.group(1).split()
+        if any(re.fullmatch(_TIME_UNIT, w, re.I) for w in words):
+            return "duration"
+        unit = next((k for w in words for k, rx in _COUNTED_UNIT if rx.fullmatch(w)), None)
+        return unit or "count"  # "how many kilometres of mains": a length, not a count of things
     if _DATE_Q_EN.search(q):
         return "date"
+    if _PHYSICAL_Q.search(q):  # "what pre-charge pressure …": a physical quantity, whatever word names a charge
+        return measure_kind(q) or "number"  # of its dimension where measures.py knows it (°C, bar, kW)
     if _MONEY_Q_EN.search(q) and (_MONEY_Q_START.search(q) or _NUMBER_Q_EN.search(q)):
         return "money"
     measure = measure_kind(q)  # how tall / heavy / fast, the capacity of …: a quantity with a unit of its kind
@@ -391,7 +417,7 @@ def states_count(text: str) -> bool:
     text = _REFERENCE.sub(" ", text)
     for m in _NUMBER_TOKEN.finditer(text):
         before = text[max(0, m.start() - 2):m.start()]
-        if re.search(_CURRENCY_SIGN, before) or re.search(r"\b(?:USD|EUR|GBP|JPY)\s*$", text[:m.start()]):
+        if re.search(_CURRENCY_SIGN, before) or re.search(rf"\b{_CURRENCY_CODE}\s*$", text[:m.start()], re.I):
             continue
         if _MEASURE_AFTER.match(text[m.end():m.end() + 24]):
             continue
@@ -430,8 +456,10 @@ def states_answer_type(kind: str | None, text: str, cjk: bool = False, unit_cont
     if kind == "money":
         if (_MONEY_TEXT_CJK if cjk else _MONEY_TEXT).search(text):
             return not (question and other_rate(question, text))
+        if question and _PERCENT_Q.search(question) and _PERCENT_TEXT.search(text):
+            return True
     elif kind == "duration":
-        if _DURATION_TEXT.search(text):
+        if _DURATION_TEXT.search(text) or (cjk and _DURATION_TEXT_CJK.search(text)):
             return True
     elif kind == "date":
         return bool(_DATE_TEXT.search(text))

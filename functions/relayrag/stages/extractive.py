@@ -19,7 +19,7 @@ from relayrag.stages.entity_scope import collection_kinds, names_another, off_sc
 from relayrag.stages.responsive import (
     PREDICATE_KINDS, missing_qualifiers, restates_person, unanswered_predicate, unanswered_yes_no, yes_no_predicate)
 from relayrag.stages.answerability import (
-    asks_for_total, content_weights, expected_answer_type, is_header_row, is_total_label, question_entities,
+    asks_for_total, condition_tokens, content_weights, expected_answer_type, is_header_row, is_total_label, question_entities,
     question_numbers, says_counted, states_answer_type, support)
 from relayrag.stages.local_context import (
     addresses_the_assistant, is_heading, page_heading, previous_sentence, section_heading, standalone_heading,
@@ -219,6 +219,9 @@ def extractive(question: str, chunks: list[dict], embedder, max_sentences: int, 
     idf = query_idf(qtok, bm25_index) if bm25_index is not None else None
     absent = absent_tokens(qtok, bm25_index) if bm25_index is not None else set()
     weights = content_weights(question, idf, absent)
+    # a conditional clause weighs half only for a sentence about the asker's case (it says one of its terms)
+    cond = condition_tokens(question)
+    full = content_weights(question, idf, absent, conditions=False) if cond else weights
     entities = question_entities(question)
     # money, duration, count, date, number or None; and who → person, where → place, when, which year, how often
     kind, wh = answer_kinds(question, expected_answer_type(question))
@@ -266,10 +269,11 @@ def extractive(question: str, chunks: list[dict], embedder, max_sentences: int, 
         wider = c["text"] + "\n" + openings.get(c["source"], "")
         # the decision reads the sentence before as `near` (what is asked must be said here, not only there);
         # the ranking reads it in full (a Japanese answer often follows the sentence restating the question)
-        sup = support(weights, entities, text, context, wider, near=prev)
+        w_here = weights if not cond or cond & set(tokenize("\n".join((text, context, prev)))) else full
+        sup = support(w_here, entities, text, context, wider, near=prev)
         around = context  # title, headings, column names: the sentence's section, which its qualifiers may be in
         context = "\n".join(p for p in (context, prev) if p)  # as recorded and read by the check
-        ranked = support(weights, entities, text, context, wider) if prev else sup
+        ranked = support(w_here, entities, text, context, wider) if prev else sup
         own = text  # a table row is read with its column names, section line and the page's caption
         unit_context = ""  # where a table row's unit is written: its column names and section line
         if is_row:
@@ -310,39 +314,43 @@ def extractive(question: str, chunks: list[dict], embedder, max_sentences: int, 
         # names what the section is about; the answer is what follows it
         shape = None if is_row else not_an_answer(question, stripped, c.get("title", ""))
         ids = identifiers(text)
+        gates = {  # each must hold for the sentence to answer; the best sentence's failed ones are recorded
+            "not_heading": not heading, "not_summand": not summand, "answer_shape": shape is None,
+            "coverage": sup.answers(cjk),
+            "names_codes": names_codes(qcodes, text + "\n" + context),
+            # a prose sentence says something of what is asked itself, not only its title and neighbours
+            # ("Comments may be sent to the marina office." does not say what the notice proposes), when
+            # no type of value (a date, a code, a name …) shows that it answers
+            "says_asked": (cjk or is_row or said_here > 0 or asked is weights or kind is not None or wh is not None
+                           or (bool(entities) and all(t in set(tokenize(text)) for g in entities for t in g))),
+            "not_another": not (not cjk and not is_row and names_another(question, text, sup, context)),
+            # about the question's own entity, not a sibling ("MV Kestrel Point" under whose heading the
+            # sentence sits, for "MV Heron Point") nor another kind of what is asked ("loaded draught")
+            "entity_scope": off_scope(question, text, context, kinds, absent, c["text"]) is None,
+            # it says what is asked beyond its title and headings ("answer my questions", 改定), not
+            # another act of the same procedure, and the question's qualifiers (overseas, 海外)
+            "predicate": not (not is_row and wh in PREDICATE_KINDS and unanswered_predicate(question, text, context)),
+            # a yes/no question's verb ("can members transfer …"), not another act on the same thing
+            "yes_no": not (not is_row and yes_no and unanswered_yes_no(question, text, context)),
+            "qualifiers": not missing_qualifiers(question, text, around, absent),
+            "answer_type": states_answer_type(kind, text, cjk, unit_context, own_numbers, question),
+            "counted": kind != "count" or says_counted(question, text + "\n" + around),
+            "wh_type": states_wh_type(wh, text + ("\n" + unit_context if is_row else ""), cjk, question),
+            # "who will replace Catriona Vell?": a sentence naming only her restates the question's subject
+            "names_someone_else": not (wh == "person" and restates_person(question, text))}
         cands.append({"score": score, "i": i, "k": k, "span": units[i][k], "idx": idx, "text": stripped,
                       "context": context, "header": header, "support": sup, "table": (c["source"], c["page"]),
                       "row": is_row and bool(header), "mentioned": mentioned, "total_row": total_row,
                       "named": named,
                       "ids": ids, "own_ids": sum(1 for q in qids if q in ids),
-                      "ok": not heading and not summand and shape is None and sup.answers(cjk)
-                      and names_codes(qcodes, text + "\n" + context)
-                      # a prose sentence says something of what is asked itself, not only its title and neighbours
-                      # ("Comments may be sent to the marina office." does not say what the notice proposes), when
-                      # no type of value (a date, a code, a name …) shows that it answers
-                      and (cjk or is_row or said_here > 0 or asked is weights or kind is not None or wh is not None
-                           or (bool(entities) and all(t in set(tokenize(text)) for g in entities for t in g)))
-                      and not (not cjk and not is_row and names_another(question, text, sup, context))
-                      # about the question's own entity, not a sibling ("MV Kestrel Point" under whose heading the
-                      # sentence sits, for "MV Heron Point") nor another kind of what is asked ("loaded draught")
-                      and off_scope(question, text, context, kinds, absent, c["text"]) is None
-                      # it says what is asked beyond its title and headings ("answer my questions", 改定), not
-                      # another act of the same procedure, and the question's qualifiers (overseas, 海外)
-                      and not (not is_row and wh in PREDICATE_KINDS and unanswered_predicate(question, text, context))
-                      # a yes/no question's verb ("can members transfer …"), not another act on the same thing
-                      and not (not is_row and yes_no and unanswered_yes_no(question, text, context))
-                      and not missing_qualifiers(question, text, around, absent)
-                      and states_answer_type(kind, text, cjk, unit_context, own_numbers, question)
-                      and (kind != "count" or says_counted(question, text + "\n" + around))
-                      and states_wh_type(wh, text + ("\n" + unit_context if is_row else ""), cjk, question)
-                      # "who will replace Catriona Vell?": a sentence naming only her restates the question's subject
-                      and not (wh == "person" and restates_person(question, text))})
+                      "gates": gates, "ok": all(gates.values())})
     if not cands:
         return [], [], {"answerable": False, "support": None, "related": [], "evidence": []}
     named_tables = {t["table"] for t in cands if t["row"] and t["mentioned"]}
     for t in cands:  # rows of a table: the rows the question mentions; else (it names none) the total row
         if t["row"] and not t["mentioned"] and (not t["total_row"] or (t["table"] in named_tables and not total)):
             t["ok"] = False
+            t["gates"]["row_mentioned"] = False
     cands.sort(key=lambda t: (-t["ok"], -t["score"]))
     related: list[dict] = []
     for cand in sorted(cands, key=lambda t: -t["score"]):
@@ -354,7 +362,9 @@ def extractive(question: str, chunks: list[dict], embedder, max_sentences: int, 
                  "text": with_table_header(chunks[c["i"]]["text"], c["span"][0], c["text"], c["header"])}
                 for c in sorted(cands, key=lambda t: -t["score"])[:EVIDENCE_K]]
     best = cands[0]
-    decision = {"answerable": best["ok"], "support": best["support"].as_dict(), "related": related,
+    why = [g for g, held in best["gates"].items() if not held]
+    decision = {"answerable": best["ok"], "support": {**best["support"].as_dict(), **({"failed": why} if why else {})},
+                "related": related,
                 "evidence": evidence}
     if not best["ok"]:
         return [], [], decision

@@ -22,7 +22,7 @@ import re
 
 from relayrag.retrieval.tokenize import tokenize
 from relayrag.stages.answer_shape import _ROLE_EN, _ROLE_JA, band, band_holds, quantities
-from relayrag.text import has_cjk, normalize
+from relayrag.text import LATIN_LETTER, has_cjk, normalize
 
 
 # --- the question's predicate and qualifiers ----------------------------------------------------------------
@@ -187,7 +187,7 @@ _OFFICE_ACTS = [
     "replac replace replaces replaced replacing replacement succeed succeeds succeeded succeeding successor succession",
 ]
 _OFFICE_WORDS = {w: frozenset(g.split()) for g in _OFFICE_ACTS for w in g.split()}
-_WORD = re.compile(r"[A-Za-z][A-Za-z'-]*")
+_WORD = re.compile(rf"[{LATIN_LETTER}][{LATIN_LETTER}'-]*")  # accented names (Dolní, Zátiší) are one word
 _MORE_ROLES = frozenset("treasurer trustee trustees governor mayor founder partner principal registrar steward warden "
                         "captain members member directors".split())
 _NOT_A_NAME = frozenset("the a an this that these those it its our their his her we they all each every in on at of for "
@@ -325,7 +325,7 @@ for _g in _YES_NO_GROUPS:
 
 
 def _words(text: str) -> list[str]:
-    return [w.strip(".'’,;:!?") for w in re.findall(r"[A-Za-z][\w'’-]*", text)]
+    return [w.strip(".'’,;:!?") for w in re.findall(rf"[{LATIN_LETTER}][\w'’-]*", text)]
 
 
 def yes_no_predicate(question: str) -> tuple[str, list[str]] | None:
