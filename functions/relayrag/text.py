@@ -311,3 +311,26 @@ def asking_clause(question: str) -> str:
         return q
     asking = [p for p in parts if p.rstrip().endswith(("?", "？"))]
     return (asking or parts)[-1].strip()
+
+
+_WH_EN = r"(?:how\s+(?:much|many|long|often|far|old|soon|big|large|heavy|tall|high|cold|hot|warm)|what|which|who|whom|whose|when|where)\b"
+# "During the shutdown, how long …?", "For a part-timer, what …?": a leading phrase of circumstances before the wh-word
+_LEADING_PHRASE = re.compile(rf"^[^,?]{{2,80}},\s+(?={_WH_EN})", re.I)
+# "Is there a fee for X, and how much?", "Do I need a permit, and who issues it?": a yes/no clause, then the wh-part
+_TRAILING_WH = re.compile(rf"^(?P<head>[^?]+?),?\s+and\s+(?P<wh>{_WH_EN}.*)$", re.I)
+
+
+def typed_clause(question: str) -> str:
+    """The part of the question whose wh-words give the type of value it asks for: its asking clause
+    (asking_clause) without a leading phrase of circumstances ("During the shutdown, how long may a door stay
+    open?" → "how long may a door stay open?"), and for a yes/no clause followed by a wh-part ("Is there a fee
+    for late returns, and how much?") the wh-part first, then the clause it asks about ("how much — Is there a
+    fee for late returns?"): a value of that type answers it, a sentence that only says yes does not."""
+    q = asking_clause(question)
+    if has_cjk(q):
+        return q
+    m = _TRAILING_WH.match(q)
+    if m and not re.match(_WH_EN, m.group("head").strip(), re.I):
+        wh = m.group("wh").strip().rstrip("?").strip()
+        return f"{wh} — {m.group('head').strip()}?"
+    return _LEADING_PHRASE.sub("", q, count=1)

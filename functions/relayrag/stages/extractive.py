@@ -13,8 +13,8 @@ from relayrag.metadata import DEFAULT_EXPIRING_DAYS, citation_fields
 from relayrag.retrieval.tokenize import tokenize
 from relayrag.stages.answer_parts import citation
 from relayrag.stages.answer_shape import (
-    answer_kinds, article_heading, band_holds, cjk_heading, identifiers, measured_things, names_codes, not_an_answer,
-    quantities, record_codes, states_wh_type)
+    answer_kinds, article_heading, band_holds, cjk_heading, identifiers, measured_things, names_codes, names_other_code,
+    not_an_answer, quantities, record_codes, states_wh_type)
 from relayrag.stages.entity_scope import collection_kinds, names_another, off_scope
 from relayrag.stages.responsive import (
     PREDICATE_KINDS, missing_qualifiers, restates_person, unanswered_predicate, unanswered_yes_no, yes_no_predicate)
@@ -134,6 +134,9 @@ def table_cell(question_tokens: set[str], row: str, header: str, named_row: bool
     for j in range(1, len(labels)):
         toks = tokenize(labels[j])
         if not toks or not cells[j]:
+            continue
+        own = tokenize(cells[j])  # "Trailer: TR-14" for "What temperature is trailer TR-14 set to?": the question
+        if own and all(t in question_tokens for t in own):  # names the row by this cell; it is not what is asked
             continue
         hit = sum(1 for t in toks if t in question_tokens)
         key = (hit / len(toks), hit)
@@ -316,7 +319,7 @@ def extractive(question: str, chunks: list[dict], embedder, max_sentences: int, 
                       "named": named,
                       "ids": ids, "own_ids": sum(1 for q in qids if q in ids),
                       "ok": not heading and not summand and shape is None and sup.answers(cjk)
-                      and names_codes(qcodes, text + "\n" + context)
+                      and names_codes(qcodes, text + "\n" + context) and not names_other_code(qcodes, text)
                       # a prose sentence says something of what is asked itself, not only its title and neighbours
                       # ("Comments may be sent to the marina office." does not say what the notice proposes), when
                       # no type of value (a date, a code, a name …) shows that it answers

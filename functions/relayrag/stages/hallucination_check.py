@@ -36,8 +36,8 @@ from relayrag.prompts import quote_document, with_data_rule
 from relayrag.stages.base import (Stage, StageRequest, StageResponse, embedder_of, llm_failure, load_run, run_snapshot,
                                   write_run)
 from relayrag.stages.answer_shape import (
-    answer_kinds, asks_document_name, band_holds, names_codes, not_an_answer, record_codes, says_document_title,
-    states_wh_type, wh_answer_type)
+    answer_kinds, asks_document_name, band_holds, names_codes, names_other_code, not_an_answer, record_codes,
+    says_document_title, states_wh_type, wh_answer_type)
 from relayrag.stages.entity_scope import collection_kinds, names_another, off_scope
 from relayrag.stages.responsive import (
     PREDICATE_KINDS, band_numbers, band_row_label, misses_the_value, missing_period, missing_qualifiers,
@@ -125,6 +125,8 @@ def responsive(question: str, sentences: list[dict], absent: set[str] | frozense
     if codes and not any(names_codes(codes, (s.get("source") or s["text"]) + "\n" + (s.get("context") or ""))
                          for s in sentences):
         return False
+    if any(names_other_code(codes, s.get("source") or s["text"]) for s in sentences):
+        return False  # "The RT-20 heater …" under a heading naming both models answers nothing about the RT-16
     cjk = has_cjk(question)
     kind, wh = answer_kinds(question, expected_answer_type(question))
     own = question_numbers(question)
