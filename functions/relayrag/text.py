@@ -164,6 +164,7 @@ def answer_units(text: str, cjk: bool) -> list[tuple[int, int]]:
         return joined
     spans = [part for s, e in spans for part in _heading_apart(text, s, e)]
     spans = [part for s, e in spans for part in _fields_apart(text, s, e)]
+    spans = _wrapped_joined(text, spans)
     out: list[tuple[int, int]] = []
     k = 0
     while k < len(spans):
@@ -177,6 +178,24 @@ def answer_units(text: str, cjk: bool) -> list[tuple[int, int]]:
             k += 1
         out.append((s, e))
         k += 1
+    return out
+
+
+_OPEN_END = re.compile(r"[^\W_][,]?$|,$")
+_CONTINUES = re.compile(r"^[a-z]")
+
+
+def _wrapped_joined(text: str, spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """Lines of one sentence that a scan or a PDF's layout broke apart ("Do not open any chamber door" /
+    "for longer than 2 minutes."), joined again: a unit that ends without punctuation, directly followed
+    by one that starts in lower case, continues there. A row is never joined."""
+    out: list[tuple[int, int]] = []
+    for s, e in spans:
+        if out and _OPEN_END.search(text[out[-1][0]:out[-1][1]].rstrip()) and _CONTINUES.match(text[s:e].lstrip()) \
+                and " | " not in text[out[-1][0]:e]:
+            out[-1] = (out[-1][0], e)
+        else:
+            out.append((s, e))
     return out
 
 
