@@ -15,6 +15,7 @@ from relayrag.stages.answer_parts import citation
 from relayrag.stages.answer_shape import (
     answer_kinds, article_heading, band_holds, cjk_heading, identifiers, measured_things, names_codes, names_other_code,
     not_an_answer, quantities, record_codes, states_wh_type)
+from relayrag.stages.date_bounds import misses_date_bound
 from relayrag.stages.entity_scope import collection_kinds, names_another, off_scope
 from relayrag.stages.responsive import (
     PREDICATE_KINDS, missing_qualifiers, restates_person, unanswered_predicate, unanswered_yes_no, yes_no_predicate)
@@ -335,6 +336,7 @@ def extractive(question: str, chunks: list[dict], embedder, max_sentences: int, 
                       # a yes/no question's verb ("can members transfer …"), not another act on the same thing
                       and not (not is_row and yes_no and unanswered_yes_no(question, text, context))
                       and not missing_qualifiers(question, text, around, absent)
+                      and not misses_date_bound(question, text)  # "after August 2026": not a date in August 2026
                       and states_answer_type(kind, text, cjk, unit_context, own_numbers, question)
                       and (kind != "count" or says_counted(question, text + "\n" + around))
                       and states_wh_type(wh, text + ("\n" + unit_context if is_row else ""), cjk, question)

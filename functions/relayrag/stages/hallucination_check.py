@@ -38,6 +38,7 @@ from relayrag.stages.base import (Stage, StageRequest, StageResponse, embedder_o
 from relayrag.stages.answer_shape import (
     answer_kinds, asks_document_name, band_holds, names_codes, names_other_code, not_an_answer, record_codes,
     says_document_title, states_wh_type, wh_answer_type)
+from relayrag.stages.date_bounds import misses_date_bound
 from relayrag.stages.entity_scope import collection_kinds, names_another, off_scope
 from relayrag.stages.responsive import (
     PREDICATE_KINDS, band_numbers, band_row_label, misses_the_value, missing_period, missing_qualifiers,
@@ -164,6 +165,8 @@ def on_the_question(question: str, sentence: dict, absent: set[str] | frozenset 
         return False
     if missing_period(question, text, context or ""):
         return False  # "in 2025" answered from the 2026 tariff
+    if misses_date_bound(question, text):
+        return False  # "the shutdown after August 2026" is not the one on 16 August 2026
     if misses_the_value(question, text):
         return False  # "which station has a capacity of 880 m³/h?" needs the sentence that says 880
     if " | " not in text and unanswered_office_act(question, text):
