@@ -332,7 +332,8 @@ def asking_clause(question: str) -> str:
     return (asking or parts)[-1].strip()
 
 
-_WH_EN = r"(?:how\s+(?:much|many|long|often|far|old|soon|big|large|heavy|tall|high|cold|hot|warm)|what|which|who|whom|whose|when|where)\b"
+_WH_EN = (r"(?:how\s+(?:much|many|long|often|far|old|soon|big|large|heavy|tall|high|cold|hot|warm)|"
+          r"what|which|who|whom|whose|when|where)\b")
 # "During the shutdown, how long …?", "For a part-timer, what …?": a leading phrase of circumstances before the wh-word
 _LEADING_PHRASE = re.compile(rf"^[^,?]{{2,80}},\s+(?={_WH_EN})", re.I)
 # "Is there a fee for X, and how much?", "Do I need a permit, and who issues it?": a yes/no clause, then the wh-part

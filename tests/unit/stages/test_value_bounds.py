@@ -55,8 +55,9 @@ def test_a_contact_question_needs_the_detail(question, bad, good):
     assert not states_contact(bad, question) and states_contact(good, question)
 
 
-@pytest.mark.parametrize("question", ["What should I do with a phishing email?", "What does the website say about returns?",
-                                      "住所変更の手続きは？", "申請はメールでできますか？", "What does the address field contain?"])
+@pytest.mark.parametrize("question", [
+    "What should I do with a phishing email?", "What does the website say about returns?",
+    "住所変更の手続きは？", "申請はメールでできますか？", "What does the address field contain?"])
 def test_questions_that_mention_contact_words_ask_no_contact_detail(question):
     assert not contact_kinds(question)
 
