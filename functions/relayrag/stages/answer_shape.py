@@ -498,8 +498,10 @@ def quantities(question: str) -> tuple[str, ...]:
     from relayrag.stages.answerability import question_numbers
     q = normalize(question)
     words = [str(_WORD_NUMBERS.get(m.group(1).lower(), 1)) for m in _WORD_QUANTITY.finditer(q)]
-    # "a -10 °C chamber", "minus 5 degrees": a signed value, which a band of signed values must hold as such
-    signed = ["-" + n if re.search(rf"(?:(?<![\w.,-])[-−]\s?|\bminus\s+){re.escape(n)}(?![\d.,])", q, re.I) else n
+    # "a -10 °C chamber", "minus 5 degrees": a signed value, which a band of signed values must hold as such; a
+    # temperature is marked "°" ("-10°"): only a band of temperatures holds it, and only it holds such a band
+    signed = [("-" if re.search(rf"(?:(?<![\w.,-])[-−]\s?|\bminus\s+){re.escape(n)}(?![\d.,])", q, re.I) else "")
+              + n + ("°" if re.search(rf"(?<![\d.,]){re.escape(n)}\s*(?:°|℃|degrees?\b)", q, re.I) else "")
               for n in question_numbers(question)]
     return tuple(dict.fromkeys([*signed, *words]))
 
@@ -526,6 +528,9 @@ def measured_things(question: str) -> list[str]:
     return out
 
 
+_DEGREE_CELL = re.compile(r"°|℃|\bdegrees?\b", re.I)
+
+
 def band_holds(cell: str, numbers: tuple[str, ...] | list[str]) -> bool:
     """Does the band `cell` states hold one of the question's `numbers` ("7" in "6-10", "12" in "11 or
     more")?"""
@@ -533,9 +538,12 @@ def band_holds(cell: str, numbers: tuple[str, ...] | list[str]) -> bool:
     if b is None:
         return False
     lo, hi = b
+    degrees = bool(_DEGREE_CELL.search(cell))
     for n in numbers:
+        if n.endswith("°") != degrees:
+            continue  # "2 m" is not in a band of "+2 to +5 °C"; "-10 °C" not in "6-10 years"
         try:
-            x = float(normalize(n).replace(",", ""))
+            x = float(normalize(n).rstrip("°").replace(",", ""))
         except ValueError:
             continue
         if (lo is None or x >= lo) and (hi is None or x <= hi):

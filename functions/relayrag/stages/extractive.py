@@ -109,6 +109,12 @@ def data_row_header(text: str, s: int, e: int, fallback: str = "") -> str:
 _FIELD_LABEL = re.compile(r"^[-*•]?\s*([A-Z][\w /&'-]{1,30})\s*[:：]\s*\S")
 
 
+# "Which hydraulic oil should …", "What colour are …": the noun after which / what is what is asked; a sentence that
+# only names the question's entity ("The RT-20 cab heater …") says nothing of it
+_WHICH_NOUN = re.compile(r"^\s*(?:which|what)\s+(?:[\w-]+\s+){0,2}?(?!(?:is|are|was|were|do|does|did)\b)[a-z][\w-]*\s+"
+                         r"(?:should|must|is|are|was|were|does|do|did|can|could|will|would|has|have)\b", re.I)
+
+
 def field_label_named(line: str, question_tokens: set[str]) -> bool:
     """Is `line` a "Label: value" field ("Approved by: Dana Whitfield", "Effective date: 1 May 2026") whose label
     names a word of the question?"""
@@ -325,7 +331,8 @@ def extractive(question: str, chunks: list[dict], embedder, max_sentences: int, 
                       # ("Comments may be sent to the marina office." does not say what the notice proposes), when
                       # no type of value (a date, a code, a name …) shows that it answers
                       and (cjk or is_row or said_here > 0 or asked is weights or kind is not None or wh is not None
-                           or (bool(entities) and all(t in set(tokenize(text)) for g in entities for t in g)))
+                           or (bool(entities) and all(t in set(tokenize(text)) for g in entities for t in g)
+                               and not _WHICH_NOUN.match(question)))  # "Which oil …?" asks for an oil
                       and not (not cjk and not is_row and names_another(question, text, sup, context))
                       # about the question's own entity, not a sibling ("MV Kestrel Point" under whose heading the
                       # sentence sits, for "MV Heron Point") nor another kind of what is asked ("loaded draught")

@@ -177,3 +177,12 @@ def yard(ctx, tmp_path):
 def test_what_is_the_document_is_its_summary(ctx, yard, question, expected):
     res = ask(question, yard, ctx=ctx)
     assert res["grounded"] and expected in res["answer"], res["answer"]
+
+
+@pytest.mark.parametrize("question, cell", [
+    ("My pallets are 2 m tall - how are they charged?", "+2 to +5 °C"),
+    ("For 7 years of service, how much allowance at 0 °C?", "6-10 °C"),
+    ("After a spell in a -10 °C chamber, how long is the break?", "6-10"),
+])
+def test_a_temperature_and_another_quantity_do_not_hold_each_others_bands(question, cell):
+    assert not band_holds(cell, quantities(question))
