@@ -62,10 +62,12 @@ def asks_what_document_is(question: str, snap, rows: list[int]) -> str | None:
     """The source of the document a "What is the <its name>?" question names by (almost) all its words — "What is
     the cold room register?", "What is the visitor policy?", 「安全衛生規程とは何ですか」: the question asks what that
     document is, which its title and purpose statement answer (summary_answer); None otherwise."""
-    from relayrag.stages.titles import document_match
+    from relayrag.stages.titles import document_match, title_question
     q = normalize(question)
-    if not (_WHAT_IS_JA.match(q) if has_cjk(q) else _WHAT_IS_EN.match(q)) or not rows:
+    if not (_WHAT_IS_JA.match(q) if has_cjk(q) else _WHAT_IS_EN.match(q)) or not rows or title_question(q):
         return None
+    if not has_cjk(q) and re.search(r"\b(?:of|in|for|on|at|from|by|with|under|about)\b", q, re.I):
+        return None  # "What is the reference number of the manual?" asks a thing of the document, not what it is
     if has_cjk(q):
         q = _ASKING_JA.sub(" ", re.sub(r"とは|って", " ", q))
     ranked = document_match(q, snap, rows, drop=_ASKING)
