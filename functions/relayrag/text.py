@@ -173,6 +173,7 @@ def answer_units(text: str, cjk: bool) -> list[tuple[int, int]]:
         return joined
     spans = [part for s, e in spans for part in _heading_apart(text, s, e)]
     spans = [part for s, e in spans for part in _fields_apart(text, s, e)]
+    spans = _wrapped_joined(text, spans)
     out: list[tuple[int, int]] = []
     k = 0
     while k < len(spans):
@@ -186,6 +187,24 @@ def answer_units(text: str, cjk: bool) -> list[tuple[int, int]]:
             k += 1
         out.append((s, e))
         k += 1
+    return out
+
+
+_OPEN_END = re.compile(r"[^\W_][,]?$|,$")
+_CONTINUES = re.compile(r"^[a-z]")
+
+
+def _wrapped_joined(text: str, spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """Lines of one sentence that a scan or a PDF's layout broke apart ("Do not open any chamber door" /
+    "for longer than 2 minutes."), joined again: a unit that ends without punctuation, directly followed
+    by one that starts in lower case, continues there. A row is never joined."""
+    out: list[tuple[int, int]] = []
+    for s, e in spans:
+        if out and _OPEN_END.search(text[out[-1][0]:out[-1][1]].rstrip()) and _CONTINUES.match(text[s:e].lstrip()) \
+                and " | " not in text[out[-1][0]:e]:
+            out[-1] = (out[-1][0], e)
+        else:
+            out.append((s, e))
     return out
 
 
@@ -320,3 +339,27 @@ def asking_clause(question: str) -> str:
         return q
     asking = [p for p in parts if p.rstrip().endswith(("?", "？"))]
     return (asking or parts)[-1].strip()
+
+
+_WH_EN = (r"(?:how\s+(?:much|many|long|often|far|old|soon|big|large|heavy|tall|high|cold|hot|warm)|"
+          r"what|which|who|whom|whose|when|where)\b")
+# "During the shutdown, how long …?", "For a part-timer, what …?": a leading phrase of circumstances before the wh-word
+_LEADING_PHRASE = re.compile(rf"^[^,?]{{2,80}},\s+(?={_WH_EN})", re.I)
+# "Is there a fee for X, and how much?", "Do I need a permit, and who issues it?": a yes/no clause, then the wh-part
+_TRAILING_WH = re.compile(rf"^(?P<head>[^?]+?),?\s+and\s+(?P<wh>{_WH_EN}.*)$", re.I)
+
+
+def typed_clause(question: str) -> str:
+    """The part of the question whose wh-words give the type of value it asks for: its asking clause
+    (asking_clause) without a leading phrase of circumstances ("During the shutdown, how long may a door stay
+    open?" → "how long may a door stay open?"), and for a yes/no clause followed by a wh-part ("Is there a fee
+    for late returns, and how much?") the wh-part first, then the clause it asks about ("how much — Is there a
+    fee for late returns?"): a value of that type answers it, a sentence that only says yes does not."""
+    q = asking_clause(question)
+    if has_cjk(q):
+        return q
+    m = _TRAILING_WH.match(q)
+    if m and not re.match(_WH_EN, m.group("head").strip(), re.I):
+        wh = m.group("wh").strip().rstrip("?").strip()
+        return f"{wh} — {m.group('head').strip()}?"
+    return _LEADING_PHRASE.sub("", q, count=1)

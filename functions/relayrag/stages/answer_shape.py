@@ -22,7 +22,8 @@ import re
 
 from relayrag.retrieval.tokenize import tokenize
 from relayrag.stages.entity_scope import names_another  # noqa: F401 (moved there; re-exported)
-from relayrag.text import LATIN_LETTER, LATIN_LOWER, LATIN_UPPER, has_cjk, normalize
+from relayrag.stages.contact_details import contact_kinds, states_contact
+from relayrag.text import LATIN_LETTER, LATIN_LOWER, LATIN_UPPER, has_cjk, normalize, typed_clause
 
 _QUESTION_END = re.compile(r"[?？]\s*[\"'”’)）」]*\s*$")
 _JA_QUESTION_END = re.compile(r"(?:ですか|ますか|でしょうか|のか|か)[。．]?\s*$")
@@ -117,9 +118,10 @@ def wh_answer_type(question: str) -> str | None:
     """"person" (who, whom, whose, 誰, どなた, どの部署), "place" (where, どこ), "year" (which / what year),
     "frequency" (how often, how many times, 何回, 何度, 頻度), "when" (when, いつ), or None: the types that
     answerability.expected_answer_type does not give (money, duration, count, date, number). Read in the
-    question's asking clause (answerability.asking_clause)."""
-    from relayrag.stages.answerability import asking_clause
-    q = asking_clause(question)
+    question's asking clause without a leading phrase of circumstances (text.typed_clause)."""
+    q = typed_clause(question)
+    if contact_kinds(q):
+        return "contact"
     if has_cjk(q):
         for kind, rx in (("frequency", _OFTEN_JA), ("person", _WHO_JA), ("place", _WHERE_JA), ("when", _WHEN_JA),
                          ("identifier", _IDENT_Q_JA)):
@@ -192,6 +194,8 @@ def states_wh_type(kind: str | None, text: str, cjk: bool = False, question: str
             return bool(_WHEN_JA_TEXT.search(text))
         bare = _REFERENCE_LABEL.sub(" ", _LIST_NUMBER.sub("", text.strip()))  # "1. Scope …" states no time
         return bool(_TIME_NUMBER.search(bare) or _MONTH_DAY_EN.search(bare))  # not "car park P3"
+    if kind == "contact":
+        return states_contact(text, question)
     if kind == "identifier":
         found = codes(_LIST_NUMBER.sub("", text.strip()), question)
         noun = _IDENT_NOUN.search(normalize(question))
@@ -317,6 +321,20 @@ def names_codes(codes_: frozenset[str] | set[str], text: str) -> bool:
     return all(c in have for c in codes_)
 
 
+def names_other_code(codes_: frozenset[str] | set[str], text: str) -> bool:
+    """Does the sentence `text` itself name another record of the same series as the question's codes
+    ("The RT-20 cab heater …" for a question about the RT-16; "Asset AY-1042" for AY-1043) without naming the
+    question's own? Its heading may name both records ("Manual: RT-16 and RT-20"): the sentence's own code says
+    which one it is about."""
+    if not codes_:
+        return False
+    own = record_codes(text)
+    if not own or any(c in own for c in codes_):
+        return False
+    series = {m.group(0).upper() for c in codes_ for m in [re.match(r"[A-Za-z]+", c)] if m}
+    return any((m := re.match(r"[A-Za-z]+", c)) is not None and m.group(0).upper() in series for c in own)
+
+
 _CJK_ARTICLE = re.compile(r"^第[0-9０-９一二三四五六七八九十百]+[条章節項](?:[（(][^）)]{1,20}[）)])?\s*$")
 
 
@@ -424,11 +442,38 @@ _BANDS: list[tuple[re.Pattern[str], _Band]] = [  # (pattern, (low, high) from th
 ]
 
 
+_SIGNED = r"([-+−]?\d+(?:\.\d+)?)"
+_DEGREE = r"\s*(?:°\s*[cf]?|℃|degrees?(?:\s+[cf]\b)?)?\s*"
+_SIGNED_BANDS: list[tuple[re.Pattern[str], _Band]] = [
+    (re.compile(rf"^(?:from\s+|between\s+)?{_SIGNED}{_DEGREE}(?:to|and|–|—|~|〜|～)\s*{_SIGNED}{_DEGREE}$"),
+     lambda a, b: (min(a, b), max(a, b))),
+    (re.compile(rf"^(?:below|under|less than|colder than|lower than|<)\s*{_SIGNED}{_DEGREE}$"), lambda a: (None, a - 1e-9)),
+    (re.compile(rf"^(?:above|over|more than|warmer than|higher than|>)\s*{_SIGNED}{_DEGREE}$"), lambda a: (a + 1e-9, None)),
+    (re.compile(rf"^{_SIGNED}{_DEGREE}(?:or|and)\s+(?:below|under|colder|lower|less)$"), lambda a: (None, a)),
+    (re.compile(rf"^{_SIGNED}{_DEGREE}(?:or|and)\s+(?:above|over|warmer|higher|more)$"), lambda a: (a, None)),
+]
+
+
+def signed_band(t: str) -> tuple[float | None, float | None] | None:
+    """A band of signed values (temperatures: "-1 °C to -20 °C" → (-20, -1), "below -30 °C", "0 °C to +5 °C") when
+    the cell writes a sign before a number; None otherwise (a hyphen between numbers is a range, "6-10")."""
+    if not re.search(r"(?:^|[\s(])[-+−]\d", t):
+        return None
+    for rx, make in _SIGNED_BANDS:
+        m = rx.match(t.strip())
+        if m:
+            return make(*[float(g.replace("−", "-")) for g in m.groups()])
+    return None
+
+
 def band(cell: str) -> tuple[float | None, float | None] | None:
     """The numeric band a table cell or label states, as (low, high) with None for an open end: "6-10" →
     (6, 10); "11 or more" → (11, None); "up to 10" → (None, 10); "over 50 kg" → (50+, None); "under 18";
     "5年以上" → (5, None). None when the cell is no band (a lone number is no band)."""
     t = normalize(cell).strip().lower()
+    signed = signed_band(t)
+    if signed is not None:
+        return signed
     t = re.sub(r"^[^\d\w<>≤≥]*", "", t)
     t = re.sub(r"^(?:[^\W\d_]+\s+){0,2}?(?=(?:from|over|above|more|greater|longer|at|up|under|below|less|fewer|"
                r"shorter|minimum|maximum|min|max|no|not)\b|\d)", "", t, count=1)  # "service of 6-10 years" → "6-10 years"
@@ -453,8 +498,14 @@ def quantities(question: str) -> tuple[str, ...]:
     """The numbers a question states, in digits ("7 years", "EUR 12,000") and in words before a unit ("a year
     ago" → "1", "three nights" → "3"; not "once a year", "per day"): the values a band row must hold."""
     from relayrag.stages.answerability import question_numbers
-    words = [str(_WORD_NUMBERS.get(m.group(1).lower(), 1)) for m in _WORD_QUANTITY.finditer(normalize(question))]
-    return tuple(dict.fromkeys([*question_numbers(question), *words]))
+    q = normalize(question)
+    words = [str(_WORD_NUMBERS.get(m.group(1).lower(), 1)) for m in _WORD_QUANTITY.finditer(q)]
+    # "a -10 °C chamber", "minus 5 degrees": a signed value, which a band of signed values must hold as such; a
+    # temperature is marked "°" ("-10°"): only a band of temperatures holds it, and only it holds such a band
+    signed = [("-" if re.search(rf"(?:(?<![\w.,-])[-−]\s?|\bminus\s+){re.escape(n)}(?![\d.,])", q, re.I) else "")
+              + n + ("°" if re.search(rf"(?<![\d.,]){re.escape(n)}\s*(?:°|℃|degrees?\b)", q, re.I) else "")
+              for n in question_numbers(question)]
+    return tuple(dict.fromkeys([*signed, *words]))
 
 
 _MEASURED = re.compile(r"(?:[0-9][0-9,.]*|\b(?:" + "|".join(_WORD_NUMBERS) + r"))(?:-[a-z]+)*"
@@ -479,6 +530,9 @@ def measured_things(question: str) -> list[str]:
     return out
 
 
+_DEGREE_CELL = re.compile(r"°|℃|\bdegrees?\b", re.I)
+
+
 def band_holds(cell: str, numbers: tuple[str, ...] | list[str]) -> bool:
     """Does the band `cell` states hold one of the question's `numbers` ("7" in "6-10", "12" in "11 or
     more")?"""
@@ -486,9 +540,12 @@ def band_holds(cell: str, numbers: tuple[str, ...] | list[str]) -> bool:
     if b is None:
         return False
     lo, hi = b
+    degrees = bool(_DEGREE_CELL.search(cell))
     for n in numbers:
+        if n.endswith("°") != degrees:
+            continue  # "2 m" is not in a band of "+2 to +5 °C"; "-10 °C" not in "6-10 years"
         try:
-            x = float(normalize(n).replace(",", ""))
+            x = float(normalize(n).rstrip("°").replace(",", ""))
         except ValueError:
             continue
         if (lo is None or x >= lo) and (hi is None or x <= hi):

@@ -40,6 +40,7 @@ from dataclasses import dataclass
 
 from relayrag.retrieval.tokenize import tokenize
 from relayrag.text import LATIN_LETTER, column_header, has_cjk, is_header_row, normalize  # noqa: F401 (re-exported)
+from relayrag.text import typed_clause
 from relayrag.stages.local_context import _TABLE_SEP
 from relayrag.stages.measures import (  # noqa: F401 (re-exported)
     _LENGTH_UNIT, _NUMBER_WORD, MEASURE_KINDS, measure_kind, states_measure)
@@ -253,7 +254,7 @@ _DIGIT_CJK = re.compile(r"[0-9０-９一二三四五六七八九十百千万億]
 def expects_number(question: str) -> bool:
     """The question asks for a quantity, date or count (its answer must hold a number): "how many",
     "when", "what is the price of …"; 何年, 何人, いくら, いつ (when; not いつも, always)."""
-    q = asking_clause(question)
+    q = typed_clause(question)
     return bool(_NUMBER_Q_CJK.search(q) if has_cjk(q) else _NUMBER_Q_EN.search(q))
 
 
@@ -351,7 +352,7 @@ def expected_answer_type(question: str) -> str | None:
     <things>: a number that is not money, a time span, a length or a percentage), "date" (what year / what
     date), "number"
     (any other question expects_number accepts), or None (the answer need not hold a number)."""
-    q = asking_clause(question)
+    q = typed_clause(question)
     if has_cjk(q):  # a quantity question (何円, いくら …) about a price asks for money; 何日, 何時間 a duration
         if not _NUMBER_Q_CJK.search(q) and not _DURATION_Q_CJK.search(q):
             return measure_kind(q)  # 高さは, 重さは: a dimension without a question word for a number
@@ -397,7 +398,7 @@ _NUMBER_TOKEN = re.compile(r"(?<![\w.,])\d[\d,]*(?:\.\d+)?")
 def counted_things(question: str) -> list[str]:
     """The stemmed words of what a "how many <things>" question counts ("How many fatalities resulted …" →
     [fatal, result]; "How many long gun checks …" → [long, gun, check]); [] for other questions."""
-    m = _COUNT_Q_EN.search(asking_clause(question))
+    m = _COUNT_Q_EN.search(typed_clause(question))
     if not m or has_cjk(question):
         return []
     return tokenize(" ".join(w for w in m.group(1).split() if w.lower() not in _QUESTION_WORDS))

@@ -13,8 +13,9 @@ from relayrag.metadata import DEFAULT_EXPIRING_DAYS, citation_fields
 from relayrag.retrieval.tokenize import tokenize
 from relayrag.stages.answer_parts import citation
 from relayrag.stages.answer_shape import (
-    answer_kinds, article_heading, band_holds, cjk_heading, identifiers, measured_things, names_codes, not_an_answer,
-    quantities, record_codes, states_wh_type)
+    answer_kinds, article_heading, band_holds, cjk_heading, identifiers, measured_things, names_codes, names_other_code,
+    not_an_answer, quantities, record_codes, states_wh_type)
+from relayrag.stages.date_bounds import misses_date_bound
 from relayrag.stages.entity_scope import collection_kinds, names_another, off_scope
 from relayrag.stages.responsive import (
     PREDICATE_KINDS, missing_qualifiers, restates_person, unanswered_predicate, unanswered_yes_no, yes_no_predicate)
@@ -108,6 +109,12 @@ def data_row_header(text: str, s: int, e: int, fallback: str = "") -> str:
 _FIELD_LABEL = re.compile(r"^[-*•]?\s*([A-Z][\w /&'-]{1,30})\s*[:：]\s*\S")
 
 
+# "Which hydraulic oil should …", "What colour are …": the noun after which / what is what is asked; a sentence that
+# only names the question's entity ("The RT-20 cab heater …") says nothing of it
+_WHICH_NOUN = re.compile(r"^\s*(?:which|what)\s+(?:[\w-]+\s+){0,2}?(?!(?:is|are|was|were|do|does|did)\b)[a-z][\w-]*\s+"
+                         r"(?:should|must|is|are|was|were|does|do|did|can|could|will|would|has|have)\b", re.I)
+
+
 def field_label_named(line: str, question_tokens: set[str]) -> bool:
     """Is `line` a "Label: value" field ("Approved by: Dana Whitfield", "Effective date: 1 May 2026") whose label
     names a word of the question?"""
@@ -134,6 +141,9 @@ def table_cell(question_tokens: set[str], row: str, header: str, named_row: bool
     for j in range(1, len(labels)):
         toks = tokenize(labels[j])
         if not toks or not cells[j]:
+            continue
+        own = tokenize(cells[j])  # "Trailer: TR-14" for "What temperature is trailer TR-14 set to?": the question
+        if own and all(t in question_tokens for t in own):  # names the row by this cell; it is not what is asked
             continue
         hit = sum(1 for t in toks if t in question_tokens)
         key = (hit / len(toks), hit)
@@ -317,12 +327,13 @@ def extractive(question: str, chunks: list[dict], embedder, max_sentences: int, 
         gates = {  # each must hold for the sentence to answer; the best sentence's failed ones are recorded
             "not_heading": not heading, "not_summand": not summand, "answer_shape": shape is None,
             "coverage": sup.answers(cjk),
-            "names_codes": names_codes(qcodes, text + "\n" + context),
+            "names_codes": names_codes(qcodes, text + "\n" + context) and not names_other_code(qcodes, text),
             # a prose sentence says something of what is asked itself, not only its title and neighbours
             # ("Comments may be sent to the marina office." does not say what the notice proposes), when
             # no type of value (a date, a code, a name …) shows that it answers
             "says_asked": (cjk or is_row or said_here > 0 or asked is weights or kind is not None or wh is not None
-                           or (bool(entities) and all(t in set(tokenize(text)) for g in entities for t in g))),
+                           or (bool(entities) and all(t in set(tokenize(text)) for g in entities for t in g)
+                               and not _WHICH_NOUN.match(question))),  # "Which oil …?" asks for an oil
             "not_another": not (not cjk and not is_row and names_another(question, text, sup, context)),
             # about the question's own entity, not a sibling ("MV Kestrel Point" under whose heading the
             # sentence sits, for "MV Heron Point") nor another kind of what is asked ("loaded draught")
@@ -333,6 +344,7 @@ def extractive(question: str, chunks: list[dict], embedder, max_sentences: int, 
             # a yes/no question's verb ("can members transfer …"), not another act on the same thing
             "yes_no": not (not is_row and yes_no and unanswered_yes_no(question, text, context)),
             "qualifiers": not missing_qualifiers(question, text, around, absent),
+            "date_bound": not misses_date_bound(question, text),  # "after August 2026": not a date in August 2026
             "answer_type": states_answer_type(kind, text, cjk, unit_context, own_numbers, question),
             "counted": kind != "count" or says_counted(question, text + "\n" + around),
             "wh_type": states_wh_type(wh, text + ("\n" + unit_context if is_row else ""), cjk, question),

@@ -42,8 +42,8 @@ from relayrag.text import has_cjk
 from relayrag.stages.answerability import asks_for_total, expected_answer_type
 from relayrag.stages.base import (Stage, StageRequest, StageResponse, embedder_of, llm_failure, load_run, run_snapshot,
                                   write_run)
-from relayrag.stages.summary import (SUMMARY, covers_the_question, is_summary_question, named_document, summary_answer,
-                                     which_note)
+from relayrag.stages.summary import (SUMMARY, asks_what_document_is, covers_the_question, is_summary_question,
+                                     named_document, summary_answer, which_note)
 from relayrag.stages.titles import TITLE, title_answer, title_question
 from relayrag.stages.extractive import (  # noqa: F401
     DUPLICATE_COSINE, EVIDENCE_K, citation, doc_openings, extractive, local_context, page_headings, table_cell,
@@ -98,9 +98,10 @@ def run(req: GenerateRequest, ctx: StageContext) -> GenerateResponse:
         chunks += total_row_chunks(snap, chunks)  # a table's total row, when retrieval brought only rows it sums
     summary = None
     unnamed_summary = None  # a summary of the best-matching document for a question that names none
-    if ctx.llm is None and is_summary_question(question):  # "what is this document about?": its title and lead
-        rows = [c["row"] for c in run_rec.get("candidates") or []]
-        named = named_document(question, snap, rows) if rows else None
+    rows = [c["row"] for c in run_rec.get("candidates") or []]
+    what_doc = asks_what_document_is(question, snap, rows) if ctx.llm is None else None  # "What is the X register?"
+    if ctx.llm is None and (is_summary_question(question) or what_doc):  # "what is this document about?": its title
+        named = what_doc or (named_document(question, snap, rows) if rows else None)  # and lead sentences
         top = chunks or [snap.chunks[c["row"]] for c in (run_rec.get("candidates") or [])[:1]]
         if named is not None:  # "what is the leak response policy about?": that document, whatever ranked first
             top = [c for c in top if c["source"] == named] or [snap.chunks[r] for r in rows

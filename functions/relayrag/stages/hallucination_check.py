@@ -36,8 +36,9 @@ from relayrag.prompts import quote_document, with_data_rule
 from relayrag.stages.base import (Stage, StageRequest, StageResponse, embedder_of, llm_failure, load_run, run_snapshot,
                                   write_run)
 from relayrag.stages.answer_shape import (
-    answer_kinds, asks_document_name, band_holds, names_codes, not_an_answer, record_codes, says_document_title,
-    states_wh_type, wh_answer_type)
+    answer_kinds, asks_document_name, band_holds, names_codes, names_other_code, not_an_answer, record_codes,
+    says_document_title, states_wh_type, wh_answer_type)
+from relayrag.stages.date_bounds import misses_date_bound
 from relayrag.stages.entity_scope import collection_kinds, names_another, off_scope
 from relayrag.stages.responsive import (
     PREDICATE_KINDS, band_numbers, band_row_label, misses_the_value, missing_period, missing_qualifiers,
@@ -125,6 +126,8 @@ def responsive(question: str, sentences: list[dict], absent: set[str] | frozense
     if codes and not any(names_codes(codes, (s.get("source") or s["text"]) + "\n" + (s.get("context") or ""))
                          for s in sentences):
         return False
+    if any(names_other_code(codes, s.get("source") or s["text"]) for s in sentences):
+        return False  # "The RT-20 heater …" under a heading naming both models answers nothing about the RT-16
     cjk = has_cjk(question)
     kind, wh = answer_kinds(question, expected_answer_type(question))
     own = question_numbers(question)
@@ -162,6 +165,8 @@ def on_the_question(question: str, sentence: dict, absent: set[str] | frozenset 
         return False
     if missing_period(question, text, context or ""):
         return False  # "in 2025" answered from the 2026 tariff
+    if misses_date_bound(question, text):
+        return False  # "the shutdown after August 2026" is not the one on 16 August 2026
     if misses_the_value(question, text):
         return False  # "which station has a capacity of 880 m³/h?" needs the sentence that says 880
     if " | " not in text and unanswered_office_act(question, text):

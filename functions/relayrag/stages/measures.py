@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 
 from relayrag.stages.local_context import _TABLE_SEP
-from relayrag.text import asking_clause, has_cjk
+from relayrag.text import has_cjk, typed_clause
 
 _NUMBER_WORD = (r"(?:two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|thirteen|fourteen|fifteen|sixteen|"
                 r"seventeen|eighteen|nineteen|twenty|thirty|forty|fifty|sixty|seventy|eighty|ninety|hundred|"
@@ -97,7 +97,7 @@ def measure_kind(question: str) -> str | None:
     "temperature" (how cold / hot / warm, the temperature / set point of, at what temperature; 温度, 室温, 保管温度は何度),
     "power" (how powerful, the power / power rating / rated output of; 出力, 馬力, 消費電力, 何ワット), "pressure" (the
     pressure of, at what pressure; 圧力, 気圧, 何気圧), "voltage" (the voltage of; 電圧, 何ボルト), or None."""
-    q = asking_clause(question)
+    q = typed_clause(question)
     for kind, rx in (_MEASURE_Q_CJK if has_cjk(q) else _MEASURE_Q_EN):
         if rx.search(q):
             return kind

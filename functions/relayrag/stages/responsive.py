@@ -70,7 +70,7 @@ def misses_the_value(question: str, text: str) -> bool:
     if not values:
         return False
     said = {n.replace(",", "") for n in re.findall(r"\d+(?:[.,]\d+)*", normalize(text))}
-    if any(normalize(v).replace(",", "") in said for v in values):
+    if any(normalize(v).strip("+-°").replace(",", "") in said for v in values):
         return False
     cells = text.split(" | ") if " | " in text else [text]
     return not any(band_holds(c, values) for c in cells)

@@ -51,6 +51,32 @@ NAMED_MIN = 0.5
 for the question to name that document ("What is the leak response policy about?")."""
 
 
+_WHAT_IS_EN = re.compile(r"^\s*what(?:'s|\s+is|\s+are)\s+(?:the|our|this|that)\s+(?:[\w'’&-]+\s*){1,8}\??\s*$", re.I)
+_WHAT_IS_JA = re.compile(r"^.{2,40}?(?:とは(?:何|なん)(?:ですか|でしょうか)?|って何(?:ですか)?|とは)[？?]?$")
+NAME_ALL = 0.9
+"""The share of a "what is the <name>?" question's content terms a document's title or file name must hold for the
+question to ask what that document is."""
+
+
+def asks_what_document_is(question: str, snap, rows: list[int]) -> str | None:
+    """The source of the document a "What is the <its name>?" question names by (almost) all its words — "What is
+    the cold room register?", "What is the visitor policy?", 「安全衛生規程とは何ですか」: the question asks what that
+    document is, which its title and purpose statement answer (summary_answer); None otherwise."""
+    from relayrag.stages.titles import document_match, title_question
+    q = normalize(question)
+    if not (_WHAT_IS_JA.match(q) if has_cjk(q) else _WHAT_IS_EN.match(q)) or not rows or title_question(q):
+        return None
+    if not has_cjk(q) and re.search(r"\b(?:of|in|for|on|at|from|by|with|under|about)\b", q, re.I):
+        return None  # "What is the reference number of the manual?" asks a thing of the document, not what it is
+    if has_cjk(q):
+        q = _ASKING_JA.sub(" ", re.sub(r"とは|って", " ", q))
+    ranked = document_match(q, snap, rows, drop=_ASKING)
+    if not ranked:
+        return None
+    best = max(ranked, key=lambda d: (d[1], d[2], d[0]))
+    return best[3] if best[1] >= NAME_ALL else None
+
+
 def covers_the_question(question: str, snap, source: str) -> bool:
     """Does the document `source` say what a summary question says of its document besides asking ("What is the
     forklift policy about?" needs a document that says forklift)? True for a question that says nothing else
@@ -106,7 +132,8 @@ def summary_answer(chunks: list[dict], snap, citation, source: str | None = None
     for c in own:
         for s, e in answer_units(c["text"], cjk):
             sent = " ".join(c["text"][s:e].split())
-            if len(sent) < (8 if cjk else 25) or is_question_sentence(sent) or sent == title or " | " in sent:
+            short = len(sent) < (8 if cjk else 25) and (cjk or not (sent.endswith(".") and len(sent.split()) >= 4))
+            if short or is_question_sentence(sent) or sent == title or " | " in sent:  # "One record per room." leads
                 continue
             if not cjk and not sent.endswith((".", "!", ":")) and len(sent) < 80:
                 continue  # a heading line
@@ -131,10 +158,29 @@ def summary_answer(chunks: list[dict], snap, citation, source: str | None = None
         else:
             citations[num_of[c["chunk_id"]] - 1]["quote"] += " … " + sent
         sentences.append({"text": sent, "cites": [num_of[c["chunk_id"]]], "source": sent, "kind": "summary"})
+    sub = subtitle(own[0]["text"], title, cjk) if title else ""
+    if sub:
+        title = f"{title} — {sub}"
     if title and sentences:
         head = f"「{title}」:" if cjk else f"{title}:"
         sentences[0] = {**sentences[0], "text": f"{head} {sentences[0]['text']}"}
     return sentences, citations
+
+
+def subtitle(text: str, title: str, cjk: bool) -> str:
+    """The heading line right under the document's title line at its start, which names its subject when the title
+    is a banner ("NOTICE TO ALL STAFF" / "Ammonia Plant Shutdown for Annual Inspection", 「お知らせ」 /
+    「年末年始の営業時間について」): a line of at least three words (CJK: 6 characters) without a sentence's end, a
+    number or a question; "" when the document goes on with a sentence, a numbered section or a single word."""
+    units = [" ".join(text[s:e].split()) for s, e in answer_units(text, cjk)]
+    if len(units) < 2 or units[0] != " ".join(title.split()):
+        return ""
+    line = units[1]
+    if line.endswith((".", "。", "!", "?", "？", ":", "：")) or " | " in line or is_question_sentence(line) or \
+            re.match(r"^(?:\d|第|§|section\b|chapter\b|article\b|contents\b|table of contents\b)", line, re.I) or \
+            len(line) > 80:
+        return ""
+    return line if (len(line) >= 6 if cjk else len(line.split()) >= 3) else ""
 
 
 def which_note(question: str, chunk: dict) -> str:
