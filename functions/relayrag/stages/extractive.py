@@ -281,6 +281,10 @@ def extractive(question: str, chunks: list[dict], embedder, max_sentences: int, 
         # the ranking reads it in full (a Japanese answer often follows the sentence restating the question)
         w_here = weights if not cond or cond & set(tokenize("\n".join((text, context, prev)))) else full
         sup = support(w_here, entities, text, context, wider, near=prev)
+        if w_here is not full:  # halving the asker's case spares a sentence that omits it, never one that says it
+            alt = support(full, entities, text, context, wider, near=prev)
+            if alt.coverage > sup.coverage:
+                sup, w_here = alt, full
         around = context  # title, headings, column names: the sentence's section, which its qualifiers may be in
         context = "\n".join(p for p in (context, prev) if p)  # as recorded and read by the check
         ranked = support(w_here, entities, text, context, wider) if prev else sup

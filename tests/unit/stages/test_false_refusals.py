@@ -205,3 +205,22 @@ def test_a_sentence_about_another_case_does_not_answer_a_conditional_question(ct
     assert not ingest(ctx, d, "ferry").failed
     out = ask("How early should I get to the terminal if I'm driving on?", "ferry", ctx=ctx)
     assert not out.get("grounded") or "15 minutes" not in out.get("answer", "")
+
+
+
+@pytest.mark.parametrize("question", [
+    "If I store chilled meat with you, how cold is it kept?",
+    "When we store chilled meat in your chambers, how cold is it kept?",
+    "In case I store chilled meat there, how cold is it kept?"])
+def test_an_answer_that_says_the_askers_case_is_not_penalised_for_it(question):
+    """The conditional clause weighs half to spare a sentence that omits the asker's case; a sentence that says
+    it (under a heading that repeats 'store chilled meat') is read with the clause in full when that covers more,
+    so the check does not refuse it for saying what the asker said (hallucination_check.question_support; the
+    extractive decision reads it the same way)."""
+    from relayrag.stages.answerability import COVERAGE_MIN, support
+    from relayrag.stages.hallucination_check import question_support
+    sentence = {"text": "Yes: between 0 °C and +2 °C for up to 10 days.", "cites": [1],
+                "context": "Do you store chilled meat?"}
+    halved = support(content_weights(question), question_entities(question), sentence["text"], sentence["context"])
+    read = question_support(question, [sentence], [])
+    assert halved.coverage < COVERAGE_MIN["en"] <= read.coverage
