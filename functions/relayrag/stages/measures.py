@@ -88,6 +88,13 @@ _MEASURE_Q_CJK_RX = [
 _MEASURE_Q_CJK = [(k, re.compile(rx)) for k, rx in _MEASURE_Q_CJK_RX]
 
 
+# a question for how much of a quantity changes (is lost, gained, reduced …) asks a change, not the quantity itself:
+# a percentage answers it as well as a unit ("loses about 0.5 % of its output per year")
+_CHANGE_Q = re.compile(r"\b(?:lose|loses|lost|losing|drop|drops|dropped|decline|declines|degrade|degrades|fall|falls|"
+                       r"gain|gains|gained|increase|increases|reduce|reduces|reduced|decrease|decreases|rise|rises)\b"
+                       r"|低下|減少|増加|上昇|下が|上が|失わ", re.I)
+
+
 def measure_kind(question: str) -> str | None:
     """The dimension a measure question asks for: "length" (how tall / high / wide / deep, the height / width /
     depth / diameter of; 高さ, 幅, 深さ, 何メートル), "mass" (how heavy, how much does it weigh, the weight of; 重さ,
@@ -98,6 +105,8 @@ def measure_kind(question: str) -> str | None:
     "power" (how powerful, the power / power rating / rated output of; 出力, 馬力, 消費電力, 何ワット), "pressure" (the
     pressure of, at what pressure; 圧力, 気圧, 何気圧), "voltage" (the voltage of; 電圧, 何ボルト), or None."""
     q = typed_clause(question)
+    if _CHANGE_Q.search(q):
+        return None  # "how much output do they lose per year?": a change, which a share (0.5 %) states as well
     for kind, rx in (_MEASURE_Q_CJK if has_cjk(q) else _MEASURE_Q_EN):
         if rx.search(q):
             return kind

@@ -158,3 +158,13 @@ def test_power_and_temperature_end_to_end(ctx, tmp_path):
                                ("How cold is the quay cold store kept?", "minus 25 degrees")):
         res = ask(question, "pt", ctx=ctx)
         assert res["grounded"] and expected in res["answer"], (question, res["answer"])
+
+
+@pytest.mark.parametrize("question", [
+    "How much output do the panels lose per year?",
+    "How much power does the motor lose when it runs hot?",
+    "How much pressure does the tank drop overnight?",
+    "出力は毎年どれくらい低下しますか？"])
+def test_a_change_of_a_quantity_asks_no_dimension(question):
+    # a change is answered by a share too ("about 0.5 % per year"), so no unit of the dimension is required
+    assert measure_kind(question) is None
