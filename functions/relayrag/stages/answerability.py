@@ -39,12 +39,12 @@ import re
 from dataclasses import dataclass
 
 from relayrag.retrieval.tokenize import tokenize
-from relayrag.text import LATIN_LETTER, column_header, has_cjk, is_header_row, normalize  # noqa: F401 (re-exported)
+from relayrag.text import column_header, has_cjk, is_header_row, normalize  # noqa: F401 (re-exported)
 from relayrag.text import typed_clause
 from relayrag.stages.local_context import _TABLE_SEP
 from relayrag.stages.measures import (  # noqa: F401 (re-exported)
     _LENGTH_UNIT, _NUMBER_WORD, MEASURE_KINDS, measure_kind, states_measure)
-from relayrag.stages.question_clauses import asking_clause, bare_word, main_clause  # noqa: F401 (re-exported)
+from relayrag.stages.question_clauses import _EN_WORD, asking_clause, bare_word, main_clause  # noqa: F401 (re-exported)
 from relayrag.stages.table_questions import (  # noqa: F401 (re-exported)
     asks_for_total, is_total_label, other_rate, rate_units)
 
@@ -79,7 +79,6 @@ _QUESTION_KANJI = frozenset("何誰")
 _HIRAGANA = re.compile(r"[\u3040-\u309f]")
 _KATAKANA_RUN = re.compile(r"[\u30a0-\u30ff\uff66-\uff9f][\u30a0-\u30ff\uff66-\uff9f・ー]+")
 _LATIN_OR_NUM = re.compile(r"[A-Za-z0-9][A-Za-z0-9\-/.]*[A-Za-z0-9]|[0-9]")
-_EN_WORD = re.compile(rf"[{LATIN_LETTER}0-9][{LATIN_LETTER}0-9\-/.'’]*")  # Zátiší is one word, not "Z" and "ti"
 
 
 def cjk_weight(tok: str) -> float:

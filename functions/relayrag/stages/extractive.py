@@ -16,7 +16,7 @@ from relayrag.stages.answer_shape import (
     answer_kinds, article_heading, band_holds, cjk_heading, identifiers, measured_things, names_codes, names_other_code,
     not_an_answer, quantities, record_codes, states_wh_type)
 from relayrag.stages.date_bounds import misses_date_bound
-from relayrag.stages.entity_scope import collection_kinds, names_another, off_scope
+from relayrag.stages.entity_scope import CollectionKinds, names_another, off_scope
 from relayrag.stages.responsive import (
     PREDICATE_KINDS, missing_qualifiers, restates_person, unanswered_predicate, unanswered_yes_no, yes_no_predicate)
 from relayrag.stages.answerability import (
@@ -245,7 +245,7 @@ def extractive(question: str, chunks: list[dict], embedder, max_sentences: int, 
     total = asks_for_total(question)
     headings = page_headings(snap, chunks)
     # the question's "modifier head" pairs ("air draught") that the collection writes: it tells those kinds apart
-    kinds = collection_kinds(question, (c["text"] for c in (snap.chunks if snap is not None else chunks)))
+    kinds = CollectionKinds(question, lambda: (c["text"] for c in (snap.chunks if snap is not None else chunks)))
     openings = doc_openings(snap, chunks)
     units = [_units(c["text"], cjk) for c in chunks]
     flat = [(i, k) for i in range(len(chunks)) for k in range(len(units[i]))]

@@ -28,6 +28,8 @@ search did not run keeps the sentence saying so (relayrag.stages.page_answer.pag
 
 from __future__ import annotations
 
+from collections.abc import Container
+
 from relayrag.backends.embedder import reference_cosine
 from relayrag.backends.llm import LLMError, complete_json
 from relayrag.context import StageContext
@@ -39,7 +41,7 @@ from relayrag.stages.answer_shape import (
     answer_kinds, asks_document_name, band_holds, names_codes, names_other_code, not_an_answer, record_codes,
     says_document_title, states_wh_type, wh_answer_type)
 from relayrag.stages.date_bounds import misses_date_bound
-from relayrag.stages.entity_scope import collection_kinds, names_another, off_scope
+from relayrag.stages.entity_scope import CollectionKinds, names_another, off_scope
 from relayrag.stages.responsive import (
     PREDICATE_KINDS, band_numbers, band_row_label, misses_the_value, missing_period, missing_qualifiers,
     restates_person, unanswered_office_act, unanswered_predicate, unanswered_yes_no, unsaid_by_row)
@@ -100,7 +102,7 @@ def unsupported_sentences(answer_sentences: list[dict], cited: dict[int, dict], 
 
 
 def responsive(question: str, sentences: list[dict], absent: set[str] | frozenset = frozenset(),
-               kinds: frozenset[tuple[str, str]] | set = frozenset(), cited: dict[int, str] | None = None) -> bool:
+               kinds: Container[tuple[str, str]] = frozenset(), cited: dict[int, str] | None = None) -> bool:
     """Is the answer shaped like an answer to `question`, whoever wrote it: no sentence asks or only restates the
     question (answer_shape.not_an_answer), and some sentence states a value of the type the question asks for
     (answerability.states_answer_type: money, duration, count, date, number; answer_shape.states_wh_type:
@@ -112,7 +114,7 @@ def responsive(question: str, sentences: list[dict], absent: set[str] | frozense
     (entity_scope.off_scope: "MV Kestrel Point" for "MV Heron Point", "loaded draught" for "air draught").
     `absent`: the question's tokens that no chunk of the
     collection contains (a word the documents never use cannot be asked of them); `kinds`: the question's
-    (modifier, head) pairs the collection writes (entity_scope.collection_kinds); `cited`: citation number → the
+    (modifier, head) pairs the collection writes (entity_scope.CollectionKinds); `cited`: citation number → the
     cited chunk's text, where the question's entity may head a section of its own (entity_scope.sibling_section)."""
     if not sentences:
         return False
@@ -276,7 +278,7 @@ def run(req: CheckRequest, ctx: StageContext) -> CheckResponse:
     method, llm_error = "sentence-support", None
     bad, answers = None, None
     absent: set[str] = set()  # the question's words no chunk contains (read from the index when it is loaded)
-    kinds: frozenset[tuple[str, str]] = frozenset()  # its "modifier head" pairs the collection writes (idem)
+    kinds: Container[tuple[str, str]] = frozenset()  # its "modifier head" pairs the collection writes (idem)
     if ctx.llm is not None and sents:
         try:
             numbered = "\n".join(f"{k}: {s['text']} (cites {s['cites']})" for k, s in enumerate(sents))
@@ -308,7 +310,7 @@ def run(req: CheckRequest, ctx: StageContext) -> CheckResponse:
         # the question the answer was found for: as typed, or its spelling correction (generate's `searched_for`)
         sup = question_support(asked, sents, run_rec.get("citations", []), snap.bm25, wider)
         absent = absent_tokens(tokenize(asked), snap.bm25)
-        kinds = collection_kinds(asked, (c["text"] for c in snap.chunks))
+        kinds = CollectionKinds(asked, lambda: (c["text"] for c in snap.chunks))
         answers = bool(sents) and sup.answers(has_cjk(asked))
     # supported is not enough: an answer that restates the question or lacks the type of value it asks for (a
     # title line for "who signed it off?") does not answer it, whichever method wrote it or judged it
