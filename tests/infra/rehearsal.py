@@ -319,12 +319,14 @@ def compare_with_uv(installed: list[dict], text: str, version: str, workdir: Pat
 
 def check_imports(python: Path, bundle: Path, entry_point: str) -> None:
     """Import `main` and its `entry_point` from the bundle with the venv's interpreter only (isolated mode: no
-    PYTHONPATH, no user site). Raises RehearsalError naming the missing module."""
+    PYTHONPATH, no user site) and no bytecode written (-B): a .pyc left in the bundle by an earlier check is trusted
+    when the source changed within the same second at the same size, so a second check would import the old code.
+    Raises RehearsalError naming the missing module."""
     code = ("import sys; sys.path.insert(0, '.'); import main; "
             f"f = getattr(main, {entry_point!r}); print('ok', f.__module__)")
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTHON", "RELAYRAG_", "VIRTUAL_ENV"))}
     env["HF_HUB_OFFLINE"] = "1"
-    out = subprocess.run([str(python), "-I", "-c", code], cwd=bundle, capture_output=True, text=True, env=env,
+    out = subprocess.run([str(python), "-I", "-B", "-c", code], cwd=bundle, capture_output=True, text=True, env=env,
                          timeout=300)
     if out.returncode != 0:
         missing = re.findall(r"No module named '([^']+)'", out.stderr)
