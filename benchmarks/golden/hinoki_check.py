@@ -127,7 +127,8 @@ def main() -> int:
             continue
         if r["category"].startswith("unanswerable"):
             errors.append(f"{rid}: answerable question with category {r['category']}")
-        if not isinstance(r["answers"], list) or not r["answers"] or not all(isinstance(a, str) and a.strip() for a in r["answers"]):
+        answers = r["answers"]
+        if not isinstance(answers, list) or not answers or not all(isinstance(a, str) and a.strip() for a in answers):
             errors.append(f"{rid}: answers must be a non-empty list of strings")
             continue
         if r["doc"] not in docs:
@@ -153,7 +154,8 @@ def main() -> int:
                 continue
             if not any(na in pages[p - 1] for p in plist):
                 where = [i + 1 for i, t in enumerate(pages) if na in t]
-                errors.append(f"{rid}: answer {a!r} not on page(s) {plist} of {r['doc']}" + (f" (found on {where})" if where else ""))
+                found = f" (found on {where})" if where else ""
+                errors.append(f"{rid}: answer {a!r} not on page(s) {plist} of {r['doc']}{found}")
         for p in plist:
             if not any(norm(a) in pages[p - 1] for a in r["answers"]):
                 errors.append(f"{rid}: no answer occurs on listed page {p}")
@@ -182,8 +184,8 @@ def main() -> int:
     un_ja = sum(1 for r in unans if lang[r["id"]] == "ja")
     un_en = len(unans) - un_ja
     n_sum = sum(1 for r in rows if r["category"] == "summary")
-    ja_docs = sorted(d for d, l in doc_lang.items() if l == "ja")
-    en_docs = sorted(d for d, l in doc_lang.items() if l == "en")
+    ja_docs = sorted(d for d, lang in doc_lang.items() if lang == "ja")
+    en_docs = sorted(d for d, lang in doc_lang.items() if lang == "en")
     need = [
         (total >= 150, f"total {total} >= 150"),
         (n_ja >= 100, f"Japanese questions {n_ja} >= 100"),
