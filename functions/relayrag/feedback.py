@@ -30,7 +30,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from relayrag.enums import ChoiceEnum
-from relayrag.errors import BadRequestError, NotFoundError
+from relayrag.errors import BadRequestError, NotFoundError, first_validation_error
 
 MAX_ANSWER_CHARS = 2000    # a correct answer: a sentence or a short paragraph, not a document
 MAX_DOC_CHARS = 512        # a document name as ingested (file name or gs:// key)
@@ -104,13 +104,12 @@ def parse_feedback(**fields: Any) -> FeedbackIn:
     try:
         return FeedbackIn.model_validate({k: v for k, v in fields.items() if v is not None})
     except ValidationError as exc:
+        where, msg = first_validation_error(exc)
         first = exc.errors()[0]
-        where = ".".join(str(p) for p in first["loc"]) or "feedback"
-        msg = first["msg"].removeprefix("Value error, ")
         if first["type"] == "enum":
-            allowed = ", ".join(m.value for m in (Verdict if first["loc"][:1] == ("verdict",) else Reason))
+            allowed = ", ".join(m.value for m in (Verdict if where == "verdict" else Reason))
             msg = f"must be one of {allowed}"
-        raise BadRequestError(f"feedback {where}: {msg}") from None
+        raise BadRequestError(f"feedback {where}: {msg}" if where else f"feedback: {msg}") from None
 
 
 def check_identity(identity: str) -> str:

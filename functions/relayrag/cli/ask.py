@@ -91,7 +91,7 @@ def ask(question: str = typer.Argument(..., help="The question."),
             body = exc.payload.get("body")
             msg = str(body["error"]) if isinstance(body, dict) and body.get("error") else str(exc)
             for d in (body.get("details") or []) if isinstance(body, dict) else []:
-                msg += f"; {d['field']}: {d['message']}"
+                msg += f"; {d['field']}: {d['message']}" if d.get("field") else f"; {d['message']}"
             raise RelayragError(msg) from None
     if stream:
         _print_json({"event": "result", **result})
