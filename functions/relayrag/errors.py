@@ -49,3 +49,19 @@ def is_disk_full(exc: BaseException | None) -> bool:
             return True
         exc, seen = exc.__cause__ or exc.__context__, seen + 1
     return False
+
+
+
+def validation_errors(exc) -> list[tuple[str, str]]:
+    """[(where, message)] of a pydantic ValidationError, for one-line messages: `where` is the dotted field path
+    ("page", "fields.owner.type"), or "" for an error of the whole object (a model validator's), which has no
+    field to name; `message` is pydantic's text without its "Value error, " prefix. Callers write
+    `f"{what} {where}: {message}"` only when `where` is not empty, never a placeholder in its place (a
+    placeholder equal to `what` printed "feedback feedback: ...")."""
+    return [(".".join(str(p) for p in e.get("loc") or ()),
+             str(e.get("msg", "invalid value")).removeprefix("Value error, ")) for e in exc.errors()]
+
+
+def first_validation_error(exc) -> tuple[str, str]:
+    """(where, message) of a ValidationError's first error (see `validation_errors`)."""
+    return validation_errors(exc)[0]

@@ -30,7 +30,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from relayrag.enums import ChoiceEnum
-from relayrag.errors import BadRequestError, NotFoundError
+from relayrag.errors import BadRequestError, NotFoundError, first_validation_error
 
 MAX_ANSWER_CHARS = 2000    # a correct answer: a sentence or a short paragraph, not a document
 MAX_DOC_CHARS = 512        # a document name as ingested (file name or gs:// key)
@@ -104,13 +104,14 @@ def parse_feedback(**fields: Any) -> FeedbackIn:
     try:
         return FeedbackIn.model_validate({k: v for k, v in fields.items() if v is not None})
     except ValidationError as exc:
+        where, msg = first_validation_error(exc)
         first = exc.errors()[0]
-        where = ".".join(str(p) for p in first["loc"]) or "feedback"
-        msg = first["msg"].removeprefix("Value error, ")
         if first["type"] == "enum":
-            allowed = ", ".join(m.value for m in (Verdict if first["loc"][:1] == ("verdict",) else Reason))
+            allowed = ", ".join(m.value for m in (Verdict if where == "verdict" else Reason))
             msg = f"must be one of {allowed}"
-        raise BadRequestError(f"feedback {where}: {msg}") from None
+        elif where == "page" and first["type"] == "greater_than_equal":
+            msg = f"pages are numbered from 1; there is no page {fields.get('page')}"
+        raise BadRequestError(f"feedback {where}: {msg}" if where else f"feedback: {msg}") from None
 
 
 def check_identity(identity: str) -> str:
@@ -260,16 +261,36 @@ def is_admin_token(settings, token: str | None) -> bool:
 def give(service, run_id: str, verdict: str, identity: str, *, reason: str | None = None,
          answer: str | None = None, doc: str | None = None, page: int | None = None) -> dict:
     """Validate and store a verdict through a relayrag.service.Service (its docstore; visible = its
-    collections). Returns the stored entry with `replaced`."""
-    parsed = parse_feedback(verdict=verdict, reason=reason, answer=answer, doc=doc, page=page)
+    collections): a correct `doc` must be a document of the run's collection and `page` one of its pages
+    (`check_source`). Returns the stored entry with `replaced`."""
     run = service.ctx.docstore.get_run(run_id) or {}
-    if parsed.doc and run.get("collection") in set(service.collection_names()):
-        # a correct document must be one of the run's collection (it becomes an exported golden case's `doc`)
-        names = {d["name"] for d in service.list_documents(run["collection"])}
-        if parsed.doc not in names:
-            raise BadRequestError(f"doc {parsed.doc!r} is not a document of collection {run['collection']!r} "
-                                  f"(its documents: {', '.join(sorted(names)[:10]) or 'none'})")
+    collection = run.get("collection") if run.get("collection") in set(service.collection_names()) else None
+    doc_name = doc.strip() if isinstance(doc, str) else None
+    if collection and doc_name and isinstance(page, int) and not 1 <= page <= MAX_PAGE:
+        check_source(service, collection, doc_name, page)  # before parsing: say which pages the document has
+    parsed = parse_feedback(verdict=verdict, reason=reason, answer=answer, doc=doc, page=page)
+    if parsed.doc and collection:
+        check_source(service, collection, parsed.doc, parsed.page)
     return submit(service.ctx.docstore, run_id, identity, parsed, visible=set(service.collection_names()))
+
+
+def check_source(service, collection: str, doc: str, page: int | None) -> None:
+    """A correct document must be one of the run's collection (it becomes an exported golden case's `doc`) and
+    its page one the document has (1 to the page count its ingestion recorded; a text file has one page).
+    BadRequestError naming the document and its page count otherwise; a record without a page count (ingested
+    before counts were kept) is not checked for the page."""
+    documents = service.list_documents(collection)
+    if doc not in {d["name"] for d in documents}:
+        names = sorted({d["name"] for d in documents})
+        raise BadRequestError(f"doc {doc!r} is not a document of collection {collection!r} "
+                              f"(its documents: {', '.join(names[:10]) or 'none'})")
+    if page is None:
+        return
+    counts = [d["pages"] for d in documents if d["name"] == doc and isinstance(d.get("pages"), int) and d["pages"] > 0]
+    if counts and not 1 <= page <= max(counts):
+        n = max(counts)
+        has = "1 page (page 1)" if n == 1 else f"{n} pages (1 to {n})"
+        raise BadRequestError(f"feedback page: {doc!r} has {has}; there is no page {page}")
 
 
 def recent(service, identity: str, *, admin: bool = False, collection: str | None = None, **filters: Any) -> list[dict]:

@@ -41,7 +41,7 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from relayrag import jsonl
-from relayrag.errors import BadRequestError, ConfigError, IngestError, RelayragError
+from relayrag.errors import BadRequestError, ConfigError, IngestError, RelayragError, first_validation_error
 
 SCHEMA_FILE = "relayrag.collection.yaml"
 SCHEMA_PREFIX = "collections"  # blob key: collections/<collection>/relayrag.collection.yaml
@@ -144,9 +144,8 @@ def parse_schema_bytes(raw: bytes, where: str) -> CollectionSchema:
     try:
         return CollectionSchema.model_validate(data)
     except ValidationError as exc:
-        e = exc.errors()[0]
-        loc = ".".join(str(p) for p in e["loc"])
-        raise ConfigError(f"{where}: {loc}: {e['msg'].removeprefix('Value error, ')}") from None
+        loc, msg = first_validation_error(exc)
+        raise ConfigError(f"{where}: {loc}: {msg}" if loc else f"{where}: {msg}") from None
 
 
 class SchemaStore:

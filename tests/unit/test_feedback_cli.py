@@ -92,3 +92,69 @@ def test_feedback_without_a_verdict_says_what_to_type_and_where_export_lives(hom
     assert "relayrag feedback 0123abcd up" in said and "export-feedback" not in said
     r = invoke("feedback", "0123abcd", "--withdraw")  # --withdraw needs no verdict: the run is looked up
     assert r.exit_code == 2 and "no run '0123abcd'" in " ".join(r.stderr.split())
+
+
+
+def test_a_rule_about_the_whole_verdict_says_feedback_once(home, small_corpus):
+    """`relayrag feedback RUN up --page 3` said "error: feedback feedback: …": a rule of the whole verdict (a
+    model validator's error, which has no field) got the placeholder "feedback" as its field. It says
+    `feedback: …`; a field's rule still names the field. Exit 2, nothing stored."""
+    from relayrag.context import default_context
+    from relayrag.errors import first_validation_error
+    from relayrag.feedback import FeedbackIn
+    assert invoke("ingest", small_corpus, "-c", "docs", "--no-progress").exit_code == 0
+    run_id = _ask("How many worker bees live in a colony in summer?")["run_id"]
+    for args, said in [(("up", "--page", "3"), "error: feedback: a reason, correct answer or correct document "
+                                               "goes with a 👎 (down) verdict only"),
+                       (("up", "--reason", "wrong"), "error: feedback: a reason, correct answer or correct "
+                                                     "document goes with a 👎 (down) verdict only"),
+                       (("down", "--page", "2"), "error: feedback: a page needs the document it is in (doc)"),
+                       (("down", "--reason", "nope"), "error: feedback reason: must be one of wrong, not_answered, "
+                                                      "wrong_source, outdated, other")]:
+        r = invoke("feedback", run_id, *args)
+        assert r.exit_code == 2 and " ".join(r.stderr.split()) == said, (args, r.output)
+    assert default_context().docstore.list_feedback("docs") == []
+
+    from pydantic import ValidationError
+    for fields, where in [({"verdict": "up", "answer": "x"}, ""), ({"verdict": "down", "page": 2}, ""),
+                          ({"verdict": "down", "answer": "x" * 3000}, "answer")]:
+        try:
+            FeedbackIn.model_validate(fields)
+        except ValidationError as exc:
+            got, msg = first_validation_error(exc)
+            assert got == where and not msg.startswith("Value error"), (fields, got, msg)
+        else:
+            raise AssertionError(fields)
+
+
+def test_feedback_page_must_be_one_the_document_has(home, small_corpus):
+    """A new user's `--page 99` on a 3-page PDF (and page 0, a negative page) was stored and would have become an
+    exported golden case citing a page that does not exist: each is refused with one line naming the document
+    and its page count, exit 2, nothing stored. A text file has one page."""
+    from relayrag.context import default_context
+    from tests.pages_doubles import write_manual
+    write_manual(small_corpus)  # manual.pdf, 3 pages
+    assert invoke("ingest", small_corpus, "-c", "docs", "--no-progress").exit_code == 0
+    run_id = _ask("How many worker bees live in a colony in summer?")["run_id"]
+
+    for doc, page, has in [("manual.pdf", "4", "'manual.pdf' has 3 pages (1 to 3); there is no page 4"),
+                           ("manual.pdf", "99", "'manual.pdf' has 3 pages (1 to 3); there is no page 99"),
+                           ("manual.pdf", "0", "'manual.pdf' has 3 pages (1 to 3); there is no page 0"),
+                           ("manual.pdf", "-2", "'manual.pdf' has 3 pages (1 to 3); there is no page -2"),
+                           ("manual.pdf", "200000", "'manual.pdf' has 3 pages (1 to 3); there is no page 200000"),
+                           ("bees.txt", "2", "'bees.txt' has 1 page (page 1); there is no page 2")]:
+        r = invoke("feedback", run_id, "down", "--answer", "60,000", "--doc", doc, "--page", page)
+        said = " ".join(r.stderr.split())
+        assert r.exit_code == 2 and said == f"error: feedback page: {has}", (doc, page, r.output)
+    r = invoke("feedback", run_id, "down", "--doc", "manual.pdf", "--page", "0", "--json")
+    assert r.exit_code == 2 and "there is no page 0" in json.loads(r.stdout)["error"]
+    assert default_context().docstore.list_feedback("docs") == []
+
+    r = invoke("feedback", run_id, "down", "--page", "0")  # no document: pages start at 1 all the same
+    assert r.exit_code == 2 and " ".join(r.stderr.split()) == ("error: feedback page: pages are numbered from 1; "
+                                                              "there is no page 0"), r.output
+    assert default_context().docstore.list_feedback("docs") == []
+
+    for page in ("1", "3"):  # the first and the last page are pages
+        assert invoke("feedback", run_id, "down", "--doc", "manual.pdf", "--page", page).exit_code == 0
+    assert default_context().docstore.list_feedback("docs")[0]["page"] == 3

@@ -42,7 +42,6 @@ def ask(question: str = typer.Argument(..., help="The question."),
     from relayrag.engine.expr import WorkflowsRuntimeError
     from relayrag.errors import RelayragError
     from relayrag.naming import validate_collection
-    from relayrag.records import PAGE_SEARCH_CAUSES_IN_ANSWER
     from relayrag.service import check_arm
 
     if stream and as_json:
@@ -91,7 +90,7 @@ def ask(question: str = typer.Argument(..., help="The question."),
             body = exc.payload.get("body")
             msg = str(body["error"]) if isinstance(body, dict) and body.get("error") else str(exc)
             for d in (body.get("details") or []) if isinstance(body, dict) else []:
-                msg += f"; {d['field']}: {d['message']}"
+                msg += f"; {d['field']}: {d['message']}" if d.get("field") else f"; {d['message']}"
             raise RelayragError(msg) from None
     if stream:
         _print_json({"event": "result", **result})
@@ -100,29 +99,38 @@ def ask(question: str = typer.Argument(..., help="The question."),
     else:
         _warn_llm_fallback(result, service)
         _say(out, ("Q:", "bold"), " ", question)
-        _say(out, ("A:", "bold"), " ", result["answer"])
-        sql_line(result)
-        for note in result.get("notes", []):
-            _say(out, ("Note:", "yellow"), " ", note)
-        for c in result["citations"]:
-            quote = display_quote(c["quote"], result["answer"], c["n"])
-            _say(out, f"  [{c['n']}] {c['doc']}{citation_label(c)}, page {c['page']}: “{quote}”")
-            if c.get("image"):
-                _say(out, (f"      page image: {c['image']}", "dim"))
-        for r in result.get("related", []):
-            _say(out, (f"  related, not an answer: {r['doc']}, page {r['page']}: “{r['quote'][:200]}”", "dim"))
-            if r.get("image"):
-                _say(out, (f"      page image: {r['image']}", "dim"))
-        ps = result.get("page_search") or {}
-        if (ps.get("status") == "off" and result.get("route") == "visual"
-                and ps.get("cause") not in PAGE_SEARCH_CAUSES_IN_ANSWER):  # why the image did not decide, once
-            _say(out, (f"page-image search: {ps.get('reason', 'off')}", "dim"))
+        show_answer(result)
         flag = outcome(result)
         if result.get("filters"):
             _say(out, (f"filters: {'; '.join(result['filters'])}", "dim"))
         arm_part = f" · arm {result['arm']}" if result.get("arm") else ""  # no arm: no retrieval ran
         _say(out, (f"run {result['run_id']} · route {result['route']}{arm_part} · {flag} · "
                    + ", ".join(f"{s['name']} {s['ms']:.0f} ms" for s in result["stages"]), "dim"))
+
+
+def show_answer(result: dict) -> None:
+    """The answer as `ask` and `run` both print it: the A: line, the SQL line, notes, citations with their
+    quotes and page images, the related passages of a "not found" or a refusal (marked as not an answer), and
+    why page-image search did not decide a visual question."""
+    from relayrag.records import PAGE_SEARCH_CAUSES_IN_ANSWER
+    answer = result.get("answer") or ""
+    _say(out, ("A:", "bold"), " ", answer or "—")
+    sql_line(result)
+    for note in result.get("notes", []):
+        _say(out, ("Note:", "yellow"), " ", note)
+    for c in result.get("citations", []):
+        quote = display_quote(c.get("quote") or "", answer, c["n"])
+        _say(out, f"  [{c['n']}] {c['doc']}{citation_label(c)}, page {c['page']}: “{quote}”")
+        if c.get("image"):
+            _say(out, (f"      page image: {c['image']}", "dim"))
+    for r in result.get("related", []):
+        _say(out, (f"  related, not an answer: {r['doc']}, page {r['page']}: “{(r.get('quote') or '')[:200]}”", "dim"))
+        if r.get("image"):
+            _say(out, (f"      page image: {r['image']}", "dim"))
+    ps = result.get("page_search") or {}
+    if (ps.get("status") == "off" and result.get("route") == "visual"
+            and ps.get("cause") not in PAGE_SEARCH_CAUSES_IN_ANSWER):  # why the image did not decide, once
+        _say(out, (f"page-image search: {ps.get('reason', 'off')}", "dim"))
 
 
 def outcome(result: dict) -> str:
@@ -229,9 +237,10 @@ def display_quote(quote: str, answer: str, n: int, limit: int = QUOTE_CHARS) -> 
 def run(run_id: str = typer.Argument(..., help="A run_id printed by `ask`."),
         as_json: bool = typer.Option(False, "--json", help="Print the run's record and per-stage trace as one JSON "
                                      "object ({run, trace})")):
-    """Show a stored run: question, route, arm (and the bandit's draws), outcome, reward, answer, SQL, citations
-    and one line per stage with its time and method. --json prints the record and trace for machines (an error is
-    `{"error": ...}` and exit code 2)."""
+    """Show a stored run: question, route, arm (and the bandit's draws), outcome (grounded, not grounded, not
+    found, refused or small talk, as `ask` says it), reward, the answer as `ask` prints it (SQL, notes, citations,
+    the related passages of a "not found") and one line per stage with its time and method. --json prints the
+    record and trace for machines (an error is `{"error": ...}` and exit code 2)."""
     with _user_errors(as_json=as_json):
         detail = _service().get_run(run_id)
     if as_json:
@@ -288,15 +297,7 @@ def show_run(rec: dict, trace: list[dict], result: dict) -> None:
          f" · retries {result.get('retry_count', 0)} · regenerations {result.get('regen_count', 0)}")
     if result.get("filters"):
         _say(out, ("filters:", "bold"), " ", "; ".join(result["filters"]))
-    _say(out, ("A:", "bold"), " ", result.get("answer") or "—")
-    sql_line(result)
-    for note in result.get("notes", []):
-        _say(out, ("Note:", "yellow"), " ", note)
-    for c in result.get("citations", []):
-        quote = display_quote(c.get("quote") or "", result.get("answer") or "", c["n"])
-        _say(out, f"  [{c['n']}] {c['doc']}{citation_label(c)}, page {c['page']}: “{quote}”")
-    for r in result.get("related", []):
-        _say(out, (f"  related, not an answer: {r['doc']}, page {r['page']}", "dim"))
+    show_answer(result)
     total = sum(float(t.get("ms") or 0) for t in trace)
     _say(out, ("stages", "bold"), f" ({len(trace)}, {total:.0f} ms in all):")
     width = max((len(str(t.get("name", ""))) for t in trace), default=5)

@@ -22,7 +22,8 @@ def feedback(run_id: str = typer.Argument(..., help="The run's id (printed by `r
              answer: Optional[str] = typer.Option(None, "--answer", help="With down: the correct answer "
                                                   "(at most 2000 characters)."),
              doc: Optional[str] = typer.Option(None, "--doc", help="With down: the document that answers."),
-             page: Optional[int] = typer.Option(None, "--page", help="With --doc: its 1-based page."),
+             page: Optional[int] = typer.Option(None, "--page", help="With --doc: the page that answers (1 to the "
+                                               "document's page count; a text file has one)."),
              withdraw: bool = typer.Option(False, "--withdraw", help="Remove your verdict on the run instead "
                                            "(VERDICT is then ignored)."),
              as_json: bool = typer.Option(False, "--json", help="Print the stored verdict as one JSON object.")):

@@ -66,7 +66,7 @@ def _read_jsonl(path: Path) -> list[dict]:
     try:
         return jsonl.read(path)
     except OSError as exc:
-        raise RelayragError(f"cannot read {path}: {exc}") from exc
+        raise RelayragError(f"cannot read {path}: {exc.strerror or exc}") from None  # strerror: the path once
     except jsonl.JSONLError as exc:
         raise RelayragError(str(exc)) from exc
 

@@ -18,7 +18,7 @@ from pydantic import BaseModel, Field, ValidationError
 
 from relayrag import tracing
 from relayrag.context import StageContext
-from relayrag.errors import BadRequestError, RelayragError, StageError
+from relayrag.errors import BadRequestError, RelayragError, StageError, validation_errors
 
 log = logging.getLogger(__name__)
 
@@ -158,7 +158,7 @@ def _execute(stage: Stage, payload: Any, ctx: StageContext) -> tuple[int, dict, 
     try:
         req = stage.request.model_validate(payload)
     except ValidationError as exc:
-        errs = [{"field": ".".join(str(p) for p in e["loc"]), "message": e["msg"]} for e in exc.errors()]
+        errs = [{"field": where, "message": msg} for where, msg in validation_errors(exc)]
         return 400, {"error": "invalid request", "stage": stage.name, "details": errs}, {}
     # classify creates (or re-creates) the run record: repeating it is idempotent by itself
     key = f"{stage.name}:{req.attempt}" if req.attempt is not None and stage.name != "classify" else None

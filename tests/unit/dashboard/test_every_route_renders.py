@@ -121,3 +121,32 @@ def test_a_refused_statement_is_shown_as_refused_not_as_a_query_that_ran(api, ho
         shown[key] = read_sse(api, job_url(r.text))[-2][1]
     assert "(refused, not run)" in shown["refused"] and "0 rows" not in shown["refused"]
     assert "(1 row)" in shown["ran"] and "refused, not run" not in shown["ran"]
+
+
+def test_a_refusal_or_not_found_is_marked_as_not_an_answer(api, every_route):
+    """A new user's check: after the workflow ran, a "not found" and a refused statement (HTTP 200, rightly: an
+    honest refusal is a result) were rendered in the same answer paragraph as an answer, their outcome only in
+    the grey footer, and the related passages the CLI shows were missing. The answer block now says "Not
+    answered (not found / refused)" above the reply, which says why in the question's language, and lists the
+    related passages as not an answer; an answer and small talk get no such label."""
+    def block(rid: str) -> str:
+        html = api.get(f"/runs/{rid}").text
+        return html[html.index('<div class="answer-block'):]
+
+    n_related = 0
+    for kind, outcome in (("not found", "not found"), ("japanese", "not found"), ("refused", "refused")):
+        rid = every_route[kind]
+        shown = block(every_route[kind])
+        assert shown.startswith(f'<div class="answer-block declined {outcome.replace(" ", "-")}"'), (kind, shown[:300])
+        assert f'id="declined-{rid}"><b>Not answered ({outcome})</b>' in shown, (kind, shown[:600])
+        related = api.get(f"/api/runs/{rid}").json()["record"].get("related") or []
+        assert (f'id="related-{rid}"' in shown) == bool(related), kind
+        assert shown.count("<li><span class=\"muted\">") == len(related), kind
+        n_related += len(related)
+    assert n_related, "no run had related passages: the list was not checked"
+    ja = block(every_route["japanese"])
+    answer = ja.split('class="answer"', 1)[1].split("</p>", 1)[0]
+    assert "見つかりませんでした" in answer  # the reason, in the question's language
+    for kind in ("rag", "chitchat", "sql"):
+        shown = block(every_route[kind])
+        assert shown.startswith('<div class="answer-block" ') and "Not answered" not in shown, kind

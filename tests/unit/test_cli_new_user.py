@@ -1,0 +1,68 @@
+"""What a new user sees on bad input or a refusal at the command line: one line that names the thing once and
+says what is wrong (a new-user check of the CLI, the dashboard and the MCP gateway found these)."""
+
+from __future__ import annotations
+
+from tests.conftest import EXAMPLES
+from tests.unit.test_cli_edges import invoke, one_line
+
+
+def test_eval_sql_names_an_unreadable_set_once(home, tmp_path):
+    """`relayrag eval sql /nope.jsonl` said "cannot read /nope.jsonl: [Errno 2] No such file or directory:
+    '/nope.jsonl'": the OSError's text repeats the path. The reason is said once, for a missing file, a folder
+    and the adversarial set alike; exit 2."""
+    assert invoke("warehouse", "load", EXAMPLES / "chinook" / "chinook.sqlite", "-c", "chinook").exit_code == 0
+    missing = tmp_path / "nope.jsonl"
+    dev = tmp_path / "dev.jsonl"
+    dev.write_text('{"id": "q1", "question": "How many customers?", "gold_result": [[59]]}\n', encoding="utf-8")
+    for args, said in [((missing,), f"error: cannot read {missing}: No such file or directory"),
+                       ((tmp_path,), f"error: cannot read {tmp_path}: Is a directory"),
+                       ((dev, "--adversarial", missing), f"error: cannot read {missing}: No such file or directory")]:
+        r = invoke("eval", "sql", *args, "-c", "chinook")
+        assert r.exit_code == 2 and one_line(r.stderr) == said, (args, r.output)
+        assert "Errno" not in r.output
+
+
+def _answer_block(text: str) -> list[str]:
+    """The lines from `A:` up to the footer (ask) or the stage table (run): what both print through show_answer."""
+    lines = text.splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith("A: "))
+    end = next(i for i in range(start + 1, len(lines)) if lines[i].startswith(("run ", "stages ", "filters:")))
+    return lines[start:end]
+
+
+def test_run_shows_the_outcome_and_the_answer_as_ask_does(home, small_corpus, make_llm_ctx):
+    """`relayrag run RUN_ID` on a grounded answer, a "not found" (with its related passages, marked as not an
+    answer) and an SQL statement the guard refused shows the same outcome word as `ask`'s footer and the same
+    answer block, printed by one function (show_answer): a refusal never reads like an answer. The run view left
+    the related passages' quotes and the page images out."""
+    import json
+    assert invoke("ingest", small_corpus, "-c", "docs", "--no-progress").exit_code == 0
+    assert invoke("warehouse", "load", EXAMPLES / "chinook" / "chinook.sqlite", "-c", "chinook").exit_code == 0
+    cases = [("How many worker bees live in a colony in summer?", "docs", "grounded"),
+             ("How many worker bees live in a colony in winter?", "docs", "not found"),
+             ("What is the boiling point of tungsten on Venus?", "docs", "not found")]
+    n_related = 0
+    for question, collection, flag in cases:
+        asked = invoke("ask", question, "-c", collection)
+        assert asked.exit_code == 0, asked.output
+        footer = asked.stdout.splitlines()[-1]
+        run_id = footer.split()[1]
+        assert f" · {flag} · " in footer, asked.stdout
+        shown = invoke("run", run_id)
+        assert shown.exit_code == 0 and f"outcome: {flag}" in shown.stdout, shown.output
+        assert _answer_block(shown.stdout) == _answer_block(asked.stdout), (question, shown.stdout, asked.stdout)
+        if flag == "not found":
+            related = json.loads(invoke("run", run_id, "--json").stdout)["run"].get("related") or []
+            n_related += len(related)
+            assert sum(line.startswith("  related, not an answer: ") for line in _answer_block(shown.stdout)) \
+                == len(related)
+    assert n_related, "no related passage was shown: the test checked nothing of them"
+
+    from tests.conftest import sql_route_reply
+    make_llm_ctx(sql_route_reply("DROP TABLE Customer"))
+    asked = invoke("ask", "Delete every customer we have in Brazil", "-c", "chinook")
+    assert asked.exit_code == 0 and " · refused · " in asked.stdout.splitlines()[-1], asked.output
+    shown = invoke("run", asked.stdout.splitlines()[-1].split()[1])
+    assert "outcome: refused" in shown.stdout and "(refused, not run)" in shown.stdout, shown.output
+    assert _answer_block(shown.stdout) == _answer_block(asked.stdout)
