@@ -66,3 +66,21 @@ def test_run_shows_the_outcome_and_the_answer_as_ask_does(home, small_corpus, ma
     shown = invoke("run", asked.stdout.splitlines()[-1].split()[1])
     assert "outcome: refused" in shown.stdout and "(refused, not run)" in shown.stdout, shown.output
     assert _answer_block(shown.stdout) == _answer_block(asked.stdout)
+
+
+def test_schema_of_a_mistyped_collection_is_an_error(home, small_corpus, tmp_path):
+    """`relayrag schema -c nosuch` printed "nosuch: no schema" and exited 0, so a typo read like a real collection
+    without a schema. A name with neither documents, tables nor a stored schema exits 2 naming the collections
+    there are; a collection with documents and no schema, and a schema stored before the first ingest, still
+    show as before."""
+    assert invoke("ingest", small_corpus, "-c", "docs", "--no-progress").exit_code == 0
+    r = invoke("schema", "-c", "nosuch")
+    assert r.exit_code == 2 and one_line(r.stderr).startswith("error: unknown collection 'nosuch' (collections: docs)"), \
+        r.output
+    r = invoke("schema", "-c", "docs")
+    assert r.exit_code == 0 and "docs: no schema" in r.output, r.output
+    yaml = tmp_path / "relayrag.collection.yaml"
+    yaml.write_text("fields:\n  region:\n    type: string\n    filterable: true\n", encoding="utf-8")
+    assert invoke("schema", yaml, "-c", "later").exit_code == 0
+    r = invoke("schema", "-c", "later")
+    assert r.exit_code == 0 and "region: string" in r.output, r.output
