@@ -298,7 +298,8 @@ def recent(service, identity: str, *, admin: bool = False, collection: str | Non
     names = service.collection_names()
     if collection:
         if collection not in names:
-            raise NotFoundError(f"no collection {collection!r}")
+            from relayrag.naming import unknown_collection_message
+            raise NotFoundError(unknown_collection_message(collection, names))
         names = [collection]
     return list_verdicts(service.ctx.docstore, names, identity=identity, admin=admin, **filters)
 

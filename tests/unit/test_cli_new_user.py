@@ -84,3 +84,20 @@ def test_schema_of_a_mistyped_collection_is_an_error(home, small_corpus, tmp_pat
     assert invoke("schema", yaml, "-c", "later").exit_code == 0
     r = invoke("schema", "-c", "later")
     assert r.exit_code == 0 and "region: string" in r.output, r.output
+
+
+def test_an_unknown_collection_is_said_one_way_for_feedback(home, small_corpus):
+    """`eval export-feedback -c nosuch` and the recent-verdicts list said "no collection 'nosuch'" where every other
+    command says "unknown collection 'nosuch' (collections: …)" with how to make one."""
+    from relayrag import feedback
+    from relayrag.errors import NotFoundError
+    from relayrag.service import Service
+    assert invoke("ingest", small_corpus, "-c", "docs", "--no-progress").exit_code == 0
+    r = invoke("eval", "export-feedback", "-c", "nosuch")
+    assert r.exit_code == 2 and one_line(r.stderr).startswith("error: unknown collection 'nosuch' (collections: docs)")
+    try:
+        feedback.recent(Service(), "someone", collection="nosuch")
+    except NotFoundError as exc:
+        assert str(exc).startswith("unknown collection 'nosuch' (collections: docs)")
+    else:
+        raise AssertionError("recent() accepted an unknown collection")

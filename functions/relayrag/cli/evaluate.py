@@ -228,7 +228,8 @@ def eval_export_feedback(collection: str = typer.Option(..., "--collection", "-c
         svc = _service()
         if collection not in svc.collection_names():
             from relayrag.errors import NotFoundError
-            raise NotFoundError(f"no collection {collection!r}")
+            from relayrag.naming import unknown_collection_message
+            raise NotFoundError(unknown_collection_message(collection, svc.collection_names()))
         cases = golden_cases(svc.ctx.docstore, collection)
         text = "".join(jsonl.dumps(c) + "\n" for c in cases)
         if out_path is None:
