@@ -101,3 +101,11 @@ def test_an_unknown_collection_is_said_one_way_for_feedback(home, small_corpus):
         assert str(exc).startswith("unknown collection 'nosuch' (collections: docs)")
     else:
         raise AssertionError("recent() accepted an unknown collection")
+
+
+def test_eval_answers_on_a_missing_set_is_one_line(home, tmp_path):
+    """`eval answers /nope.jsonl` drew an empty "answers ━━━ 0/?" progress bar before its error: the bar starts
+    only once the set is loaded, so a missing set is the error line alone."""
+    missing = tmp_path / "nope.jsonl"
+    r = invoke("eval", "answers", missing, "-c", "docs")
+    assert r.exit_code == 2 and r.stderr.strip() == f"error: {missing}: no such golden-set file", r.stderr

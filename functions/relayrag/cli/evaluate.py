@@ -88,19 +88,23 @@ def eval_answers(golden: Path = typer.Argument(..., help="Golden set JSONL, one 
     with _user_errors(as_json):
         bar = Progress(TextColumn("answers"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
                        console=_console(stderr=True), disable=as_json)
-        with bar:
-            task = bar.add_task("answers", total=None)
+        task = bar.add_task("answers", total=None)
 
-            def advance(row: dict) -> None:
-                if bar.tasks[0].total is None:  # known once the set is loaded (and ingested)
-                    bar.update(task, total=row["n_runs"])
-                bar.advance(task)
-                from relayrag.records import miss_line
-                miss = miss_line(row)
-                if miss and not as_json:  # a wrong answer is shown as it happens, above the bar
-                    bar.console.print(miss, markup=False, highlight=False, soft_wrap=True)
+        def advance(row: dict) -> None:
+            if bar.tasks[0].total is None:  # known once the set is loaded (and ingested): the bar starts then,
+                bar.update(task, total=row["n_runs"])  # so a missing or bad set is one error line, no empty bar
+                bar.start()
+            bar.advance(task)
+            from relayrag.records import miss_line
+            miss = miss_line(row)
+            if miss and not as_json:  # a wrong answer is shown as it happens, above the bar
+                bar.console.print(miss, markup=False, highlight=False, soft_wrap=True)
+        try:
             report = svc.eval_answers(golden, collection, twin=twin, limit=limit or None, arm=arm or None,
                                       compare_llm=compare_llm, on_item=advance)
+        finally:
+            if bar.live.is_started:
+                bar.stop()
     if not rows:
         for m in report["methods"].values():
             m.pop("rows", None)
