@@ -4,7 +4,8 @@ No-LLM method `extractive` (see `extractive`): every sentence of the relevant ch
 after rerank; when fewer are relevant, grade's ambiguous ones fill the rest, `context_chunks`) is read with
 its local context (title, page heading, section heading, previous sentence, a table row's column names) and
 scored; the answerability check (stages/answerability.py, after Google's "sufficient context", ICLR 2025)
-decides whether any sentence answers the question. If one does, the best and up to two more (MMR, λ = 0.7; Carbonell & Goldstein 1998) are quoted verbatim and cited, duplicates
+decides whether any sentence answers the question. If one does, the best and up to two more
+(MMR, λ = 0.7; Carbonell & Goldstein 1998) are quoted verbatim and cited, duplicates
 once with every source (each document page once), a table cell as "row — column: value"; on
 regeneration only the best one. If none does, the answer is "not found" in the question's language, naming
 the closest passages as related reading (`related` in the run record). LLM method `llm`: the same evidence as
