@@ -193,6 +193,8 @@ def states_wh_type(kind: str | None, text: str, cjk: bool = False, question: str
         if cjk:
             return bool(_WHEN_JA_TEXT.search(text))
         bare = _REFERENCE_LABEL.sub(" ", _LIST_NUMBER.sub("", text.strip()))  # "1. Scope …" states no time
+        if _WHAT_TIME_EN.search(question):  # a time of day: "opened in 2011" or "on 18 March" is no time
+            return bool(_CLOCK_EN.search(bare))
         return bool(_TIME_NUMBER.search(bare) or _MONTH_DAY_EN.search(bare))  # not "car park P3"
     if kind == "contact":
         return states_contact(text, question)
@@ -214,6 +216,12 @@ _TIME_NUMBER = re.compile(r"(?<![A-Za-z])\d{1,2}[:.]\d{2}\b|\b\d{1,2}\s*(?:am|pm
                           r"July|August|September|October|November|December)|\b\d{4}-\d{2}-\d{2}\b|\b\d{1,2}/\d{1,2}/\d{2,4}\b"
                           r"|\b\d+\s*(?:working |business |calendar )?(?:seconds?|minutes?|hours?|days?|weeks?|months?|"
                           r"years?)\b", re.I)
+# "what time …?" asks a time of day: a clock time, noon / midnight, a part of the day, or a time relative to an event
+# ("10 minutes before departure"); a year or a date alone does not say it
+_WHAT_TIME_EN = re.compile(r"^\s*(?:at |by |from |until |till )?what time\b(?! (?:limit|frame|period|span)\b)", re.I)
+_CLOCK_EN = re.compile(r"(?<![A-Za-z\d])\d{1,2}[:.]\d{2}\b|\b\d{1,2}\s*(?:am|pm|a\.m\.|p\.m\.|h|o'clock)(?!\w)"
+                       r"|\b(?:noon|midday|midnight|morning|afternoon|evening|night|opening|closing)\b"
+                       r"|\b\d+\s*(?:minutes?|hours?|mins?|hrs?)\s+(?:before|after|ahead|earlier|later|prior)\b", re.I)
 _IDENT_NOUN = re.compile(r"\b(reference|document|serial|phone|telephone|extension|account|order|part|model|policy|ticket|"
                          r"room|version|registration|case|invoice|tracking|form|procedure|contract|asset|badge|employee|"
                          r"project|article)\s+(?:number|no\.?|code|id)\b|\b(extension)\b", re.I)

@@ -1,10 +1,11 @@
 """generate: the answer, with citations to document and page — or an honest "not found".
 
 No-LLM method `extractive` (see `extractive`): every sentence of the relevant chunks (top `context_k`
-after rerank) is read with its local context (title, page heading, section heading, previous sentence,
-a table row's column names) and scored; the answerability check (stages/answerability.py, after Google's
-"sufficient context", ICLR 2025) decides whether any sentence answers the question. If one does, the best
-and up to two more (MMR, λ = 0.7; Carbonell & Goldstein 1998) are quoted verbatim and cited, duplicates
+after rerank; when fewer are relevant, grade's ambiguous ones fill the rest, `context_chunks`) is read with
+its local context (title, page heading, section heading, previous sentence, a table row's column names) and
+scored; the answerability check (stages/answerability.py, after Google's "sufficient context", ICLR 2025)
+decides whether any sentence answers the question. If one does, the best and up to two more
+(MMR, λ = 0.7; Carbonell & Goldstein 1998) are quoted verbatim and cited, duplicates
 once with every source (each document page once), a table cell as "row — column: value"; on
 regeneration only the best one. If none does, the answer is "not found" in the question's language, naming
 the closest passages as related reading (`related` in the run record). LLM method `llm`: the same evidence as
@@ -91,9 +92,7 @@ def run(req: GenerateRequest, ctx: StageContext) -> GenerateResponse:
                                 regen_count=regen)
 
     snap = run_snapshot(ctx, run_rec)
-    relevant = set(run_rec.get("relevant") or [])
-    chunks = [snap.chunks[c["row"]] for c in run_rec.get("candidates") or [] if c["chunk_id"] in relevant]
-    chunks = chunks[: ctx.settings.context_k]
+    chunks, fill = context_chunks(run_rec, snap, ctx.settings.context_k)
     if chunks and (asks_for_total(question) or expected_answer_type(question)):
         chunks += total_row_chunks(snap, chunks)  # a table's total row, when retrieval brought only rows it sums
     summary = None
@@ -132,6 +131,8 @@ def run(req: GenerateRequest, ctx: StageContext) -> GenerateResponse:
     if not chunks and respelled:  # grade kept nothing for the words as typed: the corrected question's best
         chunks = [snap.chunks[c["row"]] for c in (run_rec.get("candidates") or [])[: ctx.settings.context_k]]
         question = searched = respelled
+    elif summary is None and kind is None:  # a title or a summary reads its own documents, never the fill
+        chunks = chunks + fill
     if not chunks:
         related = []
         for c in (run_rec.get("candidates") or [])[:3]:  # nothing relevant: the closest, as related reading
@@ -214,6 +215,21 @@ def run(req: GenerateRequest, ctx: StageContext) -> GenerateResponse:
 
 STAGE = Stage("generate", GenerateRequest, GenerateResponse, run,
               lambda r: {"n_citations": r.n_citations, "regen_count": r.regen_count, "found": r.found})
+
+
+def context_chunks(run_rec: dict, snap, k: int) -> tuple[list[dict], list[dict]]:
+    """(the relevant chunks, at most k, in rerank's order; the ambiguous chunks that fill the rest up to k).
+
+    Grade's relevant set is P(relevant) >= 0.5; the passage that answers in other words than the question's often
+    scores just below (grade.AMBIGUOUS), and with nothing relevant the answer step read nothing at all. Reading the
+    ambiguous ones after the relevant ones costs nothing in precision that the answerability check does not guard:
+    it decides on the sentence, whatever the passage's P."""
+    cands = run_rec.get("candidates") or []
+    relevant = set(run_rec.get("relevant") or [])
+    chunks = [snap.chunks[c["row"]] for c in cands if c["chunk_id"] in relevant][:k]
+    ambiguous = set(run_rec.get("ambiguous") or []) - relevant
+    fill = [snap.chunks[c["row"]] for c in cands if c["chunk_id"] in ambiguous][: max(0, k - len(chunks))]
+    return chunks, fill
 
 
 def with_document_title(sentences: list[dict], citations: list[dict], snap) -> list[dict]:

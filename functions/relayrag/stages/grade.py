@@ -10,6 +10,9 @@ relative to the best list's, and the arm(s) with the best list win the query
 query's context. A query is rewarded when some list's top 10 holds a chunk the reward judge rates P >= 0.5 or
 one grade kept (the two scorers differ: the judge was fitted on SciFact and rates a cited table row of the
 bundled PDFs far below grade); the run's `rewards` entry names which (`basis`: judge, llm or grade).
+Ambiguous (CRAG's middle band): candidates of the head with AMBIGUOUS <= P < 0.5 are recorded as `ambiguous`, best
+first; they are not relevant (no routing, no reward) but generate reads them after the relevant ones when fewer
+than `context_k` chunks are relevant, and its answerability check decides whether they answer.
 Route: `pass` when something is relevant; else `retry` (back to hyde, with retry_count + 1) while
 retry_count < max_retries; then `pass` with nothing relevant (generate will say it found nothing rather than
 guess). CRAG-style corrective loop (Yan et al., 2024).
@@ -41,6 +44,19 @@ class GradeResponse(StageResponse):
 
 
 log = logging.getLogger(__name__)
+
+# CRAG (Yan et al., 2024) sorts retrieved passages into correct / ambiguous / incorrect by two thresholds. The
+# calibrated P(relevant) puts the passage that answers a question in plain words near 0.4 when the question and the
+# passage share few words (an FAQ answer, a table row under the document's title, a footer line): cosine 0.42 and
+# coverage 0.4 give P = 0.47. 0.3 keeps those and leaves out what shares neither words nor meaning (P < 0.1 for
+# the unrelated chunks of the dev sets); the answerability check, not this band, decides what is an answer.
+AMBIGUOUS = 0.3
+
+
+def ambiguous_ids(head: list[dict]) -> list[str]:
+    """Chunk ids of the head's candidates with AMBIGUOUS <= P(relevant) < 0.5, in the head's (rerank's) order."""
+    return [c["chunk_id"] for c in head if AMBIGUOUS <= float(c.get("p_relevant", 0.0)) < 0.5]
+
 
 YESNO = {"type": "object", "properties": {"relevant": {"type": "boolean"}}, "required": ["relevant"],
          "additionalProperties": False}
@@ -87,6 +103,7 @@ def run(req: GradeRequest, ctx: StageContext) -> GradeResponse:
     else:
         route = "pass"
     write_run(ctx, req.run_id, {"candidates": head + cands[len(head):], "relevant": relevant,
+                                         "ambiguous": ambiguous_ids(head),
                                          "reward": reward, "retry_count": retry,
                                          "rewards": run_rec.get("rewards", []) + [
                                              {"arm": arm, "reward": reward, "basis": basis,

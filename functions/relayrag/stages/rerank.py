@@ -69,8 +69,11 @@ def sentence_evidence(question: str, chunks: list[dict], embedder, chunk_vecs: n
 
 
 def chunk_lexical(question_tokens: list[str], chunk: dict) -> float:
-    """Share of the question's distinct tokens in the chunk's context line and text, in [0, 1]."""
-    return lexical_coverage(question_tokens, (chunk.get("context", "") + "\n" + chunk["text"]).strip())
+    """Share of the question's distinct tokens in the chunk's title, context line and text, in [0, 1]: what BM25
+    and the reward judge read (`index_text`). Without the title, a passage past a document's first lines (a later
+    page, the contact line at the end of a procedure) lost the words of the document's name that a question asks
+    by ("… about the purchase requisition procedure?"), and grade judged it below the threshold."""
+    return lexical_coverage(question_tokens, index_text(chunk))
 
 
 EVIDENCE = ("sentence_cos", "chunk_cos", "bm25")

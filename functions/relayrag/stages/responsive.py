@@ -253,6 +253,8 @@ def unanswered_office_act(question: str, text: str) -> bool:
     at = [k for k, w in enumerate(words) if w.lower() in act]
     if not at:
         return True
+    if passive_of_another(question, normalize(text), act):
+        return True  # "Overtime must be approved … by the shift supervisor." for "Who approved the handbook?"
     q_words = {w.lower() for w in _WORD.findall(normalize(question))}
     own = _own_phrases(words, q_words)
     for k, w in enumerate(words):
@@ -264,6 +266,36 @@ def unanswered_office_act(question: str, text: str) -> bool:
         if w[0].isupper() or _ROLE_EN.fullmatch(lw) or lw in _MORE_ROLES:
             return False
     return True
+
+
+_PASSIVE_BE = frozenset("be is are was were been being".split())
+_BEFORE_PASSIVE = frozenset("must shall should will would can may might need needs has have had to first always also "
+                            "only normally usually not".split())
+# a passive subject that is the document itself, or a pronoun for it, names no other thing
+_ITSELF = frozenset("it this these that those they document documents version edition revision text".split())
+
+
+def passive_of_another(question: str, text: str, act: frozenset[str]) -> bool:
+    """Does the sentence say the act in the passive of another thing than the question's? "Overtime must be approved
+    in advance by the shift supervisor." names who approves overtime, not who approved the handbook; "Expense
+    claims are signed by the line manager." is not who signed the travel policy. The passive's subject (up to four
+    words of its clause before "must be / is / was …" and the act) names none of the question's words and is not the
+    document itself (this, it, the document): then the person beside the act did it to that other thing."""
+    for m in _WORD.finditer(text):
+        if m.group(0).lower() not in act:
+            continue
+        clause = re.split(r"[.;:|\n(]", text[:m.start()])[-1]
+        words = _WORD.findall(clause)
+        k = len(words)
+        passive = False
+        while k > 0 and (words[k - 1].lower() in _PASSIVE_BE or words[k - 1].lower() in _BEFORE_PASSIVE):
+            passive |= words[k - 1].lower() in _PASSIVE_BE
+            k -= 1
+        subject = [w for w in words[max(0, k - 4):k] if w.lower() not in _NOT_A_NAME]
+        if not passive or not subject or any(w.lower() in _ITSELF for w in words[max(0, k - 4):k]):
+            return False
+        return not set(tokenize(" ".join(subject))) & set(tokenize(question))
+    return False
 
 
 # --- band rows and the numbers they hold ------------------------------------------------------------------
