@@ -12,6 +12,7 @@ from relayrag.backends.embedder import query_vector, reference_cosine
 from relayrag.metadata import DEFAULT_EXPIRING_DAYS, citation_fields
 from relayrag.retrieval.tokenize import tokenize
 from relayrag.stages.answer_parts import citation
+from relayrag.stages.undecided import undecided_answer
 from relayrag.stages.answer_shape import (
     answer_kinds, article_heading, band_holds, cjk_heading, identifiers, measured_things, names_codes, names_other_code,
     not_an_answer, quantities, record_codes, states_wh_type)
@@ -353,7 +354,9 @@ def extractive(question: str, chunks: list[dict], embedder, max_sentences: int, 
             "counted": kind != "count" or says_counted(question, text + "\n" + around),
             "wh_type": states_wh_type(wh, text + ("\n" + unit_context if is_row else ""), cjk, question),
             # "who will replace Catriona Vell?": a sentence naming only her restates the question's subject
-            "names_someone_else": not (wh == "person" and restates_person(question, text))}
+            "names_someone_else": not (wh == "person" and restates_person(question, text)),
+            # 「後任については人選中であり、決定しなかった」 says the value asked is not decided: no answer but to yes/no
+            "decided": not undecided_answer(question, text)}
         cands.append({"score": score, "i": i, "k": k, "span": units[i][k], "idx": idx, "text": stripped,
                       "context": context, "header": header, "support": sup, "table": (c["source"], c["page"]),
                       "row": is_row and bool(header), "mentioned": mentioned, "total_row": total_row,

@@ -1,0 +1,70 @@
+"""Minutes and notices nobody tuned for (issue 31, hinoki): topic headings, undecided items and Japanese times.
+
+Three classes of grounded-wrong answers over Japanese business documents: a topic heading ("議題3 高速艇の冬季減便に
+ついて") quoted as the answer, a sentence saying the value asked is not decided ("後任については人選中であり、決定しな
+かった") quoted as the answer to "who / when / what", and a "when" (いつ) question answered by a count or a reference
+number (議題3, 321,510人) or by the question's own year (令和6年度)."""
+
+import pytest
+
+from relayrag.stages.answer_shape import cjk_heading, not_an_answer, states_wh_type
+from relayrag.stages.undecided import says_undecided, undecided_answer
+
+
+@pytest.mark.parametrize("line", [
+    "議題3 高速艇あおばの冬季減便について", "運賃改定について", "3. 個人情報の取扱いについて", "新造船の件",
+    "安全管理体制に関する事項", "議題5 代理店契約の更新について（報告）"])
+def test_japanese_topic_heading_is_a_heading(line):
+    assert cjk_heading(line)
+    assert not_an_answer("冬季減便はいつから実施されますか？", line) == "heading"
+
+
+@pytest.mark.parametrize("line", [
+    "車両航送運賃の改定幅については、本日は決定しなかった。", "詳しくは窓口にお問い合わせください。",
+    "払い戻しについては窓口で受け付けます", "第8条（海外出張）の規定を準用する。", "事故の件数は3件である。"])
+def test_sentence_about_a_topic_is_not_a_heading(line):
+    assert not cjk_heading(line)
+
+
+@pytest.mark.parametrize("text", [
+    "後任の海務監督（運航管理者）については、現在人選中であり、本日は決定しなかった。",
+    "船名、建造造船所及び就航時期はいずれも未定である。", "フェリーしらさぎの次回定期検査の時期については、本日は議論しなかった。",
+    "意見が分かれたため結論は出さず、次回会議で継続審議とする。", "The opening date has not yet been decided.",
+    "Venue: TBC", "The new fee is still to be confirmed by the board."])
+def test_undecided_statements(text):
+    assert says_undecided(text)
+
+
+@pytest.mark.parametrize("text", [
+    "審議の結果、導入を承認した。", "The board decided to keep the fee at 8%.", "後任には石田 浩二が就任した。",
+    "検査は令和8年6月8日から行う。", "The date was confirmed on 3 March."])
+def test_decided_statements(text):
+    assert not says_undecided(text)
+
+
+@pytest.mark.parametrize("question", [
+    "宮下 剛さんの後任の海務監督は誰ですか？", "フェリーしらさぎの次回の定期検査はいつですか？", "新造船の船名は何ですか？",
+    "Who will replace the harbour master?", "When does the new route open?"])
+def test_undecided_sentence_does_not_answer_a_value_question(question):
+    assert undecided_answer(question, "後任については現在人選中であり、時期も名前も未定である。")
+    assert undecided_answer(question, "This has not yet been decided.")
+
+
+@pytest.mark.parametrize("question", [
+    "高速艇あおばの冬季減便は決まりましたか？", "キャッシュレス決済は使えますか？", "Has the new route been decided?",
+    "新造船の船名は決まっていますか？", "Can I pay by card?"])
+def test_undecided_sentence_answers_a_yes_no_question(question):
+    assert not undecided_answer(question, "意見が分かれたため結論は出さず、次回会議で継続審議とする。")
+    assert not undecided_answer(question, "Card payment is under consideration.")
+
+
+@pytest.mark.parametrize("question", [
+    "令和6年度の安全報告書はいつ公表されましたか？", "冬季減便はいつから実施されますか？", "新造船はいつ就航しますか？"])
+def test_when_in_japanese_needs_a_time_not_a_count_or_reference(question):
+    own_year = "令和6年度" in question  # the question's own year is no answer; another question's may be one
+    for text in ("旅客輸送人員: 321,510人; 車両航送台数: 41,330台", "高速艇あおばの冬季減便（議題3）", "救命いかだを各20台搭載する。",
+                 *(("令和6年度 — 旅客輸送人員: 321,510人; 車両航送台数: 41,330台",) if own_year else ())):
+        assert not states_wh_type("when", text, cjk=True, question=question), text
+    for text in ("令和7年6月30日に公表した。", "12月から実施する。", "毎朝6時30分にお知らせします。", "出航の10分前まで",
+                 "令和6年度の報告書は令和7年6月30日に公表した。"):
+        assert states_wh_type("when", text, cjk=True, question=question), text
