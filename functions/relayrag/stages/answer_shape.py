@@ -162,7 +162,7 @@ _MONTH_DAY_EN = re.compile(
 # a number with a unit of time, or a word of time: not a bare count ("321,510人") nor a reference number (議題3)
 _WHEN_JA_TEXT = re.compile(r"[0-9０-９一二三四五六七八九十元]\s*(?:年|月|日|時|分|週|か月|ヶ月|カ月|ヵ月|箇月|秒)|"
                            r"\d{1,2}[:：/]\d{1,2}|"
-                           r"年|月|日|曜|時|まで|以内|以前|以降|前|後|毎|際|とき|時点|直ち|速やか|上旬|中旬|下旬")
+                           r"年|月|日|曜|時|まで|以内|以前|以降|(?<!名)前|後(?!任)|毎|際|とき|時点|直ち|速やか|上旬|中旬|下旬")
 # the question's own dates ("令和6年度の報告書はいつ…"): not the date it asks for
 _DATE_JA = re.compile(r"(?:令和|平成|昭和)?\s*[0-9０-９元]+\s*(?:年度|年|月|日)(?:\s*[0-9０-９]+\s*(?:月|日))*")
 _FREQ_EN = re.compile(

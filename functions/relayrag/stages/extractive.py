@@ -356,7 +356,7 @@ def extractive(question: str, chunks: list[dict], embedder, max_sentences: int, 
             # "who will replace Catriona Vell?": a sentence naming only her restates the question's subject
             "names_someone_else": not (wh == "person" and restates_person(question, text)),
             # 「後任については人選中であり、決定しなかった」 says the value asked is not decided: no answer but to yes/no
-            "decided": not undecided_answer(question, text)}
+            "decided": not undecided_answer(question, text, section_heading(c["text"], units[i][k][0]))}
         cands.append({"score": score, "i": i, "k": k, "span": units[i][k], "idx": idx, "text": stripped,
                       "context": context, "header": header, "support": sup, "table": (c["source"], c["page"]),
                       "row": is_row and bool(header), "mentioned": mentioned, "total_row": total_row,

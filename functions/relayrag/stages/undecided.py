@@ -16,11 +16,14 @@ _UNDECIDED_JA = re.compile(
     r"未定|未決定|未確定|決定しなかった|決定していない|決定されていない|決まっていない|決まらなかった|"
     r"議論しなかった|審議しなかった|結論(?:は|を)出さ|結論に至らなかった|継続審議|人選中|調整中|検討中|"
     r"確定していない|確定次第|決まり次第|決定次第|改めて(?:お知らせ|決定|判断)")
+# English: "not yet decided", "has not been decided", "to be confirmed", "TBC" — not a condition in a relative clause
+# ("seats that have not been confirmed by the agent … are released"), nor "under review" (documents under review)
 _UNDECIDED_EN = re.compile(
-    r"\b(?:not (?:yet )?(?:been )?(?:decided|determined|confirmed|agreed|set|fixed|finali[sz]ed|known|announced)|"
+    r"\b(?:not yet (?:been )?(?:decided|determined|confirmed|agreed|set|fixed|finali[sz]ed|known|announced)|"
+    r"(?:has|have|had) not (?:yet )?been (?:decided|determined)|(?:is|are|was|were) (?:still )?undecided|"
     r"(?:yet|still) to be (?:decided|determined|confirmed|agreed|set|fixed|announced)|"
-    r"to be (?:decided|determined|confirmed|agreed|announced)(?: later)?\b|undecided|tb[acd]\b|"
-    r"no decision (?:was|has been|had been) (?:made|taken|reached)|under (?:consideration|discussion|review))", re.I)
+    r"(?:(?:is|are|remains?)\s+|^|[:：(]\s*)to be (?:decided|determined|confirmed|announced)|\btb[acd]\b|"
+    r"no decision (?:was|has been|had been) (?:made|taken|reached)|under (?:consideration|discussion))", re.I)
 
 
 def says_undecided(text: str) -> bool:
@@ -30,12 +33,12 @@ def says_undecided(text: str) -> bool:
     return bool(_UNDECIDED_JA.search(t) or _UNDECIDED_EN.search(t))
 
 
-def undecided_answer(question: str, text: str) -> bool:
-    """Is `text` no answer to `question` because it says the thing is undecided? Only for questions that ask a value
-    (who / when / what / how much …): a yes/no question ("Has … been decided?", 「…は決まりましたか」) is answered by
-    it."""
+def undecided_answer(question: str, text: str, heading: str = "") -> bool:
+    """Is `text` no answer to `question` because it says the thing is undecided, or is an item under a heading that
+    says so (「継続審議・未決定事項」, "Open items: to be decided")? Only for questions that ask a value (who / when /
+    what / how much …): a yes/no question ("Has … been decided?", 「…は決まりましたか」) is answered by it."""
     from relayrag.stages.responsive import yes_no_predicate
-    if not says_undecided(text):
+    if not says_undecided(text) and not (heading and says_undecided(heading)):
         return False
     if yes_no_predicate(question) is not None:
         return False

@@ -68,3 +68,33 @@ def test_when_in_japanese_needs_a_time_not_a_count_or_reference(question):
     for text in ("令和7年6月30日に公表した。", "12月から実施する。", "毎朝6時30分にお知らせします。", "出航の10分前まで",
                  "令和6年度の報告書は令和7年6月30日に公表した。"):
         assert states_wh_type("when", text, cjk=True, question=question), text
+
+
+@pytest.mark.parametrize("text", [
+    "Seats in the allocation that have not been confirmed by the Agent by 17:00 shall be released to general sale.",
+    "Bookings not confirmed within 24 hours are cancelled.", "Documents under review are kept in the folder.",
+    "Claims that were not determined by the deadline lapse."])
+def test_a_condition_in_english_is_not_undecided(text):
+    """"Seats … that have not been confirmed … are released" states when they are released: a condition, not a value
+    left open."""
+    assert not says_undecided(text)
+    assert not undecided_answer("When are unconfirmed seats released to general sale?", text)
+
+
+@pytest.mark.parametrize("question", [
+    "高速艇あおばの冬季減便はいつから実施されますか？", "新造船の船名は何に決まりましたか？", "後任の海務監督は誰ですか？"])
+def test_item_under_an_undecided_heading_does_not_answer_a_value_question(question):
+    item = "- 車両航送運賃の改定幅（議題1） - 高速艇あおばの冬季減便（議題3） - 新造船の船名・就航時期（議題7）"
+    assert undecided_answer(question, item, "## 継続審議・未決定事項")
+    assert undecided_answer(question, "Name of the new vessel", "Open items: to be decided at the next meeting")
+    assert not undecided_answer(question, item, "## 決定事項")
+    assert not undecided_answer("高速艇あおばの冬季減便は決まりましたか？", item, "## 継続審議・未決定事項")
+
+
+def test_successor_and_name_are_no_time():
+    """後任 (successor) and 名前 (name) carry 後 and 前 but say no time."""
+    q = "新造船はいつ就航しますか？"
+    assert not states_wh_type("when", "後任の海務監督（議題6）", cjk=True, question=q)
+    assert not states_wh_type("when", "新造船の名前（議題7）", cjk=True, question=q)
+    assert states_wh_type("when", "乗船前に窓口でお申し出ください。", cjk=True, question=q)
+    assert states_wh_type("when", "入港後に行う。", cjk=True, question=q)
