@@ -28,7 +28,8 @@ def test_sentence_about_a_topic_is_not_a_heading(line):
 
 @pytest.mark.parametrize("text", [
     "後任の海務監督（運航管理者）については、現在人選中であり、本日は決定しなかった。",
-    "船名、建造造船所及び就航時期はいずれも未定である。", "フェリーしらさぎの次回定期検査の時期については、本日は議論しなかった。",
+    "船名、建造造船所及び就航時期はいずれも未定である。",
+    "フェリーしらさぎの次回定期検査の時期については、本日は議論しなかった。",
     "意見が分かれたため結論は出さず、次回会議で継続審議とする。", "The opening date has not yet been decided.",
     "Venue: TBC", "The new fee is still to be confirmed by the board."])
 def test_undecided_statements(text):
@@ -62,7 +63,8 @@ def test_undecided_sentence_answers_a_yes_no_question(question):
     "令和6年度の安全報告書はいつ公表されましたか？", "冬季減便はいつから実施されますか？", "新造船はいつ就航しますか？"])
 def test_when_in_japanese_needs_a_time_not_a_count_or_reference(question):
     own_year = "令和6年度" in question  # the question's own year is no answer; another question's may be one
-    for text in ("旅客輸送人員: 321,510人; 車両航送台数: 41,330台", "高速艇あおばの冬季減便（議題3）", "救命いかだを各20台搭載する。",
+    for text in ("旅客輸送人員: 321,510人; 車両航送台数: 41,330台", "高速艇あおばの冬季減便（議題3）",
+                 "救命いかだを各20台搭載する。",
                  *(("令和6年度 — 旅客輸送人員: 321,510人; 車両航送台数: 41,330台",) if own_year else ())):
         assert not states_wh_type("when", text, cjk=True, question=question), text
     for text in ("令和7年6月30日に公表した。", "12月から実施する。", "毎朝6時30分にお知らせします。", "出航の10分前まで",
