@@ -100,3 +100,34 @@ def test_successor_and_name_are_no_time():
     assert not states_wh_type("when", "新造船の名前（議題7）", cjk=True, question=q)
     assert states_wh_type("when", "乗船前に窓口でお申し出ください。", cjk=True, question=q)
     assert states_wh_type("when", "入港後に行う。", cjk=True, question=q)
+
+
+@pytest.mark.parametrize("era, western", [
+    ("令和7年5月の会議", "2025年5月の会議"), ("平成21年4月1日施行", "2009年4月1日施行"), ("平成元年", "1989年"),
+    ("令和６年度", "2024年度"), ("昭和50年", "1975年")])
+def test_era_years_read_as_calendar_years(era, western):
+    from relayrag.stages.date_bounds import western_dates
+    assert western_dates(era) == western
+
+
+def test_era_year_of_the_question_is_the_period_of_the_answer():
+    """「令和7年5月の経営会議で決まったこと」 is not answered by the minutes of another year (令和9年 in the sentence, the
+    meeting of 令和8年); an era year and a calendar year are the same year."""
+    from relayrag.stages.responsive import missing_period
+    text = "4. 代理店契約を、販売手数料率8%のまま令和9年3月31日まで延長する（議題5）。"
+    assert missing_period("令和7年5月の経営会議で決まったことは何ですか？", text, "経営会議 議事録 令和8年2月")
+    assert missing_period("What was decided in 2025?", text, "")
+    assert not missing_period("令和9年の手数料率は何%ですか？", text, "")
+    assert not missing_period("2027年の手数料率は何%ですか？", text, "")
+    assert not missing_period("販売手数料率は何%ですか？", text, "")  # the question names no period
+    assert not missing_period("令和7年の手数料率は何%ですか？", "販売手数料率は8%とする。", "")  # no year said: any year
+
+
+def test_era_date_bound():
+    """「令和9年4月以降の手数料率」 is not answered by the rate agreed until 令和9年3月31日."""
+    from relayrag.stages.date_bounds import misses_date_bound
+    text = "販売手数料率を8%のまま令和9年3月31日まで延長する。"
+    assert misses_date_bound("令和9年4月以降の販売手数料率は何%ですか？", text)
+    assert misses_date_bound("2027年4月以降の販売手数料率は何%ですか？", text)
+    assert not misses_date_bound("令和9年3月以前の販売手数料率は何%ですか？", text)
+    assert not misses_date_bound("令和8年4月以降の販売手数料率は何%ですか？", text)
