@@ -13,6 +13,7 @@ from relayrag.metadata import DEFAULT_EXPIRING_DAYS, citation_fields
 from relayrag.retrieval.tokenize import tokenize
 from relayrag.stages.answer_parts import citation
 from relayrag.stages.undecided import undecided_answer
+from relayrag.stages.ordinals import names_other_ordinal
 from relayrag.stages.answer_shape import (
     answer_kinds, article_heading, band_holds, cjk_heading, identifiers, measured_things, names_codes, names_other_code,
     not_an_answer, quantities, record_codes, states_wh_type)
@@ -332,7 +333,8 @@ def extractive(question: str, chunks: list[dict], embedder, max_sentences: int, 
         gates = {  # each must hold for the sentence to answer; the best sentence's failed ones are recorded
             "not_heading": not heading, "not_summand": not summand, "answer_shape": shape is None,
             "coverage": sup.answers(cjk),
-            "names_codes": names_codes(qcodes, text + "\n" + context) and not names_other_code(qcodes, text),
+            "names_codes": names_codes(qcodes, text + "\n" + context) and not names_other_code(qcodes, text)
+            and not names_other_ordinal(question, text),  # 「1番のりば、3番のりば」 for 2番のりば
             # a prose sentence says something of what is asked itself, not only its title and neighbours
             # ("Comments may be sent to the marina office." does not say what the notice proposes), when
             # no type of value (a date, a code, a name …) shows that it answers
