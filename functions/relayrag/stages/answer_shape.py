@@ -16,13 +16,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
 
 import re
 
 from relayrag.retrieval.tokenize import tokenize
 from relayrag.stages.entity_scope import names_another  # noqa: F401 (moved there; re-exported)
 from relayrag.stages.contact_details import contact_kinds, states_contact
+from relayrag.stages.bands import (  # noqa: F401 (split into bands.py; re-exported)
+    band, band_holds, measured_things, quantities, signed_band)
 from relayrag.text import LATIN_LETTER, LATIN_LOWER, LATIN_UPPER, has_cjk, normalize, typed_clause
 
 _QUESTION_END = re.compile(r"[?？]\s*[\"'”’)）」]*\s*$")
@@ -158,7 +159,12 @@ _MONTH_DAY_EN = re.compile(
     r"morning|afternoon|evening|night|noon|midnight|daily|weekly|monthly|quarterly|annually|yearly|"
     r"today|tomorrow|before|after|within|until|by|during|end of|start of|beginning of|"
     r"immediately|upon|whenever|as soon as)\b", re.I)  # not "year" or "day" alone: "twice a year" is no time
-_WHEN_JA_TEXT = re.compile(r"[0-9０-９一二三四五六七八九十]|年|月|日|曜|時|まで|以内|以前|以降|前|後|毎|際|とき|時点|直ち|速やか")
+# a number with a unit of time, or a word of time: not a bare count ("321,510人") nor a reference number (議題3)
+_WHEN_JA_TEXT = re.compile(r"[0-9０-９一二三四五六七八九十元]\s*(?:年|月|日|時|分|週|か月|ヶ月|カ月|ヵ月|箇月|秒)|"
+                           r"\d{1,2}[:：/]\d{1,2}|"
+                           r"年|月|日|曜|時|まで|以内|以前|以降|(?<!名)前|後(?!任)|毎|際|とき|時点|直ち|速やか|上旬|中旬|下旬")
+# the question's own dates ("令和6年度の報告書はいつ…"): not the date it asks for
+_DATE_JA = re.compile(r"(?:令和|平成|昭和)?\s*[0-9０-９元]+\s*(?:年度|年|月|日)(?:\s*[0-9０-９]+\s*(?:月|日))*")
 _FREQ_EN = re.compile(
     r"\b(?:daily|weekly|fortnightly|monthly|quarterly|annually|yearly|hourly|biannually|biennially|every|each|per|"
     r"once|twice|thrice|times|always|never|whenever|a (?:day|week|month|year|quarter))\b", re.I)
@@ -191,6 +197,8 @@ def states_wh_type(kind: str | None, text: str, cjk: bool = False, question: str
         return bool((_FREQ_JA if cjk else _FREQ_EN).search(text))
     if kind == "when":
         if cjk:
+            for own_date in sorted({m.group(0) for m in _DATE_JA.finditer(normalize(question))}, key=len, reverse=True):
+                text = normalize(text).replace(own_date, " ")
             return bool(_WHEN_JA_TEXT.search(text))
         bare = _REFERENCE_LABEL.sub(" ", _LIST_NUMBER.sub("", text.strip()))  # "1. Scope …" states no time
         if _WHAT_TIME_EN.search(question):  # a time of day: "opened in 2011" or "on 18 March" is no time
@@ -346,10 +354,15 @@ def names_other_code(codes_: frozenset[str] | set[str], text: str) -> bool:
 _CJK_ARTICLE = re.compile(r"^第[0-9０-９一二三四五六七八九十百]+[条章節項](?:[（(][^）)]{1,20}[）)])?\s*$")
 
 
+# a topic heading: a line without a sentence end that names a subject "about X" (議題3 冬季減便について, 新造船の件)
+_CJK_TOPIC = re.compile(r"^[^。！？!?]{1,60}(?:について|に関して|に関する件|に関する事項|の件)\s*(?:[（(][^）)]{1,20}[）)])?\s*$")
+
+
 def cjk_heading(text: str) -> bool:
-    """A Japanese article or chapter title ("第8条（海外出張）", "第2章"), never an answer: it names what the
-    article under it is about."""
-    return bool(_CJK_ARTICLE.match(" ".join(text.split())))
+    """A Japanese article or chapter title ("第8条（海外出張）", "第2章") or topic heading ("議題3 高速艇の冬季減便に
+    ついて", "新造船の件"), never an answer: it names what the text under it is about."""
+    t = " ".join(text.split())
+    return bool(_CJK_ARTICLE.match(t) or _CJK_TOPIC.match(t))
 
 
 _ARTICLE_EN = re.compile(r"^(?:Article|Art\.|Section|§|Chapter|Clause|Part|Rule)\s*[0-9IVXLC]+[A-Za-z]?[.:]?"
@@ -424,141 +437,6 @@ def not_an_answer(question: str, text: str, title: str = "") -> str | None:
     if about_the_document(text) and not _ASKS_ABOUT_THE_DOCUMENT.search(normalize(question)):
         return "about the document"
     return None
-
-
-# --- numeric bands ----------------------------------------------------------------------------------------
-
-_NUM = r"(\d+(?:[.,]\d+)*)"
-_UNIT_BEFORE = r"(?:(?:[a-z]{2,4}\.?|[$€£¥￥])\s*)?"  # "over EUR 25,000", "up to $5,000": a currency before the number
-_Band = Callable[..., tuple[float | None, float | None]]
-_BANDS: list[tuple[re.Pattern[str], _Band]] = [  # (pattern, (low, high) from the match: None = open)
-    (re.compile(rf"^(?:from\s+)?{_NUM}\s*(?:[^\d\s|]{{1,6}}\s*)?(?:-|–|—|to|~|〜|～)\s*{_UNIT_BEFORE}{_NUM}\b"),
-     lambda a, b: (a, b)),
-    (re.compile(rf"^{_NUM}\s*(?:\+|or more|and (?:over|above|more)|or over|or above|or longer|plus)"), lambda a: (a, None)),
-    (re.compile(rf"^(?:over|above|more than|greater than|longer than|>)\s*{_UNIT_BEFORE}{_NUM}"),
-     lambda a: (a + 1e-9, None)),
-    (re.compile(rf"^(?:at least|minimum|min\.?|from|≥|>=)\s*{_UNIT_BEFORE}{_NUM}"), lambda a: (a, None)),
-    (re.compile(rf"^(?:up to|at most|maximum|max\.?|≤|<=|no more than|not more than)\s*{_UNIT_BEFORE}{_NUM}"),
-     lambda a: (None, a)),
-    (re.compile(rf"^(?:under|below|less than|fewer than|shorter than|<)\s*{_UNIT_BEFORE}{_NUM}"),
-     lambda a: (None, a - 1e-9)),
-    (re.compile(rf"^{_NUM}\s*(?:or (?:less|fewer|under|below)|and (?:under|below))"), lambda a: (None, a)),
-    (re.compile(rf"^{_NUM}\s*[^\d\s]{{0,3}}?(?:以上)"), lambda a: (a, None)),
-    (re.compile(rf"^{_NUM}\s*[^\d\s]{{0,3}}?(?:以下|まで)"), lambda a: (None, a)),
-    (re.compile(rf"^{_NUM}\s*[^\d\s]{{0,3}}?(?:未満)"), lambda a: (None, a - 1e-9)),
-    (re.compile(rf"^{_NUM}\s*[^\d\s]{{0,3}}?(?:超)"), lambda a: (a + 1e-9, None)),
-]
-
-
-_SIGNED = r"([-+−]?\d+(?:\.\d+)?)"
-_DEGREE = r"\s*(?:°\s*[cf]?|℃|degrees?(?:\s+[cf]\b)?)?\s*"
-_SIGNED_BANDS: list[tuple[re.Pattern[str], _Band]] = [
-    (re.compile(rf"^(?:from\s+|between\s+)?{_SIGNED}{_DEGREE}(?:to|and|–|—|~|〜|～)\s*{_SIGNED}{_DEGREE}$"),
-     lambda a, b: (min(a, b), max(a, b))),
-    (re.compile(rf"^(?:below|under|less than|colder than|lower than|<)\s*{_SIGNED}{_DEGREE}$"), lambda a: (None, a - 1e-9)),
-    (re.compile(rf"^(?:above|over|more than|warmer than|higher than|>)\s*{_SIGNED}{_DEGREE}$"), lambda a: (a + 1e-9, None)),
-    (re.compile(rf"^{_SIGNED}{_DEGREE}(?:or|and)\s+(?:below|under|colder|lower|less)$"), lambda a: (None, a)),
-    (re.compile(rf"^{_SIGNED}{_DEGREE}(?:or|and)\s+(?:above|over|warmer|higher|more)$"), lambda a: (a, None)),
-]
-
-
-def signed_band(t: str) -> tuple[float | None, float | None] | None:
-    """A band of signed values (temperatures: "-1 °C to -20 °C" → (-20, -1), "below -30 °C", "0 °C to +5 °C") when
-    the cell writes a sign before a number; None otherwise (a hyphen between numbers is a range, "6-10")."""
-    if not re.search(r"(?:^|[\s(])[-+−]\d", t):
-        return None
-    for rx, make in _SIGNED_BANDS:
-        m = rx.match(t.strip())
-        if m:
-            return make(*[float(g.replace("−", "-")) for g in m.groups()])
-    return None
-
-
-def band(cell: str) -> tuple[float | None, float | None] | None:
-    """The numeric band a table cell or label states, as (low, high) with None for an open end: "6-10" →
-    (6, 10); "11 or more" → (11, None); "up to 10" → (None, 10); "over 50 kg" → (50+, None); "under 18";
-    "5年以上" → (5, None). None when the cell is no band (a lone number is no band)."""
-    t = normalize(cell).strip().lower()
-    signed = signed_band(t)
-    if signed is not None:
-        return signed
-    t = re.sub(r"^[^\d\w<>≤≥]*", "", t)
-    t = re.sub(r"^(?:[^\W\d_]+\s+){0,2}?(?=(?:from|over|above|more|greater|longer|at|up|under|below|less|fewer|"
-               r"shorter|minimum|maximum|min|max|no|not)\b|\d)", "", t, count=1)  # "service of 6-10 years" → "6-10 years"
-    for rx, make in _BANDS:
-        m = rx.match(t)
-        if m:
-            nums = [float(g.replace(",", "")) for g in m.groups()]
-            return make(*nums)
-    return None
-
-
-_WORD_NUMBERS = {w: i for i, w in enumerate(
-    "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen "
-    "seventeen eighteen nineteen twenty".split())}
-_WORD_QUANTITY = re.compile(r"(?<!\bonce )(?<!\btwice )(?<!\bper )(?<!\bevery )(?<!\beach )\b(an?|"
-                            + "|".join(_WORD_NUMBERS) + r")\s+(?:full\s+|whole\s+|working\s+|calendar\s+)?"
-                            r"(years?|months?|weeks?|days?|hours?|kilos?|kg|kilograms?|tonnes?|units?|people|persons?|"
-                            r"nights?)\b", re.I)
-
-
-def quantities(question: str) -> tuple[str, ...]:
-    """The numbers a question states, in digits ("7 years", "EUR 12,000") and in words before a unit ("a year
-    ago" → "1", "three nights" → "3"; not "once a year", "per day"): the values a band row must hold."""
-    from relayrag.stages.answerability import question_numbers
-    q = normalize(question)
-    words = [str(_WORD_NUMBERS.get(m.group(1).lower(), 1)) for m in _WORD_QUANTITY.finditer(q)]
-    # "a -10 °C chamber", "minus 5 degrees": a signed value, which a band of signed values must hold as such; a
-    # temperature is marked "°" ("-10°"): only a band of temperatures holds it, and only it holds such a band
-    signed = [("-" if re.search(rf"(?:(?<![\w.,-])[-−]\s?|\bminus\s+){re.escape(n)}(?![\d.,])", q, re.I) else "")
-              + n + ("°" if re.search(rf"(?<![\d.,]){re.escape(n)}\s*(?:°|℃|degrees?\b)", q, re.I) else "")
-              for n in question_numbers(question)]
-    return tuple(dict.fromkeys([*signed, *words]))
-
-
-_MEASURED = re.compile(r"(?:[0-9][0-9,.]*|\b(?:" + "|".join(_WORD_NUMBERS) + r"))(?:-[a-z]+)*"
-                       r"(?:\s+(?:[a-z]{1,3}|years?|months?|weeks?|days?|hours?|units?|pieces?|people|persons?|"
-                       r"nights?|kilos?|kilograms?|tonnes?|litres?|liters?|euros?|dollars?))?(?:-[a-z]+)*"
-                       r"\s+([a-z][a-z-]+)", re.I)
-_UNIT_WORD = re.compile(r"(?:years?|months?|weeks?|days?|hours?|units?|pieces?|people|persons?|nights?|kilos?|"
-                        r"kilograms?|tonnes?|litres?|liters?|euros?|dollars?|kg|eur|usd|gbp)", re.I)
-_NOT_MEASURED = frozenset("""of in on at for to from by with and or is are was were be do does did will would can could
-should must may have has had that which who than per a an the""".split())
-
-
-def measured_things(question: str) -> list[str]:
-    """The noun right after each quantity of the question: the thing measured ("a 75 kg crate" → crate, "a
-    12-year-old record" → record, "EUR 40,000 test bench" → test). A band row holding the quantity is about
-    that thing, whatever the table calls it ("Parcel weight")."""
-    out = []
-    for m in _MEASURED.finditer(normalize(question)):
-        w = m.group(1).lower()
-        if w not in _NOT_MEASURED and not _UNIT_WORD.fullmatch(w):
-            out.append(w)
-    return out
-
-
-_DEGREE_CELL = re.compile(r"°|℃|\bdegrees?\b", re.I)
-
-
-def band_holds(cell: str, numbers: tuple[str, ...] | list[str]) -> bool:
-    """Does the band `cell` states hold one of the question's `numbers` ("7" in "6-10", "12" in "11 or
-    more")?"""
-    b = band(cell)
-    if b is None:
-        return False
-    lo, hi = b
-    degrees = bool(_DEGREE_CELL.search(cell))
-    for n in numbers:
-        if n.endswith("°") != degrees:
-            continue  # "2 m" is not in a band of "+2 to +5 °C"; "-10 °C" not in "6-10 years"
-        try:
-            x = float(normalize(n).rstrip("°").replace(",", ""))
-        except ValueError:
-            continue
-        if (lo is None or x >= lo) and (hi is None or x <= hi):
-            return True
-    return False
 
 
 # --- questions that ask for a document's name ---------------------------------------------------------------

@@ -15,8 +15,19 @@ _BOUND_EN = re.compile(rf"\b(after|later than|since|from|before|earlier than|pri
 _BOUND_JA = re.compile(r"((?:19|20)\d\d)\s*年\s*(?:(\d{1,2})\s*月\s*)?(以降|より後|の後|以後|以前|より前|まで)")
 _DATE_EN = re.compile(rf"(?:\b{_MONTH}\s+(?:\d{{1,2}}(?:st|nd|rd|th)?,?\s+)?((?:19|20)\d\d)\b)|\b((?:19|20)\d\d)\b", re.I)
 _DATE_JA = re.compile(r"((?:19|20)\d\d)\s*年\s*(?:(\d{1,2})\s*月)?")
+# Japanese era years (令和7年 = 2025年, 平成21年 = 2009年, 元年 = the first year): documents and questions write
+# them, and a bound or period compares them as calendar years
+_ERA_BASE = {"令和": 2018, "平成": 1988, "昭和": 1925}
+_ERA_YEAR = re.compile(r"(令和|平成|昭和)\s*(元|\d{1,2})\s*年")
 _LATER = {"after", "later than", "since", "from", "以降", "より後", "の後", "以後"}
 _INCLUSIVE = {"since", "from", "以降", "以後", "until", "by", "以前", "まで"}
+
+
+def western_dates(text: str) -> str:
+    """`text` normalised, with its Japanese era years written as calendar years: 「令和7年5月」 → 「2025年5月」,
+    「平成元年」 → 「1989年」, 「令和6年度」 → 「2024年度」."""
+    return _ERA_YEAR.sub(lambda m: f"{_ERA_BASE[m.group(1)] + (1 if m.group(2) == '元' else int(m.group(2)))}年",
+                         normalize(text))
 
 
 def _month(name: str | None) -> int | None:
@@ -25,7 +36,7 @@ def _month(name: str | None) -> int | None:
 
 def date_bound(question: str) -> tuple[bool, bool, int, int | None] | None:
     """(later?, inclusive?, year, month or None) of the question's date bound, or None."""
-    q = normalize(question)
+    q = western_dates(question)
     m = _BOUND_EN.search(q)
     if m:
         word = m.group(1).lower()
@@ -37,7 +48,7 @@ def date_bound(question: str) -> tuple[bool, bool, int, int | None] | None:
 
 
 def _dates(text: str) -> list[tuple[int, int | None]]:
-    t = normalize(text)
+    t = western_dates(text)
     out = [(int(m.group(2) or m.group(3)), _month(m.group(1)) if m.group(2) else None) for m in _DATE_EN.finditer(t)]
     return out + [(int(m.group(1)), int(m.group(2)) if m.group(2) else None) for m in _DATE_JA.finditer(t)]
 

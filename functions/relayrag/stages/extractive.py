@@ -12,6 +12,8 @@ from relayrag.backends.embedder import query_vector, reference_cosine
 from relayrag.metadata import DEFAULT_EXPIRING_DAYS, citation_fields
 from relayrag.retrieval.tokenize import tokenize
 from relayrag.stages.answer_parts import citation
+from relayrag.stages.undecided import undecided_answer
+from relayrag.stages.ordinals import names_other_ordinal
 from relayrag.stages.answer_shape import (
     answer_kinds, article_heading, band_holds, cjk_heading, identifiers, measured_things, names_codes, names_other_code,
     not_an_answer, quantities, record_codes, states_wh_type)
@@ -331,7 +333,8 @@ def extractive(question: str, chunks: list[dict], embedder, max_sentences: int, 
         gates = {  # each must hold for the sentence to answer; the best sentence's failed ones are recorded
             "not_heading": not heading, "not_summand": not summand, "answer_shape": shape is None,
             "coverage": sup.answers(cjk),
-            "names_codes": names_codes(qcodes, text + "\n" + context) and not names_other_code(qcodes, text),
+            "names_codes": names_codes(qcodes, text + "\n" + context) and not names_other_code(qcodes, text)
+            and not names_other_ordinal(question, text),  # 「1番のりば、3番のりば」 for 2番のりば
             # a prose sentence says something of what is asked itself, not only its title and neighbours
             # ("Comments may be sent to the marina office." does not say what the notice proposes), when
             # no type of value (a date, a code, a name …) shows that it answers
@@ -353,7 +356,9 @@ def extractive(question: str, chunks: list[dict], embedder, max_sentences: int, 
             "counted": kind != "count" or says_counted(question, text + "\n" + around),
             "wh_type": states_wh_type(wh, text + ("\n" + unit_context if is_row else ""), cjk, question),
             # "who will replace Catriona Vell?": a sentence naming only her restates the question's subject
-            "names_someone_else": not (wh == "person" and restates_person(question, text))}
+            "names_someone_else": not (wh == "person" and restates_person(question, text)),
+            # 「後任については人選中であり、決定しなかった」 says the value asked is not decided: no answer but to yes/no
+            "decided": not undecided_answer(question, text, section_heading(c["text"], units[i][k][0]))}
         cands.append({"score": score, "i": i, "k": k, "span": units[i][k], "idx": idx, "text": stripped,
                       "context": context, "header": header, "support": sup, "table": (c["source"], c["page"]),
                       "row": is_row and bool(header), "mentioned": mentioned, "total_row": total_row,

@@ -37,6 +37,8 @@ from relayrag.retrieval.tokenize import tokenize
 from relayrag.prompts import quote_document, with_data_rule
 from relayrag.stages.base import (Stage, StageRequest, StageResponse, embedder_of, llm_failure, load_run, run_snapshot,
                                   write_run)
+from relayrag.stages.undecided import undecided_answer
+from relayrag.stages.ordinals import names_other_ordinal
 from relayrag.stages.answer_shape import (
     answer_kinds, asks_document_name, band_holds, names_codes, names_other_code, not_an_answer, record_codes,
     says_document_title, states_wh_type, wh_answer_type)
@@ -128,6 +130,8 @@ def responsive(question: str, sentences: list[dict], absent: set[str] | frozense
     if codes and not any(names_codes(codes, (s.get("source") or s["text"]) + "\n" + (s.get("context") or ""))
                          for s in sentences):
         return False
+    if any(names_other_ordinal(question, s.get("source") or s["text"]) for s in sentences):
+        return False  # 「1番のりば、3番のりば」 answers nothing about 2番のりば
     if any(names_other_code(codes, s.get("source") or s["text"]) for s in sentences):
         return False  # "The RT-20 heater …" under a heading naming both models answers nothing about the RT-16
     cjk = has_cjk(question)
@@ -146,6 +150,7 @@ def responsive(question: str, sentences: list[dict], absent: set[str] | frozense
                 (kind != "count" or says_counted(question, text + "\n" + (s.get("context") or ""))) and \
                 states_wh_type(wh, text + ("\n" + unit if unit else ""), cjk, question) and \
                 not (wh == "person" and restates_person(question, text)) and \
+                not undecided_answer(question, text) and \
                 on_the_question(question, s, absent):
             return True
     return False

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import re
 
-from relayrag.text import column_header, is_header_row
+from relayrag.text import column_header, has_cjk, is_header_row
 
 _TABLE_SEP = " | "
 
@@ -15,12 +15,16 @@ _TABLE_SEP = " | "
 # --- local context -------------------------------------------------------------------------------------
 
 _HEADING_END = tuple(".,;:!?。、")
+# Japanese headings have no capitals to show them: a Markdown heading, a ■ / ◆ line or a 【…】 line marks them
+_CJK_HEADING_MARK = re.compile(r"^(?:#{1,6}\s+\S|[■◆]\s*\S|【[^】]{1,30}】\s*$)")
 
 
 def is_heading(line: str) -> bool:
     """A short line that reads as a title: no table cells, no closing punctuation, mostly capitalised
     words ("Boots Self-Locking Nut", "Ethanol ($/gal)", "Pump B-200")."""
     line = line.strip()
+    if line and len(line) <= 80 and _TABLE_SEP not in line and _CJK_HEADING_MARK.match(line) and has_cjk(line):
+        return True  # a marked Japanese heading: "## 決定事項", "## 乗船するのに予約は必要ですか？", "■ 第1部 受付", "【注意】"
     if not line or len(line) > 80 or _TABLE_SEP in line or line.endswith(_HEADING_END):
         return False
     if re.match(r"^[-*•·]\s", line) or re.match(r"^[A-Z][\w'-]*(?:\s+[\w'-]+){0,2}\s*:\s+\S", line):

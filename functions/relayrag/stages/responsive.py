@@ -21,6 +21,7 @@ from __future__ import annotations
 import re
 
 from relayrag.retrieval.tokenize import tokenize
+from relayrag.stages.date_bounds import western_dates
 from relayrag.stages.answer_shape import _ROLE_EN, _ROLE_JA, band, band_holds, quantities
 from relayrag.text import LATIN_LETTER, has_cjk, normalize
 
@@ -156,10 +157,10 @@ def missing_period(question: str, text: str, context: str = "") -> list[str]:
     headings, column names, the sentence before) do not say, while they say another year: "the price per m³ in
     2025" answered from the "Tariff 2026" table. [] when every asked year is said, or when no other year is
     said (a rule stated without a date may hold in any year)."""
-    asked = question_years(question)
+    asked = question_years(western_dates(question))  # 令和7年 is 2025
     if not asked:
         return []
-    said = set(_YEAR4.findall(normalize(text + "\n" + context)))
+    said = set(_YEAR4.findall(western_dates(text + "\n" + context)))
     if not said or said & set(asked):
         return []
     return asked
