@@ -226,3 +226,25 @@ def test_a_refusal_with_no_relevant_passage_records_its_gate(ctx, tmp_path):
     rec = ctx.docstore.get_run(res["run_id"])
     assert res["found"] is False and not rec.get("relevant")  # grade kept no passage: no sentence was read
     assert rec.get("answerability") == {"failed": ["relevant"]}
+
+
+# --- who, when the question names a person: another person's name answers -------------------------------------
+
+@pytest.mark.parametrize("question,sentence", [
+    ("誰とペーター・シェッファーが印刷術の創始者と考えられたか", "ヨハン・フストとペーター・シェッファーが創始者と考えられた。"),
+    ("カトリオナ・ヴェルの後任は誰ですか", "カトリオナ・ヴェルの後任にはジョー・ヘイルが就く。"),
+    ("田中さんと共同で研究したのは誰か", "田中さんはマリア・ロペスと共同で研究した。"),
+])
+def test_who_with_a_named_person_is_answered_by_another_name(question, sentence):
+    from relayrag.stages.responsive import restates_person
+    assert not restates_person(question, sentence)
+
+
+@pytest.mark.parametrize("question,sentence", [
+    ("カトリオナ・ヴェルの後任は誰ですか", "カトリオナ・ヴェルは来年3月に退職する。"),
+    ("田中さんの後任は誰ですか", "田中さんは来年3月に退職する。"),
+    ("誰とペーター・シェッファーが印刷術の創始者と考えられたか", "ペーター・シェッファーは印刷術を広めた。"),
+])
+def test_who_is_not_answered_by_the_named_person_alone(question, sentence):
+    from relayrag.stages.responsive import restates_person
+    assert restates_person(question, sentence)
