@@ -23,6 +23,7 @@ import re
 from relayrag.retrieval.tokenize import tokenize
 from relayrag.stages.entity_scope import names_another  # noqa: F401 (moved there; re-exported)
 from relayrag.stages.contact_details import contact_kinds, states_contact
+from relayrag.stages.question_clauses import LETTERS_Q_JA
 from relayrag.stages.identifiers import (  # noqa: F401 (split out there; re-exported)
     identifiers, names_codes, names_identifiers, names_other_code, record_codes)
 from relayrag.text import LATIN_LETTER, LATIN_LOWER, LATIN_UPPER, has_cjk, normalize, typed_clause
@@ -119,14 +120,16 @@ _NAMED_Q_EN = re.compile(
 
 def wh_answer_type(question: str) -> str | None:
     """"person" (who, whom, whose, 誰, どなた, どの部署), "place" (where, どこ), "year" (which / what year),
-    "frequency" (how often, how many times, 何回, 何度, 頻度), "when" (when, いつ), or None: the types that
+    "frequency" (how often, how many times, 何回, 何度, 頻度), "when" (when, いつ, 何時), "letters" (アルファベット3文字で表すと:
+    a word in capitals), or None: the types that
     answerability.expected_answer_type does not give (money, duration, count, date, number). Read in the
     question's asking clause without a leading phrase of circumstances (text.typed_clause)."""
     q = typed_clause(question)
     if contact_kinds(q):
         return "contact"
     if has_cjk(q):
-        for kind, rx in (("frequency", _OFTEN_JA), ("person", _WHO_JA), ("place", _WHERE_JA), ("when", _WHEN_JA),
+        for kind, rx in (("letters", LETTERS_Q_JA), ("frequency", _OFTEN_JA), ("person", _WHO_JA),
+                         ("place", _WHERE_JA), ("when", _WHEN_JA),
                          ("identifier", _IDENT_Q_JA)):
             if rx.search(q):
                 return kind
@@ -213,6 +216,8 @@ def states_wh_type(kind: str | None, text: str, cjk: bool = False, question: str
         return bool(_TIME_NUMBER.search(bare) or _MONTH_DAY_EN.search(bare))  # not "car park P3"
     if kind == "contact":
         return states_contact(text, question)
+    if kind == "letters":
+        return states_letters(text, question)
     if kind == "identifier":
         found = codes(_LIST_NUMBER.sub("", text.strip()), question)
         noun = _IDENT_NOUN.search(normalize(question))
@@ -224,6 +229,24 @@ def states_wh_type(kind: str | None, text: str, cjk: bool = False, question: str
         noun = _NAMED_Q_EN.search(normalize(question))
         return names_a_thing(text, question, tokenize(noun.group(1)) if noun else [])
     return True
+
+
+_KANJI_DIGIT = {c: i for i, c in enumerate("〇一二三四五六七八九十")}
+
+
+def states_letters(text: str, question: str) -> bool:
+    """For a question asking its answer in Latin letters (LETTERS_Q_JA: アルファベット3文字で表すと): does `text` write a
+    word in capitals (TNA, LNTV) that the question does not, of the number of letters asked when it says one?"""
+    q = normalize(question)
+    m = LETTERS_Q_JA.search(q)
+    n = None
+    if m and m.group(1):
+        d = m.group(1)
+        n = int(d) if d.isdigit() else _KANJI_DIGIT.get(d)
+    for w in re.findall(r"(?<![A-Za-z])[A-Z][A-Za-z0-9]*(?![A-Za-z])", normalize(text)):
+        if sum(ch.isupper() for ch in w) >= 2 and w not in q and (n is None or len(w) == n):
+            return True
+    return False
 
 
 def names_person_ja(text: str, question: str = "") -> bool:

@@ -44,7 +44,8 @@ from relayrag.text import typed_clause
 from relayrag.stages.local_context import _TABLE_SEP
 from relayrag.stages.measures import (  # noqa: F401 (re-exported)
     _LENGTH_UNIT, _NUMBER_WORD, MEASURE_KINDS, measure_kind, states_measure)
-from relayrag.stages.question_clauses import _EN_WORD, asking_clause, bare_word, main_clause  # noqa: F401 (re-exported)
+from relayrag.stages.question_clauses import (  # noqa: F401 (re-exported)
+    _EN_WORD, LETTERS_Q_JA, asking_clause, bare_word, main_clause)
 from relayrag.stages.table_questions import (  # noqa: F401 (re-exported)
     asks_for_total, is_total_label, other_rate, rate_units)
 
@@ -144,7 +145,8 @@ def content_weights(question: str, idf: dict[str, float] | None = None, absent: 
 
 
 # the unit after 何 (何パーセント, 何メートル, 何キロ, 何ドル) names the type of the value asked, which the answer writes
-# as it likes (48%, 100 m): it is no named thing of the question, and its bigrams weigh as function words
+# as it likes (48%, 100 m), as the letters asked for name its form (アルファベット3文字で: TNA): no named thing of the
+# question, and their bigrams weigh as function words
 _ASKED_UNIT = re.compile(r"何([\u30a1-\u30fa\u30fc]+)")
 
 
@@ -152,10 +154,10 @@ def asked_unit_tokens(question: str) -> set[str]:
     """The tokens of the katakana units that follow 何 in a Japanese question (何パーセント → パー, ーセ, セン, ント) and
     that the question does not also say elsewhere (１ヘクトメートルは何メートルか keeps ヘクトメートル's own)."""
     q = normalize(question)
-    units = [m.group(1) for m in _ASKED_UNIT.finditer(q)]
+    units = [m.group(1) for m in _ASKED_UNIT.finditer(q)] + [m.group(0) for m in LETTERS_Q_JA.finditer(q)]
     if not units:
         return set()
-    rest = _ASKED_UNIT.sub(" ", q)
+    rest = LETTERS_Q_JA.sub(" ", _ASKED_UNIT.sub(" ", q))
     return {t for u in units for t in tokenize(u)} - set(tokenize(rest))
 
 
@@ -183,7 +185,8 @@ def question_entities(question: str) -> list[list[str]]:
     opening the question; CJK: katakana words, Latin words and numbers."""
     q = normalize(question)
     ents: list[str] = []
-    if has_cjk(q):  # not the unit after 何 (何パーセント): it names the type asked, not a thing (asked_unit_tokens)
+    if has_cjk(q):  # not the unit after 何 (何パーセント) nor the letters asked for (アルファベット3文字で): they name the
+        q = LETTERS_Q_JA.sub(" ", q)  # form of the answer, not a thing it is about (asked_unit_tokens)
         ents = [m.group(0) for m in _KATAKANA_RUN.finditer(q) if not (m.start() > 0 and q[m.start() - 1] == "何")]
         ents += _LATIN_OR_NUM.findall(q)
     else:

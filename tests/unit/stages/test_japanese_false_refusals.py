@@ -248,3 +248,27 @@ def test_who_with_a_named_person_is_answered_by_another_name(question, sentence)
 def test_who_is_not_answered_by_the_named_person_alone(question, sentence):
     from relayrag.stages.responsive import restates_person
     assert restates_person(question, sentence)
+
+
+# --- the answer asked in Latin letters (アルファベット3文字で表すと) ---------------------------------------------
+
+@pytest.mark.parametrize("question,sentence", [
+    ("トレオース核酸をアルファベット３文字で表すと？", "こうしてTNA（トレオース核酸）が生成する。"),
+    ("この国の国営テレビをアルファベット4文字で表すとなにか", "国営テレビ(National Television of Laos, NTVL)が放送している。"),
+    ("国際労働機関を英字で書くと？", "国際労働機関（ILO）は1919年に設立された。"),
+])
+def test_letters_asked_are_answered_by_a_word_in_capitals(question, sentence):
+    assert wh_answer_type(question) == "letters"
+    assert states_wh_type("letters", sentence, True, question)
+    ents = question_entities(question)
+    assert not any("アル" in g or g == ["3"] or g == ["4"] for g in ents)
+    assert all(content_weights(question).get(t, 0) < 0.5 for t in ("アル", "ベッ"))
+
+
+@pytest.mark.parametrize("question,sentence", [
+    ("トレオース核酸をアルファベット３文字で表すと？", "トレオース核酸はNASAの実験で合成された。"),  # 4 letters, not 3
+    ("この国の国営テレビをアルファベット4文字で表すとなにか", "国営テレビは2つのチャンネルで放送している。"),
+    ("ILOをアルファベットで書かずに言うと？", "ILOは1919年に設立された。"),  # the question's own capitals
+])
+def test_letters_asked_are_not_answered_without_new_capitals(question, sentence):
+    assert not states_wh_type("letters", sentence, True, question)
