@@ -64,7 +64,9 @@ def restates_question(question: str, text: str, title: str = "") -> bool:
             body = body[len(t):].strip(" :-—–|")
     q_toks = set(tokenize(question)) - _QUESTION_STOP
     s_toks = [t for t in dict.fromkeys(tokenize(body)) if t not in _QUESTION_STOP]
-    if len(s_toks) < 2 or not q_toks:
+    # in CJK one content bigram is enough: 「通称、 。」 (a sentence whose name fell out of the text) says only the
+    # question's 通称 (issue 31: it was quoted as the answer to 「…は通称何と呼ばれるか」)
+    if len(s_toks) < (1 if has_cjk(body) else 2) or not q_toks:
         return False
     if set(_NUMBER.findall(normalize(body))) - set(_NUMBER.findall(normalize(question))):
         return False
