@@ -27,12 +27,6 @@ from relayrag.text import LATIN_LETTER, has_cjk, normalize
 
 # --- the question's predicate and qualifiers ----------------------------------------------------------------
 
-# a CJK bigram of a noun's last character and the topic or case particle after it (天治は, 寺を, クの): it marks the
-# question's topic, which the sentence's title may say, and names no act (issue 31: 「天治はいつからいつまでか」 was
-# refused because 「1124年から1126年までの期間を指す」 under the title 天治 does not write 治は)
-_TOPIC_MARKER = re.compile(r"^[^\u3040-\u309f][はがをのへも]$")
-
-
 def unanswered_predicate(question: str, text: str, context: str = "") -> bool:
     """Does the sentence `text` leave what the question asks unsaid? The question's content terms that its local
     `context` (title, headings, column names, the sentence before) does not say are what it asks beyond its
@@ -46,7 +40,7 @@ def unanswered_predicate(question: str, text: str, context: str = "") -> bool:
     from relayrag.stages.answerability import content_weights, is_function_bigram
     said_around = set(tokenize(context))
     asked = [t for t in content_weights(question) if t not in said_around and not is_function_bigram(t)
-             and not t.isdigit() and not _TOPIC_MARKER.match(t)]
+             and not t.isdigit()]
     if not asked:
         return False
     own = set(tokenize(text))
