@@ -11,7 +11,7 @@
 - A document's title or metadata line answers only a question about titles (`asks_about_title`).
 - Identifiers ("K1", "RX-7", "1234", "B-200"): tokens with a digit, or of one or two capitals, that name one
   record among similar ones; two sentences that differ in them are about different things
-  (`identifiers`), however close their wording.
+  (`identifiers`, in stages/identifiers.py and re-exported here), however close their wording.
 """
 
 from __future__ import annotations
@@ -24,6 +24,9 @@ from relayrag.stages.entity_scope import names_another  # noqa: F401 (moved ther
 from relayrag.stages.contact_details import contact_kinds, states_contact
 from relayrag.stages.bands import (  # noqa: F401 (split into bands.py; re-exported)
     band, band_holds, measured_things, quantities, signed_band)
+from relayrag.stages.question_clauses import LETTERS_Q_JA
+from relayrag.stages.identifiers import (  # noqa: F401 (split out there; re-exported)
+    identifiers, names_codes, names_identifiers, names_other_code, record_codes)
 from relayrag.text import LATIN_LETTER, LATIN_LOWER, LATIN_UPPER, has_cjk, normalize, typed_clause
 
 _QUESTION_END = re.compile(r"[?？]\s*[\"'”’)）」]*\s*$")
@@ -62,7 +65,9 @@ def restates_question(question: str, text: str, title: str = "") -> bool:
             body = body[len(t):].strip(" :-—–|")
     q_toks = set(tokenize(question)) - _QUESTION_STOP
     s_toks = [t for t in dict.fromkeys(tokenize(body)) if t not in _QUESTION_STOP]
-    if len(s_toks) < 2 or not q_toks:
+    # in CJK one content bigram is enough: 「通称、 。」 (a sentence whose name fell out of the text) says only the
+    # question's 通称 (issue 31: it was quoted as the answer to 「…は通称何と呼ばれるか」)
+    if len(s_toks) < (1 if has_cjk(body) else 2) or not q_toks:
         return False
     if set(_NUMBER.findall(normalize(body))) - set(_NUMBER.findall(normalize(question))):
         return False
@@ -93,10 +98,11 @@ _YEAR_EN = re.compile(r"^\s*(?:in |since |until |by |from )?(?:which|what) year\
 _OFTEN_EN = re.compile(r"^\s*how (?:often|frequently)\b|^\s*how many times\b", re.I)
 _WHO_JA = re.compile(r"誰|だれ|どなた|どの(?:部署|部門|担当|人)|担当者(?:は|を教えて)\s*[？?]?\s*$")
 _WHERE_JA = re.compile(r"どこ|どちら|どの(?:場所|窓口|建物|フロア|階)")
-_WHEN_JA = re.compile(r"いつ(?!も)")
+# 何時 read いつ (何時に遡る, 何時頃): when, which an era (新石器時代) or a date answers; 何時間 asks a duration
+_WHEN_JA = re.compile(r"いつ(?!も)|何時(?!間|も)")
 # 「何か月ごとに」: an interval, which a number with a time unit says (2か月に1回, 毎月, 四半期ごと), not 地区ごとに
 _INTERVAL_Q_JA = re.compile(r"何(?:か|ヶ|カ|ケ|箇)?(?:月|年|週間?|日)(?:ごと|おき|毎|に\s*[1１一]\s*回)")
-_OFTEN_JA = re.compile(r"何回|何度|どのくらいの頻度|頻度|" + _INTERVAL_Q_JA.pattern)
+_OFTEN_JA = re.compile(r"何回(?!も)|何度(?!も)|どのくらいの頻度|頻度|" + _INTERVAL_Q_JA.pattern)  # 何度も: again and again
 _INTERVAL_JA = re.compile(r"[0-9０-９一二三四五六七八九十]+\s*(?:か|ヶ|カ|ケ|箇)?(?:月|年|週間?|日|時間)"
                           r"(?:ごと|毎|おき|に\s*[1１一]\s*(?:回|度))|毎(?:月|年|週|日|朝|晩)|隔(?:月|週|年)|四半期|半期|半年"
                           r"|(?:年|月|週)\s*[0-9０-９一二三四五六七八九十]+\s*回")
@@ -117,14 +123,16 @@ _NAMED_Q_EN = re.compile(
 
 def wh_answer_type(question: str) -> str | None:
     """"person" (who, whom, whose, 誰, どなた, どの部署), "place" (where, どこ), "year" (which / what year),
-    "frequency" (how often, how many times, 何回, 何度, 頻度), "when" (when, いつ), or None: the types that
+    "frequency" (how often, how many times, 何回, 何度, 頻度), "when" (when, いつ, 何時), "letters" (アルファベット3文字で表すと:
+    a word in capitals), or None: the types that
     answerability.expected_answer_type does not give (money, duration, count, date, number). Read in the
     question's asking clause without a leading phrase of circumstances (text.typed_clause)."""
     q = typed_clause(question)
     if contact_kinds(q):
         return "contact"
     if has_cjk(q):
-        for kind, rx in (("frequency", _OFTEN_JA), ("person", _WHO_JA), ("place", _WHERE_JA), ("when", _WHEN_JA),
+        for kind, rx in (("letters", LETTERS_Q_JA), ("frequency", _OFTEN_JA), ("person", _WHO_JA),
+                         ("place", _WHERE_JA), ("when", _WHEN_JA),
                          ("identifier", _IDENT_Q_JA)):
             if rx.search(q):
                 return kind
@@ -145,13 +153,27 @@ _ROLE_EN = re.compile(
     r"contractor|vendor|supplier|customer|employer|council|authority|ministry|agency|commission|he|she|they)\b", re.I)
 _NAME_EN = re.compile(r"(?<![.!?]\s)(?<!^)\b[A-Z][a-z]+(?:\s+[A-Z]\.)?\s+[A-Z][a-z]+")
 _ROLE_JA = re.compile(r"部長|課長|係長|室長|所長|社長|会長|役員|取締役|責任者|担当|委員会|委員|部門|部署|部|課|室|"
-                      r"氏|さん|様|者|長|チーム|センター|事務局|窓口")
+                      r"氏|さん|様|者|長|チーム|センター|事務局|窓口|"
+                      # titles of persons (博士, 教授, 将軍, 大統領 …) and bodies that act (会社, 協会, 政府 …): 「江戸幕府
+                      # 将軍は徳川吉宗」, 「株式会社文藝春秋が発行」 say who (issue 31)
+                      r"博士|教授|先生|将軍|天皇|皇帝|国王|王妃|大統領|首相|大臣|知事|議員|監督|"
+                      r"会社|協会|機構|団体|政府|大学|学会|組合|財団|銀行|省|庁|政党")
+# a noun for people ending in a person suffix before a particle or a stop: 観光客を, ポルトガル人が, 研究家の, 選手は
+_PERSON_NOUN_JA = re.compile(r"[\u4e00-\u9fff\u30a1-\u30fa\u30fc](?:人|客|員|家|師|士|手|民)(?=[はがをにのやとも、。）」]|$)")
+# a name in katakana (ルイ・パスツール, サラザール) or Latin letters (Ivo Wittig) as the subject or one of a list: followed
+# by は, が, や, と, も, 氏, ら or an opening bracket of its reading / dates. A katakana word the question has is the
+# question's own subject, not the answer
+_KATAKANA_NAME_JA = re.compile(r"[\u30a1-\u30fa\u30fc]{2,}(?:[・=＝][\u30a1-\u30fa\u30fc]+)*(?=は|が|や|と|も|氏|ら|（|\()")
+_LATIN_NAME_JA = re.compile(r"(?<![A-Za-z])[A-Z][a-z]+(?:\s+[A-Z]\.)?(?:\s+(?:de|van|von|der|da|di|le|la)){0,2}"
+                            r"\s+[A-Z][a-z]+")
 _PLACE_EN = re.compile(
     r"\b(?:in|at|on|from|via|through|inside|outside|near|under|behind|next to|to)\s+(?:the\s+|a\s+|an\s+|our\s+|your\s+)?"
     r"[\w\"'“(]|https?://|www\.|\S+@\S+|\b(?:room|floor|building|office|desk|portal|site|website|page|folder|drive|"
     r"cabinet|intranet|app|system|street|avenue|road|city|country|warehouse|reception|lobby)\b", re.I)
 _PLACE_JA = re.compile(r"階|室|館|棟|所|場|県|市|区|町|村|センター|ポータル|サイト|窓口|フロア|ビル|本社|支社|拠点|"
-                       r"部屋|受付|システム|ページ|フォルダ|http|＠|@|で|に|から")
+                       r"部屋|受付|システム|ページ|フォルダ|http|＠|@|で|に|から|"
+                       # 「どこが出している」 asks which body acts: a company, association or government names it
+                       r"会社|協会|機構|団体|政府|大学|学会|組合|財団|銀行|省|庁|国")
 _YEAR = re.compile(r"(?<![0-9])(?:1[5-9]\d\d|2\d\d\d)(?![0-9])|(?:令和|平成|昭和)\s*[0-9０-９元一二三四五六七八九十]+\s*年")
 _MONTH_DAY_EN = re.compile(
     r"\b(?:January|February|March|April|May|June|July|August|September|October|November|December|Jan|Feb|Mar|Apr|"
@@ -183,7 +205,7 @@ def states_wh_type(kind: str | None, text: str, cjk: bool = False, question: str
     own = set(tokenize(question)) if question else set()
     if kind == "person":
         if cjk:
-            return bool(_ROLE_JA.search(text))
+            return bool(_ROLE_JA.search(text) or _PERSON_NOUN_JA.search(text) or names_person_ja(text, question))
         roles = [m.group(0) for m in _ROLE_EN.finditer(text) if not set(tokenize(m.group(0))) & own]
         names = [m.group(0) for m in _NAME_EN.finditer(text) if not set(tokenize(m.group(0))) <= own]
         return bool(roles or names)
@@ -206,6 +228,8 @@ def states_wh_type(kind: str | None, text: str, cjk: bool = False, question: str
         return bool(_TIME_NUMBER.search(bare) or _MONTH_DAY_EN.search(bare))  # not "car park P3"
     if kind == "contact":
         return states_contact(text, question)
+    if kind == "letters":
+        return states_letters(text, question)
     if kind == "identifier":
         found = codes(_LIST_NUMBER.sub("", text.strip()), question)
         noun = _IDENT_NOUN.search(normalize(question))
@@ -217,6 +241,33 @@ def states_wh_type(kind: str | None, text: str, cjk: bool = False, question: str
         noun = _NAMED_Q_EN.search(normalize(question))
         return names_a_thing(text, question, tokenize(noun.group(1)) if noun else [])
     return True
+
+
+_KANJI_DIGIT = {c: i for i, c in enumerate("〇一二三四五六七八九十")}
+
+
+def states_letters(text: str, question: str) -> bool:
+    """For a question asking its answer in Latin letters (LETTERS_Q_JA: アルファベット3文字で表すと): does `text` write a
+    word in capitals (TNA, LNTV) that the question does not, of the number of letters asked when it says one?"""
+    q = normalize(question)
+    m = LETTERS_Q_JA.search(q)
+    n = None
+    if m and m.group(1):
+        d = m.group(1)
+        n = int(d) if d.isdigit() else _KANJI_DIGIT.get(d)
+    for w in re.findall(r"(?<![A-Za-z])[A-Z][A-Za-z0-9]*(?![A-Za-z])", normalize(text)):
+        if sum(ch.isupper() for ch in w) >= 2 and w not in q and (n is None or len(w) == n):
+            return True
+    return False
+
+
+def names_person_ja(text: str, question: str = "") -> bool:
+    """Does Japanese `text` name a person the question does not: a katakana name as the subject or in a list
+    (ルイ・パスツールは, サスヌゲソは, フストが, ジル・ヴィセンテや), or a Latin-script full name (Ivo Wittig)?"""
+    q = normalize(question)
+    if any(m.group(0) not in q for m in _KATAKANA_NAME_JA.finditer(text)):
+        return True
+    return any(m.group(0) not in q for m in _LATIN_NAME_JA.finditer(text))
 
 
 _TIME_NUMBER = re.compile(r"(?<![A-Za-z])\d{1,2}[:.]\d{2}\b|\b\d{1,2}\s*(?:am|pm|a\.m\.|p\.m\.|h|o'clock)\b"
@@ -301,56 +352,6 @@ def names_a_thing(text: str, question: str, kind: list[str] | None = None) -> bo
     return bool(re.search(r"[\"“'‘«「][^\"”'’»」]{2,40}[\"”'’»」]", t))
 
 
-# --- identifiers -------------------------------------------------------------------------------------------
-
-_IDENT = re.compile(r"(?<![\w-])(?=[\w-]*\d)[A-Za-z0-9][\w-]*[A-Za-z0-9]|(?<![\w-])[0-9](?![\w-])"
-                    r"|(?<![\w-])[A-Z]{1,2}(?:-[A-Z0-9]+)?(?![\w-])")
-
-
-def identifiers(text: str) -> frozenset[str]:
-    """The identifiers `text` names, as written (case kept, NFKC): tokens with a digit ("K1", "1234", "RX-7",
-    "B-200", "2015") and standalone one- or two-letter capitals ("Category B", "Plan A"; not the pronoun "I" or
-    the article "A" opening a sentence)."""
-    t = re.sub(r"[‐‑‒–—]", "-", normalize(text))  # "PC–12/47E" as typeset is "PC-12/47E"
-    out = set()
-    for m in _IDENT.finditer(t):
-        tok = m.group(0).strip(",.")
-        if tok in ("I", "A") or (len(tok) <= 2 and tok.isalpha() and m.start() == 0):
-            continue
-        out.add(tok)
-    return frozenset(out)
-
-
-def record_codes(text: str) -> frozenset[str]:
-    """The identifiers of `text` that name one record by letters and digits together ("AY-1043", "K1", "RX-7"), the
-    kind a near-identical record differs in by one character; bare numbers and lone capitals are left to the
-    entity checks (a band or a total holds a number without naming it)."""
-    return frozenset(i for i in identifiers(text) if re.search(r"\d", i) and re.search(r"[A-Z]", i))  # not "12-year-old"
-
-
-def names_codes(codes_: frozenset[str] | set[str], text: str) -> bool:
-    """Does `text` (a sentence with its local context) name every record code of the question exactly? "Asset
-    AY-1042 …" does not answer a question about AY-1043, however close its tokens."""
-    if not codes_:
-        return True
-    have = identifiers(text)
-    return all(c in have for c in codes_)
-
-
-def names_other_code(codes_: frozenset[str] | set[str], text: str) -> bool:
-    """Does the sentence `text` itself name another record of the same series as the question's codes
-    ("The RT-20 cab heater …" for a question about the RT-16; "Asset AY-1042" for AY-1043) without naming the
-    question's own? Its heading may name both records ("Manual: RT-16 and RT-20"): the sentence's own code says
-    which one it is about."""
-    if not codes_:
-        return False
-    own = record_codes(text)
-    if not own or any(c in own for c in codes_):
-        return False
-    series = {m.group(0).upper() for c in codes_ for m in [re.match(r"[A-Za-z]+", c)] if m}
-    return any((m := re.match(r"[A-Za-z]+", c)) is not None and m.group(0).upper() in series for c in own)
-
-
 _CJK_ARTICLE = re.compile(r"^第[0-9０-９一二三四五六七八九十百]+[条章節項](?:[（(][^）)]{1,20}[）)])?\s*$")
 
 
@@ -374,15 +375,6 @@ def article_heading(text: str) -> bool:
     "第2章"), never an answer: it names what the text under it is about."""
     t = " ".join(text.split())
     return cjk_heading(t) or bool(_ARTICLE_EN.match(t))
-
-
-def names_identifiers(question_ids: frozenset[str] | set[str], text: str) -> bool:
-    """Does `text` name every one of the question's identifiers exactly (not "123" for "1234", not "K2" for
-    "K1")? True when the question names none."""
-    if not question_ids:
-        return True
-    have = identifiers(text)
-    return all(i in have for i in question_ids)
 
 
 def answer_kinds(question: str, number_kind: str | None) -> tuple[str | None, str | None]:

@@ -44,7 +44,8 @@ from relayrag.text import typed_clause
 from relayrag.stages.local_context import _TABLE_SEP
 from relayrag.stages.measures import (  # noqa: F401 (re-exported)
     _LENGTH_UNIT, _NUMBER_WORD, MEASURE_KINDS, measure_kind, states_measure)
-from relayrag.stages.question_clauses import _EN_WORD, asking_clause, bare_word, main_clause  # noqa: F401 (re-exported)
+from relayrag.stages.question_clauses import (  # noqa: F401 (re-exported)
+    _EN_WORD, LETTERS_Q_JA, asking_clause, bare_word, main_clause)
 from relayrag.stages.table_questions import (  # noqa: F401 (re-exported)
     asks_for_total, is_total_label, other_rate, rate_units)
 
@@ -94,7 +95,10 @@ def cjk_weight(tok: str) -> float:
 
 
 def is_function_bigram(tok: str) -> bool:
-    """A CJK token made only of kana/punctuation, or of kana plus a question kanji (何, 誰)."""
+    """A CJK token made only of kana/punctuation, or of kana plus a question kanji (何, 誰). 何 + a kanji (何年, 何都)
+    stays a half-weight term: making it a function word (issue 31) let 「防寒服は2年ごとに交換する」 answer 「防寒靴は
+    何年ごとに交換されますか」 on the quay dev set — its weight is part of what holds such a near-miss under the
+    coverage threshold."""
     if not has_cjk(tok, 0.5):
         return False
     rest = "".join(ch for ch in tok if ch not in _QUESTION_KANJI)
@@ -132,12 +136,31 @@ def content_weights(question: str, idf: dict[str, float] | None = None, absent: 
         toks = tokenize(q)
     if conditions:  # "… if I had a drink before my shift", 泊まる場合、: the asker's case (see main_clause)
         aside |= condition_tokens(q) & set(toks)
+    unit = asked_unit_tokens(q)
     out: dict[str, float] = {}
     for t in dict.fromkeys(toks):
         w = (idf or {}).get(t, 1.0) if idf is not None else 1.0
         w *= ASIDE_WEIGHT if t in aside else 1.0
+        w *= FUNCTION_WEIGHT if t in unit else 1.0
         out[t] = max(w * cjk_weight(t) * (ABSENT_BOOST if t in absent else 1.0), 1e-6)
     return out
+
+
+# the unit after 何 (何パーセント, 何メートル, 何キロ, 何ドル) names the type of the value asked, which the answer writes
+# as it likes (48%, 100 m), as the letters asked for name its form (アルファベット3文字で: TNA): no named thing of the
+# question, and their bigrams weigh as function words
+_ASKED_UNIT = re.compile(r"何([\u30a1-\u30fa\u30fc]+)")
+
+
+def asked_unit_tokens(question: str) -> set[str]:
+    """The tokens of the katakana units that follow 何 in a Japanese question (何パーセント → パー, ーセ, セン, ント) and
+    that the question does not also say elsewhere (１ヘクトメートルは何メートルか keeps ヘクトメートル's own)."""
+    q = normalize(question)
+    units = [m.group(1) for m in _ASKED_UNIT.finditer(q)] + [m.group(0) for m in LETTERS_Q_JA.finditer(q)]
+    if not units:
+        return set()
+    rest = LETTERS_Q_JA.sub(" ", _ASKED_UNIT.sub(" ", q))
+    return {t for u in units for t in tokenize(u)} - set(tokenize(rest))
 
 
 def condition_tokens(question: str) -> set[str]:
@@ -164,8 +187,10 @@ def question_entities(question: str) -> list[list[str]]:
     opening the question; CJK: katakana words, Latin words and numbers."""
     q = normalize(question)
     ents: list[str] = []
-    if has_cjk(q):
-        ents = _KATAKANA_RUN.findall(q) + _LATIN_OR_NUM.findall(q)
+    if has_cjk(q):  # not the unit after 何 (何パーセント) nor the letters asked for (アルファベット3文字で): they name the
+        q = LETTERS_Q_JA.sub(" ", q)  # form of the answer, not a thing it is about (asked_unit_tokens)
+        ents = [m.group(0) for m in _KATAKANA_RUN.finditer(q) if not (m.start() > 0 and q[m.start() - 1] == "何")]
+        ents += _LATIN_OR_NUM.findall(q)
     else:
         words = _EN_WORD.findall(q)
         for i, (w, asked) in enumerate(zip(words, _asked_words(words))):
@@ -244,7 +269,9 @@ _NUMBER_Q_EN = re.compile(
     r"^\s*(how (many|much|long|far|old|heavy|tall|high|big|large|often)\b|when\b|in what year\b|by what date\b|"
     r"what (year|date|time)\b)|^\s*(what|which)\b.*\b(price|cost|amount|rate|value|weight|strength|height|length|"
     r"width|depth|temperature|torque|pressure|speed|percentage|total|number of|count)\b", re.I)
-_NUMBER_Q_CJK = re.compile(r"何(年|月|日|人|個|回|歳|%|％|パーセント|メートル|キロ|円|倍|番目|時|度|件|台|本|枚|種類|世紀)"
+# 何 + a counter followed by も (何度も, 何年も, 何人も: again and again, for years, many people) is an adverb of
+# quantity, not a question for one (issue 31: 「何度も再利用する技法」 read as a frequency / number question)
+_NUMBER_Q_CJK = re.compile(r"何(年|月|日|人|個|回|歳|%|％|パーセント|メートル|キロ|円|倍|番目|時|度|件|台|本|枚|種類|世紀)(?!も)"
                            r"|いくら|いくつ|どのくらい|どれくらい|いつ(?!も)")
 _DIGIT = re.compile(r"[0-9０-９]")
 _DIGIT_CJK = re.compile(r"[0-9０-９一二三四五六七八九十百千万億]")
@@ -318,8 +345,9 @@ _MONTH = (r"(?:January|February|March|April|May|June|July|August|September|Octob
 _DATE_TEXT = re.compile(rf"\b(?:1[5-9]\d\d|2\d\d\d)\b|\b{_MONTH}\s+\d|\b\d{{1,2}}\s+{_MONTH}"
                         r"|\b\d{1,2}[/.-]\d{1,2}[/.-]\d{2,4}\b|\b\d{4}-\d{2}-\d{2}\b")
 # a Japanese time span: 3分, 10営業日, 2週間, 6か月, 1年間 (the units 何日 / 何分 / 何営業日 ask for)
+# not a rate per unit of time (1日につき1,500円, 1時間あたり, 1日ごと): it says how much per day, not how long
 _DURATION_TEXT_CJK = re.compile(r"[0-9０-９一二三四五六七八九十百千]\s*(?:営業日|日間|日|時間|分間|分|秒|週間|か月|ヶ月|カ月|"
-                                r"箇月|年間|年|泊)")
+                                r"箇月|年間|年|泊)(?!\s*(?:につき|あたり|当たり|当り|ごと|毎))")
 _BARE_CELL = re.compile(rf"^\(?{_CURRENCY_SIGN}?\s*(?:up to\s+)?{_CURRENCY_SIGN}?\s*{_AMOUNT}"
                         rf"(?:\s*[-–]\s*{_CURRENCY_SIGN}?\s*{_AMOUNT})?\)?\.?$", re.I)
 
@@ -328,7 +356,7 @@ _BARE_CELL = re.compile(rf"^\(?{_CURRENCY_SIGN}?\s*(?:up to\s+)?{_CURRENCY_SIGN}
 # 何 (何回, 何人, 何件 …) asks a number even in a question about a fee (料金の分割払いは何回まで); "how many
 # kilometres / kilograms / litres" asks a measure of that unit, not a count of things; "what (pre-charge) pressure /
 # temperature / voltage …" asks a physical quantity, not money, though "pre-charge" holds the word "charge"
-_COUNTER_Q_CJK = re.compile(r"何(?:回|人|個|件|台|本|枚|種類|倍|番目|か所|箇所|カ所|社|名)")
+_COUNTER_Q_CJK = re.compile(r"何(?:回|人|個|件|台|本|枚|種類|倍|番目|か所|箇所|カ所|社|名)(?!も)")
 _COUNTED_UNIT = [
     ("length", re.compile(r"(?:milli|centi|kilo)?met(?:er|re)s|kilometers|km|miles|feet|yards|inches", re.I)),
     ("mass", re.compile(r"(?:kilo|milli)?gram(?:me)?s|kilos|kg|tonnes|tons|pounds|lbs|ounces", re.I)),
@@ -425,6 +453,21 @@ def states_count(text: str) -> bool:
     return False
 
 
+# 何人 reads なにじん as well as なんにん: "what nationality / people" (コンゴ王国に到来したのは何人ですか), which a people's
+# name answers (ポルトガル人が到来した), not only a number of persons (issue 31)
+_WHAT_PEOPLE_Q = re.compile(r"何人(?!も|分|前|目|程度|くらい|ぐらい|ほど|以上|以下|まで|いる|います|いた|いました)")
+_NATIONALITY = re.compile(r"[\u30a1-\u30fa\u30fc]{2,}人|(?:日本|中国|韓国|朝鮮|台湾|英国|米国|独逸|仏国)人")
+
+
+def names_nationality(question: str, text: str) -> bool:
+    """For a 何人 question: does `text` name a people or nationality (ポルトガル人, フランス人, 日本人) the question
+    does not?"""
+    q = normalize(question)
+    if not _WHAT_PEOPLE_Q.search(q):
+        return False
+    return any(m.group(0) not in q for m in _NATIONALITY.finditer(text))
+
+
 def question_numbers(question: str) -> tuple[str, ...]:
     """The numbers the question itself states ("2015" in "… in November 2015?"), longest first."""
     return tuple(sorted(set(_Q_NUMBER.findall(normalize(question))), key=len, reverse=True))
@@ -447,7 +490,7 @@ def states_answer_type(kind: str | None, text: str, cjk: bool = False, unit_cont
     for n in exclude:
         text = re.sub(rf"(?<![0-9０-９.,]){re.escape(n)}(?![0-9０-９]|[.,][0-9０-９])", " ", text)
     if kind == "number":
-        return has_number(text, cjk)
+        return has_number(text, cjk) or (cjk and bool(question) and names_nationality(question, text))
     if kind == "count":
         return states_count(text)
     text = _REFERENCE.sub(" ", text)

@@ -141,9 +141,11 @@ def run(req: GenerateRequest, ctx: StageContext) -> GenerateResponse:
             related.append({"doc": ch["doc"], "page": ch["page"], "chunk_id": ch["chunk_id"],
                             "quote": " ".join(ch["text"][bs[0]:bs[1]].split())[:300]})
         related = attach(ctx, snap, related)
+        # the gate that refused, recorded like the answerability check's (issue 31: these refusals named none):
+        # grade judged no retrieved passage relevant, so no sentence was read
         write_run(ctx, req.run_id, {"answer": not_found_answer(run_rec, related, corpus_script(snap)),
                                     "citations": [], "answer_sentences": [], "found": False,
-                                    "related": related})
+                                    "related": related, "answerability": {"failed": ["relevant"]}})
         return GenerateResponse(run_id=req.run_id, method="not-found", regen_count=regen, found=False)
 
     if titled is not None:

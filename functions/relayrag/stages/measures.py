@@ -177,6 +177,7 @@ _MEASURE_UNIT = {  # a table's column names or section line that give the unit o
 }
 
 
+_CJK_CHARS = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uff66-\uff9f\u3000-\u303f\uff01-\uff0f]")
 _BARE_NUMBER = re.compile(r"^\(?(?:[-−–]|minus\s+)?\s*(?:up to\s+)?\d[\d,]*(?:\.\d+)?"
                           r"(?:\s*(?:[-–]|to)\s*[-−–]?\s*\d[\d,]*(?:\.\d+)?)?\)?\.?$", re.I)
 
@@ -190,7 +191,9 @@ def states_measure(kind: str, text: str, cjk: bool = False, unit_context: str = 
     馬力), a pressure (6 bar, 2.5 MPa, 1気圧) or a voltage (230 V) for those? A table row also with a bare number
     cell (−18, 450) under column names (`unit_context`) that give such a unit."""
     rx = (_MEASURE_TEXT_CJK if cjk else _MEASURE_TEXT)[kind]
-    if rx.search(text) or (cjk and _MEASURE_TEXT[kind].search(text)):
+    # a unit in Latin letters inside Japanese text (面積は30km2に及ぶ, 45mで): read with the kana and kanji around it
+    # blanked, since the English patterns end a unit at a non-word character and a kana is a word character
+    if rx.search(text) or (cjk and _MEASURE_TEXT[kind].search(_CJK_CHARS.sub(" ", text))):
         return True
     if _TABLE_SEP not in text or not any(_BARE_NUMBER.match(c.strip()) for c in text.split("|")[1:]):
         return False

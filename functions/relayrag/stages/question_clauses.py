@@ -4,7 +4,9 @@
 - main_clause: that sentence without its conditional clause (if / when / in case …; 場合、/ とき、/ たら、), whose
   words weigh ASIDE_WEIGHT in coverage (stages/answerability.py);
 - bare_word: a word without its contraction ("What's" → what, "don't" → do), so contracted question words are
-  read as question words.
+  read as question words;
+- LETTERS_Q_JA: the form a Japanese question asks its answer in, Latin letters (アルファベット3文字で表すと, 英字で,
+  ローマ字の略称は), which the answer's letters meet, not its words.
 """
 
 from __future__ import annotations
@@ -53,3 +55,10 @@ def main_clause(clause: str) -> str:
     if rest == clause:
         rest = _COND_EN.sub("", clause, count=1)
     return rest if len(_EN_WORD.findall(rest)) >= 3 else clause
+
+
+# 「アルファベット3文字で表すと」, 「英字4文字で」, 「ローマ字で書くと」: the answer is written in Latin letters (an
+# abbreviation such as TNA), so these words are its form, not a thing the answering sentence names (issue 31);
+# group 1: the number of letters, when given
+LETTERS_Q_JA = re.compile(r"(?:アルファベット|英字|英文字|ローマ字)(?:の?大文字)?\s*(?:([0-9０-９一二三四五六七八九十]+)\s*文字)?"
+                          r"(?=\s*(?:で|の|に|を|は))")

@@ -558,7 +558,7 @@ def restates_person(question: str, text: str) -> bool:
     do not. For "Who will replace Catriona Vell?" True of "Catriona Vell (Managing Director) announced that she will
     retire." and of 「田中さんは来年3月に退職する。」 for 「田中さんの後任は誰ですか」; False of "The Board appointed
     Jo Hale to succeed Catriona Vell.". False when the question names nobody or asks no "who"."""
-    from relayrag.stages.answer_shape import wh_answer_type
+    from relayrag.stages.answer_shape import names_person_ja, wh_answer_type
     persons = question_persons(question)
     if not persons or wh_answer_type(question) != "person":
         return False
@@ -568,7 +568,9 @@ def restates_person(question: str, text: str) -> bool:
             t = t.replace(p, " ")
         t = re.sub(r"担当(?=し|す|さ)", " ", t)  # 担当してきた: a verb, not a role
         q_roles = {m.group(0) for m in _ROLE_JA.finditer(normalize(question))}
-        return not any(m.group(0) not in q_roles for m in _ROLE_JA.finditer(t))
+        # another person's name in katakana or Latin letters answers too (「ヨハン・フストとペーター・シェッファーが」 for
+        # 「誰とペーター・シェッファーが…」), not only a role (issue 31)
+        return not (any(m.group(0) not in q_roles for m in _ROLE_JA.finditer(t)) or names_person_ja(t, question))
     for p in persons:
         t = re.sub(rf"\b{re.escape(p)}\b|\b{re.escape(p.split()[-1])}\b", " \u0000 ", t)
     q_words = {w.lower() for w in _WORD.findall(normalize(question))}
