@@ -134,13 +134,7 @@ def run(req: GenerateRequest, ctx: StageContext) -> GenerateResponse:
     elif summary is None and kind is None:  # a title or a summary reads its own documents, never the fill
         chunks = chunks + fill
     if not chunks:
-        related = []
-        for c in (run_rec.get("candidates") or [])[:3]:  # nothing relevant: the closest, as related reading
-            ch = snap.chunks[c["row"]]
-            bs = c.get("best_sentence") or [0, min(300, len(ch["text"]))]
-            related.append({"doc": ch["doc"], "page": ch["page"], "chunk_id": ch["chunk_id"],
-                            "quote": " ".join(ch["text"][bs[0]:bs[1]].split())[:300]})
-        related = attach(ctx, snap, related)
+        related = attach(ctx, snap, closest_related(run_rec, snap))
         # the gate that refused, recorded like the answerability check's (issue 31: these refusals named none):
         # grade judged no retrieved passage relevant, so no sentence was read
         write_run(ctx, req.run_id, {"answer": not_found_answer(run_rec, related, corpus_script(snap)),
@@ -187,7 +181,11 @@ def run(req: GenerateRequest, ctx: StageContext) -> GenerateResponse:
             sentences, citations = quoted
             method, decision = PAGE_QUOTE, {**decision, "answerable": True}
     if not decision["answerable"] or not sentences:
-        related = attach(ctx, snap, decision["related"])
+        # no sentence of the chunks read scored (grade's ambiguous fill alone, nothing relevant): the closest
+        # candidates are the related reading, as when nothing was read
+        related = attach(ctx, snap, decision["related"] or closest_related(run_rec, snap))
+        if decision["support"] is None and not run_rec.get("relevant"):
+            decision = {**decision, "support": {"failed": ["relevant"]}}
         answer = not_found_answer(run_rec, related, corpus_script(snap))
         if by_image:
             answer += " " + by_image_note(run_rec, answered=False)
@@ -217,6 +215,18 @@ def run(req: GenerateRequest, ctx: StageContext) -> GenerateResponse:
 
 STAGE = Stage("generate", GenerateRequest, GenerateResponse, run,
               lambda r: {"n_citations": r.n_citations, "regen_count": r.regen_count, "found": r.found})
+
+
+def closest_related(run_rec: dict, snap) -> list[dict]:
+    """Up to 3 of rerank's first candidates as related reading for a "not found": [{"doc", "page", "chunk_id",
+    "quote" (the best sentence, ≤ 300 characters)}], without page images (`attach` adds them)."""
+    related = []
+    for c in (run_rec.get("candidates") or [])[:3]:
+        ch = snap.chunks[c["row"]]
+        bs = c.get("best_sentence") or [0, min(300, len(ch["text"]))]
+        related.append({"doc": ch["doc"], "page": ch["page"], "chunk_id": ch["chunk_id"],
+                        "quote": " ".join(ch["text"][bs[0]:bs[1]].split())[:300]})
+    return related
 
 
 def context_chunks(run_rec: dict, snap, k: int) -> tuple[list[dict], list[dict]]:

@@ -87,8 +87,8 @@ def test_an_answering_passage_in_the_band_reaches_the_answer_and_one_that_does_n
     from relayrag.ingest.pipeline import ingest
     ingest(ctx, write_docs(tmp_path / "docs", DOCS), "t")
 
-    def graded(run_id: str, q: str, band: bool) -> dict:
-        prepare(ctx, "grade", question=q, run_id=run_id)
+    def graded(run_id: str, q: str, band: bool, arm: str | None = None) -> dict:
+        prepare(ctx, "grade", question=q, run_id=run_id, arm=arm)
         rec = ctx.docstore.get_run(run_id)
         cands = [{**c, "p_relevant": 0.4 if band else 0.1} for c in rec["candidates"][:30]] + rec["candidates"][30:]
         ctx.docstore.update_run(run_id, {"candidates": cands, "relevant": [], "ambiguous": ambiguous_ids(cands)})
@@ -99,4 +99,10 @@ def test_an_answering_passage_in_the_band_reaches_the_answer_and_one_that_does_n
     assert found["found"] and answer in found["answer"]
     assert graded("none", question, False)["found"] is False
     assert graded("unanswerable", "What is the boiling point of mercury?", True)["found"] is False
-
+    # a "not found" reached through the band still lists the closest passages as related reading, as one with
+    # nothing read does (the dashboard and the CLI show them), and records why — also when no sentence of the band
+    # scored at all (dense arm: every question gets candidates)
+    for q in ("How many taxis does Larkspur Tooling own?", "What is the boiling point of mercury?"):
+        refused = graded("related", q, True, arm="dense")
+        assert refused["found"] is False and refused["answerability"], refused
+        assert refused["related"] and all(r["doc"] in DOCS and r["quote"] for r in refused["related"]), refused
