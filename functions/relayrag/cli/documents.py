@@ -134,11 +134,12 @@ def schema(file: Optional[Path] = typer.Argument(None, help="A relayrag.collecti
             result = {"collection": collection, "stored": where}
         else:
             stored = service.collection_schema(collection)
-            if stored is None and collection not in service.collection_names():
+            names = service.collection_names() if stored is None else []
+            if stored is None and collection not in names:
                 # a schema may be stored before the first ingest, but a name with neither is a typo
                 from relayrag.errors import NotFoundError
                 from relayrag.naming import unknown_collection_message
-                raise NotFoundError(unknown_collection_message(collection, service.collection_names()))
+                raise NotFoundError(unknown_collection_message(collection, names))
             result = {"collection": collection,
                       "schema": stored.model_dump(mode="json") if stored is not None else None}
     if as_json:
