@@ -63,26 +63,38 @@ def _norm_text(t: str) -> str:
     return re.sub(r"\W+", " ", t.lower()).strip()
 
 
-def page_headings(snap, chunks: list[dict]) -> dict[tuple[str, int], str]:
-    """(source, page) → the page's heading lines (from the page's first chunk in the snapshot)."""
-    want = {(c["source"], c["page"]) for c in chunks}
-    first: dict[tuple[str, int], tuple[int, str]] = {}
+def page_key(c: dict) -> tuple[str, str, int]:
+    """(source file, document, page) of a chunk: one file can hold many documents (a BEIR corpus.jsonl is one
+    source whose lines are documents, each on its page 1), so a page is known by all three."""
+    return (c["source"], c.get("doc", ""), c["page"])
+
+
+def doc_key(c: dict) -> tuple[str, str]:
+    """(source file, document) of a chunk; see page_key."""
+    return (c["source"], c.get("doc", ""))
+
+
+def page_headings(snap, chunks: list[dict]) -> dict[tuple[str, str, int], str]:
+    """page_key → the page's heading lines (from the page's first chunk in the snapshot)."""
+    want = {page_key(c) for c in chunks}
+    first: dict[tuple[str, str, int], tuple[int, str]] = {}
     for c in (snap.chunks if snap is not None else chunks):
-        key = (c["source"], c["page"])
+        key = page_key(c)
         if key in want and (key not in first or c["start"] < first[key][0]):
             first[key] = (c["start"], c["text"])
     return {k: page_heading(first[k][1]) if k in first else "" for k in want}
 
 
-def doc_openings(snap, chunks: list[dict]) -> dict[str, str]:
-    """source → the text of its document's first chunk (where a report names its subject)."""
-    want = {c["source"] for c in chunks}
-    first: dict[str, tuple[int, int, str]] = {}
+def doc_openings(snap, chunks: list[dict]) -> dict[tuple[str, str], str]:
+    """doc_key → the text of its document's first chunk (where a report names its subject)."""
+    want = {doc_key(c) for c in chunks}
+    first: dict[tuple[str, str], tuple[int, int, str]] = {}
     for c in (snap.chunks if snap is not None else chunks):
-        if c["source"] in want:
+        doc = doc_key(c)
+        if doc in want:
             key = (c["page"], c["start"])
-            if c["source"] not in first or key < first[c["source"]][:2]:
-                first[c["source"]] = (*key, c["text"])
+            if doc not in first or key < first[doc][:2]:
+                first[doc] = (*key, c["text"])
     return {k: v[2] for k, v in first.items()}
 
 
@@ -185,15 +197,15 @@ def total_row_chunks(snap, chunks: list[dict]) -> list[dict]:
         return []
     if any(is_total_label(_row_label(ln)) for c in chunks for ln in c["text"].split("\n")):
         return []
-    table_text: dict[tuple[str, int], str] = {}  # (source, page) -> the context chunks' rows and column names
+    table_text: dict[tuple[str, str, int], str] = {}  # page_key -> the context chunks' rows and column names
     for c in chunks:
         if " | " in c["text"]:
-            key = (c["source"], c["page"])
+            key = page_key(c)
             table_text[key] = table_text.get(key, "") + "\n" + c.get("context", "") + "\n" + c["text"]
     have = {c["chunk_id"] for c in chunks}
     out = []
     for c in snap.chunks:
-        text = table_text.get((c["source"], c["page"]))
+        text = table_text.get(page_key(c))
         header = (c.get("context") or "").strip()
         if text is None or c["chunk_id"] in have or not header or header not in text:
             continue
@@ -271,14 +283,14 @@ def extractive(question: str, chunks: list[dict], embedder, max_sentences: int, 
         cells = _cells(text)
         if is_row and (sum(1 for x in cells if x) < max(2, len(cells) / 2) or stripped in headers_of[i]):
             continue  # a column-name row or a group row ("| | Pre-Pawn | |") names columns; it answers nothing
-        context, header, prev = local_context(c, units[i], k, headings.get((c["source"], c["page"]), ""))
+        context, header, prev = local_context(c, units[i], k, headings.get(page_key(c), ""))
         if _FIELD_LABEL.match(stripped):  # a list item or field states its own fact: the one before is another's
             prev = ""
         # a band in a row ("6-10 | 30 days", "11 or more") holds the question's number ("7 years of service")
         held = [n for n in quantities(question) if is_row and any(band_holds(x, [n]) for x in cells)]
         if held:  # the band stands for the question's quantity and the thing it measures ("a 75 kg crate")
             context += "\n" + " ".join(held + measured_things(question))
-        wider = c["text"] + "\n" + openings.get(c["source"], "")
+        wider = c["text"] + "\n" + openings.get(doc_key(c), "")
         # the decision reads the sentence before as `near` (what is asked must be said here, not only there);
         # the ranking reads it in full (a Japanese answer often follows the sentence restating the question)
         w_here = weights if not cond or cond & set(tokenize("\n".join((text, context, prev)))) else full
@@ -295,7 +307,7 @@ def extractive(question: str, chunks: list[dict], embedder, max_sentences: int, 
         if is_row:
             unit_context = header + "\n" + section_heading(c["text"], units[i][k][0])
             own += "\n".join(["", header, section_heading(c["text"], units[i][k][0]),
-                               headings.get((c["source"], c["page"]), "")])
+                               headings.get(page_key(c), "")])
         said_here = support(asked, [], own).coverage  # what is asked, said by the sentence itself
         lex = 0.7 * said_here + 0.3 * ranked.coverage
         score = (lex if cjk else 0.5 * float(cos[idx]) + 0.5 * lex) - 0.3 * (1.0 - ranked.entity_coverage)
@@ -360,7 +372,7 @@ def extractive(question: str, chunks: list[dict], embedder, max_sentences: int, 
             # 「後任については人選中であり、決定しなかった」 says the value asked is not decided: no answer but to yes/no
             "decided": not undecided_answer(question, text, section_heading(c["text"], units[i][k][0]))}
         cands.append({"score": score, "i": i, "k": k, "span": units[i][k], "idx": idx, "text": stripped,
-                      "context": context, "header": header, "support": sup, "table": (c["source"], c["page"]),
+                      "context": context, "header": header, "support": sup, "table": page_key(c),
                       "row": is_row and bool(header), "mentioned": mentioned, "total_row": total_row,
                       "named": named,
                       "ids": ids, "own_ids": sum(1 for q in qids if q in ids),
