@@ -179,7 +179,11 @@ _MONTH_DAY_EN = re.compile(
     r"\b(?:January|February|March|April|May|June|July|August|September|October|November|December|Jan|Feb|Mar|Apr|"
     r"Jun|Jul|Aug|Sept?|Oct|Nov|Dec|Monday|Tuesday|Wednesday|Thursday|Friday|Saturday|Sunday|weekday|weekend|"
     r"morning|afternoon|evening|night|noon|midnight|daily|weekly|monthly|quarterly|annually|yearly|"
-    r"today|tomorrow|before|after|within|until|by|during|end of|start of|beginning of|"
+    r"today|tomorrow|before|after|within|until|during|end of|start of|beginning of|"
+    # "by" of a deadline ("by the end of May", "by then", "by 5 pm"), not of an agent or a means ("surrounded by
+    # trees", "by bus")
+    r"by(?=\s+(?:the\s+)?(?:end|close|start|beginning|deadline|time|noon|midnight|then|now|tomorrow|today|next|this|"
+    r"latest|\d))|"
     r"immediately|upon|whenever|as soon as)\b", re.I)  # not "year" or "day" alone: "twice a year" is no time
 # a number with a unit of time, or a word of time: not a bare count ("321,510人") nor a reference number (議題3)
 _WHEN_JA_TEXT = re.compile(r"[0-9０-９一二三四五六七八九十元]\s*(?:年|月|日|時|分|週|か月|ヶ月|カ月|ヵ月|箇月|秒)|"
@@ -221,8 +225,9 @@ def states_wh_type(kind: str | None, text: str, cjk: bool = False, question: str
         if cjk:
             for own_date in sorted({m.group(0) for m in _DATE_JA.finditer(normalize(question))}, key=len, reverse=True):
                 text = normalize(text).replace(own_date, " ")
-            return bool(_WHEN_JA_TEXT.search(text))
+            return bool(_WHEN_JA_TEXT.search(_TRAVEL_TIME_JA.sub(" ", normalize(text))))  # 徒歩15分: how far
         bare = _REFERENCE_LABEL.sub(" ", _LIST_NUMBER.sub("", text.strip()))  # "1. Scope …" states no time
+        bare = _TRAVEL_TIME_EN.sub(" ", bare)  # "15 minutes on foot from the port" says how far, not when
         if _WHAT_TIME_EN.search(question):  # a time of day: "opened in 2011" or "on 18 March" is no time
             return bool(_CLOCK_EN.search(bare))
         return bool(_TIME_NUMBER.search(bare) or _MONTH_DAY_EN.search(bare))  # not "car park P3"
@@ -275,6 +280,16 @@ _TIME_NUMBER = re.compile(r"(?<![A-Za-z])\d{1,2}[:.]\d{2}\b|\b\d{1,2}\s*(?:am|pm
                           r"July|August|September|October|November|December)|\b\d{4}-\d{2}-\d{2}\b|\b\d{1,2}/\d{1,2}/\d{2,4}\b"
                           r"|\b\d+\s*(?:working |business |calendar )?(?:seconds?|minutes?|hours?|days?|weeks?|months?|"
                           r"years?)\b", re.I)
+# a journey's length in time ("15 minutes on foot", "a 10-minute walk", "20 minutes by bus from the station", 徒歩15分,
+# 車で約10分, 港から徒歩5分): it says how far a place is, not when anything happens
+_TRAVEL_TIME_EN = re.compile(
+    r"\b(?:about |around |approximately |some |just |only )?(?:\d+|an?|one|two|three|four|five|ten|fifteen|twenty|"
+    r"thirty|half an?)(?:\s*-\s*|\s+)(?:minutes?|mins?|hours?|hrs?)(?:['’]s?)?\s+"
+    r"(?:on foot|walk(?:ing)?|drive|driving|ride|riding|cycle|cycling|sail(?:ing)?|journey|trip|crossing|away|"
+    r"by (?:car|bus|coach|taxi|train|rail|tram|metro|subway|underground|ferry|boat|bike|bicycle|foot|road|sea|air))\b",
+    re.I)
+_TRAVEL_TIME_JA = re.compile(r"(?:徒歩|歩いて|車で|自動車で|バスで|タクシーで|電車で|自転車で|船で|フェリーで|高速艇で)\s*"
+                             r"(?:約|およそ)?\s*[0-9０-９一二三四五六七八九十]+\s*(?:分|時間)")
 # "what time …?" asks a time of day: a clock time, noon / midnight, a part of the day, or a time relative to an event
 # ("10 minutes before departure"); a year or a date alone does not say it
 _WHAT_TIME_EN = re.compile(r"^\s*(?:at |by |from |until |till )?what time\b(?! (?:limit|frame|period|span)\b)", re.I)

@@ -270,8 +270,10 @@ _NUMBER_Q_EN = re.compile(
     r"what (year|date|time)\b)|^\s*(what|which)\b.*\b(price|cost|amount|rate|value|weight|strength|height|length|"
     r"width|depth|temperature|torque|pressure|speed|percentage|total|number of|count)\b", re.I)
 # 何 + a counter followed by も (何度も, 何年も, 何人も: again and again, for years, many people) is an adverb of
-# quantity, not a question for one (issue 31: 「何度も再利用する技法」 read as a frequency / number question)
-_NUMBER_Q_CJK = re.compile(r"何(年|月|日|人|個|回|歳|%|％|パーセント|メートル|キロ|円|倍|番目|時|度|件|台|本|枚|種類|世紀)(?!も)"
+# quantity, not a question for one (issue 31: 「何度も再利用する技法」 read as a frequency / number question); 何名 and 何隻
+# count people and ships as 何人 and 何台 count people and vehicles
+_NUMBER_Q_CJK = re.compile(r"何(年|月|日|人|名|個|回|歳|%|％|パーセント|メートル|キロ|円|倍|番目|時|度|件|台|隻|本|枚|種類|"
+                           r"世紀)(?!も)"
                            r"|いくら|いくつ|どのくらい|どれくらい|いつ(?!も)")
 _DIGIT = re.compile(r"[0-9０-９]")
 _DIGIT_CJK = re.compile(r"[0-9０-９一二三四五六七八九十百千万億]")
@@ -439,10 +441,27 @@ def says_counted(question: str, text: str) -> bool:
     return not things or bool(set(things) & set(tokenize(text)))
 
 
+# a number that says when, not how many: a clock time (8:00, 8.30–17.30, 5 pm) or a day of a month (15 March, March 15;
+# the month capitalised: "up to 2 may travel" is a count)
+_CLOCK_OR_DAY = re.compile(r"(?<![\w.,])\d{1,2}:[0-5]\d(?![\d,])"
+                           r"|\b\d{1,2}\.[0-5]\d\s*(?:-|–|to|until|till)\s*\d{1,2}\.[0-5]\d\b|\b\d{1,2}\s*(?:am|pm|a\.m\.|p\.m\.|o'clock)(?!\w)"
+                           r"|\b\d{1,2}(?:st|nd|rd|th)?\s+(?-i:" + _MONTH + r")|\b(?-i:" + _MONTH + r")\s+\d{1,2}\b",
+                           re.I)
+# the same in Japanese: 8時, 17時30分, 8:00, 6月19日, 令和8年6月8日 (a 年 with its month), 令和6年度
+_CLOCK_OR_DAY_CJK = re.compile(r"[0-9０-９]{1,2}\s*[:：]\s*[0-9０-９]{2}"
+                               r"|[0-9０-９一二三四五六七八九十]+\s*時(?:\s*[0-9０-９]+\s*分)?"
+                               r"|(?:(?:令和|平成|昭和)\s*[0-9０-９元]+|[0-9０-９]{4})\s*年(?:度|\s*[0-9０-９]+\s*月(?:\s*[0-9０-９]+\s*日)?)"
+                               r"|[0-9０-９]+\s*月\s*[0-9０-９]+\s*日")
+# 何 + a counter of things or people (何台, 何人, 何名, 何件, 何隻 …): what is counted, not when
+_THINGS_Q_CJK = re.compile(r"何(?:人|名|個|件|台|本|枚|種類|か所|箇所|カ所|社|隻|基|棟|校|店|室|局)(?!も)")
+
+
 def states_count(text: str) -> bool:
     """Does `text` state a count of things: a number in digits (not a reference label) that is not an amount
-    of money ($6,715, 30 euros), a time span (7 days), a length, a percentage or an ordinal (the 3rd)?"""
-    text = _REFERENCE.sub(" ", text)
+    of money ($6,715, 30 euros), a time span (7 days), a length, a percentage, an ordinal (the 3rd), a clock
+    time (8:00, 5 pm) or a day of a month (15 March)? "Bicycles are available from 8:00 to 17:00" says when,
+    not how many bicycles there are."""
+    text = _CLOCK_OR_DAY.sub(" ", _REFERENCE.sub(" ", text))
     for m in _NUMBER_TOKEN.finditer(text):
         before = text[max(0, m.start() - 2):m.start()]
         if re.search(_CURRENCY_SIGN, before) or re.search(rf"\b{_CURRENCY_CODE}\s*$", text[:m.start()], re.I):
@@ -490,6 +509,8 @@ def states_answer_type(kind: str | None, text: str, cjk: bool = False, unit_cont
     for n in exclude:
         text = re.sub(rf"(?<![0-9０-９.,]){re.escape(n)}(?![0-9０-９]|[.,][0-9０-９])", " ", text)
     if kind == "number":
+        if cjk and question and _THINGS_Q_CJK.search(normalize(question)):
+            text = _CLOCK_OR_DAY_CJK.sub(" ", normalize(text))  # 何台 is not answered by 8時から17時まで
         return has_number(text, cjk) or (cjk and bool(question) and names_nationality(question, text))
     if kind == "count":
         return states_count(text)
