@@ -22,8 +22,14 @@ Three classes of wording, each a sentence that shares the question's words but s
   a word list: the question's modifier must be known to the collection as a kind of its own — either the
   collection writes the question's pair ("air draught") somewhere else (it tells the kinds of that head apart), or
   the question's modifier occurs in no chunk at all (`absent`: the documents never speak of that kind, so the
-  sentence about the other kind cannot answer). English only: Japanese compounds carry no word boundary to read a
-  modifier off.
+  sentence about the other kind cannot answer). Japanese (`other_kind_ja`): compounds carry no word boundary, so the
+  modifier is read off kanji compounds that share a head of two or more characters (最高速力 / 航海速力, 小児運賃 /
+  大人運賃), and only when the collection writes the question's compound elsewhere.
+- **Another entity's section, in Japanese** (`section_sibling_ja`): a document laid out in one numbered or marked
+  section per entity (「1. フェリーひのき」「4. 高速艇あおば」, each then the topic of its text: 「高速艇あおばは、…」); the
+  question names one of these entities, the sentence sits under another's title or names another, and neither
+  the sentence nor its context names the question's. A section about a topic (「2. 船舶に共通する安全設備」) is no
+  entity's.
 
 Shapes: `Name` is the stemmed tokens of a question's name with the head words after it; `kinds` is the set of
 (modifier, head) stem pairs of the question that the collection writes (`collection_kinds`).
@@ -258,16 +264,118 @@ def collection_kinds(question: str, texts: Iterable[str]) -> frozenset[tuple[str
 class CollectionKinds:
     """`collection_kinds(question, texts())` computed on the first membership test and kept: the scan reads every
     chunk of the collection, which costs ~1.4 s on 50,000 chunks when a pair is never found, and other_kind needs
-    it only for a sentence that puts another modifier on the question's head (rare), not for every ask."""
+    it only for a sentence that puts another modifier on the question's head (rare), not for every ask. Likewise
+    `section_subjects` (Japanese questions only)."""
 
     def __init__(self, question: str, texts: Callable[[], Iterable[str]]):
         self._question, self._texts = question, texts
         self._kinds: frozenset[tuple[str, str]] | None = None
+        self._subjects: frozenset[str] | None = None
+        self._written: dict[str, bool] = {}
 
     def __contains__(self, pair: object) -> bool:
         if self._kinds is None:
             self._kinds = collection_kinds(self._question, self._texts())
         return pair in self._kinds
+
+    def writes(self, phrase: str) -> bool:
+        """Does some chunk of the collection write `phrase` (normalized)? Cached per phrase."""
+        if phrase not in self._written:
+            self._written[phrase] = any(phrase in normalize(t) for t in self._texts())
+        return self._written[phrase]
+
+    @property
+    def section_subjects(self) -> frozenset[str]:
+        if self._subjects is None:
+            self._subjects = section_subjects(self._texts())
+        return self._subjects
+
+
+# --- Japanese documents laid out in one section per entity ---------------------------------------------------
+
+_SECTION_MARK_JA = re.compile(r"^\s*(?:#{1,6}\s*|[■◆]\s*|[0-9０-９]{1,2}[.．](?![0-9０-９])\s*|"
+                              r"第[0-9０-９一二三四五六七八九十]+[章節]\s*)+")
+_TRAILING_NOTE = re.compile(r"\s*[（(][^）)]*[）)]\s*$")
+
+
+def heading_subject(line: str) -> str:
+    """The subject a Japanese section title names, without its number or mark and a trailing note in brackets:
+    "1. フェリーひのき（船舶コードHK-01）" → "フェリーひのき"."""
+    return _TRAILING_NOTE.sub("", _SECTION_MARK_JA.sub("", normalize(line).strip())).strip()
+
+
+def section_subjects(texts: Iterable[str]) -> frozenset[str]:
+    """The entities a collection gives a section of their own: the subject of a Japanese section title (2-20
+    characters, heading_subject) that the section's text then takes as its topic or subject (the subject followed
+    by は or が: 「フェリーひのきは、平成21年4月に就航した」). A section about a topic (「2. 船舶に共通する安全設備」) is
+    not one: its text never says 「船舶に共通する安全設備は」."""
+    out: set[str] = set()
+    for text in texts:
+        if not has_cjk(text):
+            continue
+        lines = text.split("\n")
+        for i, ln in enumerate(lines):
+            if not is_heading(ln) or not _SECTION_MARK_JA.match(ln):
+                continue
+            subject = heading_subject(ln)
+            if not 2 <= len(subject) <= 20 or not has_cjk(subject):
+                continue
+            body = normalize("\n".join(lines[i + 1:i + 8]))
+            if re.search(re.escape(subject) + r"(?:は|が)", body):
+                out.add(subject)
+    return frozenset(out)
+
+
+_KANJI_RUN = re.compile(r"[\u4e00-\u9fff々]{3,}")
+
+
+def other_kind_ja(question: str, text: str, context: str, writes: Callable[[str], bool]) -> str | None:
+    """Japanese: the question asks for a kind of a thing written as one kanji compound, modifier + head of two or
+    more characters each (最高速力, 小児運賃, 目標復旧時間), and the sentence writes another modifier on the same head
+    (航海速力, 大人運賃, 所要時間) but neither the sentence nor its local `context` writes the question's compound, which
+    the collection does write elsewhere (`writes`: it tells the two kinds apart). The Japanese counterpart of
+    other_kind, read off kanji compounds instead of words. Returns the sentence's compound, or None."""
+    local = normalize(text + "\n" + context)
+    said = _KANJI_RUN.findall(normalize(text))
+    for q in dict.fromkeys(_KANJI_RUN.findall(normalize(question))):
+        if q in local:
+            continue
+        for run in dict.fromkeys(said):
+            n = 0
+            while n < min(len(q), len(run)) and q[-1 - n] == run[-1 - n]:
+                n += 1
+            mod, other = q[:len(q) - n], run[:len(run) - n]
+            if n >= 2 and len(mod) >= 2 and len(other) >= 2 and other not in q and mod not in run and writes(q):
+                return run
+    return None
+
+
+def section_sibling_ja(question: str, text: str, context: str, subjects: Container[str] | Iterable[str]) -> str | None:
+    """Japanese: the sentence sits in the section of another entity than the one the question names. The question
+    names an entity that has a section of its own (`subjects`, section_subjects), the sentence's section title
+    (in its local `context`) names another such entity, and neither the sentence nor its context names the
+    question's: 「推進装置は…最高速力は32ノットである。」 under 「4. 高速艇あおば」 does not answer
+    「フェリーひのきの最高速力は」;
+    or the sentence itself names another such entity and not the question's. Returns the other entity, or None."""
+    q = normalize(question)
+    named = [s for s in subjects if s in q] if isinstance(subjects, Iterable) else []
+    if not named:
+        return None
+    local = normalize(text + "\n" + context)
+    if any(s in local for s in named):
+        return None
+    for ln in context.split("\n"):
+        if not is_heading(ln) or not _SECTION_MARK_JA.match(ln):
+            continue
+        other = heading_subject(ln)
+        if other in subjects and not any(other in s or s in other for s in named):
+            return other
+    # the sentence itself names another of them (「フェリーひのきの定期検査を…実施する」 for フェリーしらさぎ)
+    said = normalize(text)
+    for other in sorted(subjects, key=len, reverse=True) if isinstance(subjects, Iterable) else []:
+        if other in said and not any(other in s or s in other for s in named):
+            return other
+    return None
 
 
 def other_kind(question: str, text: str, context: str = "", kinds: Container[tuple[str, str]] = frozenset(),
@@ -315,6 +423,14 @@ def off_scope(question: str, text: str, context: str = "", kinds: Container[tupl
     sib = sibling_name(question, text, context, chunk)
     if sib:
         return "sibling: " + sib
+    if has_cjk(question):
+        section = section_sibling_ja(question, text, context, getattr(kinds, "section_subjects", frozenset()))
+        if section:
+            return "sibling section: " + section
+        writes = getattr(kinds, "writes", None)
+        compound = other_kind_ja(question, text, context, writes) if writes is not None else None
+        if compound:
+            return "other kind: " + compound
     kind = other_kind(question, text, context, kinds, absent)
     return "other kind: " + kind if kind else None
 

@@ -17,6 +17,10 @@ _TABLE_SEP = " | "
 _HEADING_END = tuple(".,;:!?。、")
 # Japanese headings have no capitals to show them: a Markdown heading, a ■ / ◆ line or a 【…】 line marks them
 _CJK_HEADING_MARK = re.compile(r"^(?:#{1,6}\s+\S|[■◆]\s*\S|【[^】]{1,30}】\s*$)")
+# a numbered Japanese section title: "1. フェリーひのき（船舶コードHK-01）", "3．料金" — short, without the 、 or 。 of a
+# numbered list item that states something ("1. 大人1人に同伴される幼児は、1人まで無料とする。")
+_CJK_NUMBERED_HEADING = re.compile(r"^[0-9０-９]{1,2}[.．](?![0-9０-９])\s*[^\s、。，．.!?！？:：]"
+                                   r"[^、。，．!?！？]{0,38}$")
 
 
 def is_heading(line: str) -> bool:
@@ -25,6 +29,8 @@ def is_heading(line: str) -> bool:
     line = line.strip()
     if line and len(line) <= 80 and _TABLE_SEP not in line and _CJK_HEADING_MARK.match(line) and has_cjk(line):
         return True  # a marked Japanese heading: "## 決定事項", "## 乗船するのに予約は必要ですか？", "■ 第1部 受付", "【注意】"
+    if line and _TABLE_SEP not in line and _CJK_NUMBERED_HEADING.match(line) and has_cjk(line):
+        return True
     if not line or len(line) > 80 or _TABLE_SEP in line or line.endswith(_HEADING_END):
         return False
     if re.match(r"^[-*•·]\s", line) or re.match(r"^[A-Z][\w'-]*(?:\s+[\w'-]+){0,2}\s*:\s+\S", line):
