@@ -314,6 +314,7 @@ _DURATION_Q_CJK = re.compile(r"何(?:日|時間|週間|か月|ヶ月|カ月|年�
                              r"|何営業日|どのくらい(?:の期間|の時間|かか|前)|どれくらい(?:の期間|かか|前)")
 _DATE_Q_EN = re.compile(r"^\s*(?:in |by |on |until |since |from )?what (?:year|date|day of the month|month)\b", re.I)
 _MONEY_Q_CJK = re.compile(r"何円|何ドル|値段|価格|料金|費用")
+_HOW_MUCH_JA = re.compile(r"いくら(?!か|でも|も)")  # not いくらか (somewhat), いくらでも, いくらも
 
 _CURRENCY_SIGN = r"[$€£¥￥₹₩]"
 # ISO 4217 codes of the currencies a document may be priced in ("CZK 150", "SEK 95", "1,200 PLN"), leaving out codes
@@ -386,7 +387,8 @@ def expected_answer_type(question: str) -> str | None:
         if not _NUMBER_Q_CJK.search(q) and not _DURATION_Q_CJK.search(q):
             return measure_kind(q)  # 高さは, 重さは: a dimension without a question word for a number
         # 料金の分割払いは何回まで: a number of times, not an amount of money, though the question names a fee
-        if (_MONEY_Q_CJK.search(q) or "何円" in q) and not _COUNTER_Q_CJK.search(q):
+        # いくら asks a price (「3か月の定期はいくらですか」 is not answered by the column names 1か月 | 3か月)
+        if (_MONEY_Q_CJK.search(q) or "何円" in q or _HOW_MUCH_JA.search(q)) and not _COUNTER_Q_CJK.search(q):
             return "money"
         return "duration" if _DURATION_Q_CJK.search(q) else (measure_kind(q) or "number")
     if _DURATION_Q_EN.search(q):

@@ -76,3 +76,20 @@ def test_by_of_an_agent_or_a_means_says_no_time_but_by_of_a_deadline_does():
     assert not states_wh_type("when", "Permits are sent by post.", False, q)
     assert states_wh_type("when", "The permit is signed by the close of business.", False, q)
     assert states_wh_type("when", "The permit is signed by then.", False, q)
+
+
+@pytest.mark.parametrize("question,text,ok", [
+    ("汐見港の通学定期（3か月）はいくらですか？", "種類 | 1か月 | 3か月 | 6か月", False),  # column names, no price
+    ("回数券はいくらですか？", "回数券の有効期間は3か月です。", False),
+    ("駐車料金は1日いくら？", "駐車場は8時から20時まで利用できます。", False),
+    ("汐見港の通学定期（3か月）はいくらですか？", "通学 | 16,200円 | 46,200円 | 87,500円", True),
+    ("回数券はいくらですか？", "回数券は片道運賃の10枚分の額、12,000円で発売します。", True),
+    ("2019年のペルーのGDPはいくら？", "IMFによると、2019年のペルーのGDPは2300億ドル。", True),
+])
+def test_ikura_asks_a_price(question, text, ok):
+    assert expected_answer_type(question) == "money"
+    assert _states(question, text) is ok
+
+
+def test_ikura_of_degree_is_no_price_question():
+    assert expected_answer_type("いくらか安くなりますか？") != "money"
