@@ -183,7 +183,7 @@ _MONTH_DAY_EN = re.compile(
     # "by" of a deadline ("by the end of May", "by then", "by 5 pm"), not of an agent or a means ("surrounded by
     # trees", "by bus")
     r"by(?=\s+(?:the\s+)?(?:end|close|start|beginning|deadline|time|noon|midnight|then|now|tomorrow|today|next|this|"
-    r"latest|\d))|"
+    r"latest|\d|(?:last|first|following|same|final)\s+(?:\w+\s+)?(?:day|week|month|year|quarter|date|shift|weekday)s?\b))|"
     r"immediately|upon|whenever|as soon as)\b", re.I)  # not "year" or "day" alone: "twice a year" is no time
 # a number with a unit of time, or a word of time: not a bare count ("321,510人") nor a reference number (議題3)
 _WHEN_JA_TEXT = re.compile(r"[0-9０-９一二三四五六七八九十元]\s*(?:年|月|日|時|分|週|か月|ヶ月|カ月|ヵ月|箇月|秒)|"

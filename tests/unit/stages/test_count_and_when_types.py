@@ -76,6 +76,9 @@ def test_by_of_an_agent_or_a_means_says_no_time_but_by_of_a_deadline_does():
     assert not states_wh_type("when", "Permits are sent by post.", False, q)
     assert states_wh_type("when", "The permit is signed by the close of business.", False, q)
     assert states_wh_type("when", "The permit is signed by then.", False, q)
+    assert states_wh_type("when", "Hours are entered by the last working day of each month.", False, q)
+    assert states_wh_type("when", "Claims are paid by the following Friday.", False, q)
+    assert not states_wh_type("when", "The permit is signed by the first officer.", False, q)
 
 
 @pytest.mark.parametrize("question,text,ok", [
