@@ -162,11 +162,18 @@ def previous_sentence(text: str, spans: list[tuple[int, int]], k: int) -> str:
 
 
 def page_heading(page_first_chunk_text: str) -> str:
-    """The leading short lines of a page (up to two, each <= 100 characters, no table rows)."""
+    """The leading short lines of a page (up to two, each <= 100 characters, no table rows), up to the first line
+    that is a sentence (it holds 。, or it ends with a full stop after six or more words): the second line of a BEIR
+    document ("ラオス" then its paragraph) is its text, not its heading, and a heading that holds the whole paragraph
+    leaves nothing for the sentence itself to say."""
     out = []
     for ln in page_first_chunk_text.split("\n")[:2]:
         ln = ln.strip()
-        if not ln or len(ln) > 100 or _TABLE_SEP in ln:
+        if not ln or len(ln) > 100 or _TABLE_SEP in ln or _is_sentence_line(ln):
             break
         out.append(ln)
     return " ".join(out)
+
+
+def _is_sentence_line(line: str) -> bool:
+    return "。" in line or line.endswith("．") or (line.endswith(".") and len(line.split()) >= 6)
